@@ -1,0 +1,79 @@
+#include "bwrap/argv_builder.h"
+
+namespace vigil {
+namespace {
+
+BwrapArg mount_for(const PlanOp& op, const std::string& empty_dir) {
+  const std::string rule = op.origin + ": " + op.why;
+  switch (op.kind) {
+    case OpKind::kHide:
+      if (op.shape == DenyShape::kDir) return {{"--tmpfs", op.path}, rule};
+      return {{"--ro-bind", "/dev/null", op.path}, rule};
+    case OpKind::kReopenRead:
+      return {{"--ro-bind", op.path, op.path}, rule};
+    case OpKind::kWritable:
+    case OpKind::kPin:
+      return {{"--bind", op.path, op.path}, rule};
+    case OpKind::kDenyWrite:
+      if (op.exists) return {{"--ro-bind", op.path, op.path}, rule};
+      // A missing target gets a placeholder so it cannot be created; bwrap makes the
+      // mount point on the host, and the supervisor removes it after the session.
+      if (op.shape == DenyShape::kDir) {
+        return {{"--ro-bind", empty_dir, op.path}, rule + " (placeholder: does not exist yet)"};
+      }
+      return {{"--ro-bind", "/dev/null", op.path}, rule + " (placeholder: does not exist yet)"};
+  }
+  return {{}, "unreachable"};
+}
+
+}  // namespace
+
+std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
+  std::vector<BwrapArg> out;
+  out.push_back({{"--die-with-parent"}, "the sandbox dies with vigil"});
+  out.push_back({{"--new-session"}, "no controlling terminal: TIOCSTI cannot type into the host shell"});
+  out.push_back({{"--unshare-all"}, "new user, pid, ipc, uts, cgroup and net namespaces"});
+  out.push_back({{"--cap-drop", "ALL"}, "root inside holds no capability"});
+  out.push_back({{"--ro-bind", "/", "/"}, "default: everything is read-only"});
+  out.push_back({{"--dev", "/dev"}, "a minimal /dev: no host device nodes"});
+  out.push_back({{"--proc", "/proc"}, "a fresh /proc for the new pid namespace"});
+  if (in.plan != nullptr) {
+    for (const auto& op : in.plan->ops) out.push_back(mount_for(op, in.empty_dir));
+  }
+  for (const auto& [name, value] : in.setenv) {
+    out.push_back({{"--setenv", name, value}, "environment"});
+  }
+  if (in.json_status_fd >= 0) {
+    out.push_back({{"--json-status-fd", std::to_string(in.json_status_fd)},
+                   "how vigil tells the command's exit from a setup failure"});
+  }
+  if (!in.cwd.empty()) out.push_back({{"--chdir", in.cwd}, "the working directory"});
+  BwrapArg cmd{{"--"}, "the command"};
+  cmd.tokens.insert(cmd.tokens.end(), in.command.begin(), in.command.end());
+  out.push_back(std::move(cmd));
+  return out;
+}
+
+std::vector<std::string> flatten(const std::vector<BwrapArg>& args) {
+  std::vector<std::string> out;
+  for (const auto& a : args) out.insert(out.end(), a.tokens.begin(), a.tokens.end());
+  return out;
+}
+
+std::string serialize_options_for_args_fd(const std::vector<BwrapArg>& args) {
+  std::string out;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    for (const auto& t : args[i].tokens) {
+      out += t;
+      out.push_back('\0');
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> command_tokens(const std::vector<BwrapArg>& args) {
+  if (args.empty()) return {};
+  return args.back().tokens;
+}
+
+}  // namespace vigil

@@ -1,0 +1,32 @@
+// The CLI's subcommands. Each returns the process exit status and prints its own errors
+// ("vigil: ..." on stderr, one line per problem).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vigil {
+
+struct RunArgs {
+  std::optional<std::string> settings;
+  bool allow_writable_settings = false;
+  bool sandbox = true;
+  std::vector<std::string> command;  // argv, already including "bash -c" for -c
+};
+int cmd_run(const RunArgs& args);
+
+struct ExplainArgs {
+  std::optional<std::string> settings;
+  bool allow_writable_settings = false;
+  std::optional<std::string> path;
+  bool filters = false;
+};
+int cmd_explain(const ExplainArgs& args);
+
+int cmd_probe(bool json);
+
+// bwrap to use: settings bwrapPath, else the first "bwrap" on PATH. Empty when none.
+std::string find_bwrap(const std::optional<std::string>& configured);
+
+}  // namespace vigil

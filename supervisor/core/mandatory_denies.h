@@ -1,0 +1,28 @@
+// The names that are write-denied even inside a writable root, because each of them
+// makes some program run code later, outside the sandbox (a login shell, git, an
+// editor, an agent harness). One list, shared by the bwrap and Seatbelt builders,
+// the resolver and `vigil explain`.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace vigil {
+
+enum class DenyShape { kFile, kDir };
+
+struct MandatoryDeny {
+  std::string_view relpath;  // relative to the directory it is found in ("a" or "a/b")
+  DenyShape shape;
+  std::string_view why;
+  bool git_config = false;   // lifted by filesystem.allowGitConfig
+};
+
+// All entries, in the order `vigil explain` prints them.
+std::span<const MandatoryDeny> mandatory_denies();
+
+// The first path component of every entry (".bashrc", ".git", ".claude", ...): the
+// scanner matches directory entries against these and nothing else.
+bool is_mandatory_deny_head(std::string_view name);
+
+}  // namespace vigil

@@ -1,0 +1,73 @@
+// The policy model: what the settings file (or the embedded default) says, after
+// validation and path expansion. Plain data; built by policy_loader, read by the
+// resolver and the pure builders (bwrap argv, Seatbelt profile, explain).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vigil {
+
+enum class PathKind { kMissing, kFile, kDir, kOther };
+
+// One filesystem entry from the settings file.
+struct PathRule {
+  std::string written;   // as spelled in the settings file (or a description for defaults)
+  std::string literal;   // absolute: ~ and relative spellings expanded, lexically normalised
+  std::string resolved;  // symlinks resolved (deepest existing ancestor + the missing rest)
+  std::string origin;    // where it came from: "filesystem.denyRead[2]", "default: working directory"
+  PathKind kind = PathKind::kMissing;  // of `resolved`, when the policy was loaded
+  std::string first_missing;           // kMissing only: the first component that does not exist
+  // The per-session temp dir is a writable root that vanishes with the session, so no
+  // mandatory-deny scan is done inside it (nothing there runs later).
+  bool session_temp = false;
+};
+
+struct FilesystemPolicy {
+  std::vector<PathRule> deny_read;
+  std::vector<PathRule> allow_read;
+  std::vector<PathRule> allow_write;
+  std::vector<PathRule> deny_write;
+  int mandatory_deny_search_depth = 3;  // 1..10, as srt
+  bool allow_git_config = false;
+};
+
+struct NetworkPolicy {
+  // Patterns are kept as written; proxy/ validates and compiles them.
+  std::vector<std::string> allowed_domains;
+  std::vector<std::string> denied_domains;
+  std::map<std::string, std::string> denied_domain_reasons;  // key: exact deniedDomains entry
+  std::vector<std::string> denied_resolved_addresses;        // IP or CIDR
+  bool allow_local_binding = false;                          // Linux: meaningless (own netns)
+  std::vector<std::string> allow_unix_sockets;               // macOS only
+  std::vector<std::string> allow_mach_lookup;                // macOS only
+};
+
+struct MacosOptions {
+  bool enable_weaker_network_isolation = false;  // re-allows trustd (Go TLS); an exfiltration path
+  bool allow_apple_events = false;               // lets the command script apps outside the sandbox
+  bool allow_pty = false;
+};
+
+// vigil's own options, under the "vigil" key of the settings file.
+struct VigilOptions {
+  enum class Overflow { kBlock, kDrop };
+  Overflow observer_overflow = Overflow::kBlock;  // lossless by default
+};
+
+struct Policy {
+  std::string source;  // realpath of the settings file, or "<embedded default>"
+  std::string cwd;     // the working directory relative paths were resolved against
+  std::string home;    // what ~ expanded to
+  FilesystemPolicy fs;
+  NetworkPolicy net;
+  MacosOptions macos;
+  VigilOptions vigil;
+  std::optional<std::string> bwrap_path;  // settings "bwrapPath"
+  // Settings that were accepted but have no effect on this platform, said out loud.
+  std::vector<std::string> warnings;
+};
+
+}  // namespace vigil

@@ -1,0 +1,35 @@
+// Settings file -> Policy. Reads Anthropic sandbox-runtime's format unchanged, plus
+// vigil's own options under "vigil". Strict: unknown keys, wrong types, duplicate keys
+// and settings we do not implement are errors naming the file, the position, the JSON
+// path and (for typos) the nearest valid key. Nothing is silently ignored: settings that
+// are meaningless on this platform are accepted with a warning in Policy::warnings.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "supervisor/core/policy.h"
+#include "supervisor/core/result.h"
+
+namespace vigil {
+
+struct LoadContext {
+  std::string cwd;   // absolute, what relative settings paths are resolved against
+  std::string home;  // what ~ expands to
+};
+
+// Parses settings text. `source` names it in messages (normally the file path).
+Result<Policy> parse_policy(std::string text, std::string_view source, const LoadContext& ctx);
+
+// Reads and parses a settings file (a missing or unreadable file is an error, never a
+// fallback to the default).
+Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx);
+
+// The embedded default: cwd writable, everything else read-only, mandatory denies on,
+// no network.
+Policy default_policy(const LoadContext& ctx);
+
+// Levenshtein-nearest candidate within a small distance, or "" when none is close.
+std::string nearest_key(std::string_view key, const std::vector<std::string_view>& candidates);
+
+}  // namespace vigil

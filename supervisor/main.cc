@@ -1,0 +1,58 @@
+// vigil: runs an AI agent's shell command in a sandbox and says what the sandbox stopped.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "supervisor/commands.h"
+#include "supervisor/core/exit_codes.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"vigil: run an agent's command in a sandbox and report what it stopped"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vigil 0.1.0");
+
+  vigil::RunArgs run;
+  std::string shell_command;
+  std::string sandbox_mode = "on";
+  auto* run_cmd = app.add_subcommand("run", "run a command under the sandbox");
+  run_cmd->add_option("--settings", run.settings, "settings file (srt format); default: the embedded policy");
+  run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
+                    "accept a settings file that the sandboxed command could modify");
+  run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
+      ->check(CLI::IsMember({"on", "off"}));
+  auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
+  run_cmd->add_option("command", run.command, "command and arguments (after --)");
+  run_cmd->positionals_at_end();
+  run_cmd->callback([&] {
+    if (!shell_command.empty() || c_opt->count() > 0) {
+      if (!run.command.empty()) throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
+      const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+      run.command = {shell, "-c", shell_command};
+    }
+    if (run.command.empty()) throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
+    run.sandbox = sandbox_mode == "on";
+  });
+
+  vigil::ExplainArgs explain;
+  auto* explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
+  explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
+  explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings, "as for run");
+  explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
+
+  bool probe_json = false;
+  auto* probe_cmd = app.add_subcommand("probe", "check what this machine supports");
+  probe_cmd->add_flag("--json", probe_json, "machine-readable output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
+  }
+  if (*run_cmd) return vigil::cmd_run(run);
+  if (*explain_cmd) return vigil::cmd_explain(explain);
+  if (*probe_cmd) return vigil::cmd_probe(probe_json);
+  return vigil::to_int(vigil::ExitCode::kUsage);
+}

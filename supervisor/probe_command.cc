@@ -1,0 +1,96 @@
+// `vigil probe`: what this machine gives vigil, and how to fix what is missing.
+#include <sched.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "filters/seccomp_probe.h"
+#include "supervisor/core/unique_fd.h"
+#include "supervisor/commands.h"
+
+namespace vigil {
+namespace {
+
+std::string bwrap_version(const std::string& bwrap) {
+  if (bwrap.empty()) return {};
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+  UniqueFd rd(fds[0]), wr(fds[1]);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(wr.get(), 1);
+    const char* argv[] = {bwrap.c_str(), "--version", nullptr};
+    ::execv(bwrap.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  wr.reset();
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(rd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  int st = 0;
+  if (pid > 0) ::waitpid(pid, &st, 0);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// Can this user make a user namespace (what unprivileged bwrap needs)? Tried in a child.
+bool userns_works() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int st = 0;
+  return pid > 0 && ::waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+}  // namespace
+
+int cmd_probe(bool json) {
+  const std::string bwrap = find_bwrap(std::nullopt);
+  const std::string version = bwrap_version(bwrap);
+  const bool userns = userns_works();
+  const SeccompFeatures sc = probe_seccomp();
+  const bool root = ::geteuid() == 0;
+  const bool can_sandbox = !bwrap.empty() && (root || userns);
+
+  if (json) {
+    nlohmann::json j = {
+        {"bwrap", {{"path", bwrap}, {"version", version}}},
+        {"user_namespaces", userns},
+        {"root", root},
+        {"seccomp",
+         {{"user_notif", sc.user_notif},
+          {"notif_continue", sc.notif_continue},
+          {"wait_killable_recv", sc.wait_killable_recv},
+          {"sync_wake_up", sc.sync_wake_up},
+          {"error", sc.error}}},
+        {"sandbox_available", can_sandbox},
+    };
+    std::printf("%s\n", j.dump(2).c_str());
+    return can_sandbox ? 0 : 1;
+  }
+  auto line = [](bool ok, const char* what, const std::string& detail, const char* fix) {
+    std::printf("%-4s %-42s %s\n", ok ? "ok" : "MISS", what, detail.c_str());
+    if (!ok && fix != nullptr) std::printf("     fix: %s\n", fix);
+  };
+  line(!bwrap.empty(), "bubblewrap", bwrap.empty() ? "not found on PATH" : bwrap + " (" + version + ")",
+       "apt-get install bubblewrap");
+  line(userns || root, "user namespaces", userns ? "unprivileged user namespaces work" : "unshare(CLONE_NEWUSER) refused",
+       "sysctl -w kernel.unprivileged_userns_clone=1 (Debian) or user.max_user_namespaces>0; "
+       "on Ubuntu 24.04+ allow bwrap in AppArmor");
+  line(sc.user_notif, "seccomp USER_NOTIF (observer)", sc.error.empty() ? "" : sc.error,
+       "a kernel >= 5.0 with CONFIG_SECCOMP_FILTER");
+  line(sc.notif_continue, "USER_NOTIF_FLAG_CONTINUE", "", "a kernel >= 5.5");
+  line(sc.wait_killable_recv, "FILTER_FLAG_WAIT_KILLABLE_RECV", "optional", nullptr);
+  line(sc.sync_wake_up, "USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)", "optional", nullptr);
+  std::printf("%s\n", can_sandbox ? "vigil can sandbox commands here."
+                                  : "vigil CANNOT sandbox commands here: fix the MISS lines above.");
+  return can_sandbox ? 0 : 1;
+}
+
+}  // namespace vigil

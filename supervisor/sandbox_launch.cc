@@ -1,0 +1,238 @@
+#include "supervisor/sandbox_launch.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "supervisor/core/exit_codes.h"
+
+namespace vigil {
+namespace {
+
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+sigset_t handled_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kForwarded) sigaddset(&set, s);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+// Restores the signal mask on scope exit.
+class SignalBlock {
+ public:
+  SignalBlock() {
+    const sigset_t set = handled_set();
+    sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalBlock() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  const sigset_t& old() const { return old_; }
+
+ private:
+  sigset_t old_;
+};
+
+Result<UniqueFd> sealed_memfd(const std::string& data) {
+  UniqueFd fd(::memfd_create("vigil-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return system_error("memfd_create");
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return system_error("writing the bwrap argv");
+    }
+    off += static_cast<size_t>(n);
+  }
+  // Sealed so nothing (not even a process sharing the fd) can change the argv after we
+  // built it.
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+    return system_error("sealing the bwrap argv");
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek");
+  return fd;
+}
+
+// The command's pid(s): the children of the sandbox's PID 1 (bwrap's init). Signals
+// from outside a pid namespace reach its init only if it handles them, so they go to
+// the command directly.
+std::vector<pid_t> sandbox_children(pid_t init_pid) {
+  std::vector<pid_t> out;
+  std::ifstream f("/proc/" + std::to_string(init_pid) + "/task/" + std::to_string(init_pid) +
+                  "/children");
+  long pid = 0;
+  while (f >> pid) out.push_back(static_cast<pid_t>(pid));
+  return out;
+}
+
+int status_to_exit(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return exit_code_for_signal(WTERMSIG(status));
+  return to_int(ExitCode::kSandboxSetup);
+}
+
+struct WaitOutcome {
+  int status = 0;
+  bool have_exit_code = false;
+  int exit_code = 0;
+};
+
+// Waits for `child`, forwarding signals. When `status_fd` is valid, reads bwrap's JSON
+// status lines from it: "child-pid" (the sandbox init) and "exit-code".
+Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
+  const sigset_t set = handled_set();
+  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
+  if (!sfd) return system_error("signalfd");
+  WaitOutcome out;
+  pid_t init_pid = -1;
+  std::string status_buf;
+  bool status_open = status_fd >= 0;
+  while (true) {
+    pollfd fds[2] = {{sfd.get(), POLLIN, 0}, {status_open ? status_fd : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return system_error("poll");
+    }
+    if (fds[1].revents != 0) {
+      char buf[4096];
+      const ssize_t n = ::read(status_fd, buf, sizeof buf);
+      if (n <= 0) {
+        status_open = false;
+      } else {
+        status_buf.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = status_buf.find('\n')) != std::string::npos) {
+          auto j = nlohmann::json::parse(status_buf.substr(0, nl), nullptr, false);
+          status_buf.erase(0, nl + 1);
+          if (!j.is_object()) continue;
+          if (auto it = j.find("child-pid"); it != j.end() && it->is_number_integer()) {
+            init_pid = it->get<pid_t>();
+          }
+          if (auto it = j.find("exit-code"); it != j.end() && it->is_number_integer()) {
+            out.have_exit_code = true;
+            out.exit_code = it->get<int>();
+          }
+        }
+      }
+    }
+    if (fds[0].revents != 0) {
+      signalfd_siginfo si{};
+      if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
+      const int sig = static_cast<int>(si.ssi_signo);
+      if (sig != SIGCHLD) {
+        if (init_pid > 0) {
+          for (pid_t p : sandbox_children(init_pid)) ::kill(p, sig);
+        } else if (status_fd < 0) {
+          ::kill(child, sig);  // unconfined: the child is the command
+        }
+        continue;
+      }
+      int status = 0;
+      const pid_t r = ::waitpid(child, &status, WNOHANG);
+      if (r == child) {
+        // Drain what bwrap wrote before it exited (the exit-code line).
+        if (status_open) {
+          char buf[4096];
+          ssize_t n;
+          while ((n = ::read(status_fd, buf, sizeof buf)) > 0) status_buf.append(buf, static_cast<size_t>(n));
+          size_t nl;
+          while ((nl = status_buf.find('\n')) != std::string::npos) {
+            auto j = nlohmann::json::parse(status_buf.substr(0, nl), nullptr, false);
+            status_buf.erase(0, nl + 1);
+            if (j.is_object()) {
+              if (auto it = j.find("exit-code"); it != j.end() && it->is_number_integer()) {
+                out.have_exit_code = true;
+                out.exit_code = it->get<int>();
+              }
+            }
+          }
+        }
+        out.status = status;
+        return out;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<StatusPipe> make_status_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
+  StatusPipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  // The read end is non-blocking: we drain it after bwrap exits.
+  ::fcntl(p.read.get(), F_SETFL, O_NONBLOCK);
+  return p;
+}
+
+Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
+                                  StatusPipe status) {
+  auto memfd = sealed_memfd(serialize_options_for_args_fd(args));
+  if (!memfd) return std::move(memfd).error();
+  const std::string fd_arg = std::to_string(memfd->get());
+  std::vector<const char*> argv = {bwrap_path.c_str(), "--args", fd_arg.c_str()};
+  const std::vector<std::string> command = command_tokens(args);
+  for (const auto& t : command) argv.push_back(t.c_str());
+  argv.push_back(nullptr);
+  SignalBlock block;
+  const pid_t pid = ::fork();
+  if (pid < 0) return system_error("fork");
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here to exec.
+    ::setpgid(0, 0);  // terminal signals reach vigil, which forwards them
+    ::fcntl(memfd->get(), F_SETFD, 0);
+    ::fcntl(status.write.get(), F_SETFD, 0);
+    sigprocmask(SIG_SETMASK, &block.old(), nullptr);
+    ::execv(bwrap_path.c_str(), const_cast<char* const*>(argv.data()));
+    const char msg[] = "vigil: cannot execute bwrap\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(to_int(ExitCode::kSandboxSetup));
+  }
+  status.write.reset();
+  auto waited = wait_forwarding(pid, status.read.get());
+  if (!waited) return std::move(waited).error();
+  if (waited->have_exit_code) return LaunchResult{waited->exit_code};
+  if (WIFSIGNALED(waited->status)) {
+    return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status))};
+  }
+  return make_error(Errc::kUnsupported,
+                    "the sandbox could not be set up: bwrap exited with status " +
+                        std::to_string(status_to_exit(waited->status)) +
+                        " before starting the command (its own message is above). Run `vigil "
+                        "probe` to check bubblewrap and user namespaces");
+}
+
+Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
+  std::vector<const char*> cargv;
+  for (const auto& a : argv) cargv.push_back(a.c_str());
+  cargv.push_back(nullptr);
+  SignalBlock block;
+  const pid_t pid = ::fork();
+  if (pid < 0) return system_error("fork");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &block.old(), nullptr);
+    ::execvp(cargv[0], const_cast<char* const*>(cargv.data()));
+    const int code = errno == ENOENT ? to_int(ExitCode::kNotFound) : to_int(ExitCode::kCannotExec);
+    const char msg[] = "vigil: cannot execute the command\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(code);
+  }
+  auto waited = wait_forwarding(pid, -1);
+  if (!waited) return std::move(waited).error();
+  return LaunchResult{status_to_exit(waited->status)};
+}
+
+}  // namespace vigil

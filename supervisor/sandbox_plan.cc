@@ -1,0 +1,152 @@
+#include "supervisor/sandbox_plan.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "bwrap/mandatory_scan.h"
+#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy_loader.h"
+
+namespace vigil {
+namespace {
+
+// A ".git" that is a file points git at another repository's config and hooks.
+constexpr MandatoryDeny kGitPointer{".git", DenyShape::kFile,
+                                    "git follows it to a repository's config and hooks"};
+
+std::string join(const std::string& dir, std::string_view rel) {
+  return dir == "/" ? "/" + std::string(rel) : dir + "/" + std::string(rel);
+}
+
+// What the scan found, as resolved paths the plan can mount over.
+Result<void> scan_root(const Policy& policy, const PathRule& root,
+                       std::vector<ProtectedPath>* out, std::vector<std::string>* warnings) {
+  ScanLimits limits;
+  limits.max_depth = policy.fs.mandatory_deny_search_depth;
+  auto scan = scan_mandatory_denies(root.resolved, limits);
+  if (!scan) {
+    return make_error(scan.error().code, root.origin + ": " + scan.error().message);
+  }
+  for (const auto& hit : scan->hits) {
+    std::string target = hit.path;
+    if (hit.type == ScanHit::Type::kSymlink) {
+      // Protect what the link points at (the mount follows it). The link itself stays
+      // replaceable: see the README's list of known limits.
+      const std::string suffix = "/" + std::string(hit.rule->relpath);
+      const bool full = target.size() > suffix.size() &&
+                        target.compare(target.size() - suffix.size(), suffix.size(), suffix) == 0;
+      const std::string base = full ? target.substr(0, target.size() - suffix.size())
+                                    : target.substr(0, target.rfind('/'));
+      target = resolve_symlinks(join(base, hit.rule->relpath));
+      struct stat st {};
+      if (::stat(target.c_str(), &st) != 0) continue;
+    }
+    out->push_back(ProtectedPath{target, hit.rule, true, hit.rule->shape});
+  }
+  for (const auto& g : scan->git_files) out->push_back(ProtectedPath{g, &kGitPointer, true, DenyShape::kFile});
+  for (const auto& d : scan->unreadable_dirs) {
+    warnings->push_back("mandatory-deny scan could not read " + d + "; protected names inside it are not capped");
+  }
+  // Directly in the root, a missing protected name gets a placeholder so the command
+  // cannot create it. Deeper down only what exists is capped (the directories below are
+  // the command's to create). A missing .git is left alone so `git init` works.
+  std::set<std::string> planned;
+  for (const auto& rule : mandatory_denies()) {
+    const std::string path = join(root.resolved, rule.relpath);
+    const std::string head = join(root.resolved, rule.relpath.substr(0, rule.relpath.find('/')));
+    if (rule.relpath.starts_with(".git/")) {
+      struct stat st {};
+      if (::lstat(head.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    }
+    const PathState state = stat_path(path);
+    if (state.kind != PathKind::kMissing) continue;
+    if (!planned.insert(state.first_missing).second) continue;
+    const bool whole = state.first_missing == path;
+    out->push_back(ProtectedPath{state.first_missing, &rule, false,
+                                 whole ? rule.shape : DenyShape::kDir});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> current_dir() {
+  std::string buf(4096, '\0');
+  if (::getcwd(buf.data(), buf.size()) == nullptr) return system_error("getcwd");
+  buf.resize(std::char_traits<char>::length(buf.c_str()));
+  return buf;
+}
+
+Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
+  auto cwd = current_dir();
+  if (!cwd) return std::move(cwd).error();
+  const char* home = std::getenv("HOME");
+  LoadContext ctx{*cwd, home != nullptr ? home : ""};
+  PreparedSandbox out;
+  if (req.settings_path) {
+    auto p = load_policy_file(*req.settings_path, ctx);
+    if (!p) return std::move(p).error();
+    out.policy = std::move(p).value();
+  } else {
+    out.policy = default_policy(ctx);
+  }
+  out.warnings = out.policy.warnings;
+  if (!req.session_tmp.empty()) {
+    PathRule tmp;
+    tmp.written = "$TMPDIR";
+    tmp.literal = req.session_tmp;
+    tmp.resolved = resolve_symlinks(req.session_tmp);
+    tmp.origin = "session temp dir";
+    tmp.kind = PathKind::kDir;
+    tmp.session_temp = true;
+    out.policy.fs.allow_write.push_back(std::move(tmp));
+  }
+  for (const auto& root : out.policy.fs.allow_write) {
+    if (root.session_temp || root.kind != PathKind::kDir) continue;
+    if (auto r = scan_root(out.policy, root, &out.protected_paths, &out.warnings); !r) return r.error();
+  }
+  out.plan = build_plan(out.policy, out.protected_paths);
+
+  if (req.settings_path && !req.allow_writable_settings) {
+    // The sandbox must not be able to widen its own next launch: neither the file nor the
+    // directory holding it (a rename would replace it) may be writable inside.
+    const std::string real = resolve_symlinks(out.policy.source[0] == '/' ? out.policy.source
+                                                                          : join(*cwd, out.policy.source));
+    for (const std::string& p : {real, real.substr(0, real.rfind('/'))}) {
+      const Decision d = decide(out.plan, p.empty() ? "/" : p, Access::kWrite);
+      if (d.verdict != Verdict::kDenied) {
+        return make_error(Errc::kRefused,
+                          "settings file " + *req.settings_path + " is writable inside the sandbox it configures (" +
+                              p + " is under " + d.rule + "); a session could widen its own next launch. Move it "
+                              "outside the writable roots, or pass --allow-writable-settings");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> placeholder_paths(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& op : plan.ops) {
+    if (op.kind == OpKind::kDenyWrite && !op.exists) out.push_back(op.path);
+  }
+  return out;
+}
+
+void remove_placeholders(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    // Only what bwrap made: an empty file or an empty directory.
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+      ::unlink(p.c_str());
+    } else if (S_ISDIR(st.st_mode)) {
+      ::rmdir(p.c_str());  // fails harmlessly when not empty
+    }
+  }
+}
+
+}  // namespace vigil

@@ -1,0 +1,39 @@
+// The I/O shell around the pure builders: loads the policy for the CLI, runs the
+// mandatory-deny scan over every writable root, and produces the plan that both
+// `vigil run` and `vigil explain` use.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/core/policy.h"
+#include "supervisor/core/resolver.h"
+#include "supervisor/core/result.h"
+
+namespace vigil {
+
+struct PlanRequest {
+  std::optional<std::string> settings_path;
+  bool allow_writable_settings = false;
+  std::string session_tmp;  // empty for explain (no session)
+};
+
+struct PreparedSandbox {
+  Policy policy;
+  std::vector<ProtectedPath> protected_paths;
+  Plan plan;
+  std::vector<std::string> warnings;  // printed to stderr by the CLI
+};
+
+// The directory vigil was started in (getcwd) and $HOME, as the loader needs them.
+Result<std::string> current_dir();
+
+Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req);
+
+// Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
+// to be removed after the session if they are still empty.
+std::vector<std::string> placeholder_paths(const Plan& plan);
+void remove_placeholders(const std::vector<std::string>& paths);
+
+}  // namespace vigil
