@@ -53,11 +53,11 @@ Result<std::string> expand_settings_path(std::string_view written, std::string_v
     return lexically_normal(joined);
   }
   if (written[0] == '/') return lexically_normal(written);
-  std::string joined(cwd);
-  joined += '/';
-  joined += written;
-  std::string normal = lexically_normal(joined);
-  if (!path_is_under(normal, cwd)) {
+  // Normalised first: path_is_under compares spellings, and "/w/" is not a prefix of "/w/x"
+  // component-wise.
+  const std::string base = lexically_normal(cwd);
+  std::string normal = lexically_normal(base + "/" + std::string(written));
+  if (!path_is_under(normal, base)) {
     return make_error(Errc::kInvalidPolicy,
                       "relative path climbs out of the working directory with \"..\"; write the "
                       "absolute path if that is meant");

@@ -143,7 +143,8 @@ class Loader {
       if (!it->is_number_integer()) return type_error("mandatoryDenySearchDepth", *it, "an integer");
       const auto depth = it->get<std::int64_t>();
       if (depth < 1 || depth > 10) {
-        return fail("mandatoryDenySearchDepth", "must be between 1 and 10, got " + std::to_string(depth));
+        // dump(), not the int64 value: a huge unsigned number would print as negative.
+        return fail("mandatoryDenySearchDepth", "must be between 1 and 10, got " + it->dump());
       }
       p_->fs.mandatory_deny_search_depth = static_cast<int>(depth);
     }
@@ -302,11 +303,13 @@ class Loader {
         return type_error(ep, e, "a path string or {\"path\": ..., \"literal\": true}");
       }
       if (!literal && has_glob_chars(written)) {
+        // JSON-quoted: a control character in the spelling must not break the one-line error.
+        const std::string quoted = json(written).dump();
         if (is_allow) {
-          return fail(ep, "\"" + written + "\" is a glob pattern; " + key +
+          return fail(ep, quoted + " is a glob pattern; " + key +
                               " takes directories, not patterns (list each one)");
         }
-        return fail(ep, "\"" + written + "\" is a glob pattern; deny globs are not supported "
+        return fail(ep, quoted + " is a glob pattern; deny globs are not supported "
                         "yet (for a name that contains *, ? or [ write {\"path\": ..., \"literal\": true})");
       }
       auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
@@ -349,7 +352,7 @@ class Loader {
         } else if (s == "drop") {
           p_->vigil.observer_overflow = VigilOptions::Overflow::kDrop;
         } else {
-          return fail("vigil.observer.overflow", "expected \"block\" or \"drop\", got \"" + s + "\"");
+          return fail("vigil.observer.overflow", "expected \"block\" or \"drop\", got " + o->dump());
         }
       }
     }

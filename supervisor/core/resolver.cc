@@ -70,7 +70,14 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
     }
     add(OpKind::kHide, r, "hidden by denyRead");
   }
-  for (const auto& r : fs.allow_read) add(OpKind::kReopenRead, r, "re-opened for reading by allowRead");
+  for (const auto& r : fs.allow_read) {
+    // A read-only bind needs a source: bwrap refuses to start on a missing one.
+    if (r.kind == PathKind::kMissing) {
+      plan.notes.push_back(r.origin + ": " + r.resolved + " does not exist; nothing to re-open");
+      continue;
+    }
+    add(OpKind::kReopenRead, r, "re-opened for reading by allowRead");
+  }
   for (const auto& r : fs.allow_write) {
     if (r.kind != PathKind::kDir) {
       plan.notes.push_back(r.origin + ": " + r.resolved +
@@ -185,8 +192,8 @@ Decision decide(const Plan& plan, std::string_view raw_path, Access access) {
     case OpKind::kHide:
       if (read) return {Verdict::kDenied, op->origin, "hidden by denyRead"};
       // A hidden directory is a tmpfs (writes vanish with the sandbox); a hidden file is
-      // /dev/null mounted read-only.
-      if (op->path != path || op->shape == DenyShape::kDir) {
+      // /dev/null mounted read-only, and nothing can be created below a file.
+      if (op->shape == DenyShape::kDir) {
         return {Verdict::kEphemeral, op->origin,
                 "inside a denyRead directory: writes land on a throwaway tmpfs"};
       }

@@ -59,9 +59,9 @@ class PositionSax {
 
   bool null() { return value(json(nullptr)); }
   bool boolean(bool v) { return value(json(v)); }
-  bool number_integer(json::number_integer_t v) { return value(json(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return value(json(v)); }
-  bool number_float(json::number_float_t v, const json::string_t&) { return value(json(v)); }
+  bool number_integer(json::number_integer_t v) { return number(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return number(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return number(json(v)); }
   bool string(json::string_t& v) { return value(json(std::move(v))); }
   bool binary(json::binary_t&) { return fail("binary values are not JSON"); }
 
@@ -118,10 +118,22 @@ class PositionSax {
     return {json_path_index(f.path, f.next_index++), &f.node->back()};
   }
 
-  bool value(json v) {
+  bool value(json v, std::size_t end) {
     auto [path, slot] = place(std::move(v));
-    out_->offsets[path] = *consumed_;
+    out_->offsets[path] = end;
     return true;
+  }
+  bool value(json v) { return value(std::move(v), *consumed_); }
+
+  // The lexer finds the end of a number by reading one character past it (unless the
+  // text ends there); do not count that character, or a position points past the value.
+  bool number(json v) {
+    std::size_t end = *consumed_;
+    if (end > 0 && end <= out_->text.size() &&
+        std::string_view("0123456789+-.eE").find(out_->text[end - 1]) == std::string_view::npos) {
+      --end;
+    }
+    return value(std::move(v), end);
   }
 
   bool open(json container) {

@@ -1,0 +1,148 @@
+#include "tests/integration/harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil::test {
+
+std::string vigil_bin() {
+  if (const char* b = std::getenv("VIGIL_BIN"); b != nullptr && *b != '\0') return b;
+  return VIGIL_DEFAULT_BIN;
+}
+
+Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
+                  const std::map<std::string, std::string>& env) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2 failed";
+    return {};
+  }
+  UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]), err_r(err_pipe[0]), err_w(err_pipe[1]);
+  const std::string bin = vigil_bin();
+  std::vector<std::string> argv_s = {bin};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_w.get(), 1);
+    ::dup2(err_w.get(), 2);
+    UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ::dup2(devnull.get(), 0);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(121);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(122);
+  }
+  out_w.reset();
+  err_w.reset();
+  Outcome o;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0}, {err_open ? err_r.get() : -1, POLLIN, 0}};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      ADD_FAILURE() << "vigil timed out after " << timeout_s << "s";
+      break;
+    }
+    if (::poll(fds, 2, static_cast<int>(left.count())) < 0) continue;
+    char buf[8192];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+      } else {
+        (i == 0 ? o.out : o.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+TempDir::TempDir() {
+  std::string t = "/tmp/vigil-it-XXXXXX";
+  if (::mkdtemp(t.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  // Resolved, so that paths compare equal to what vigil reports.
+  char* real = ::realpath(t.c_str(), nullptr);
+  path_ = real;
+  std::free(real);
+}
+
+TempDir::~TempDir() {
+  // Test trees may hold read-only dirs: open them up first.
+  const std::string cmd = "chmod -R u+rwx '" + path_ + "' 2>/dev/null; rm -rf '" + path_ + "'";
+  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", path_.c_str());
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << content;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += "/" + part;
+    ::mkdir(cur.c_str(), 0755);
+  }
+}
+
+std::vector<int> pids_with_marker(const std::string& marker) {
+  std::vector<int> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::string cmd = read_file("/proc/" + std::string(e->d_name) + "/cmdline");
+    if (cmd.find(marker) != std::string::npos) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::string unique_marker(const std::string& what) {
+  return "vigil-marker-" + what + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+}  // namespace vigil::test

@@ -1,0 +1,49 @@
+// Helpers for integration tests that drive the real `vigil` binary and a real bwrap.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vigil::test {
+
+// $VIGIL_BIN, else the binary built next to the tests.
+std::string vigil_bin();
+
+struct Outcome {
+  int exit_code = -1;  // as a shell reports it: 128+N for a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs `vigil ARGS...` in `cwd`, capturing stdout and stderr. Kills it (and fails the
+// test) after `timeout_s`.
+Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd,
+                  int timeout_s = 60, const std::map<std::string, std::string>& env = {});
+
+// A fresh directory under /tmp owned by the current user, removed with everything in it.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, const std::string& content);
+std::string read_file(const std::string& path);
+bool exists(const std::string& path);
+void make_dirs(const std::string& path);
+
+// Host pids whose /proc/PID/cmdline contains `marker`.
+std::vector<int> pids_with_marker(const std::string& marker);
+
+// A marker unique to this test run.
+std::string unique_marker(const std::string& what);
+
+}  // namespace vigil::test

@@ -1,0 +1,263 @@
+// `vigil run` with the real bwrap: what the command can and cannot do to the host.
+// Every test checks the command's own view (errno) AND a host-side fact.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "supervisor/core/mandatory_denies.h"
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+// A python one-liner that tries to write PATH and prints "ok" or the errno name.
+std::vector<std::string> try_write(const std::string& path, const std::string& mode = "w") {
+  return {"run", "--", "python3", "-c",
+          "import sys,errno\n"
+          "try:\n"
+          "  open(sys.argv[1], sys.argv[2]).write('pwned')\n"
+          "  print('ok')\n"
+          "except OSError as e:\n"
+          "  print(errno.errorcode[e.errno])\n",
+          path, mode};
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+TEST(RunConfinement, WriteInsideWorkspaceWorks) {
+  TempDir ws;
+  auto o = run_vigil(try_write(ws / "made.txt"), ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "ok") << o.err;
+  EXPECT_EQ(read_file(ws / "made.txt"), "pwned");
+}
+
+TEST(RunConfinement, WriteOutsideIsEROFSAndHostFileUnchanged) {
+  TempDir ws, outside;
+  write_file(outside / "keep.txt", "original");
+  auto o = run_vigil(try_write(outside / "keep.txt"), ws.path());
+  EXPECT_EQ(trim(o.out), "EROFS") << o.err;
+  EXPECT_EQ(read_file(outside / "keep.txt"), "original");
+  auto o2 = run_vigil(try_write(outside / "new.txt"), ws.path());
+  EXPECT_EQ(trim(o2.out), "EROFS") << o2.err;
+  EXPECT_FALSE(exists(outside / "new.txt"));
+}
+
+TEST(RunConfinement, SymlinkPointingOutsideCannotBeWrittenThrough) {
+  TempDir ws, outside;
+  write_file(outside / "target.txt", "original");
+  ASSERT_EQ(::symlink((outside / "target.txt").c_str(), (ws / "link").c_str()), 0);
+  auto o = run_vigil(try_write(ws / "link", "a"), ws.path());
+  EXPECT_EQ(trim(o.out), "EROFS") << o.err;
+  EXPECT_EQ(read_file(outside / "target.txt"), "original");
+}
+
+TEST(RunConfinement, HardLinkToEtcPasswdFails) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--", "python3", "-c",
+                      "import os,errno\n"
+                      "try:\n"
+                      "  os.link('/etc/passwd', 'pw'); print('ok')\n"
+                      "except OSError as e:\n"
+                      "  print(errno.errorcode[e.errno])\n"},
+                     ws.path());
+  EXPECT_EQ(trim(o.out), "EXDEV") << o.err;
+  EXPECT_FALSE(exists(ws / "pw"));
+}
+
+TEST(RunConfinement, DenyReadDirectoryIsEmptyAndDenyReadFileUnreadable) {
+  TempDir ws, secrets, settings_dir;
+  make_dirs(secrets / "dir");
+  write_file(secrets / "dir/key", "SECRET");
+  write_file(secrets / "file.txt", "SECRET2");
+  write_file(settings_dir / "s.json",
+             R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" + secrets / "dir" + R"(", ")" +
+                 secrets / "file.txt" + R"("]}})");
+  auto o = run_vigil({"run", "--settings", settings_dir / "s.json", "--", "sh", "-c",
+                 "ls -A " + secrets / "dir" + "; echo ---; cat " + secrets / "file.txt" + "; echo rc=$?"},
+                ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  // The directory lists empty (a tmpfs); the file is /dev/null on a nodev mount: EACCES.
+  EXPECT_EQ(o.out, "---\nrc=1\n") << o.err;
+  EXPECT_NE(o.err.find("Permission denied"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("SECRET"), std::string::npos);
+}
+
+TEST(RunConfinement, MktempInTmpdirWorksAndTheDirGoesAway) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--", "sh", "-c", "f=$(mktemp) && echo data > \"$f\" && echo \"$TMPDIR\""},
+                     ws.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string tmpdir = trim(o.out);
+  ASSERT_FALSE(tmpdir.empty());
+  EXPECT_NE(tmpdir.find("/tmp"), std::string::npos);
+  EXPECT_FALSE(exists(tmpdir)) << "the session temp dir must be removed after the session";
+}
+
+TEST(RunConfinement, RootInsideHasNoPowerOverTheHost) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "grep CapEff /proc/self/status; "
+                      "(echo h > /proc/sysrq-trigger) 2>/dev/null && echo sysrq-writable; "
+                      "(echo 1 > /proc/sys/kernel/sysrq) 2>/dev/null && echo procsys-writable; "
+                      "(echo x > /sys/kernel/uevent_helper) 2>/dev/null && echo sys-writable; "
+                      "ls /dev | tr '\\n' ' '"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("CapEff:\t0000000000000000"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("writable"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find(" sda"), std::string::npos) << o.out;
+}
+
+// --- mandatory denies -------------------------------------------------------------
+
+struct DepthCase {
+  int depth;
+};
+
+std::string dir_at_depth(const TempDir& ws, int depth) {
+  std::string d = ws.path();
+  for (int i = 1; i < depth; ++i) d += "/d" + std::to_string(i);
+  return d;
+}
+
+TEST(RunConfinement, EveryMandatoryDenyAtDepth1To3IsUnwritable) {
+  TempDir ws;
+  std::vector<std::string> targets;
+  for (int depth = 1; depth <= 3; ++depth) {
+    const std::string base = dir_at_depth(ws, depth);
+    for (const auto& d : mandatory_denies()) {
+      const std::string p = base + "/" + std::string(d.relpath);
+      if (d.shape == DenyShape::kDir) {
+        make_dirs(p);
+        write_file(p + "/inner", "original");
+        targets.push_back(p + "/inner");
+      } else {
+        make_dirs(p.substr(0, p.rfind('/')));
+        write_file(p, "original");
+        targets.push_back(p);
+      }
+    }
+  }
+  std::string script =
+      "import sys,errno\n"
+      "for p in sys.argv[1:]:\n"
+      "  try:\n"
+      "    open(p,'a').write('pwned'); print(p, 'ok')\n"
+      "  except OSError as e:\n"
+      "    print(p, errno.errorcode[e.errno])\n";
+  std::vector<std::string> args = {"run", "--", "python3", "-c", script};
+  args.insert(args.end(), targets.begin(), targets.end());
+  auto o = run_vigil(args, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const auto& t : targets) {
+    SCOPED_TRACE(t);
+    EXPECT_NE(o.out.find(t + " EROFS"), std::string::npos) << o.out;
+    EXPECT_EQ(read_file(t), "original");
+  }
+}
+
+TEST(RunConfinement, GitObjectsRefsIndexStayWritable) {
+  TempDir ws;
+  for (const char* d : {".git/objects/ab", ".git/refs/heads", ".git/hooks"}) make_dirs(ws / d);
+  write_file(ws / ".git/config", "[core]\n");
+  write_file(ws / ".git/index", "idx");
+  write_file(ws / ".git/HEAD", "ref: refs/heads/main\n");
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "echo o > .git/objects/ab/cd && echo r > .git/refs/heads/main && "
+                      "echo i > .git/index && echo all-ok"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "all-ok") << o.err;
+  EXPECT_EQ(read_file(ws / ".git/index"), "i\n");
+}
+
+TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
+  TempDir ws;
+  make_dirs(ws / ".git/hooks");
+  write_file(ws / ".git/config", "[core]\n");
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "for f in .bashrc .profile .mcp.json .gitconfig; do (echo x > $f) 2>/dev/null && echo made $f; done; "
+                      "mkdir -p .vscode/x 2>/dev/null && echo made vscode; "
+                      "mkdir -p .claude/commands 2>/dev/null && echo made claude; echo done"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "done") << o.out;
+  for (const char* n : {".bashrc", ".profile", ".mcp.json", ".gitconfig", ".vscode", ".claude", ".idea"}) {
+    EXPECT_FALSE(exists(ws / n)) << n << " placeholder left behind";
+  }
+}
+
+TEST(RunConfinement, RenamingAnAncestorCannotStepAroundADeny) {
+  TempDir ws;
+  make_dirs(ws / "sub/.git/hooks");
+  write_file(ws / "sub/.git/config", "[core]\n");
+  make_dirs(ws / ".git/hooks");
+  write_file(ws / ".git/config", "[core]\n");
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "mv .git .git2 2>/dev/null && echo moved-root; "
+                      "mv sub sub2 2>/dev/null && echo moved-sub; "
+                      "mv sub/.git sub/.git2 2>/dev/null && echo moved-subgit; "
+                      "rm -rf .git 2>/dev/null; echo done"},
+                     ws.path());
+  EXPECT_EQ(trim(o.out), "done") << o.out;
+  EXPECT_EQ(read_file(ws / ".git/config"), "[core]\n");
+  EXPECT_EQ(read_file(ws / "sub/.git/config"), "[core]\n");
+}
+
+// --- processes, exit codes, signals --------------------------------------------------
+
+TEST(RunProcesses, ExitCodesPropagate) {
+  TempDir ws;
+  EXPECT_EQ(run_vigil({"run", "--", "sh", "-c", "exit 7"}, ws.path()).exit_code, 7);
+  EXPECT_EQ(run_vigil({"run", "--", "true"}, ws.path()).exit_code, 0);
+  EXPECT_EQ(run_vigil({"run", "-c", "exit 3"}, ws.path()).exit_code, 3);
+  EXPECT_EQ(run_vigil({"run", "--", "sh", "-c", "kill -TERM $$"}, ws.path()).exit_code, 143);
+  EXPECT_EQ(run_vigil({"run", "--", "sh", "-c", "kill -KILL $$"}, ws.path()).exit_code, 137);
+  auto missing = run_vigil({"run", "--", "/nonexistent/cmd"}, ws.path());
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("command not found"), std::string::npos) << missing.err;
+  EXPECT_EQ(run_vigil({"run", "--", "no-such-command-vigil"}, ws.path()).exit_code, 127);
+  write_file(ws / "noexec.sh", "#!/bin/sh\n");
+  EXPECT_EQ(run_vigil({"run", "--", "./noexec.sh"}, ws.path()).exit_code, 126);
+}
+
+TEST(RunProcesses, NoProcessOutlivesTheCommand) {
+  TempDir ws;
+  const std::string m1 = unique_marker("bg"), m2 = unique_marker("setsid"), m3 = unique_marker("dfork");
+  const std::string sleeper = "import time; time.sleep(1000)";
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "python3 -c '" + sleeper + "' " + m1 + " & "
+                      "setsid python3 -c '" + sleeper + "' " + m2 + " & "
+                      "(python3 -c '" + sleeper + "' " + m3 + " &) ; sleep 0.3; exit 0"},
+                     ws.path(), 30);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  ::usleep(300 * 1000);
+  for (const auto& m : {m1, m2, m3}) EXPECT_TRUE(pids_with_marker(m).empty()) << m << " survived";
+}
+
+TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
+  TempDir ws;
+  // vigil is started by a shell that sends it SIGTERM after the command is up; the
+  // command traps TERM and exits 42, which vigil must pass through.
+  const std::string bin = vigil_bin();
+  const std::string script =
+      "'" + bin + "' run -- sh -c 'trap \"exit 42\" TERM; echo up > ready; while :; do sleep 0.05; done' & "
+      "v=$!; for i in $(seq 100); do [ -f ready ] && break; sleep 0.05; done; kill -TERM $v; wait $v; echo rc=$?";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(ws.path().c_str()) != 0) ::_exit(1);
+    ::execl("/bin/sh", "sh", "-c", (script + " > out.txt 2>&1").c_str(), nullptr);
+    ::_exit(1);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  EXPECT_NE(read_file(ws / "out.txt").find("rc=42"), std::string::npos) << read_file(ws / "out.txt");
+}
+
+}  // namespace
+}  // namespace vigil::test

@@ -1,0 +1,124 @@
+// Settings through the real CLI: malformed files are refused with one precise line and
+// exit 2, and nothing runs; a settings file the sandbox could rewrite is refused.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+struct BadSettings {
+  const char* name;
+  const char* json;
+  const char* expect;  // a fragment of the one-line error
+};
+
+const BadSettings kBad[] = {
+    {"bad_json", "{\"filesystem\": {\"allowWrite\": [\".\",]}}", "line 1, column 36"},
+    {"unterminated", "{\"filesystem\": {\"allowWrite\": [\"abc]}}", "line 1"},
+    {"unknown_key", "{\"filesystem\": {\"denyWrites\": []}}", "unknown key filesystem.denyWrites; did you mean denyWrite?"},
+    {"unknown_top", "{\"netwrok\": {}}", "did you mean network?"},
+    {"wrong_type", "{\"filesystem\": {\"allowWrite\": \"/tmp\"}}", "filesystem.allowWrite: expected an array of paths, got a string"},
+    {"depth_type", "{\"mandatoryDenySearchDepth\": \"3\"}", "expected an integer, got a string"},
+    {"depth_range", "{\"mandatoryDenySearchDepth\": 11}", "must be between 1 and 10"},
+    {"glob_allow", "{\"filesystem\": {\"allowWrite\": [\"src/*\"]}}", "filesystem.allowWrite[0]: \"src/*\" is a glob pattern"},
+    {"dotdot", "{\"filesystem\": {\"allowWrite\": [\"../..\"]}}", "climbs out of the working directory"},
+    {"empty_path", "{\"filesystem\": {\"denyRead\": [\"\"]}}", "filesystem.denyRead[0]: path cannot be empty"},
+    {"unsupported", "{\"credentials\": {}}", "credentials: not supported yet"},
+    {"duplicate", "{\"filesystem\": {\"allowWrite\": [], \"allowWrite\": [\"/\"]}}", "duplicate key filesystem.allowWrite"},
+};
+
+TEST(RunSettings, MalformedSettingsAreRefusedWithOneLineAndNothingRuns) {
+  TempDir ws, cfg;
+  for (const auto& b : kBad) {
+    SCOPED_TRACE(b.name);
+    const std::string file = cfg / (std::string(b.name) + ".json");
+    write_file(file, b.json);
+    auto o = run_vigil({"run", "--settings", file, "--", "touch", ws / "ran"}, ws.path());
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find(b.expect), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(file), std::string::npos) << "the error must name the file: " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+    EXPECT_FALSE(exists(ws / "ran")) << "the command must not run";
+  }
+}
+
+TEST(RunSettings, MissingSettingsFileIsAnErrorNotTheDefault) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--settings", ws / "nope.json", "--", "touch", "ran"}, ws.path());
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("nope.json"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+}
+
+TEST(RunSettings, SettingsInsideAWritableRootAreRefusedUnlessAllowed) {
+  TempDir ws;
+  write_file(ws / "s.json", R"({"filesystem": {"allowWrite": ["."]}})");
+  auto o = run_vigil({"run", "--settings", ws / "s.json", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--allow-writable-settings"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+  auto ok = run_vigil({"run", "--settings", ws / "s.json", "--allow-writable-settings", "--", "touch", "ran"},
+                      ws.path());
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(exists(ws / "ran"));
+}
+
+TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
+  TempDir ws, cfg, other;
+  write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "sh", "-c",
+                      "(touch in-cwd) 2>/dev/null || echo cwd-readonly; touch " + other / "x" + " && echo other-ok"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "cwd-readonly\nother-ok\n");
+  EXPECT_TRUE(exists(other / "x"));
+}
+
+TEST(RunSettings, MissingBwrapIsALoudErrorNamingTheFix) {
+  TempDir ws, cfg;
+  write_file(cfg / "s.json", R"({"bwrapPath": "/nonexistent/bwrap", "filesystem": {"allowWrite": ["."]}})");
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 125) << o.err;
+  EXPECT_NE(o.err.find("/nonexistent/bwrap"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+  auto path_only = run_vigil({"run", "--", "/bin/true"}, ws.path(), 30, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(path_only.exit_code, 125) << path_only.err;
+  EXPECT_NE(path_only.err.find("apt-get install bubblewrap"), std::string::npos) << path_only.err;
+}
+
+TEST(RunSettings, SandboxOffRunsUnconfinedAndSaysSo) {
+  TempDir ws, outside;
+  auto o = run_vigil({"run", "--sandbox", "off", "--", "touch", outside / "x"}, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("UNCONFINED"), std::string::npos) << o.err;
+  EXPECT_TRUE(exists(outside / "x"));
+}
+
+TEST(Explain, PrintsOneMountPerLineWithItsRuleAndPathVerdicts) {
+  TempDir ws;
+  make_dirs(ws / ".git/hooks");
+  write_file(ws / ".git/config", "[core]\n");
+  auto o = run_vigil({"explain"}, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("--ro-bind / /"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--bind " + ws.path() + " " + ws.path()), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--ro-bind " + ws / ".git/hooks " + ws / ".git/hooks"), std::string::npos) << o.out;
+  auto p = run_vigil({"explain", "--path", ".git/hooks/pre-commit"}, ws.path());
+  EXPECT_NE(p.out.find("write: denied (mandatory: .git/hooks"), std::string::npos) << p.out;
+  auto q = run_vigil({"explain", "--path", "/etc/passwd"}, ws.path());
+  EXPECT_NE(q.out.find("write: denied (default: outside the writable roots"), std::string::npos) << q.out;
+}
+
+TEST(Probe, ReportsBwrapAndKernelFeatures) {
+  TempDir ws;
+  auto o = run_vigil({"probe", "--json"}, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("\"sandbox_available\": true"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"user_notif\": true"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace vigil::test

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what vigil needs to build and test on Debian 12, and nothing that is already
+# there. Idempotent; needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
+  libcli11-dev bubblewrap python3 curl procps util-linux passwd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+  else
+    echo "bootstrap: missing packages (${missing[*]}) and not root; install them as root" >&2
+    exit 1
+  fi
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole test suite, from a clean checkout on Debian 12:
+#   1. installs what is missing (tools/bootstrap.sh);
+#   2. dev build (warnings are errors): unit tests, then integration tests with the real
+#      bwrap as the calling user;
+#   3. ASan+UBSan build: unit tests;
+#   4. when run as root: the integration tests again as an unprivileged user.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+tools/bootstrap.sh
+
+passed=0
+failed=0
+count() {  # sums gtest's "[  PASSED  ] N tests." / "[  FAILED  ] N tests," from a log
+  local log=$1 p f
+  p=$(grep -oE '^\[  PASSED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | tail -n1 || true)
+  f=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | tail -n1 || true)
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+}
+run_suite() {  # run_suite LABEL CMD...: runs a gtest binary, shows its tail, counts it
+  local label=$1; shift
+  local log
+  log=$(mktemp)
+  echo "== $label"
+  if "$@" >"$log" 2>&1; then
+    tail -n 3 "$log"
+    count "$log"
+    rm -f "$log"
+  else
+    cat "$log"
+    count "$log"
+    rm -f "$log"
+    echo "$label FAILED"
+    echo "summary: $passed passed, $((failed > 0 ? failed : 1)) failed"
+    exit 1
+  fi
+}
+
+echo "== dev build (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+run_suite "unit tests" build/tests/vigil_unit_tests
+run_suite "integration tests as $(id -un)" build/tests/vigil_integration_tests
+
+echo "== sanitizer build (build-asan/)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
+cmake --build build-asan -j "$jobs" --target vigil_unit_tests
+run_suite "unit tests under ASan+UBSan" build-asan/tests/vigil_unit_tests
+
+if [ "$(id -u)" -eq 0 ]; then
+  # Most users are not root: every guarantee is tested again as one. The binaries are
+  # staged where that user can read them (the checkout may sit under /root).
+  user=vigil-ci
+  id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
+  stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
+  trap 'rm -rf "$stage"' EXIT
+  cp build/supervisor/vigil build/tests/vigil_integration_tests "$stage/"
+  mkdir -p "$stage/home"
+  chown "$user" "$stage/home"
+  chmod 755 "$stage"
+  run_suite "integration tests as $user (unprivileged)" \
+    runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
+      VIGIL_BIN="$stage/vigil" "$stage/vigil_integration_tests"
+else
+  echo "== not root: the unprivileged pass above is the only integration pass"
+fi
+
+echo "summary: $passed passed, $failed failed"
