@@ -3,7 +3,7 @@
 namespace vigil {
 namespace {
 
-BwrapArg mount_for(const PlanOp& op, const std::string& empty_dir) {
+BwrapArg mount_for(const PlanOp& op) {
   const std::string rule = op.origin + ": " + op.why;
   switch (op.kind) {
     case OpKind::kHide:
@@ -17,10 +17,10 @@ BwrapArg mount_for(const PlanOp& op, const std::string& empty_dir) {
     case OpKind::kDenyWrite:
       if (op.exists) return {{"--ro-bind", op.path, op.path}, rule};
       // A missing target gets a placeholder so it cannot be created; bwrap makes the
-      // mount point on the host, and the supervisor removes it after the session.
-      if (op.shape == DenyShape::kDir) {
-        return {{"--ro-bind", empty_dir, op.path}, rule + " (placeholder: does not exist yet)"};
-      }
+      // mount point on the host, and the supervisor removes it after the session. Always a
+      // file, even for a directory name: mkdir over it fails with EEXIST all the same, and
+      // removing a directory that was a mount point waits for the sandbox's mount namespace
+      // to be torn down (about 8 ms each, measured), an unlink does not.
       return {{"--ro-bind", "/dev/null", op.path}, rule + " (placeholder: does not exist yet)"};
   }
   return {{}, "unreachable"};
@@ -38,7 +38,7 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   out.push_back({{"--dev", "/dev"}, "a minimal /dev: no host device nodes"});
   out.push_back({{"--proc", "/proc"}, "a fresh /proc for the new pid namespace"});
   if (in.plan != nullptr) {
-    for (const auto& op : in.plan->ops) out.push_back(mount_for(op, in.empty_dir));
+    for (const auto& op : in.plan->ops) out.push_back(mount_for(op));
   }
   for (const auto& [name, value] : in.setenv) {
     out.push_back({{"--setenv", name, value}, "environment"});

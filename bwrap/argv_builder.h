@@ -20,7 +20,6 @@ struct BwrapArg {
 
 struct BwrapInputs {
   const Plan* plan = nullptr;
-  std::string empty_dir;  // host path of an empty, read-only directory (placeholder source)
   std::string cwd;        // --chdir
   std::vector<std::pair<std::string, std::string>> setenv;  // --setenv NAME VALUE
   int json_status_fd = -1;                                  // --json-status-fd, when >= 0

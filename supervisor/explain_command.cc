@@ -53,7 +53,6 @@ int cmd_explain(const ExplainArgs& args) {
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;
-  in.empty_dir = "<session>/empty";
   in.cwd = prepared->policy.cwd;
   in.setenv = {{"TMPDIR", "/tmp/vigil-session/tmp"}};
   in.json_status_fd = 3;

@@ -110,7 +110,6 @@ int cmd_run(const RunArgs& args) {
   if (!status) return report(status.error());
   BwrapInputs in;
   in.plan = &prepared->plan;
-  in.empty_dir = session->empty();
   auto cwd = current_dir();
   if (!cwd) return report(cwd.error());
   in.cwd = *cwd;

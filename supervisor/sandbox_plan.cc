@@ -140,11 +140,9 @@ void remove_placeholders(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) continue;
-    // Only what bwrap made: an empty file or an empty directory.
+    // Only what bwrap made: an empty file (placeholders are always files).
     if (S_ISREG(st.st_mode) && st.st_size == 0) {
       ::unlink(p.c_str());
-    } else if (S_ISDIR(st.st_mode)) {
-      ::rmdir(p.c_str());  // fails harmlessly when not empty
     }
   }
 }

@@ -73,16 +73,13 @@ Result<SessionDir> SessionDir::create() {
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
-  s.empty_ = s.path_ + "/empty";
   if (::mkdir(s.tmp_.c_str(), 0700) != 0) return system_error("cannot create " + s.tmp_);
-  if (::mkdir(s.empty_.c_str(), 0555) != 0) return system_error("cannot create " + s.empty_);
   return s;
 }
 
 SessionDir::SessionDir(SessionDir&& o) noexcept
     : path_(std::exchange(o.path_, {})),
       tmp_(std::move(o.tmp_)),
-      empty_(std::move(o.empty_)),
       id_(std::move(o.id_)) {}
 
 SessionDir::~SessionDir() {

@@ -1,5 +1,5 @@
 // The per-session directory on the host: <base>/<random>/ with tmp/ (the command's
-// TMPDIR, bound writable) and empty/ (a read-only empty dir used as placeholder source).
+// TMPDIR, bound writable).
 // <base> is $XDG_RUNTIME_DIR/vigil when that is ours, else /tmp/vigil-<uid>; it must be a
 // real directory owned by us and closed to others, or we refuse (someone else could have
 // planted it). It never lives under TMPDIR=/dev/shm, which bwrap's fresh /dev would hide.
@@ -21,12 +21,11 @@ class SessionDir {
 
   const std::string& path() const { return path_; }
   const std::string& tmp() const { return tmp_; }
-  const std::string& empty() const { return empty_; }
   const std::string& id() const { return id_; }
 
  private:
   SessionDir() = default;
-  std::string path_, tmp_, empty_, id_;
+  std::string path_, tmp_, id_;
 };
 
 // Removes a tree without following symlinks or crossing mount points.

@@ -101,6 +101,8 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 TMP_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench.XXXXXX")
 
 abspath() { # resolves a path that exists; prints nothing otherwise
@@ -301,6 +303,10 @@ BENCH_ARGS=(-n "$ROUNDS" -w "$WARMUPS" @bwrap "${BWRAP_CMD[@]}")
 BENCH_ARGS+=(:: @srt "${SRT_CMD[@]}" :: @fork /bin/true)
 
 say "timing $ROUNDS rounds (+$WARMUPS warm-up) with $LAUNCHER; srt costs ~0.5-0.7 s a run, so expect ~$(((ROUNDS + WARMUPS) * 6 / 10 + 1)) s"
+LOAD1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+if awk -v l="$LOAD1" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+  say "warning: the machine is busy (1-min load $LOAD1 on $(nproc) CPUs): absolute times will be inflated; the interleaved ratios stay comparable"
+fi
 RESULT=$TMP_ROOT/launch.txt
 "$LAUNCHER" "${BENCH_ARGS[@]}" >"$RESULT" || die "vigil_launch_bench failed (see above)"
 
@@ -326,7 +332,7 @@ M_VIGIL=
 ((NO_VIGIL)) || M_VIGIL=$(median_of vigil)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
-echo "vigil launch benchmark: $(uname -srm), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "vigil launch benchmark: $(uname -srm), $(nproc) CPUs, load $LOAD1 at start, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "workspace: $nfiles files in a git repo; srt $SRT_VERSION via $(node --version); $(bwrap --version)"
 if ((MARKDOWN)); then
   echo

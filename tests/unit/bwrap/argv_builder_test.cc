@@ -42,7 +42,6 @@ TEST(ArgvBuilderTest, GoldenRepresentativePlan) {
   };
   BwrapInputs in;
   in.plan = &plan;
-  in.empty_dir = "/run/vigil/empty";
   in.cwd = "/home/u/proj";
   in.setenv = {{"HTTP_PROXY", "http://127.0.0.1:3128"}, {"TMPDIR", "/tmp/vigil-1234"}};
   in.json_status_fd = 5;
@@ -64,7 +63,7 @@ TEST(ArgvBuilderTest, GoldenRepresentativePlan) {
       "--ro-bind", "/home/u/.ssh/known_hosts", "/home/u/.ssh/known_hosts",
       "--bind", "/home/u/proj/.git", "/home/u/proj/.git",
       "--ro-bind", "/dev/null", "/home/u/proj/.bashrc",
-      "--ro-bind", "/run/vigil/empty", "/home/u/proj/.vscode",
+      "--ro-bind", "/dev/null", "/home/u/proj/.vscode",
       "--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks",
       "--setenv", "HTTP_PROXY", "http://127.0.0.1:3128",
       "--setenv", "TMPDIR", "/tmp/vigil-1234",
@@ -103,8 +102,8 @@ TEST(ArgvBuilderTest, EachOpKindMapsToItsFlag) {
       {"pin", op(OpKind::kPin, "/w/a"), {"--bind", "/w/a", "/w/a"}},
       {"deny existing dir", op(OpKind::kDenyWrite, "/w/d", true, DenyShape::kDir), {"--ro-bind", "/w/d", "/w/d"}},
       {"deny existing file", op(OpKind::kDenyWrite, "/w/f", true, DenyShape::kFile), {"--ro-bind", "/w/f", "/w/f"}},
-      {"placeholder dir -> empty dir", op(OpKind::kDenyWrite, "/w/.vscode", false, DenyShape::kDir),
-       {"--ro-bind", "/E", "/w/.vscode"}},
+      {"placeholder dir -> /dev/null too", op(OpKind::kDenyWrite, "/w/.vscode", false, DenyShape::kDir),
+       {"--ro-bind", "/dev/null", "/w/.vscode"}},
       {"placeholder file -> /dev/null", op(OpKind::kDenyWrite, "/w/.bashrc", false, DenyShape::kFile),
        {"--ro-bind", "/dev/null", "/w/.bashrc"}},
   };
@@ -114,7 +113,6 @@ TEST(ArgvBuilderTest, EachOpKindMapsToItsFlag) {
     plan.ops = {r.op};
     BwrapInputs in;
     in.plan = &plan;
-    in.empty_dir = "/E";
     in.command = {"true"};
     EXPECT_EQ(flatten(build_bwrap_args(in)), concat(concat(kPrologue, r.tokens), {"--", "true"}));
   }
