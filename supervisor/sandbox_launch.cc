@@ -89,6 +89,25 @@ struct WaitOutcome {
   int exit_code = 0;
 };
 
+// Consumes the complete JSON lines bwrap wrote to --json-status-fd: "child-pid" (the
+// sandbox's init) and "exit-code" (the command's status). bwrap is trusted, but a line
+// that does not parse is skipped rather than fatal.
+void parse_status_lines(std::string* buf, pid_t* init_pid, WaitOutcome* out) {
+  size_t nl;
+  while ((nl = buf->find('\n')) != std::string::npos) {
+    auto j = nlohmann::json::parse(buf->substr(0, nl), nullptr, false);
+    buf->erase(0, nl + 1);
+    if (!j.is_object()) continue;
+    if (auto it = j.find("child-pid"); it != j.end() && it->is_number_integer()) {
+      *init_pid = it->get<pid_t>();
+    }
+    if (auto it = j.find("exit-code"); it != j.end() && it->is_number_integer()) {
+      out->have_exit_code = true;
+      out->exit_code = it->get<int>();
+    }
+  }
+}
+
 // Waits for `child`, forwarding signals. When `status_fd` is valid, reads bwrap's JSON
 // status lines from it: "child-pid" (the sandbox init) and "exit-code".
 Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
@@ -112,19 +131,7 @@ Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
         status_open = false;
       } else {
         status_buf.append(buf, static_cast<size_t>(n));
-        size_t nl;
-        while ((nl = status_buf.find('\n')) != std::string::npos) {
-          auto j = nlohmann::json::parse(status_buf.substr(0, nl), nullptr, false);
-          status_buf.erase(0, nl + 1);
-          if (!j.is_object()) continue;
-          if (auto it = j.find("child-pid"); it != j.end() && it->is_number_integer()) {
-            init_pid = it->get<pid_t>();
-          }
-          if (auto it = j.find("exit-code"); it != j.end() && it->is_number_integer()) {
-            out.have_exit_code = true;
-            out.exit_code = it->get<int>();
-          }
-        }
+        parse_status_lines(&status_buf, &init_pid, &out);
       }
     }
     if (fds[0].revents != 0) {
@@ -147,17 +154,7 @@ Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
           char buf[4096];
           ssize_t n;
           while ((n = ::read(status_fd, buf, sizeof buf)) > 0) status_buf.append(buf, static_cast<size_t>(n));
-          size_t nl;
-          while ((nl = status_buf.find('\n')) != std::string::npos) {
-            auto j = nlohmann::json::parse(status_buf.substr(0, nl), nullptr, false);
-            status_buf.erase(0, nl + 1);
-            if (j.is_object()) {
-              if (auto it = j.find("exit-code"); it != j.end() && it->is_number_integer()) {
-                out.have_exit_code = true;
-                out.exit_code = it->get<int>();
-              }
-            }
-          }
+          parse_status_lines(&status_buf, &init_pid, &out);
         }
         out.status = status;
         return out;
