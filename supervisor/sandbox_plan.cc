@@ -65,7 +65,7 @@ Result<void> scan_root(const Policy& policy, const PathRule& root,
     if (state.kind != PathKind::kMissing) continue;
     if (!planned.insert(state.first_missing).second) continue;
     const bool whole = state.first_missing == path;
-    out->push_back(ProtectedPath{state.first_missing, &rule, false,
+    out->push_back(ProtectedPath{state.first_missing, &rule, state.blocked_by_existing,
                                  whole ? rule.shape : DenyShape::kDir});
   }
   return {};

@@ -94,17 +94,21 @@ PathState stat_path(const std::string& abs) {
     if (S_ISREG(st.st_mode)) return {PathKind::kFile, {}};
     return {PathKind::kOther, {}};
   }
-  // Find the shallowest component that is missing: a placeholder there blocks creation.
+  // Find the shallowest component that stops the path from existing: a missing one (a
+  // placeholder there blocks creation), or one that exists but is not a directory (a file
+  // named ".claude" where ".claude/commands" is protected: capping that file stops the
+  // command from replacing it with a directory).
   std::string prefix;
   std::size_t i = 0;
   while (i < abs.size()) {
     const std::size_t next = abs.find('/', i + 1);
     prefix = abs.substr(0, next);
-    if (::lstat(prefix.c_str(), &st) != 0) return {PathKind::kMissing, prefix};
+    if (::lstat(prefix.c_str(), &st) != 0) return {PathKind::kMissing, prefix, false};
     if (next == std::string::npos) break;
+    if (!S_ISDIR(st.st_mode)) return {PathKind::kMissing, prefix, true};
     i = next;
   }
-  return {PathKind::kMissing, abs};
+  return {PathKind::kMissing, abs, false};
 }
 
 bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }

@@ -19,7 +19,9 @@ struct PathRule {
   std::string resolved;  // symlinks resolved (deepest existing ancestor + the missing rest)
   std::string origin;    // where it came from: "filesystem.denyRead[2]", "default: working directory"
   PathKind kind = PathKind::kMissing;  // of `resolved`, when the policy was loaded
-  std::string first_missing;           // kMissing only: the first component that does not exist
+  std::string first_missing;           // kMissing only: the component that stops the path
+                                       // (missing, or existing but not a directory)
+  bool first_missing_exists = false;   // kMissing only: that component exists (not a dir)
   // The per-session temp dir is a writable root that vanishes with the session, so no
   // mandatory-deny scan is done inside it (nothing there runs later).
   bool session_temp = false;

@@ -322,6 +322,7 @@ class Loader {
       auto state = stat_path(rule.resolved);
       rule.kind = state.kind;
       rule.first_missing = std::move(state.first_missing);
+      rule.first_missing_exists = state.blocked_by_existing;
       out->push_back(std::move(rule));
     }
     return {};

@@ -89,10 +89,11 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
   }
   for (const auto& r : fs.deny_write) {
     if (r.kind == PathKind::kMissing) {
-      // Block creation: a placeholder on the first missing component.
+      // Block creation: a placeholder on the first missing component, or a read-only
+      // bind of the file that stands where a directory would have to be.
       const bool whole = r.first_missing == r.resolved;
       candidates.push_back(PlanOp{OpKind::kDenyWrite, r.first_missing, r.origin,
-                                  "write-denied by denyWrite", false,
+                                  "write-denied by denyWrite", r.first_missing_exists,
                                   whole ? DenyShape::kFile : DenyShape::kDir});
       continue;
     }

@@ -209,6 +209,24 @@ TEST(RunConfinement, RenamingAnAncestorCannotStepAroundADeny) {
   EXPECT_EQ(read_file(ws / "sub/.git/config"), "[core]\n");
 }
 
+TEST(RunConfinement, AFileWhereAProtectedDirectoryWouldGoIsCappedAndStillRuns) {
+  // A file named .claude (or a placeholder left behind by a vigil that was SIGKILLed)
+  // stands where .claude/commands would have to be created: the run must still start,
+  // and the file must not be replaceable by a directory.
+  TempDir ws;
+  write_file(ws / ".claude", "");
+  write_file(ws / ".bashrc", "");
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "(rm -f .claude && mkdir -p .claude/commands && echo pwn > .claude/commands/x) "
+                      "2>/dev/null && echo replaced; echo done"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "done") << o.out << o.err;
+  struct stat st {};
+  ASSERT_EQ(::lstat((ws / ".claude").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+}
+
 // --- processes, exit codes, signals --------------------------------------------------
 
 TEST(RunProcesses, ExitCodesPropagate) {

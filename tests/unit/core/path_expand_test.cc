@@ -236,6 +236,7 @@ struct StatRow {
   std::string path;
   PathKind kind;
   std::string first_missing;
+  bool blocked_by_existing = false;
 };
 
 TEST_F(PathFsTest, StatPathTable) {
@@ -251,13 +252,16 @@ TEST_F(PathFsTest, StatPathTable) {
       {R + "/missing/a/b", PathKind::kMissing, R + "/missing"},  // the shallowest missing one
       {R + "/real/missing/a", PathKind::kMissing, R + "/real/missing"},
       {R + "/real/sub/x/y/z", PathKind::kMissing, R + "/real/sub/x"},
-      {R + "/real/file.txt/x", PathKind::kMissing, R + "/real/file.txt/x"},
+      // a file where a directory would have to be stops the path, and exists
+      {R + "/real/file.txt/x", PathKind::kMissing, R + "/real/file.txt", true},
+      {R + "/real/file.txt/x/y", PathKind::kMissing, R + "/real/file.txt", true},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.path);
     const PathState st = stat_path(r.path);
     EXPECT_EQ(st.kind, r.kind);
     EXPECT_EQ(st.first_missing, r.first_missing);
+    EXPECT_EQ(st.blocked_by_existing, r.blocked_by_existing);
   }
 }
 

@@ -528,3 +528,31 @@ TEST(ResolverTest, ToString) {
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// A denyWrite target whose path is blocked by an existing FILE (".claude" is a file, the
+// rule names ".claude/commands"): the file itself is capped read-only (exists=true), so
+// the command cannot replace it with a directory; no placeholder is planned inside it.
+TEST(ResolverBlockedByFile, DenyWriteBelowAFileCapsTheFile) {
+  Policy p;
+  p.fs.allow_write = {rule("/w", "filesystem.allowWrite[0]")};
+  PathRule d = rule("/w/.claude/commands", "filesystem.denyWrite[0]", PathKind::kMissing, "/w/.claude");
+  d.first_missing_exists = true;
+  p.fs.deny_write = {d};
+  const Plan plan = build_plan(p, {});
+  const PlanOp* cap = nullptr;
+  for (const auto& op : plan.ops) {
+    if (op.kind == OpKind::kDenyWrite) cap = &op;
+  }
+  ASSERT_NE(cap, nullptr);
+  EXPECT_EQ(cap->path, "/w/.claude");
+  EXPECT_TRUE(cap->exists) << "an existing file is bound onto itself, not replaced by a placeholder";
+  EXPECT_EQ(decide(plan, "/w/.claude", Access::kWrite).verdict, Verdict::kDenied);
+  EXPECT_EQ(decide(plan, "/w/.claude/commands/x", Access::kWrite).verdict, Verdict::kDenied);
+  EXPECT_EQ(decide(plan, "/w/other", Access::kWrite).verdict, Verdict::kAllowed);
+}
+
+}  // namespace
+}  // namespace vigil
