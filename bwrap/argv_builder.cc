@@ -33,6 +33,9 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   out.push_back({{"--die-with-parent"}, "the sandbox dies with vigil"});
   out.push_back({{"--new-session"}, "no controlling terminal: TIOCSTI cannot type into the host shell"});
   out.push_back({{"--unshare-all"}, "new user, pid, ipc, uts, cgroup and net namespaces"});
+  if (!in.init.empty()) {
+    out.push_back({{"--as-pid-1"}, "vigil-init is PID 1: no bwrap init beside the command"});
+  }
   out.push_back({{"--cap-drop", "ALL"}, "root inside holds no capability"});
   out.push_back({{"--ro-bind", "/", "/"}, "default: everything is read-only"});
   out.push_back({{"--dev", "/dev"}, "a minimal /dev: no host device nodes"});
@@ -49,6 +52,11 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   }
   if (!in.cwd.empty()) out.push_back({{"--chdir", in.cwd}, "the working directory"});
   BwrapArg cmd{{"--"}, "the command"};
+  if (!in.init.empty()) {
+    cmd.tokens.push_back(in.init);
+    cmd.tokens.push_back("--");
+    cmd.rule = "vigil-init, which installs the seccomp filters and runs the command";
+  }
   cmd.tokens.insert(cmd.tokens.end(), in.command.begin(), in.command.end());
   out.push_back(std::move(cmd));
   return out;

@@ -24,6 +24,9 @@ struct BwrapInputs {
   std::vector<std::pair<std::string, std::string>> setenv;  // --setenv NAME VALUE
   int json_status_fd = -1;                                  // --json-status-fd, when >= 0
   std::vector<std::string> command;                         // after "--"
+  // vigil-init's path inside the sandbox: when set, it runs as PID 1 (--as-pid-1, no
+  // bwrap init) and execs the command itself: "--" INIT "--" COMMAND...
+  std::string init;
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

@@ -5,6 +5,7 @@
 #include "bwrap/argv_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/path_expand.h"
+#include "supervisor/init_locator.h"
 #include "supervisor/sandbox_plan.h"
 
 namespace vigil {
@@ -57,6 +58,8 @@ int cmd_explain(const ExplainArgs& args) {
   in.setenv = {{"TMPDIR", "/tmp/vigil-session/tmp"}};
   in.json_status_fd = 3;
   in.command = {"CMD..."};
+  auto init = locate_vigil_init();
+  in.init = init ? *init : "vigil-init";
   for (const auto& a : build_bwrap_args(in)) {
     std::string line;
     for (const auto& t : a.tokens) line += (line.empty() ? "" : " ") + quote(t);

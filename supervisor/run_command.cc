@@ -8,6 +8,7 @@
 #include "bwrap/argv_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/init_locator.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
@@ -40,31 +41,6 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
   return {};
 }
 
-namespace {
-
-// The sandbox sees the host's tree read-only, so a command that is not there on the host
-// is not there inside either. Checking first turns bwrap's generic exit status 1 into
-// the shell's 127 / 126, which agents already understand.
-Result<void> check_command(const std::string& cmd, const std::string& cwd) {
-  auto executable = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
-  auto present = [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; };
-  if (cmd.find('/') != std::string::npos) {
-    const std::string abs = cmd[0] == '/' ? cmd : cwd + "/" + cmd;
-    if (!present(abs)) return make_error(Errc::kNotFound, cmd + ": command not found");
-    if (!executable(abs)) return make_error(Errc::kRefused, cmd + ": permission denied (not executable)");
-    return {};
-  }
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && executable(dir + "/" + cmd)) return {};
-  }
-  return make_error(Errc::kNotFound, cmd + ": command not found");
-}
-
-}  // namespace
-
 int cmd_run(const RunArgs& args) {
   if (!args.sandbox) {
     std::fprintf(stderr,
@@ -73,14 +49,6 @@ int cmd_run(const RunArgs& args) {
     auto r = launch_unconfined(args.command);
     if (!r) return report(r.error());
     return r->exit_code;
-  }
-  {
-    auto cwd = current_dir();
-    if (!cwd) return report(cwd.error());
-    if (auto r = check_command(args.command.front(), *cwd); !r) {
-      std::fprintf(stderr, "vigil: %s\n", r.error().message.c_str());
-      return to_int(r.error().code == Errc::kNotFound ? ExitCode::kNotFound : ExitCode::kCannotExec);
-    }
   }
   auto session = SessionDir::create();
   if (!session) return report(session.error());
@@ -106,6 +74,10 @@ int cmd_run(const RunArgs& args) {
               "--sandbox off to run unconfined, which vigil does not recommend)"));
   }
 
+  auto init = locate_vigil_init();
+  if (!init) return report(init.error());
+  if (auto r = check_not_writable(prepared->plan, *init); !r) return report(r.error());
+
   auto status = make_status_pipe();
   if (!status) return report(status.error());
   BwrapInputs in;
@@ -116,6 +88,7 @@ int cmd_run(const RunArgs& args) {
   in.setenv = {{"TMPDIR", session->tmp()}};
   in.json_status_fd = status->write.get();
   in.command = args.command;
+  in.init = *init;
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);

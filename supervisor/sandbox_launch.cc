@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -64,18 +63,6 @@ Result<UniqueFd> sealed_memfd(const std::string& data) {
   }
   if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek");
   return fd;
-}
-
-// The command's pid(s): the children of the sandbox's PID 1 (bwrap's init). Signals
-// from outside a pid namespace reach its init only if it handles them, so they go to
-// the command directly.
-std::vector<pid_t> sandbox_children(pid_t init_pid) {
-  std::vector<pid_t> out;
-  std::ifstream f("/proc/" + std::to_string(init_pid) + "/task/" + std::to_string(init_pid) +
-                  "/children");
-  long pid = 0;
-  while (f >> pid) out.push_back(static_cast<pid_t>(pid));
-  return out;
 }
 
 int status_to_exit(int status) {
@@ -141,7 +128,8 @@ Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
       const int sig = static_cast<int>(si.ssi_signo);
       if (sig != SIGCHLD) {
         if (init_pid > 0) {
-          for (pid_t p : sandbox_children(init_pid)) ::kill(p, sig);
+          // vigil-init (the sandbox's PID 1) handles these and passes them on.
+          ::kill(init_pid, sig);
         } else if (status_fd < 0) {
           ::kill(child, sig);  // unconfined: the child is the command
         }

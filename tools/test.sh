@@ -58,7 +58,7 @@ if [ "$(id -u)" -eq 0 ]; then
   id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
   trap 'rm -rf "$stage"' EXIT
-  cp build/supervisor/vigil build/tests/vigil_integration_tests "$stage/"
+  cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests "$stage/"
   mkdir -p "$stage/home"
   chown "$user" "$stage/home"
   chmod 755 "$stage"

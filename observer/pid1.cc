@@ -1,0 +1,100 @@
+#include "observer/pid1.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "supervisor/core/exit_codes.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil::init {
+namespace {
+
+// Signals passed on to the worker. The kernel drops a signal sent to a namespace's init
+// when init has no handler for it (even if blocked), so each gets a no-op handler and
+// is then blocked and read from a signalfd.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+void noop_handler(int) {}
+
+sigset_t supervised_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kForwarded) sigaddset(&set, s);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+int exit_status_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return exit_code_for_signal(WTERMSIG(status));
+  return to_int(ExitCode::kSandboxSetup);
+}
+
+}  // namespace
+
+int run_as_pid1(const WorkerMain& worker) {
+  // Non-dumpable: the worker (same uid) can neither ptrace us nor read our environ/mem.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::perror("vigil-init: PR_SET_DUMPABLE");
+    return to_int(ExitCode::kSandboxSetup);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = noop_handler;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kForwarded) ::sigaction(s, &sa, nullptr);
+  const sigset_t set = supervised_set();
+  sigset_t old;
+  ::sigprocmask(SIG_BLOCK, &set, &old);
+  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
+  if (!sfd) {
+    std::perror("vigil-init: signalfd");
+    return to_int(ExitCode::kSandboxSetup);
+  }
+
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("vigil-init: fork");
+    return to_int(ExitCode::kSandboxSetup);
+  }
+  if (child == 0) {
+    // The worker starts with default dispositions and the caller's mask.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s : kForwarded) ::sigaction(s, &dfl, nullptr);
+    sfd.reset();
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    ::_exit(worker());
+  }
+
+  int worker_status = -1;
+  while (true) {
+    signalfd_siginfo si{};
+    const ssize_t n = ::read(sfd.get(), &si, sizeof si);
+    if (n != static_cast<ssize_t>(sizeof si)) {
+      if (n < 0 && errno == EINTR) continue;
+      std::perror("vigil-init: signalfd read");
+      ::kill(child, SIGKILL);
+      return to_int(ExitCode::kSandboxSetup);
+    }
+    if (si.ssi_signo != SIGCHLD) {
+      ::kill(child, static_cast<int>(si.ssi_signo));
+      continue;
+    }
+    // Reap everything that has exited: the worker and any orphan re-parented to PID 1.
+    while (true) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      if (pid == child) worker_status = status;
+    }
+    if (worker_status != -1) return exit_status_of(worker_status);
+  }
+}
+
+}  // namespace vigil::init

@@ -1,0 +1,22 @@
+// vigil-init's life as PID 1 of the sandbox's PID namespace: start the worker, forward
+// signals to it, reap every process that is re-parented to us, and exit with the
+// worker's status (128+N for a signal) -- at which point the kernel kills whatever else
+// is left in the namespace, so nothing outlives the command.
+//
+// Runs in a single-threaded process; no exceptions; after fork() only async-signal-safe
+// calls until exec.
+#pragma once
+
+#include <functional>
+
+namespace vigil::init {
+
+// Called in the forked worker before it execs: must not return on success (exec), and
+// returns an exit status to _exit() with when something failed.
+using WorkerMain = std::function<int()>;
+
+// Makes this process non-dumpable (no ptrace, no /proc/1/environ for the worker), forks
+// the worker, supervises it. Returns the status vigil-init must exit with.
+int run_as_pid1(const WorkerMain& worker);
+
+}  // namespace vigil::init

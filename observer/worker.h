@@ -1,0 +1,21 @@
+// The worker: what vigil-init's child does between fork and exec. Sets no_new_privs,
+// installs the seccomp filters (compiled before the fork), and execs the command.
+// Async-signal-safe after fork: no allocation, no locks, no exceptions.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <span>
+
+namespace vigil::init {
+
+struct WorkerSpec {
+  char* const* argv = nullptr;                  // the command, NULL-terminated
+  std::span<const sock_fprog> filters;          // installed in this order
+};
+
+// Never returns on success. On failure prints one line to stderr and returns the exit
+// status: 127 command not found, 126 not executable, 125 sandbox setup failed.
+int run_worker(const WorkerSpec& spec);
+
+}  // namespace vigil::init

@@ -1,0 +1,39 @@
+#include "supervisor/init_locator.h"
+
+#include <unistd.h>
+
+#include <array>
+
+#include "supervisor/core/path_expand.h"
+
+namespace vigil {
+
+Result<std::string> locate_vigil_init() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return system_error("readlink /proc/self/exe");
+  const std::string exe(buf.data(), static_cast<size_t>(n));
+  const std::string dir = exe.substr(0, exe.rfind('/'));
+  for (const std::string& candidate :
+       {dir + "/vigil-init", dir + "/../libexec/vigil/vigil-init", dir + "/../observer/vigil-init"}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return resolve_symlinks(candidate);
+  }
+  return make_error(Errc::kNotFound, "vigil-init not found next to " + exe +
+                                         " (nor in ../libexec/vigil/); reinstall vigil");
+}
+
+Result<void> check_not_writable(const Plan& plan, const std::string& binary) {
+  const std::string parent = binary.substr(0, binary.rfind('/'));
+  for (const std::string& p : {binary, parent.empty() ? std::string("/") : parent}) {
+    const Decision d = decide(plan, p, Access::kWrite);
+    if (d.verdict != Verdict::kDenied) {
+      return make_error(Errc::kRefused,
+                        binary + " is writable inside the sandbox (" + p + " is under " + d.rule +
+                            "): a command could replace what runs as PID 1 of the next session. "
+                            "Install vigil outside the directories it makes writable");
+    }
+  }
+  return {};
+}
+
+}  // namespace vigil
