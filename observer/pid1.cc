@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +39,7 @@ int exit_status_of(int status) {
 
 }  // namespace
 
-int run_as_pid1(const WorkerMain& worker) {
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
   // Non-dumpable: the worker (same uid) can neither ptrace us nor read our environ/mem.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::perror("vigil-init: PR_SET_DUMPABLE");
@@ -72,27 +73,48 @@ int run_as_pid1(const WorkerMain& worker) {
     ::_exit(worker());
   }
 
+  UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+  epoll_event sev{};
+  sev.events = EPOLLIN;
+  sev.data.u64 = 0;  // the signalfd; bridge tags have their high bit set
+  if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd.get(), &sev) != 0 ||
+      (bridge != nullptr && !bridge->attach(ep.get()).ok())) {
+    std::perror("vigil-init: epoll");
+    ::kill(child, SIGKILL);
+    return to_int(ExitCode::kSandboxSetup);
+  }
+
   int worker_status = -1;
   while (true) {
-    signalfd_siginfo si{};
-    const ssize_t n = ::read(sfd.get(), &si, sizeof si);
-    if (n != static_cast<ssize_t>(sizeof si)) {
-      if (n < 0 && errno == EINTR) continue;
-      std::perror("vigil-init: signalfd read");
+    epoll_event events[64];
+    const int n = ::epoll_wait(ep.get(), events, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::perror("vigil-init: epoll_wait");
       ::kill(child, SIGKILL);
       return to_int(ExitCode::kSandboxSetup);
     }
-    if (si.ssi_signo != SIGCHLD) {
-      ::kill(child, static_cast<int>(si.ssi_signo));
-      continue;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 != 0) {
+        if (bridge != nullptr) bridge->handle(ep.get(), events[i].data.u64, events[i].events);
+        continue;
+      }
+      signalfd_siginfo si{};
+      if (::read(sfd.get(), &si, sizeof si) != static_cast<ssize_t>(sizeof si)) continue;
+      if (si.ssi_signo != SIGCHLD) {
+        ::kill(child, static_cast<int>(si.ssi_signo));
+        continue;
+      }
+      // Reap everything that has exited: the worker and any orphan re-parented to PID 1.
+      while (true) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) break;
+        if (pid == child) worker_status = status;
+      }
     }
-    // Reap everything that has exited: the worker and any orphan re-parented to PID 1.
-    while (true) {
-      int status = 0;
-      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-      if (pid <= 0) break;
-      if (pid == child) worker_status = status;
-    }
+    // The worker is the command: when it is gone, so is the sandbox (the kernel kills
+    // every process left in the namespace when PID 1 exits).
     if (worker_status != -1) return exit_status_of(worker_status);
   }
 }

@@ -9,6 +9,8 @@
 
 #include <functional>
 
+#include "observer/bridge.h"
+
 namespace vigil::init {
 
 // Called in the forked worker before it execs: must not return on success (exec), and
@@ -16,7 +18,8 @@ namespace vigil::init {
 using WorkerMain = std::function<int()>;
 
 // Makes this process non-dumpable (no ptrace, no /proc/1/environ for the worker), forks
-// the worker, supervises it. Returns the status vigil-init must exit with.
-int run_as_pid1(const WorkerMain& worker);
+// the worker, supervises it, and relays the proxy bridge's connections (when `bridge` is
+// not null) until the worker exits. Returns the status vigil-init must exit with.
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge);
 
 }  // namespace vigil::init

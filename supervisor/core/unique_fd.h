@@ -34,4 +34,9 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Closes every descriptor >= `first` this process holds: for vigil-init, so that no fd
+// vigil's caller leaked (an open directory is a way out of any mount policy) reaches the
+// command. Async-signal-safe.
+void close_fds_from(int first);
+
 }  // namespace vigil

@@ -26,7 +26,7 @@ std::string vigil_bin() {
 }
 
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
-                  const std::map<std::string, std::string>& env) {
+                  const std::map<std::string, std::string>& env, const std::string& leak_fd_of) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ADD_FAILURE() << "pipe2 failed";
@@ -47,6 +47,7 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
     ::dup2(devnull.get(), 0);
     if (::chdir(cwd.c_str()) != 0) ::_exit(121);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!leak_fd_of.empty()) (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose
     ::execv(bin.c_str(), argv.data());
     ::_exit(122);
   }

@@ -227,6 +227,16 @@ TEST(RunConfinement, AFileWhereAProtectedDirectoryWouldGoIsCappedAndStillRuns) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
+TEST(RunProcesses, TheCommandInheritsNoDescriptorButStdio) {
+  // A caller that leaks an fd to a host directory would hand the command a way around
+  // every mount: vigil-init closes everything above stderr.
+  TempDir ws, outside;
+  auto o = run_vigil({"run", "--", "sh", "-c", "ls /proc/$$/fd | sort -n | tr '\\n' ' '"}, ws.path(), 60, {},
+                     outside.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "0 1 2 ") << o.err;
+}
+
 // --- processes, exit codes, signals --------------------------------------------------
 
 TEST(RunProcesses, ExitCodesPropagate) {

@@ -1,0 +1,61 @@
+// The sandbox's only way out: vigil-init listens on 127.0.0.1:3128 (HTTP proxy) and
+// 127.0.0.1:1080 (SOCKS5) inside the sandbox's network namespace, and splices every
+// accepted connection to the session's proxy Unix socket, which the supervisor
+// bind-mounts in. The listeners are bound before the worker starts, so the command never
+// races its own network, and nothing polls for them.
+//
+// Single-threaded, edge-free (level-triggered) epoll relay; every buffer is bounded, and
+// a full buffer stops reading from the other side (back-pressure instead of growth).
+// Lives in PID 1: no exceptions, errors are values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "supervisor/core/result.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil::init {
+
+inline constexpr std::uint16_t kHttpProxyPort = 3128;
+inline constexpr std::uint16_t kSocksProxyPort = 1080;
+inline constexpr std::size_t kRelayBuffer = 64 * 1024;
+inline constexpr std::size_t kMaxRelayedConnections = 512;
+
+class Bridge {
+ public:
+  // Binds and listens on 127.0.0.1:port for each port; connections go to `unix_path`.
+  static Result<Bridge> listen(const std::vector<std::uint16_t>& ports, std::string unix_path);
+
+  // Registers the listeners with `epoll_fd`. Call once.
+  Result<void> attach(int epoll_fd);
+  // Handles one epoll event whose data.u64 was set by this bridge. Returns false when the
+  // event was not one of ours.
+  bool handle(int epoll_fd, std::uint64_t tag, std::uint32_t events);
+
+  Bridge(Bridge&&) noexcept;
+  Bridge& operator=(Bridge&&) noexcept;
+  ~Bridge();
+
+ private:
+  struct Pipe;
+  struct Pair;
+  Bridge() = default;
+  void accept_from(int epoll_fd, int listener);
+  void pump(int epoll_fd, Pair& p);
+  void update_interest(int epoll_fd, Pair& p);
+
+  std::string unix_path_;
+  std::vector<UniqueFd> listeners_;
+  std::map<std::uint64_t, std::unique_ptr<Pair>> pairs_;  // by id
+  std::uint64_t next_id_ = 1;
+};
+
+// Tags in epoll_event.data.u64: high bit set for bridge events, so the init loop can tell
+// them from its own (the signalfd).
+inline constexpr std::uint64_t kBridgeTagBit = 1ULL << 63;
+
+}  // namespace vigil::init
