@@ -54,6 +54,7 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   BwrapArg cmd{{"--"}, "the command"};
   if (!in.init.empty()) {
     cmd.tokens.push_back(in.init);
+    cmd.tokens.insert(cmd.tokens.end(), in.init_args.begin(), in.init_args.end());
     cmd.tokens.push_back("--");
     cmd.rule = "vigil-init, which installs the seccomp filters and runs the command";
   }

@@ -27,6 +27,7 @@ struct BwrapInputs {
   // vigil-init's path inside the sandbox: when set, it runs as PID 1 (--as-pid-1, no
   // bwrap init) and execs the command itself: "--" INIT "--" COMMAND...
   std::string init;
+  std::vector<std::string> init_args;  // vigil-init's own options, before its "--"
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

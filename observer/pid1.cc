@@ -4,11 +4,14 @@
 #include <sys/prctl.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
@@ -31,6 +34,31 @@ sigset_t supervised_set() {
   return set;
 }
 
+// Receives one fd sent with SCM_RIGHTS; -1 when none came.
+int receive_fd(int channel) {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (c == nullptr || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) return -1;
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+// The mount table as bwrap left it; an unreadable one leaves every verdict "allowed"
+// with the mount table as the only judge (it always is).
+std::vector<Mount> load_mounts() {
+  auto m = load_mount_table();
+  return m ? std::move(m).value() : std::vector<Mount>{};
+}
+
 int exit_status_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return exit_code_for_signal(WTERMSIG(status));
@@ -39,7 +67,7 @@ int exit_status_of(int status) {
 
 }  // namespace
 
-int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer) {
   // Non-dumpable: the worker (same uid) can neither ptrace us nor read our environ/mem.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::perror("vigil-init: PR_SET_DUMPABLE");
@@ -68,6 +96,11 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int s : kForwarded) ::sigaction(s, &dfl, nullptr);
+    ::sigaction(SIGPIPE, &dfl, nullptr);  // vigil-init ignores it; the command must not
+    // We are non-dumpable, and a fork inherits that; the observer must be able to read
+    // the worker's memory (process_vm_readv) from its very first exec on. Its memory is
+    // a copy of ours, which holds nothing secret.
+    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     sfd.reset();
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     ::_exit(worker());
@@ -84,8 +117,19 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
     return to_int(ExitCode::kSandboxSetup);
   }
 
+  // The observer starts when the worker hands over its listener (tag 1), before exec.
+  constexpr std::uint64_t kChannelTag = 1, kListenerTag = 2;
+  std::optional<Observer> obs;
+  if (observer != nullptr) {
+    epoll_event cev{};
+    cev.events = EPOLLIN;
+    cev.data.u64 = kChannelTag;
+    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, observer->listener_channel, &cev);
+  }
+
   int worker_status = -1;
   while (true) {
+    if (obs) obs->flush();  // idle: hand the supervisor what we have before sleeping
     epoll_event events[64];
     const int n = ::epoll_wait(ep.get(), events, 64, -1);
     if (n < 0) {
@@ -95,6 +139,23 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
       return to_int(ExitCode::kSandboxSetup);
     }
     for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 == kChannelTag) {
+        UniqueFd listener(receive_fd(observer->listener_channel));
+        ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, observer->listener_channel, nullptr);
+        if (!listener) continue;  // the worker failed before installing: it reports that
+        epoll_event lev{};
+        lev.events = EPOLLIN;
+        lev.data.u64 = kListenerTag;
+        ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener.get(), &lev);
+        auto o = Observer::create(std::move(listener), observer->events_fd, load_mounts(),
+                                  observer->overflow);
+        if (o) obs.emplace(std::move(o).value());
+        continue;
+      }
+      if (events[i].data.u64 == kListenerTag) {
+        if (obs && !obs->on_ready()) ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, obs->fd(), nullptr);
+        continue;
+      }
       if (events[i].data.u64 != 0) {
         if (bridge != nullptr) bridge->handle(ep.get(), events[i].data.u64, events[i].events);
         continue;
@@ -115,7 +176,10 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge) {
     }
     // The worker is the command: when it is gone, so is the sandbox (the kernel kills
     // every process left in the namespace when PID 1 exits).
-    if (worker_status != -1) return exit_status_of(worker_status);
+    if (worker_status != -1) {
+      if (obs) obs->finish();
+      return exit_status_of(worker_status);
+    }
   }
 }
 

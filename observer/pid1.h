@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "observer/bridge.h"
+#include "observer/notify_loop.h"
 
 namespace vigil::init {
 
@@ -20,6 +21,11 @@ using WorkerMain = std::function<int()>;
 // Makes this process non-dumpable (no ptrace, no /proc/1/environ for the worker), forks
 // the worker, supervises it, and relays the proxy bridge's connections (when `bridge` is
 // not null) until the worker exits. Returns the status vigil-init must exit with.
-int run_as_pid1(const WorkerMain& worker, Bridge* bridge);
+struct ObserverSetup {
+  int listener_channel = -1;  // our end of the socketpair the worker sends the listener on
+  int events_fd = -1;         // where event lines go
+  Overflow overflow = Overflow::kBlock;
+};
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer);
 
 }  // namespace vigil::init

@@ -1,22 +1,30 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
-//   vigil-init [--proxy-socket PATH] -- CMD ARGS...
+//   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop]] -- CMD ARGS...
 // It compiles the seccomp filters, makes itself non-dumpable, forks the worker (which
 // installs the filters and execs CMD) and supervises it (observer/pid1.h).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
 
+#include "filters/bpf_compile.h"
+#include "filters/filter_specs.h"
+#include "filters/kernel_seccomp.h"
+#include "observer/notify_filter.h"
 #include "observer/pid1.h"
 #include "observer/worker.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
 int main(int argc, char** argv) {
-  // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
-  // stop here: the command gets stdin, stdout, stderr and nothing else.
-  vigil::close_fds_from(3);
   const char* proxy_socket = nullptr;
+  int events_fd = -1;
+  vigil::init::Overflow overflow = vigil::init::Overflow::kBlock;
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
     if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {
@@ -24,13 +32,35 @@ int main(int argc, char** argv) {
       cmd += 2;
       continue;
     }
+    if (std::strcmp(argv[cmd], "--events-fd") == 0 && cmd + 1 < argc) {
+      events_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--overflow") == 0 && cmd + 1 < argc &&
+        std::strcmp(argv[cmd + 1], "drop") == 0) {
+      overflow = vigil::init::Overflow::kDrop;
+      cmd += 2;
+      continue;
+    }
     std::fprintf(stderr, "vigil-init: unknown option %s\n", argv[cmd]);
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   if (cmd >= argc - 1) {
-    std::fprintf(stderr, "usage: vigil-init [--proxy-socket PATH] -- CMD ARGS...\n");
+    std::fprintf(stderr, "usage: vigil-init [--proxy-socket PATH] [--events-fd N] -- CMD ARGS...\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
+  // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
+  // stop here, but the supervisor's event pipe: the command gets stdin, stdout, stderr
+  // and nothing else (the event pipe is close-on-exec from here on).
+  if (events_fd >= 3) {
+    vigil::close_fds_from_except(3, events_fd);
+    ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
+  } else {
+    vigil::close_fds_from(3);
+  }
+  // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
+  ::signal(SIGPIPE, SIG_IGN);
   // The bridges are listening before the worker exists: its first connect succeeds.
   std::optional<vigil::init::Bridge> bridge;
   if (proxy_socket != nullptr) {
@@ -42,8 +72,45 @@ int main(int argc, char** argv) {
     }
     bridge.emplace(std::move(b).value());
   }
+  // Compiled here, before the fork: the worker only installs (no allocation after fork).
+  // One combined program: one seccomp() call and one filter run per syscall.
+  auto program = vigil::compile_combined(vigil::worker_filters());
+  if (!program) {
+    std::fprintf(stderr, "vigil: cannot build the seccomp filters: %s\n", program.error().message.c_str());
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + cmd + 1;
+  spec.filters = std::span<const sock_fprog>(&fprog, 1);
+
+  // The observer: its filter compiled now, its listener handed over a socketpair.
+  std::optional<std::vector<sock_filter>> notify;
+  vigil::UniqueFd channel_ours, channel_worker;
+  vigil::init::ObserverSetup observer;
+  sock_fprog notify_prog{};
+  if (events_fd >= 0) {
+    auto n = vigil::compile_filter(vigil::init::notify_filter());
+    if (!n) {
+      std::fprintf(stderr, "vigil: cannot build the observer's filter: %s\n", n.error().message.c_str());
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    notify = std::move(n).value();
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+      std::perror("vigil-init: socketpair");
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    channel_ours.reset(sv[0]);
+    channel_worker.reset(sv[1]);
+    notify_prog = vigil::as_fprog(*notify);
+    spec.notify = &notify_prog;
+    spec.notify_flags = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    spec.listener_channel = channel_worker.get();
+    observer.listener_channel = channel_ours.get();
+    observer.events_fd = events_fd;
+    observer.overflow = overflow;
+  }
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
-                                  bridge ? &*bridge : nullptr);
+                                  bridge ? &*bridge : nullptr, events_fd >= 0 ? &observer : nullptr);
 }

@@ -2,13 +2,15 @@
 
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "filters/bpf_compile.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/unique_fd.h"
 
 namespace vigil::init {
 namespace {
@@ -18,6 +20,24 @@ void say(const char* a, const char* b = "", const char* c = "") {
   for (const char* s : {"vigil: ", a, b, c, "\n"}) {
     (void)!::write(2, s, std::strlen(s));
   }
+}
+
+// Passes `fd` over a unix socket with SCM_RIGHTS. No allocation.
+bool send_fd(int channel, int fd) {
+  char byte = 'L';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  return ::sendmsg(channel, &msg, MSG_NOSIGNAL) == 1;
 }
 
 }  // namespace
@@ -30,8 +50,24 @@ int run_worker(const WorkerSpec& spec) {
     return to_int(ExitCode::kSandboxSetup);
   }
   for (const sock_fprog& prog : spec.filters) {
-    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-      say("cannot install a seccomp filter: ", std::strerror(errno));
+    if (const long rc = install_raw(prog, 0); rc < 0) {
+      say("cannot install a seccomp filter: ", std::strerror(static_cast<int>(-rc)));
+      return to_int(ExitCode::kSandboxSetup);
+    }
+  }
+  if (spec.notify != nullptr) {
+    long listener = install_raw(*spec.notify, SECCOMP_FILTER_FLAG_NEW_LISTENER | spec.notify_flags);
+    if (listener < 0 && spec.notify_flags != 0) {
+      // An older kernel without the optional flag: the observer works the same.
+      listener = install_raw(*spec.notify, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+    }
+    if (listener < 0) {
+      say("cannot install the observer's filter: ", std::strerror(static_cast<int>(-listener)));
+      return to_int(ExitCode::kSandboxSetup);
+    }
+    UniqueFd fd(static_cast<int>(listener));
+    if (!send_fd(spec.listener_channel, fd.get())) {
+      say("cannot hand the observer its listener: ", std::strerror(errno));
       return to_int(ExitCode::kSandboxSetup);
     }
   }

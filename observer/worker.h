@@ -12,6 +12,12 @@ namespace vigil::init {
 struct WorkerSpec {
   char* const* argv = nullptr;                  // the command, NULL-terminated
   std::span<const sock_fprog> filters;          // installed in this order
+  // The observer's filter, installed last with a new listener, whose fd is passed to
+  // vigil-init over `listener_channel` (a socketpair end) before the command runs: the
+  // exec itself is the first trapped call, so the observer must be holding it by then.
+  const sock_fprog* notify = nullptr;
+  unsigned notify_flags = 0;  // e.g. SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+  int listener_channel = -1;
 };
 
 // Never returns on success. On failure prints one line to stderr and returns the exit

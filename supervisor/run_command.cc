@@ -80,6 +80,8 @@ int cmd_run(const RunArgs& args) {
 
   auto status = make_status_pipe();
   if (!status) return report(status.error());
+  auto events = make_event_pipe();
+  if (!events) return report(events.error());
   BwrapInputs in;
   in.plan = &prepared->plan;
   auto cwd = current_dir();
@@ -89,10 +91,19 @@ int cmd_run(const RunArgs& args) {
   in.json_status_fd = status->write.get();
   in.command = args.command;
   in.init = *init;
+  in.init_args = {"--events-fd", std::to_string(events->write.get())};
+  if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
+    in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
+  }
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
-  auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value());
+  std::vector<std::string> event_lines;
+  auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), &*events,
+                               [&](std::string_view line) { event_lines.emplace_back(line); });
+  if (const char* dump = std::getenv("VIGIL_DEBUG_EVENTS"); dump != nullptr && *dump != '\0') {
+    for (const auto& l : event_lines) std::fprintf(stderr, "event: %s\n", l.c_str());
+  }
   remove_placeholders(placeholders);
   if (!launched) return report(launched.error());
   return launched->exit_code;

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -96,63 +97,104 @@ void parse_status_lines(std::string* buf, pid_t* init_pid, WaitOutcome* out) {
   }
 }
 
+// Splits what a pipe delivers into lines; a line longer than `max` is cut and flagged
+// by the consumer (the events pipe carries untrusted text).
+struct LineReader {
+  int fd = -1;
+  bool open = false;
+  std::string buf;
+  // Reads what is there; returns false at EOF or error.
+  bool read_some() {
+    char chunk[65536];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n > 0) {
+      buf.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    open = false;
+    return false;
+  }
+  template <class F>
+  void take_lines(F&& f) {
+    size_t start = 0, nl;
+    while ((nl = buf.find('\n', start)) != std::string::npos) {
+      f(std::string_view(buf).substr(start, nl - start));
+      start = nl + 1;
+    }
+    buf.erase(0, start);
+  }
+};
+
 // Waits for `child`, forwarding signals. When `status_fd` is valid, reads bwrap's JSON
-// status lines from it: "child-pid" (the sandbox init) and "exit-code".
-Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd) {
+// status lines from it: "child-pid" (the sandbox init) and "exit-code". Event lines from
+// `events_fd` go to `on_event` as they arrive, and to the end of the pipe after exit.
+Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd, int events_fd,
+                                    const std::function<void(std::string_view)>& on_event) {
   const sigset_t set = handled_set();
   UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
   if (!sfd) return system_error("signalfd");
   WaitOutcome out;
   pid_t init_pid = -1;
-  std::string status_buf;
-  bool status_open = status_fd >= 0;
+  LineReader status{status_fd, status_fd >= 0, {}};
+  LineReader events{events_fd, events_fd >= 0, {}};
+  auto drain_status = [&] {
+    status.buf += '\n';  // parse_status_lines wants complete lines; harmless if empty
+    parse_status_lines(&status.buf, &init_pid, &out);
+  };
   while (true) {
-    pollfd fds[2] = {{sfd.get(), POLLIN, 0}, {status_open ? status_fd : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{sfd.get(), POLLIN, 0},
+                     {status.open ? status.fd : -1, POLLIN, 0},
+                     {events.open ? events.fd : -1, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       return system_error("poll");
     }
-    if (fds[1].revents != 0) {
-      char buf[4096];
-      const ssize_t n = ::read(status_fd, buf, sizeof buf);
-      if (n <= 0) {
-        status_open = false;
-      } else {
-        status_buf.append(buf, static_cast<size_t>(n));
-        parse_status_lines(&status_buf, &init_pid, &out);
-      }
+    if (fds[1].revents != 0 && status.read_some()) parse_status_lines(&status.buf, &init_pid, &out);
+    if (fds[2].revents != 0) {
+      events.read_some();
+      events.take_lines(on_event);
     }
-    if (fds[0].revents != 0) {
-      signalfd_siginfo si{};
-      if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
-      const int sig = static_cast<int>(si.ssi_signo);
-      if (sig != SIGCHLD) {
-        if (init_pid > 0) {
-          // vigil-init (the sandbox's PID 1) handles these and passes them on.
-          ::kill(init_pid, sig);
-        } else if (status_fd < 0) {
-          ::kill(child, sig);  // unconfined: the child is the command
-        }
-        continue;
+    if (fds[0].revents == 0) continue;
+    signalfd_siginfo si{};
+    if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
+    const int sig = static_cast<int>(si.ssi_signo);
+    if (sig != SIGCHLD) {
+      if (init_pid > 0) {
+        // vigil-init (the sandbox's PID 1) handles these and passes them on.
+        ::kill(init_pid, sig);
+      } else if (status_fd < 0) {
+        ::kill(child, sig);  // unconfined: the child is the command
       }
-      int status = 0;
-      const pid_t r = ::waitpid(child, &status, WNOHANG);
-      if (r == child) {
-        // Drain what bwrap wrote before it exited (the exit-code line).
-        if (status_open) {
-          char buf[4096];
-          ssize_t n;
-          while ((n = ::read(status_fd, buf, sizeof buf)) > 0) status_buf.append(buf, static_cast<size_t>(n));
-          parse_status_lines(&status_buf, &init_pid, &out);
-        }
-        out.status = status;
-        return out;
-      }
+      continue;
     }
+    int wstatus = 0;
+    if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
+    // Everything that could write is gone: read both pipes to their end.
+    while (status.open && status.read_some()) {
+    }
+    drain_status();
+    if (events.open) {
+      ::fcntl(events.fd, F_SETFL, ::fcntl(events.fd, F_GETFL) & ~O_NONBLOCK);
+      while (events.open && events.read_some()) events.take_lines(on_event);
+      events.take_lines(on_event);
+    }
+    out.status = wstatus;
+    return out;
   }
 }
 
 }  // namespace
+
+Result<EventPipe> make_event_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
+  EventPipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  ::fcntl(p.read.get(), F_SETFL, O_NONBLOCK);
+  // A larger pipe: fewer times the observer has to wait for us.
+  ::fcntl(p.write.get(), F_SETPIPE_SZ, 1 << 20);
+  return p;
+}
 
 Result<StatusPipe> make_status_pipe() {
   int fds[2];
@@ -164,7 +206,8 @@ Result<StatusPipe> make_status_pipe() {
 }
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
-                                  StatusPipe status) {
+                                  StatusPipe status, EventPipe* events,
+                                  const std::function<void(std::string_view)>& on_event) {
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args));
   if (!memfd) return std::move(memfd).error();
   const std::string fd_arg = std::to_string(memfd->get());
@@ -182,6 +225,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   // dup2 onto itself clears FD_CLOEXEC: exactly these two fds reach bwrap.
   posix_spawn_file_actions_adddup2(&actions, memfd->get(), memfd->get());
   posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
+  if (events != nullptr) posix_spawn_file_actions_adddup2(&actions, events->write.get(), events->write.get());
   // Its own process group: terminal signals reach vigil, which forwards them.
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setsigmask(&attr, &block.old());
@@ -193,7 +237,9 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
   status.write.reset();
-  auto waited = wait_forwarding(pid, status.read.get());
+  if (events != nullptr) events->write.reset();  // only the sandbox holds it now: EOF = done
+  auto waited = wait_forwarding(pid, status.read.get(), events != nullptr ? events->read.get() : -1,
+                                on_event);
   if (!waited) return std::move(waited).error();
   if (waited->have_exit_code) return LaunchResult{waited->exit_code};
   if (WIFSIGNALED(waited->status)) {
@@ -222,7 +268,7 @@ Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(code);
   }
-  auto waited = wait_forwarding(pid, -1);
+  auto waited = wait_forwarding(pid, -1, -1, [](std::string_view) {});
   if (!waited) return std::move(waited).error();
   return LaunchResult{status_to_exit(waited->status)};
 }

@@ -45,6 +45,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON
 cmake --build build -j "$jobs"
 run_suite "unit tests" build/tests/vigil_unit_tests
 run_suite "integration tests as $(id -un)" build/tests/vigil_integration_tests
+run_suite "adversarial probes as $(id -un)" build/tests/vigil_adversarial_tests
 
 echo "== sanitizer build (build-asan/)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
@@ -58,13 +59,17 @@ if [ "$(id -u)" -eq 0 ]; then
   id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
   trap 'rm -rf "$stage"' EXIT
-  cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests "$stage/"
+  cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
+     build/tests/vigil_adversarial_tests build/tests/vigil_probe "$stage/"
   mkdir -p "$stage/home"
   chown "$user" "$stage/home"
   chmod 755 "$stage"
   run_suite "integration tests as $user (unprivileged)" \
     runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
       VIGIL_BIN="$stage/vigil" "$stage/vigil_integration_tests"
+  run_suite "adversarial probes as $user (unprivileged)" \
+    runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
+      VIGIL_BIN="$stage/vigil" VIGIL_PROBE="$stage/vigil_probe" "$stage/vigil_adversarial_tests"
 else
   echo "== not root: the unprivileged pass above is the only integration pass"
 fi

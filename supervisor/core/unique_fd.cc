@@ -19,4 +19,10 @@ void close_fds_from(int first) {
   ::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U);
 }
 
+void close_fds_from_except(int first, int keep) {
+  if (keep < first) return close_fds_from(first);
+  if (keep > first) ::syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(keep - 1), 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U);
+}
+
 }  // namespace vigil

@@ -38,5 +38,7 @@ class UniqueFd {
 // vigil's caller leaked (an open directory is a way out of any mount policy) reaches the
 // command. Async-signal-safe.
 void close_fds_from(int first);
+// The same, but keeps `keep` (>= first) open.
+void close_fds_from_except(int first, int keep);
 
 }  // namespace vigil

@@ -1,0 +1,312 @@
+#include "observer/notify_loop.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+#include <nlohmann/json.hpp>
+
+#include "filters/syscall_names.h"
+#include "supervisor/core/path_expand.h"
+
+namespace vigil::init {
+namespace {
+
+constexpr int kAtFdcwd = AT_FDCWD;
+constexpr std::size_t kMaxArgv = 64;
+constexpr std::size_t kMaxArgLen = 4096;
+
+struct Row {
+  const char* name;
+  PathArgs args;
+};
+
+// Which arguments of each trapped call name files. Kept beside the filter table
+// (observer/notify_filter.cc) it mirrors.
+const Row kRows[] = {
+    {"open", {.path = 0, .flags = 1}},
+    {"openat", {.dirfd = 0, .path = 1, .flags = 2}},
+    {"openat2", {.dirfd = 0, .path = 1, .flags = 2, .open_how = true}},
+    {"creat", {.path = 0}},
+    {"truncate", {.path = 0}},
+    {"unlink", {.path = 0}},
+    {"unlinkat", {.dirfd = 0, .path = 1}},
+    {"rmdir", {.path = 0}},
+    {"mkdir", {.path = 0}},
+    {"mkdirat", {.dirfd = 0, .path = 1}},
+    {"mknod", {.path = 0}},
+    {"mknodat", {.dirfd = 0, .path = 1}},
+    {"rename", {.path = 0, .path2 = 1}},
+    {"renameat", {.dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3}},
+    {"renameat2", {.dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3}},
+    {"link", {.path2 = 1}},
+    {"linkat", {.dirfd2 = 2, .path2 = 3}},
+    {"symlink", {.path2 = 1}},
+    {"symlinkat", {.dirfd2 = 1, .path2 = 2}},
+    {"chmod", {.path = 0}},
+    {"fchmodat", {.dirfd = 0, .path = 1}},
+    {"fchmodat2", {.dirfd = 0, .path = 1}},
+    {"chown", {.path = 0}},
+    {"lchown", {.path = 0}},
+    {"fchownat", {.dirfd = 0, .path = 1}},
+    {"utime", {.path = 0}},
+    {"utimes", {.path = 0}},
+    {"utimensat", {.dirfd = 0, .path = 1}},
+    {"futimesat", {.dirfd = 0, .path = 1}},
+    {"setxattr", {.path = 0}},
+    {"lsetxattr", {.path = 0}},
+    {"fsetxattr", {.fd_only = true}},
+    {"removexattr", {.path = 0}},
+    {"lremovexattr", {.path = 0}},
+    {"fremovexattr", {.fd_only = true}},
+    {"execve", {.path = 0, .exec = true}},
+    {"execveat", {.dirfd = 0, .path = 1, .exec = true}},
+};
+
+// Reads a NUL-terminated string from `pid` at `addr`, never asking for bytes across a page
+// boundary in one call (a read that crosses into an unmapped page fails as a whole).
+bool read_string(pid_t pid, std::uint64_t addr, std::string* out, std::size_t max = PATH_MAX) {
+  out->clear();
+  if (addr == 0) return false;
+  static const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  char buf[4096];
+  while (out->size() < max) {
+    const std::uint64_t to_page_end = page - (addr % page);
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>({to_page_end, sizeof buf, max - out->size()}));
+    iovec local{buf, want};
+    iovec remote{reinterpret_cast<void*>(addr), want};
+    const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) return false;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] == '\0') return true;
+      out->push_back(buf[i]);
+    }
+    addr += static_cast<std::uint64_t>(n);
+  }
+  return false;  // no NUL within PATH_MAX: not a path the kernel would accept either
+}
+
+bool read_u64(pid_t pid, std::uint64_t addr, std::uint64_t* out) {
+  iovec local{out, sizeof *out};
+  iovec remote{reinterpret_cast<void*>(addr), sizeof *out};
+  return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof *out);
+}
+
+std::string read_link(const std::string& path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The directory a relative path is resolved against: the cwd, or the dirfd's target.
+std::string base_dir(pid_t pid, std::int64_t dirfd) {
+  if (dirfd == kAtFdcwd) return read_link("/proc/" + std::to_string(pid) + "/cwd");
+  return read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(dirfd));
+}
+
+bool id_valid(int listener, std::uint64_t id) {
+  return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+struct Target {
+  std::string as_read;   // the spelling the caller passed
+  std::string absolute;  // joined to its base, lexically normal
+};
+
+// Symlinks resolved in the sandbox's own view (vigil-init shares the caller's mount
+// namespace). The last component is followed only where the call follows it.
+std::string resolve(const std::string& absolute, bool follow_last) {
+  if (follow_last) return resolve_symlinks(absolute);
+  const size_t slash = absolute.rfind('/');
+  if (slash == 0) return absolute;
+  const std::string parent = resolve_symlinks(absolute.substr(0, slash));
+  return (parent == "/" ? "" : parent) + absolute.substr(slash);
+}
+
+bool dir_exists(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  return ::access(parent.c_str(), F_OK) == 0;
+}
+
+}  // namespace
+
+Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
+                                  Overflow overflow) {
+  Observer o;
+  o.listener_ = std::move(listener);
+  o.events_fd_ = events_fd;
+  o.mounts_ = std::move(mounts);
+  o.overflow_ = overflow;
+  for (const auto& row : kRows) {
+    if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = {row.name, row.args};
+  }
+  if (overflow == Overflow::kDrop) ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
+  return o;
+}
+
+bool Observer::on_ready() {
+  pollfd p{listener_.get(), POLLIN, 0};
+  while (::poll(&p, 1, 0) > 0) {
+    if (p.revents & (POLLHUP | POLLERR)) return false;
+    handle_one();
+  }
+  return true;
+}
+
+void Observer::handle_one() {
+  seccomp_notif req{};
+  if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;  // raced away
+  const pid_t pid = static_cast<pid_t>(req.pid);
+  const auto it = table_.find(req.data.nr);
+  const auto* a = req.data.args;
+
+  // Read everything we need from the caller while it is stopped; answer; then judge.
+  std::string name = it != table_.end() ? it->second.first : syscall_name(req.data.arch, req.data.nr);
+  PathArgs pa = it != table_.end() ? it->second.second : PathArgs{};
+  std::vector<Target> targets;
+  std::uint64_t flags = 0;
+  bool ok = true;
+  auto take = [&](int dirfd_arg, int path_arg) {
+    if (path_arg < 0) return;
+    Target t;
+    if (!read_string(pid, a[path_arg], &t.as_read)) {
+      ok = false;
+      return;
+    }
+    const std::int64_t dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
+    if (!t.as_read.empty() && t.as_read[0] == '/') {
+      t.absolute = lexically_normal(t.as_read);
+    } else {
+      const std::string base = base_dir(pid, dirfd);
+      t.absolute = base.empty() ? "" : lexically_normal(base + "/" + t.as_read);
+    }
+    targets.push_back(std::move(t));
+  };
+  if (pa.fd_only) {
+    Target t;
+    t.absolute = base_dir(pid, static_cast<std::int32_t>(a[0]));
+    t.as_read = "fd " + std::to_string(static_cast<std::int32_t>(a[0]));
+    targets.push_back(std::move(t));
+  }
+  take(pa.dirfd, pa.path);
+  take(pa.dirfd2, pa.path2);
+  if (pa.flags >= 0) {
+    if (pa.open_how) {
+      ok = ok && read_u64(pid, a[pa.flags], &flags);  // open_how.flags is its first field
+    } else {
+      flags = a[pa.flags];
+    }
+  }
+  std::vector<std::string> argv;
+  if (pa.exec && ok) {
+    const std::uint64_t argv_ptr = a[pa.path + 1];
+    for (std::size_t i = 0; i < kMaxArgv && argv_ptr != 0; ++i) {
+      std::uint64_t p = 0;
+      if (!read_u64(pid, argv_ptr + i * 8, &p) || p == 0) break;
+      std::string s;
+      if (!read_string(pid, p, &s, kMaxArgLen)) break;
+      argv.push_back(std::move(s));
+    }
+  }
+  // What we read is only trustworthy if the caller is still in that very syscall.
+  const bool valid = id_valid(listener_.get(), req.id);
+
+  seccomp_notif_resp resp{};
+  resp.id = req.id;
+  resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp);
+
+  if (!valid) {
+    ++stats_.vanished;
+    return;
+  }
+  if (pa.exec) {
+    // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
+    // nothing, so they are not part of the process record.
+    if (targets.empty() || targets[0].absolute.empty() || ::access(targets[0].absolute.c_str(), F_OK) != 0) {
+      return;
+    }
+    nlohmann::json ev = {{"kind", "proc.exec"}, {"pid", pid}, {"argv", argv},
+                         {"path", targets.empty() ? std::string() : targets[0].as_read},
+                         {"cwd", base_dir(pid, kAtFdcwd)}};
+    queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return;
+  }
+  const int accmode = static_cast<int>(flags & O_ACCMODE);
+  const bool writes = accmode != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0;
+  if (pa.open_how && !writes) return;  // a read-only openat2: not a write, no event
+  for (const auto& t : targets) {
+    nlohmann::json ev = {{"kind", "fs.write"}, {"pid", pid}, {"syscall", name}, {"path", t.as_read}};
+    if (!ok || t.absolute.empty()) {
+      ev["verdict"] = "allowed";
+      ev["resolved"] = "";
+      ev["reason"] = "could not read the target (the call went ahead; the mount table still applies)";
+    } else {
+      const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
+      const std::string resolved = resolve(t.absolute, follow);
+      ev["resolved"] = resolved;
+      if (!dir_exists(resolved)) {
+        // The kernel fails this with ENOENT before any mount is consulted.
+        ev["verdict"] = "allowed";
+        ev["reason"] = "its directory does not exist: the call fails with ENOENT, not because of the sandbox";
+      } else {
+        const Classified c = classify_write(mounts_, resolved);
+        ev["verdict"] = to_string(c.verdict);
+        ev["reason"] = c.reason;
+      }
+    }
+    if (pa.flags >= 0) ev["flags"] = flags;
+    queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+}
+
+void Observer::queue(std::string line) {
+  ++stats_.events;
+  buffer_ += line;
+  buffer_ += '\n';
+  if (buffer_.size() >= kEventBufferBytes) {
+    ++stats_.held;
+    flush();
+  }
+}
+
+void Observer::flush() {
+  std::size_t off = 0;
+  while (off < buffer_.size()) {
+    const ssize_t n = ::write(events_fd_, buffer_.data() + off, buffer_.size() - off);
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && overflow_ == Overflow::kDrop) {
+      // Count whole lines that did not fit.
+      for (std::size_t i = off; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
+      break;
+    }
+    // The supervisor is gone: the command still runs to completion; the loss is counted.
+    for (std::size_t i = off; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
+    break;
+  }
+  buffer_.clear();
+}
+
+void Observer::finish() {
+  nlohmann::json ev = {{"kind", "observer.stats"},
+                       {"events", stats_.events},
+                       {"dropped", stats_.dropped},
+                       {"held", stats_.held},
+                       {"vanished", stats_.vanished}};
+  buffer_ += ev.dump() + "\n";
+  flush();
+}
+
+}  // namespace vigil::init

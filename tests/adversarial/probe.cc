@@ -1,0 +1,169 @@
+// vigil_probe: one hostile operation per invocation, run INSIDE `vigil run` by the
+// adversarial tests. Prints "ok" when the operation succeeded, "errno:NAME" when it
+// failed, and nothing at all when the kernel killed it. Each operation uses the raw
+// syscall so that libc cannot paper over (or fall back around) a refusal.
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <asm/unistd.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+// The i386 syscall number for the `int 0x80` probe comes from libseccomp's tables, like
+// every syscall number vigil uses.
+#include <seccomp.h>
+
+namespace {
+
+int report(long rc) {
+  if (rc >= 0) {
+    std::puts("ok");
+  } else {
+    std::printf("errno:%s\n", strerrorname_np(errno));
+  }
+  return 0;
+}
+
+sockaddr_un unix_addr(const char* path, socklen_t* len, bool abstract = false) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t n = std::strlen(path);
+  if (abstract) {
+    std::memcpy(a.sun_path + 1, path, n);
+    *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  } else {
+    std::memcpy(a.sun_path, path, n);
+    *len = static_cast<socklen_t>(sizeof a);
+  }
+  return a;
+}
+
+long raw_socket(std::uint64_t domain, long type) {
+  return ::syscall(SYS_socket, domain, type, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: vigil_probe OP [ARGS]\n");
+    return 2;
+  }
+  const std::string op = argv[1];
+  const char* arg = argc > 2 ? argv[2] : "";
+  if (op == "socket-unix-stream") return report(raw_socket(AF_UNIX, SOCK_STREAM));
+  if (op == "socket-unix-dgram") return report(raw_socket(AF_UNIX, SOCK_DGRAM));
+  if (op == "socket-unix-seqpacket") return report(raw_socket(AF_UNIX, SOCK_SEQPACKET));
+  if (op == "socket-unix-upper-bits") return report(raw_socket((1ULL << 32) | AF_UNIX, SOCK_STREAM));
+  if (op == "socket-vsock") return report(raw_socket(AF_VSOCK, SOCK_STREAM));
+  if (op == "socket-inet") return report(raw_socket(AF_INET, SOCK_STREAM));
+  if (op == "socketpair-unix-stream") {
+    int sv[2];
+    return report(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+  }
+  if (op == "abstract-unix") {
+    const long fd = raw_socket(AF_UNIX, SOCK_STREAM);
+    if (fd < 0) return report(fd);
+    socklen_t len = 0;
+    sockaddr_un a = unix_addr(arg, &len, true);
+    return report(::bind(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&a), len));
+  }
+  if (op == "connect-unix") {  // arg: a host socket path
+    const long fd = raw_socket(AF_UNIX, SOCK_STREAM);
+    if (fd < 0) return report(fd);
+    socklen_t len = 0;
+    sockaddr_un a = unix_addr(arg, &len);
+    return report(::connect(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&a), len));
+  }
+  if (op == "socketpair-dgram-sendto") {  // arg: a host datagram socket path
+    int sv[2];
+    const int rc = ::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+    if (rc < 0) return report(rc);
+    socklen_t len = 0;
+    sockaddr_un a = unix_addr(arg, &len);
+    return report(::sendto(sv[0], "escape", 6, 0, reinterpret_cast<sockaddr*>(&a), len));
+  }
+  if (op == "io_uring_setup") {
+    char params[120] = {};
+    return report(::syscall(SYS_io_uring_setup, 4, params));
+  }
+  if (op == "unshare-newuser") return report(::syscall(SYS_unshare, CLONE_NEWUSER));
+  if (op == "unshare-newuser-upper") return report(::syscall(SYS_unshare, (1UL << 40) | CLONE_NEWUSER));
+  if (op == "unshare-newns") return report(::syscall(SYS_unshare, CLONE_NEWNS));
+  if (op == "clone-newuser") {
+    const long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) ::_exit(0);
+    if (pid > 0) ::waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return report(pid);
+  }
+  if (op == "clone3") {
+    clone_args ca{};
+    ca.exit_signal = SIGCHLD;
+    const long pid = ::syscall(SYS_clone3, &ca, sizeof ca);
+    if (pid == 0) ::_exit(0);
+    if (pid > 0) ::waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return report(pid);
+  }
+  if (op == "setns-proc1") {
+    const int fd = ::open("/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    return report(::syscall(SYS_setns, fd, 0));
+  }
+  if (op == "mount") return report(::syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, nullptr));
+  if (op == "umount2") return report(::syscall(SYS_umount2, arg[0] ? arg : "/proc", MNT_DETACH));
+  if (op == "pivot_root") return report(::syscall(SYS_pivot_root, "/", "/"));
+  if (op == "open_tree") return report(::syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE));
+  if (op == "fsopen") return report(::syscall(SYS_fsopen, "tmpfs", 0));
+  if (op == "mount_setattr") {
+    mount_attr attr{};
+    attr.attr_clr = MOUNT_ATTR_RDONLY;
+    return report(::syscall(SYS_mount_setattr, AT_FDCWD, arg[0] ? arg : "/", 0, &attr, sizeof attr));
+  }
+  if (op == "int80") {
+    // An i386 syscall from a 64-bit process: the arch filter must kill us here.
+    long ret = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "getpid");
+    asm volatile("int $0x80" : "+a"(ret) : : "memory");
+    std::printf("survived:%ld\n", ret);
+    return 0;
+  }
+  if (op == "x32") {
+    // An x32-ABI syscall number (the native getpid with __X32_SYSCALL_BIT): the arch
+    // filter must kill us whether or not this kernel has x32 support.
+    const long ret = ::syscall(__X32_SYSCALL_BIT | SYS_getpid);
+    std::printf("survived:%ld\n", ret);
+    return 0;
+  }
+  if (op == "ptrace-init") return report(::ptrace(PTRACE_ATTACH, 1, nullptr, nullptr));
+  if (op == "read-init-environ") {
+    const int fd = ::open("/proc/1/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    char buf[256];
+    return report(::read(fd, buf, sizeof buf));
+  }
+  if (op == "chain") {  // arg: a repository's .git directory; try to rewrite its config
+    const int gitfd = ::open(arg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (gitfd < 0) return report(gitfd);
+    if (::syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS) != 0) return report(-1);
+    if (::syscall(SYS_pivot_root, "/", "/") != 0) return report(-1);
+    const int cfg = ::openat(gitfd, "config", O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (cfg < 0) return report(cfg);
+    return report(::write(cfg, "[core]\n\tfsmonitor = evil\n", 26));
+  }
+  std::fprintf(stderr, "vigil_probe: unknown op %s\n", op.c_str());
+  return 2;
+}
