@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <vector>
+#include <vector>
 
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
@@ -73,8 +74,12 @@ int main(int argc, char** argv) {
     bridge.emplace(std::move(b).value());
   }
   // Compiled here, before the fork: the worker only installs (no allocation after fork).
-  // One combined program: one seccomp() call and one filter run per syscall.
-  auto program = vigil::compile_combined(vigil::worker_filters());
+  // One combined program (the worker's tables, plus the observer's when it is on): one
+  // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
+  // agree on defaults, which compile_combined checks, so the answers equal the stack's.
+  std::vector<const vigil::FilterSpec*> specs(vigil::worker_filters().begin(), vigil::worker_filters().end());
+  if (events_fd >= 0) specs.push_back(&vigil::init::notify_filter());
+  auto program = vigil::compile_combined(specs);
   if (!program) {
     std::fprintf(stderr, "vigil: cannot build the seccomp filters: %s\n", program.error().message.c_str());
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
@@ -82,20 +87,11 @@ int main(int argc, char** argv) {
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + cmd + 1;
-  spec.filters = std::span<const sock_fprog>(&fprog, 1);
 
-  // The observer: its filter compiled now, its listener handed over a socketpair.
-  std::optional<std::vector<sock_filter>> notify;
+  // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;
   vigil::init::ObserverSetup observer;
-  sock_fprog notify_prog{};
   if (events_fd >= 0) {
-    auto n = vigil::compile_filter(vigil::init::notify_filter());
-    if (!n) {
-      std::fprintf(stderr, "vigil: cannot build the observer's filter: %s\n", n.error().message.c_str());
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    notify = std::move(n).value();
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
       std::perror("vigil-init: socketpair");
@@ -103,13 +99,14 @@ int main(int argc, char** argv) {
     }
     channel_ours.reset(sv[0]);
     channel_worker.reset(sv[1]);
-    notify_prog = vigil::as_fprog(*notify);
-    spec.notify = &notify_prog;
+    spec.notify = &fprog;
     spec.notify_flags = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
     spec.listener_channel = channel_worker.get();
     observer.listener_channel = channel_ours.get();
     observer.events_fd = events_fd;
     observer.overflow = overflow;
+  } else {
+    spec.filters = std::span<const sock_fprog>(&fprog, 1);
   }
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
                                   bridge ? &*bridge : nullptr, events_fd >= 0 ? &observer : nullptr);
