@@ -43,6 +43,9 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   if (in.plan != nullptr) {
     for (const auto& op : in.plan->ops) out.push_back(mount_for(op));
   }
+  for (const auto& p : in.late_ro_binds) {
+    out.push_back({{"--ro-bind", p, p}, "session: the proxy socket vigil-init bridges to"});
+  }
   for (const auto& [name, value] : in.setenv) {
     out.push_back({{"--setenv", name, value}, "environment"});
   }

@@ -28,6 +28,9 @@ struct BwrapInputs {
   // bwrap init) and execs the command itself: "--" INIT "--" COMMAND...
   std::string init;
   std::vector<std::string> init_args;  // vigil-init's own options, before its "--"
+  // Session files bound read-only at their own path after every policy mount, so no
+  // denyRead can hide them (the proxy socket vigil-init bridges to).
+  std::vector<std::string> late_ro_binds;
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

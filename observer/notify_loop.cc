@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -109,6 +111,22 @@ std::string read_link(const std::string& path) {
 std::string base_dir(pid_t pid, std::int64_t dirfd) {
   if (dirfd == kAtFdcwd) return read_link("/proc/" + std::to_string(pid) + "/cwd");
   return read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(dirfd));
+}
+
+// Field 4 of /proc/PID/stat, after the parenthesised command name (which may hold spaces
+// and parentheses itself: the last ')' ends it).
+long parent_of(pid_t pid) {
+  UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return 0;
+  char buf[512];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');
+  if (close_paren == nullptr) return 0;
+  char state = 0;
+  long ppid = 0;
+  return std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 ? ppid : 0;
 }
 
 bool id_valid(int listener, std::uint64_t id) {
@@ -234,9 +252,9 @@ void Observer::handle_one() {
     if (targets.empty() || targets[0].absolute.empty() || ::access(targets[0].absolute.c_str(), F_OK) != 0) {
       return;
     }
-    nlohmann::json ev = {{"kind", "proc.exec"}, {"pid", pid}, {"argv", argv},
-                         {"path", targets.empty() ? std::string() : targets[0].as_read},
-                         {"cwd", base_dir(pid, kAtFdcwd)}};
+    nlohmann::json ev = {{"kind", "proc.exec"}, {"pid", pid}, {"ppid", parent_of(pid)},
+                         {"argv", argv}, {"cwd", base_dir(pid, kAtFdcwd)}};
+    if (argv.size() == kMaxArgv) ev["truncated"] = true;
     queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
@@ -303,8 +321,7 @@ void Observer::finish() {
   nlohmann::json ev = {{"kind", "observer.stats"},
                        {"events", stats_.events},
                        {"dropped", stats_.dropped},
-                       {"held", stats_.held},
-                       {"vanished", stats_.vanished}};
+                       {"held", stats_.held}};
   buffer_ += ev.dump() + "\n";
   flush();
 }

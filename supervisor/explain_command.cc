@@ -1,8 +1,11 @@
 // `vigil explain`: the bwrap argv one mount per line with the rule behind it, and
-// `--path P`: the read/write verdict for one path with its reason.
+// `--path P`: the read/write verdict for one path with its reason, and `--filters`: the
+// seccomp filters' BPF, annotated with the table rows (filters/bpf_disasm.h).
 #include <cstdio>
 
 #include "bwrap/argv_builder.h"
+#include "filters/bpf_disasm.h"
+#include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/init_locator.h"
@@ -31,6 +34,12 @@ std::string quote(const std::string& s) {
 }  // namespace
 
 int cmd_explain(const ExplainArgs& args) {
+  if (args.filters) {  // the filters do not depend on the policy
+    auto text = explain_filters();
+    if (!text) return report(text.error());
+    std::fputs(text->c_str(), stdout);
+    return 0;
+  }
   PlanRequest req{args.settings, args.allow_writable_settings, "$TMPDIR"};
   req.session_tmp = "/tmp/vigil-session/tmp";  // stands for the per-session temp dir
   auto prepared = prepare_sandbox(req);
@@ -66,6 +75,44 @@ int cmd_explain(const ExplainArgs& args) {
     std::printf("%-60s # %s\n", line.c_str(), a.rule.c_str());
   }
   for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", n.c_str());
+  return 0;
+}
+
+// `vigil explain --platform macos`: the Seatbelt profile the same plan becomes, and the
+// values sandbox-exec would get as -D NAME=VALUE, printed on any OS. The log tag and the
+// proxy ports stand for the ones a session picks. Verdicts (--path) are the resolver's,
+// the same on both platforms.
+int cmd_explain_macos(const ExplainArgs& args) {
+  if (args.path || args.filters) return cmd_explain(args);
+  PlanRequest req{args.settings, args.allow_writable_settings, "$TMPDIR"};
+  req.session_tmp = "/tmp/vigil-session/tmp";  // stands for the per-session temp dir
+  auto prepared = prepare_sandbox(req);
+  if (!prepared) return report(prepared.error());
+  for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  const SeatbeltSession session{"vigil_explain_session", {3128, 1080}};
+  auto profile = build_seatbelt_profile(SeatbeltInputs{&prepared->policy, &prepared->plan, session});
+  if (!profile) return report(profile.error());
+  for (const auto& w : profile->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  std::fputs(profile->text.c_str(), stdout);
+  // Values are paths: shown C-escaped, so a newline in one cannot fake a line here.
+  std::printf("; sandbox-exec parameters (-D NAME=VALUE), with the rule behind each:\n");
+  for (const auto& p : profile->params) {
+    std::string v;
+    for (const char c : p.value) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\\') {
+        v += "\\\\";
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", u);
+        v += buf;
+      } else {
+        v += c;
+      }
+    }
+    std::printf(";   %s=%s  (%s)\n", p.name.c_str(), v.c_str(), p.origin.c_str());
+  }
+  for (const auto& n : prepared->plan.notes) std::printf("; note: %s\n", n.c_str());
   return 0;
 }
 

@@ -2,11 +2,24 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 
 #include <CLI/CLI.hpp>
 
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+
+namespace vigil {
+// supervisor/proxy_command.cc: registers `vigil proxy`; the returned function runs it.
+std::function<int()> add_proxy_command(CLI::App& app);
+// supervisor/replay_command.cc: registers `vigil replay`; the returned function runs it.
+std::function<int()> add_replay_command(CLI::App& app);
+}  // namespace vigil
+
+namespace vigil {
+// supervisor/explain_command.cc: `vigil explain --platform macos` (the Seatbelt profile).
+int cmd_explain_macos(const ExplainArgs& args);
+}  // namespace vigil
 
 int main(int argc, char** argv) {
   CLI::App app{"vigil: run an agent's command in a sandbox and report what it stopped"};
@@ -20,6 +33,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--settings", run.settings, "settings file (srt format); default: the embedded policy");
   run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
                     "accept a settings file that the sandboxed command could modify");
+  run_cmd->add_option("--log", run.log, "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
+  run_cmd->add_option("--violations-fd", run.violations_fd, "also write the violations as JSON to this fd");
   run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
       ->check(CLI::IsMember({"on", "off"}));
   auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
@@ -40,10 +55,21 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
   explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings, "as for run");
   explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
+  std::string explain_platform = "linux";
+  explain_cmd->add_option("--platform", explain_platform,
+                          "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
+      ->check(CLI::IsMember({"linux", "macos"}));
+  bool explain_seatbelt = false;
+  explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");
+  explain_cmd->add_flag("--filters", explain.filters,
+                        "print each seccomp filter's BPF with the table row behind every jump");
 
   bool probe_json = false;
   auto* probe_cmd = app.add_subcommand("probe", "check what this machine supports");
   probe_cmd->add_flag("--json", probe_json, "machine-readable output");
+
+  auto run_proxy = vigil::add_proxy_command(app);
+  auto run_replay = vigil::add_replay_command(app);
 
   try {
     app.parse(argc, argv);
@@ -52,7 +78,12 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
   }
   if (*run_cmd) return vigil::cmd_run(run);
-  if (*explain_cmd) return vigil::cmd_explain(explain);
+  if (*explain_cmd) {
+    const bool macos = explain_seatbelt || explain_platform == "macos";
+    return macos ? vigil::cmd_explain_macos(explain) : vigil::cmd_explain(explain);
+  }
   if (*probe_cmd) return vigil::cmd_probe(probe_json);
+  if (app.got_subcommand("proxy")) return run_proxy();
+  if (app.got_subcommand("replay")) return run_replay();
   return vigil::to_int(vigil::ExitCode::kUsage);
 }

@@ -22,6 +22,7 @@ class SessionDir {
   const std::string& path() const { return path_; }
   const std::string& tmp() const { return tmp_; }
   const std::string& id() const { return id_; }
+  std::string proxy_socket() const { return path_ + "/proxy.sock"; }
 
  private:
   SessionDir() = default;

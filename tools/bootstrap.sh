@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
-  libcli11-dev bubblewrap python3 curl procps util-linux passwd
+  libcli11-dev bubblewrap python3 curl procps util-linux passwd openssl netcat-openbsd
+  chromium
 )
 
 missing=()

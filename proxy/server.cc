@@ -1,0 +1,1214 @@
+// The Asio shell around the pure parts (http_head, chunked, socks5, egress): it reads
+// bytes, hands them to a parser, acts on the result, and moves bytes. One coroutine per
+// client connection, one watchdog timer per connection for every deadline, fixed
+// buffers per direction (a read is issued only once the previous bytes are written, so
+// a slow reader slows its writer: back-pressure with no queue).
+#include "proxy/server.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "proxy/chunked.h"
+#include "proxy/egress.h"
+#include "proxy/socks5.h"
+
+namespace vigil::proxy {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using GenericSocket = asio::generic::stream_protocol::socket;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+namespace {
+
+// GCC 12 miscompiles a co_await inside an if/while condition or a ?: (the frame is
+// resumed in a bad state: SIGILL/SIGSEGV; reproduced in 20 lines, clang is fine). Every
+// co_await here is therefore its own statement: `const bool ok = co_await ...;`.
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// After the proxy's last response on a connection, how long it keeps reading (and
+// discarding) so that closing does not turn into a RST that destroys the response
+// still in flight to the client.
+constexpr std::chrono::milliseconds kLingerTime{2000};
+constexpr std::size_t kLingerBytes = 256 * 1024;
+// How long a request may wait for metadata.google.internal's answer at start-up.
+constexpr std::chrono::milliseconds kMetadataLookupTimeout{3000};
+// How stale the interface-address snapshot may get.
+constexpr std::chrono::milliseconds kHostAddressTtl{1000};
+// After the last connection closes and this much time passes with none open, freed
+// buffers are handed back to the OS (glibc keeps them otherwise: a burst of 1,500
+// connections would pin ~20 MB for the rest of the session).
+constexpr std::chrono::milliseconds kTrimAfterIdle{1000};
+
+// A fixed-capacity byte buffer: bytes arrive at the end, leave from the front. Storage is
+// allocated on first use, so an idle connection costs only its bookkeeping.
+class Buffer {
+ public:
+  explicit Buffer(std::size_t capacity) : cap_(capacity) {}
+  std::string_view view() const { return {data_.get() + begin_, end_ - begin_}; }
+  std::size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  bool full() const { return begin_ == 0 && end_ == cap_; }
+  void consume(std::size_t n) {
+    begin_ += std::min(n, size());
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
+  // Free space at the end (the live bytes are moved to the front when that frees some).
+  asio::mutable_buffer prepare() {
+    // for_overwrite: no zero-fill, so only the pages actually used become resident.
+    if (!data_) data_ = std::make_unique_for_overwrite<char[]>(cap_);
+    if (begin_ > 0 && end_ == cap_) {
+      std::memmove(data_.get(), data_.get() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    return {data_.get() + end_, cap_ - end_};
+  }
+  void commit(std::size_t n) { end_ += n; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t cap_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+std::vector<IpAddress> interface_addresses() {
+  std::vector<IpAddress> out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    if (i->ifa_addr->sa_family == AF_INET) {
+      asio::ip::address_v4::bytes_type b{};
+      std::memcpy(b.data(), &reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr, 4);
+      out.emplace_back(asio::ip::address_v4(b));
+    } else if (i->ifa_addr->sa_family == AF_INET6) {
+      asio::ip::address_v6::bytes_type b{};
+      std::memcpy(b.data(), &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr, 16);
+      out.emplace_back(asio::ip::address_v6(b));
+    }
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+void set_nodelay(int fd) {
+  const int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// The outcome of connecting upstream for one request.
+struct UpstreamResult {
+  enum class Outcome { kConnected, kRefused, kFailed };
+  Outcome outcome = Outcome::kFailed;
+  int http_status = 502;
+  socks5::Reply socks_reply = socks5::Reply::kGeneralFailure;
+  std::string message;  // kFailed: for the 502 body
+};
+
+}  // namespace
+
+class Connection;
+
+class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
+ public:
+  Impl(asio::io_context& io, DomainMatcher matcher, std::vector<AddressBlock> denied, ServerOptions options,
+       std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink)
+      : io_(io),
+        matcher_(std::move(matcher)),
+        options_(options),
+        resolver_(std::move(resolver)),
+        sink_(std::move(sink)),
+        acceptor_(io),
+        slot_event_(io),
+        grace_timer_(io),
+        metadata_event_(io),
+        trim_timer_(io) {
+    guard_.denied = std::move(denied);
+    guard_.allow_loopback = options_.test_allow_loopback;
+    options_.buffer_bytes = std::max(options_.buffer_bytes, options_.max_head_bytes + 1);
+    slot_event_.expires_at(Clock::time_point::max());
+    metadata_event_.expires_at(Clock::time_point::max());
+  }
+
+  Result<void> listen(const ListenAddress& where);
+  Result<void> adopt(UniqueFd fd);
+  void start();
+  void begin_shutdown();
+  void force_abort();
+  void connection_finished(Connection* c);
+
+  // --- used by connections ---
+  asio::io_context& io() { return io_; }
+  const ServerOptions& options() const { return options_; }
+  const DomainMatcher& matcher() const { return matcher_; }
+  Resolver& resolver() { return *resolver_; }
+  bool stopping() const { return stopping_; }
+  ServerStats& stats() { return stats_; }
+  void emit(const NetDecision& d) {
+    ++(d.verdict == Verdict::kAllow ? stats_.allowed : stats_.denied);
+    sink_->on_decision(d);
+  }
+  void emit(const UpstreamFailure& f) {
+    ++stats_.upstream_failures;
+    sink_->on_upstream_failure(f);
+  }
+  // The guard's inputs as of now (interface addresses refreshed at most once a second).
+  const GuardContext& guard_context();
+  // Waits (bounded) for the metadata.google.internal lookup started by start().
+  asio::awaitable<void> metadata_ready();
+
+  std::function<void()> on_stopped_;
+  ListenAddress bound_;
+
+ private:
+  asio::awaitable<void> accept_loop();
+  asio::awaitable<void> lookup_metadata();
+  void check_stopped();
+  void stop_listening();
+  void spawn_connection(UniqueFd fd);
+
+  asio::io_context& io_;
+  DomainMatcher matcher_;
+  ServerOptions options_;
+  std::shared_ptr<Resolver> resolver_;
+  std::shared_ptr<EventSink> sink_;
+  GuardContext guard_;
+  Clock::time_point host_addresses_at_{};
+
+  asio::basic_socket_acceptor<asio::generic::stream_protocol> acceptor_;
+  asio::generic::stream_protocol protocol_{AF_UNIX, 0};
+  std::string unix_path_;  // unlinked at stop, if it is still our socket
+  dev_t unix_dev_ = 0;
+  ino_t unix_ino_ = 0;
+
+  std::unordered_set<Connection*> connections_;
+  asio::steady_timer slot_event_;   // cancelled when a connection slot frees up
+  asio::steady_timer grace_timer_;
+  asio::steady_timer metadata_event_;  // cancelled when the metadata lookup is done
+  asio::steady_timer trim_timer_;
+  bool trim_pending_ = false;
+  bool metadata_done_ = false;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool stopped_ = false;
+  ServerStats stats_;
+};
+
+// One client connection and (at most) one upstream connection.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  enum class Phase {
+    kFirstByte,   // accepted, nothing received yet
+    kIdle,        // between keep-alive requests, nothing of the next one received
+    kHead,        // reading a request head / SOCKS handshake
+    kWaiting,     // resolving (the resolver has its own deadline)
+    kConnecting,  // upstream connect: a deadline closes only the upstream socket
+    kStreaming,   // relaying: the idle deadline moves with every byte
+    kClosing,     // final response written, lingering
+  };
+
+  Connection(std::shared_ptr<Server::Impl> server, GenericSocket client)
+      : srv_(std::move(server)),
+        client_(std::move(client)),
+        upstream_(srv_->io()),
+        watchdog_(srv_->io()),
+        in_(srv_->options().buffer_bytes),
+        up_in_(srv_->options().buffer_bytes) {}
+
+  void start() {
+    set_phase(Phase::kFirstByte, srv_->options().first_byte_timeout);
+    auto self = shared_from_this();
+    asio::co_spawn(srv_->io(), watch(), [self](std::exception_ptr) {});
+    asio::co_spawn(srv_->io(), serve(), [self](std::exception_ptr) { self->finish(); });
+  }
+
+  Phase phase() const { return phase_; }
+
+  // Closes both sockets: every pending operation completes with an error and the
+  // coroutines unwind.
+  void abort() {
+    error_code ec;
+    client_.close(ec);
+    upstream_.close(ec);
+    upstream_open_ = false;
+  }
+
+ private:
+  // --- deadlines ---------------------------------------------------------------------
+  void set_phase(Phase p, std::chrono::milliseconds limit) {
+    phase_ = p;
+    set_deadline(Clock::now() + limit);
+  }
+  void set_deadline(Clock::time_point t) {
+    deadline_ = t;
+    if (t < watchdog_.expiry()) watchdog_.cancel();  // re-arm earlier
+  }
+  // Traffic moves the idle deadline of a streaming connection.
+  void touch() {
+    if (phase_ == Phase::kStreaming) deadline_ = Clock::now() + srv_->options().idle_timeout;
+  }
+
+  asio::awaitable<void> watch() {
+    while (!finished_) {
+      watchdog_.expires_at(deadline_);
+      co_await watchdog_.async_wait(kNoThrow);
+      if (finished_) break;
+      if (Clock::now() < deadline_) continue;  // moved later, or re-armed earlier
+      deadline_ = Clock::time_point::max();
+      if (phase_ == Phase::kConnecting) {
+        connect_timed_out_ = true;
+        error_code ec;
+        upstream_.close(ec);
+      } else {
+        abort();
+      }
+    }
+  }
+
+  void finish() {
+    finished_ = true;
+    watchdog_.cancel();
+    abort();
+    srv_->connection_finished(this);
+  }
+
+  // --- I/O helpers -------------------------------------------------------------------
+  template <class Socket>
+  asio::awaitable<bool> read_into(Socket& s, Buffer& b) {
+    if (b.full()) co_return false;
+    auto [ec, n] = co_await s.async_read_some(b.prepare(), kNoThrow);
+    if (ec || n == 0) co_return false;
+    b.commit(n);
+    touch();
+    co_return true;
+  }
+
+  template <class Socket>
+  asio::awaitable<bool> write_all(Socket& s, std::string_view data) {
+    auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kNoThrow);
+    (void)n;
+    if (!ec) touch();
+    co_return !ec;
+  }
+
+  // The last thing said on a connection: write it, then close gracefully.
+  // Takes the bytes by value: they must live in this frame across the suspension.
+  asio::awaitable<void> final_reply(std::string data) {
+    const bool written = co_await write_all(client_, data);
+    if (!written) co_return;
+    co_await linger();
+  }
+
+  asio::awaitable<void> linger() {
+    set_phase(Phase::kClosing, kLingerTime);
+    error_code ec;
+    client_.shutdown(asio::socket_base::shutdown_send, ec);
+    std::size_t discarded = 0;
+    while (discarded < kLingerBytes) {
+      in_.consume(in_.size());
+      auto [rec, n] = co_await client_.async_read_some(in_.prepare(), kNoThrow);
+      if (rec || n == 0) break;
+      discarded += n;
+    }
+  }
+
+  // Copies one direction of a tunnel until EOF (then half-closes the other side) or an
+  // error (then aborts both). Bytes already buffered go first (a TLS ClientHello sent
+  // right behind the CONNECT, SOCKS early data).
+  template <class From, class To>
+  asio::awaitable<void> pump(From& from, To& to, Buffer& buf, std::uint64_t& counter) {
+    while (true) {
+      if (!buf.empty()) {
+        const std::size_t n = buf.size();
+        const bool written = co_await write_all(to, buf.view());
+        if (!written) {
+          abort();
+          co_return;
+        }
+        counter += n;
+        buf.consume(n);
+      }
+      auto [ec, n] = co_await from.async_read_some(buf.prepare(), kNoThrow);
+      if (ec == asio::error::eof) {
+        error_code sec;
+        to.shutdown(asio::socket_base::shutdown_send, sec);
+        co_return;
+      }
+      if (ec) {
+        abort();
+        co_return;
+      }
+      buf.commit(n);
+      touch();
+    }
+  }
+
+  asio::awaitable<void> tunnel() {
+    set_phase(Phase::kStreaming, srv_->options().idle_timeout);
+    auto self = shared_from_this();
+    bool up_done = false;
+    asio::steady_timer both(srv_->io(), Clock::time_point::max());
+    asio::co_spawn(srv_->io(), pump(client_, upstream_, in_, srv_->stats().bytes_up),
+                   [self, &up_done, &both](std::exception_ptr) {
+                     up_done = true;
+                     both.cancel();
+                   });
+    co_await pump(upstream_, client_, up_in_, srv_->stats().bytes_down);
+    // The other direction may still run (half-close): wait for it.
+    while (!up_done) {
+      auto [wec] = co_await both.async_wait(kNoThrow);
+      (void)wec;
+    }
+  }
+
+  // --- routing -----------------------------------------------------------------------
+  asio::awaitable<void> serve() {
+    const bool got = co_await read_into(client_, in_);
+    if (!got) co_return;
+    set_phase(Phase::kHead, srv_->options().head_timeout);
+    const auto first = static_cast<unsigned char>(in_.view().front());
+    if (first == 0x05) {
+      co_await serve_socks5();
+    } else if (first == 0x04) {
+      co_await serve_socks4();
+    } else {
+      co_await serve_http();
+    }
+  }
+
+  // --- upstream ----------------------------------------------------------------------
+  // Resolve once, guard, connect to an address that passed. Emits the decision (allowed,
+  // or refused by the guard) and, on failure, an upstream failure.
+  asio::awaitable<UpstreamResult> connect_upstream(TargetDecision& d) {
+    UpstreamResult r;
+    std::vector<IpAddress> resolved;
+    if (d.needs_resolution()) {
+      set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));
+      auto addrs = co_await srv_->resolver().resolve(d.host->text, srv_->options().resolve_timeout);
+      if (!addrs) {
+        srv_->emit(d.event);  // the allowlist allowed it; the lookup failed
+        r.message = "could not resolve " + d.event.host + " (" + addrs.error().message + ")";
+        r.socks_reply = socks5::Reply::kHostUnreachable;
+        srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, "", r.message});
+        co_return r;
+      }
+      resolved = std::move(*addrs);
+      co_await srv_->metadata_ready();
+    } else if (auto lit = literal_address(d)) {
+      resolved.push_back(*lit);
+    }
+    const std::vector<IpAddress> passing = choose_addresses(d, resolved, srv_->guard_context());
+    srv_->emit(d.event);
+    if (passing.empty()) {
+      r.outcome = UpstreamResult::Outcome::kRefused;
+      r.http_status = 403;
+      r.socks_reply = socks5::Reply::kNotAllowed;
+      co_return r;
+    }
+    drop_upstream();
+    set_phase(Phase::kConnecting, srv_->options().connect_timeout);
+    connect_timed_out_ = false;
+    error_code last;
+    IpAddress last_address;
+    for (const auto& addr : passing) {
+      last_address = addr;
+      const int fd = ::socket(addr.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) {
+        last = error_code(errno, boost::system::system_category());
+        continue;
+      }
+      UniqueFd owned(fd);
+      error_code ec;
+      upstream_.assign(addr.is_v4() ? tcp::v4() : tcp::v6(), owned.get(), ec);
+      if (ec) {
+        last = ec;
+        continue;
+      }
+      (void)owned.release();  // the socket owns it now
+      auto [cec] = co_await upstream_.async_connect(tcp::endpoint(addr, d.event.port), kNoThrow);
+      if (!cec) {
+        set_nodelay(upstream_.native_handle());
+        upstream_open_ = true;
+        upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
+        upstream_address_ = addr;
+        r.outcome = UpstreamResult::Outcome::kConnected;
+        set_phase(Phase::kStreaming, srv_->options().idle_timeout);
+        co_return r;
+      }
+      last = cec;
+      error_code ignored;
+      upstream_.close(ignored);
+      if (connect_timed_out_ || !client_.is_open()) break;
+    }
+    if (connect_timed_out_) {
+      r.http_status = 504;
+      r.socks_reply = socks5::Reply::kTtlExpired;
+      r.message = "connecting to " + d.event.host + " (" + last_address.to_string() + ") port " +
+                  std::to_string(d.event.port) + " timed out";
+    } else {
+      r.http_status = 502;
+      r.socks_reply = last == asio::error::connection_refused ? socks5::Reply::kConnectionRefused
+                                                              : socks5::Reply::kHostUnreachable;
+      r.message = "connecting to " + d.event.host + " (" + last_address.to_string() + ") port " +
+                  std::to_string(d.event.port) + " failed: " + last.message();
+    }
+    srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(), r.message});
+    co_return r;
+  }
+
+  // A kept-alive upstream is reusable only if the server has neither closed it nor sent
+  // anything unasked (servers close idle connections on their own schedule).
+  bool upstream_idle_and_open() {
+    char byte = 0;
+    const ssize_t n = ::recv(upstream_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    drop_upstream();
+    return false;
+  }
+
+  void drop_upstream() {
+    error_code ec;
+    upstream_.close(ec);
+    upstream_open_ = false;
+    up_in_.consume(up_in_.size());
+  }
+
+  // --- SOCKS ---------------------------------------------------------------------------
+  static std::span<const std::uint8_t> bytes(std::string_view v) {
+    return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size()};
+  }
+
+  template <std::size_t N>
+  asio::awaitable<bool> write_bytes(std::array<std::uint8_t, N> b) {
+    const bool written = co_await write_all(client_, std::string_view(reinterpret_cast<const char*>(b.data()), N));
+    co_return written;
+  }
+
+  asio::awaitable<void> serve_socks4() {
+    // Best effort for the event: SOCKS4 carries the port and IPv4 address up front.
+    NetDecision d;
+    d.proto = Proto::kSocks4;
+    const auto b = bytes(in_.view());
+    if (b.size() >= 8) {
+      d.port = static_cast<std::uint16_t>((b[2] << 8) | b[3]);
+      char text[INET_ADDRSTRLEN] = {};
+      if (::inet_ntop(AF_INET, b.data() + 4, text, sizeof text) != nullptr) d.host = text;
+    }
+    d.refused_by = RefusedBy::kUnsupportedProtocol;
+    d.reason = "SOCKS4 is not supported: use SOCKS5 (socks5h://)";
+    srv_->emit(d);
+    co_await write_bytes(socks5::socks4_rejection());
+    co_await linger();
+  }
+
+  asio::awaitable<void> serve_socks5() {
+    socks5::Greeting g;
+    while ((g = socks5::parse_greeting(bytes(in_.view()))).state == socks5::ParseState::kIncomplete) {
+      const bool got = co_await read_into(client_, in_);
+      if (!got) co_return;
+    }
+    if (g.state == socks5::ParseState::kError) co_return;
+    in_.consume(g.size);
+    const bool sent = co_await write_bytes(socks5::method_reply(g.offers_no_auth));
+    if (!sent || !g.offers_no_auth) co_return;
+
+    socks5::Request req;
+    while ((req = socks5::parse_request(bytes(in_.view()))).state == socks5::ParseState::kIncomplete) {
+      const bool got = co_await read_into(client_, in_);
+      if (!got) co_return;
+    }
+    if (req.state == socks5::ParseState::kError) {
+      co_await write_bytes(socks5::reply(req.reply));
+      co_return;
+    }
+    in_.consume(req.size);
+    TargetDecision d = decide_target(srv_->matcher(), Proto::kSocks5, req.host, req.port);
+    if (!d.allowed()) {
+      srv_->emit(d.event);
+      co_await write_bytes(socks5::reply(socks5::Reply::kNotAllowed));
+      co_return;
+    }
+    const UpstreamResult up = co_await connect_upstream(d);
+    if (up.outcome != UpstreamResult::Outcome::kConnected) {
+      co_await write_bytes(socks5::reply(up.socks_reply));
+      co_return;
+    }
+    const bool sent_ok = co_await write_bytes(socks5::reply(socks5::Reply::kSucceeded));
+    if (!sent_ok) co_return;
+    co_await tunnel();
+  }
+
+  // --- HTTP ----------------------------------------------------------------------------
+  asio::awaitable<void> http_error(int status, std::string kind, std::string message) {
+    co_await final_reply(http::error_response(status, kind, message));
+  }
+
+  asio::awaitable<void> serve_http() {
+    bool first = true;
+    while (true) {
+      if (!first) {
+        set_phase(in_.empty() ? Phase::kIdle : Phase::kHead,
+                  in_.empty() ? srv_->options().idle_timeout : srv_->options().head_timeout);
+      }
+      http::HeadScan scan;
+      http::HeadParse<http::RequestHead> p;
+      while ((p = http::parse_request_head(in_.view(), &scan, srv_->options().max_head_bytes)).state ==
+             http::ParseState::kIncomplete) {
+        if (srv_->stopping() && in_.empty()) co_return;
+        const bool got = co_await read_into(client_, in_);
+        if (!got) co_return;
+        if (phase_ == Phase::kIdle) set_phase(Phase::kHead, srv_->options().head_timeout);
+      }
+      first = false;
+      if (p.state == http::ParseState::kError) {
+        co_await http_error(p.error.status, "bad-request", p.error.message);
+        co_return;
+      }
+      in_.consume(p.size);
+      if (http::iequals(p.head.method, "CONNECT")) {
+        co_await serve_connect(p.head);
+        co_return;
+      }
+      const bool more = co_await serve_request(p.head);
+      if (!more) co_return;
+    }
+  }
+
+  asio::awaitable<void> serve_connect(const http::RequestHead& head) {
+    const http::TargetParse t = http::parse_authority_form(head.target);
+    if (!t.ok) {
+      co_await http_error(t.error.status, "bad-request", t.error.message);
+      co_return;
+    }
+    TargetDecision d = decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
+    if (!d.allowed()) {
+      srv_->emit(d.event);
+      co_await final_reply(http::refusal_response(d.event.reason));
+      co_return;
+    }
+    const UpstreamResult up = co_await connect_upstream(d);
+    if (up.outcome == UpstreamResult::Outcome::kRefused) {
+      co_await final_reply(http::refusal_response(d.event.reason));
+      co_return;
+    }
+    if (up.outcome == UpstreamResult::Outcome::kFailed) {
+      co_await http_error(up.http_status, "upstream-unreachable", up.message);
+      co_return;
+    }
+    const bool sent = co_await write_all(client_, http::connect_established());
+    if (!sent) co_return;
+    co_await tunnel();
+  }
+
+  // One absolute-form request and its response. Returns whether the client connection
+  // carries on with another request.
+  asio::awaitable<bool> serve_request(const http::RequestHead& head) {
+    const http::TargetParse t = http::parse_absolute_form(head.target);
+    if (!t.ok) {
+      co_await http_error(t.error.status, "bad-request", t.error.message);
+      co_return false;
+    }
+    const http::FramingResult framing = http::request_framing(head);
+    if (!framing.ok) {
+      co_await http_error(framing.error.status, "bad-request", framing.error.message);
+      co_return false;
+    }
+    // A new decision for every request, even on a connection that already has an
+    // upstream: the policy speaks about each host:port, not about connections.
+    TargetDecision d = decide_target(srv_->matcher(), Proto::kHttp, t.target.host, t.target.port);
+    if (!d.allowed()) {
+      srv_->emit(d.event);
+      co_await final_reply(http::refusal_response(d.event.reason));
+      co_return false;
+    }
+    const std::string key = d.event.host + ":" + std::to_string(d.event.port);
+    const bool reuse = upstream_open_ && upstream_.is_open() && key == upstream_key_ && upstream_idle_and_open();
+    if (reuse) {
+      // Same host:port as the open upstream: the address was guarded when it was
+      // connected; judge it again (interface addresses may have changed) instead of
+      // resolving again.
+      std::vector<IpAddress> passing = choose_addresses(d, {upstream_address_}, srv_->guard_context());
+      if (passing.empty()) {
+        drop_upstream();
+        srv_->emit(d.event);
+        co_await final_reply(http::refusal_response(d.event.reason));
+        co_return false;
+      }
+      srv_->emit(d.event);
+      set_phase(Phase::kStreaming, srv_->options().idle_timeout);
+    } else {
+      // A different host gets its own upstream connection.
+      const UpstreamResult up = co_await connect_upstream(d);
+      if (up.outcome == UpstreamResult::Outcome::kRefused) {
+        co_await final_reply(http::refusal_response(d.event.reason));
+        co_return false;
+      }
+      if (up.outcome == UpstreamResult::Outcome::kFailed) {
+        co_await http_error(up.http_status, "upstream-unreachable", up.message);
+        co_return false;
+      }
+    }
+
+    const bool keep_client = http::client_wants_keep_alive(head) && !srv_->stopping();
+    const std::string upstream_head = http::upstream_request_head(head, t.target, *d.host, !keep_client);
+    const bool sent = co_await write_all(upstream_, upstream_head);
+    if (!sent) {
+      co_await http_error(502, "upstream-unreachable", "the upstream connection closed before the request");
+      co_return false;
+    }
+
+    // The request body flows while the response is read: a server may answer before
+    // the body is complete (100-continue, early errors), and a client may wait for that.
+    auto self = shared_from_this();
+    body_done_ = framing.framing.kind == http::BodyFraming::Kind::kNone;
+    body_failed_ = false;
+    if (!body_done_) {
+      asio::co_spawn(srv_->io(), relay_request_body(framing.framing), [self](std::exception_ptr) {});
+    }
+    const Next next = co_await relay_response(head.method, keep_client);
+    if (!body_done_ || body_failed_) {
+      // The server answered before the whole body arrived (or the body broke): there is
+      // no telling where the next request would start, and the body relay still owns
+      // the client's read side. Cut.
+      abort();
+      co_return false;
+    }
+    if (next == Next::kKeep && !srv_->stopping()) co_return true;
+    if (next != Next::kAbort) {
+      co_await linger();
+    }
+    co_return false;
+  }
+
+  asio::awaitable<void> relay_request_body(http::BodyFraming framing) {
+    std::uint64_t remaining = framing.length;
+    http::ChunkedScanner chunks;
+    while (true) {
+      if (in_.empty()) {
+        const bool got = co_await read_into(client_, in_);
+        if (!got) {
+          body_failed_ = true;
+          co_return;
+        }
+      }
+      std::size_t take = 0;
+      bool done = false;
+      if (framing.kind == http::BodyFraming::Kind::kLength) {
+        take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining, in_.size()));
+        remaining -= take;
+        done = remaining == 0;
+      } else {
+        const auto step = chunks.feed(in_.view());
+        if (step.error) {
+          body_failed_ = true;
+          abort();
+          co_return;
+        }
+        take = step.consumed;
+        done = step.done;
+      }
+      const bool written = co_await write_all(upstream_, in_.view().substr(0, take));
+      if (!written) {
+        body_failed_ = true;
+        co_return;
+      }
+      srv_->stats().bytes_up += take;
+      in_.consume(take);
+      if (done) break;
+    }
+    body_done_ = true;
+  }
+
+  enum class Next { kKeep, kClose, kAbort };
+
+  // Relays 1xx responses and the final response, and says what the client connection
+  // does next. Never reads from the client (the request body relay may be doing so);
+  // the caller lingers or aborts. Keeps the upstream open only when it can be reused.
+  asio::awaitable<Next> relay_response(std::string method, bool keep_client) {
+    bool sent_anything = false;
+    while (true) {
+      http::HeadScan scan;
+      http::HeadParse<http::ResponseHead> p;
+      while ((p = http::parse_response_head(up_in_.view(), &scan, srv_->options().max_head_bytes)).state ==
+             http::ParseState::kIncomplete) {
+        const bool got = co_await read_into(upstream_, up_in_);
+        if (!got) {
+          drop_upstream();
+          if (sent_anything) co_return Next::kAbort;
+          std::string reply = http::error_response(502, "upstream-unreachable",
+                                                   "the upstream server closed without a response");
+          const bool sent = co_await write_all(client_, reply);
+          co_return sent ? Next::kClose : Next::kAbort;
+        }
+      }
+      if (p.state == http::ParseState::kError) {
+        drop_upstream();
+        if (sent_anything) co_return Next::kAbort;
+        std::string reply = http::error_response(502, "bad-upstream-response", p.error.message);
+        const bool sent = co_await write_all(client_, reply);
+        co_return sent ? Next::kClose : Next::kAbort;
+      }
+      up_in_.consume(p.size);
+      const http::FramingResult f = http::response_framing(p.head, method);
+      if (!f.ok || p.head.status == 101) {
+        drop_upstream();
+        if (sent_anything) co_return Next::kAbort;
+        std::string reply = http::error_response(
+            502, "bad-upstream-response",
+            f.ok ? "upstream switched protocols (upgrades are not proxied)" : f.error.message);
+        const bool sent = co_await write_all(client_, reply);
+        co_return sent ? Next::kClose : Next::kAbort;
+      }
+      if (p.head.status < 200) {  // 100 Continue, 103 Early Hints: forward, then the real one
+        std::string interim = http::client_response_head(p.head, false);
+        const bool sent = co_await write_all(client_, interim);
+        if (!sent) co_return Next::kAbort;
+        sent_anything = true;
+        continue;
+      }
+      const bool close_client = !keep_client || f.framing.kind == http::BodyFraming::Kind::kUntilClose;
+      std::string response_head = http::client_response_head(p.head, close_client);
+      const bool head_sent = co_await write_all(client_, response_head);
+      if (!head_sent) co_return Next::kAbort;
+      const bool body_ok = co_await relay_response_body(f.framing);
+      if (!body_ok) co_return Next::kAbort;  // truncated: the client must see the cut
+      const bool reusable = !close_client && http::upstream_keeps_alive(p.head, f.framing) && up_in_.empty();
+      if (!reusable) drop_upstream();
+      co_return close_client ? Next::kClose : Next::kKeep;
+    }
+  }
+
+  asio::awaitable<bool> relay_response_body(http::BodyFraming framing) {
+    using Kind = http::BodyFraming::Kind;
+    if (framing.kind == Kind::kNone) co_return true;
+    std::uint64_t remaining = framing.length;
+    http::ChunkedScanner chunks;
+    while (true) {
+      if (up_in_.empty()) {
+        auto [ec, n] = co_await upstream_.async_read_some(up_in_.prepare(), kNoThrow);
+        if (ec == asio::error::eof && framing.kind == Kind::kUntilClose) co_return true;
+        if (ec || n == 0) co_return false;  // truncated: the client must see the cut
+        up_in_.commit(n);
+        touch();
+      }
+      std::size_t take = up_in_.size();
+      bool done = false;
+      if (framing.kind == Kind::kLength) {
+        take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining, take));
+        remaining -= take;
+        done = remaining == 0;
+      } else if (framing.kind == Kind::kChunked) {
+        const auto step = chunks.feed(up_in_.view());
+        if (step.error) co_return false;
+        take = step.consumed;
+        done = step.done;
+      }
+      const bool written = co_await write_all(client_, up_in_.view().substr(0, take));
+      if (!written) co_return false;
+      srv_->stats().bytes_down += take;
+      up_in_.consume(take);
+      if (done) co_return true;
+    }
+  }
+
+  std::shared_ptr<Server::Impl> srv_;
+  GenericSocket client_;
+  tcp::socket upstream_;
+  asio::steady_timer watchdog_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  Phase phase_ = Phase::kFirstByte;
+  Buffer in_;     // client -> proxy
+  Buffer up_in_;  // upstream -> proxy
+  bool finished_ = false;
+  bool connect_timed_out_ = false;
+  bool body_done_ = true;
+  bool body_failed_ = false;
+  // The kept-alive upstream of an HTTP connection, for the next request to the same
+  // host:port.
+  bool upstream_open_ = false;
+  std::string upstream_key_;
+  IpAddress upstream_address_;
+};
+
+// --- Server::Impl ----------------------------------------------------------------------
+
+const GuardContext& Server::Impl::guard_context() {
+  const auto now = Clock::now();
+  if (host_addresses_at_ == Clock::time_point{} || now - host_addresses_at_ > kHostAddressTtl) {
+    guard_.host_addresses = interface_addresses();
+    host_addresses_at_ = now;
+  }
+  return guard_;
+}
+
+asio::awaitable<void> Server::Impl::metadata_ready() {
+  if (!metadata_done_) {
+    auto [ec] = co_await metadata_event_.async_wait(kNoThrow);
+    (void)ec;
+  }
+}
+
+asio::awaitable<void> Server::Impl::lookup_metadata() {
+  // GCE's metadata server is reached by name; whatever that name resolves to here is
+  // refused like 169.254.169.254 (which is what it is on GCE, and link-local anyway).
+  auto r = co_await resolver_->resolve("metadata.google.internal", kMetadataLookupTimeout);
+  if (r) guard_.extra_metadata = std::move(*r);
+  metadata_done_ = true;
+  metadata_event_.cancel();
+}
+
+Result<void> Server::Impl::listen(const ListenAddress& where) {
+  if (where.kind == ListenAddress::Kind::kUnix) {
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (where.path.empty() || where.path.size() >= sizeof sa.sun_path) {
+      return make_error(Errc::kInvalidPolicy, "unix socket path " + where.path + " is empty or longer than " +
+                                                  std::to_string(sizeof sa.sun_path - 1) + " bytes");
+    }
+    std::memcpy(sa.sun_path, where.path.c_str(), where.path.size());
+    struct stat st {};
+    if (::lstat(where.path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) {
+        return make_error(Errc::kRefused, where.path + " exists and is not a socket: not replacing it");
+      }
+      // A socket file: replace it only if nobody is listening on it.
+      UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (!probe) return system_error("socket");
+      if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) {
+        return make_error(Errc::kRefused, where.path + ": another process is listening there");
+      }
+      if (::unlink(where.path.c_str()) != 0) return system_error("unlink " + where.path);
+    }
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) return system_error("socket");
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
+      return system_error("bind " + where.path);
+    }
+    if (::chmod(where.path.c_str(), 0600) != 0) return system_error("chmod " + where.path);
+    if (::lstat(where.path.c_str(), &st) == 0) {
+      unix_dev_ = st.st_dev;
+      unix_ino_ = st.st_ino;
+    }
+    if (::listen(fd.get(), SOMAXCONN) != 0) return system_error("listen " + where.path);
+    unix_path_ = where.path;
+    bound_ = where;
+    return adopt(std::move(fd));
+  }
+  boost::system::error_code ec;
+  const IpAddress addr = asio::ip::make_address(where.host, ec);
+  if (ec) return make_error(Errc::kInvalidPolicy, "not an IP address: " + where.host);
+  const tcp::endpoint ep(addr, where.port);
+  UniqueFd fd(::socket(addr.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return system_error("socket");
+  const int one = 1;
+  (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), ep.data(), static_cast<socklen_t>(ep.size())) != 0) {
+    return system_error("bind " + where.text());
+  }
+  if (::listen(fd.get(), SOMAXCONN) != 0) return system_error("listen " + where.text());
+  bound_ = where;
+  auto r = adopt(std::move(fd));
+  if (!r) return r;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(acceptor_.native_handle(), reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    bound_.port = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                                : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  }
+  return {};
+}
+
+Result<void> Server::Impl::adopt(UniqueFd fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return system_error("getsockname");
+  const int family = ss.ss_family;
+  if (family != AF_UNIX && family != AF_INET && family != AF_INET6) {
+    return make_error(Errc::kUnsupported, "the proxy listens on AF_UNIX, AF_INET or AF_INET6 sockets only");
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0 ||
+      ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC) != 0) {
+    return system_error("fcntl");
+  }
+  protocol_ = asio::generic::stream_protocol(family, family == AF_UNIX ? 0 : IPPROTO_TCP);
+  error_code ec;
+  acceptor_.assign(protocol_, fd.get(), ec);
+  if (ec) return make_error(Errc::kSystem, "cannot watch the listening socket: " + ec.message());
+  (void)fd.release();  // the acceptor owns it now
+  if (bound_.path.empty() && bound_.host.empty()) {
+    if (family == AF_UNIX) {
+      bound_.kind = ListenAddress::Kind::kUnix;
+      bound_.path = reinterpret_cast<sockaddr_un*>(&ss)->sun_path;
+    } else {
+      bound_.kind = ListenAddress::Kind::kTcp;
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* src = family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr)
+                                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
+      ::inet_ntop(family, src, text, sizeof text);
+      bound_.host = text;
+      bound_.port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                            : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    }
+  }
+  return {};
+}
+
+void Server::Impl::start() {
+  if (started_) return;
+  started_ = true;
+  auto self = shared_from_this();
+  asio::co_spawn(io_, lookup_metadata(), [self](std::exception_ptr) {});
+  asio::co_spawn(io_, accept_loop(), [self](std::exception_ptr) {});
+}
+
+asio::awaitable<void> Server::Impl::accept_loop() {
+  asio::steady_timer backoff(io_);
+  while (!stopping_ && acceptor_.is_open()) {
+    if (connections_.size() >= options_.max_connections) {
+      // Full: leave new clients in the listen backlog until a connection ends.
+      co_await slot_event_.async_wait(kNoThrow);
+      slot_event_.expires_at(Clock::time_point::max());
+      continue;
+    }
+    auto [ec] = co_await acceptor_.async_wait(asio::socket_base::wait_read, kNoThrow);
+    if (ec || stopping_) break;
+    while (connections_.size() < options_.max_connections) {
+      // accept4: the new fd is CLOEXEC from birth (Asio's accept would leave a window
+      // in which a fork elsewhere in the supervisor inherits it).
+      const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) {
+        spawn_connection(UniqueFd(fd));
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the pending client stays queued; retry shortly instead of
+        // spinning on a readable listener.
+        backoff.expires_after(std::chrono::milliseconds(100));
+        co_await backoff.async_wait(kNoThrow);
+      }
+      break;  // EAGAIN and anything else: wait for readiness again
+    }
+  }
+}
+
+void Server::Impl::spawn_connection(UniqueFd fd) {
+  const bool is_tcp = protocol_.family() != AF_UNIX;
+  if (is_tcp) set_nodelay(fd.get());
+  GenericSocket sock(io_);
+  error_code ec;
+  sock.assign(protocol_, fd.get(), ec);
+  if (ec) return;  // fd closed by UniqueFd
+  (void)fd.release();
+  auto c = std::make_shared<Connection>(shared_from_this(), std::move(sock));
+  connections_.insert(c.get());
+  ++stats_.accepted;
+  stats_.active = connections_.size();
+  stats_.peak_active = std::max(stats_.peak_active, stats_.active);
+  c->start();
+}
+
+void Server::Impl::connection_finished(Connection* c) {
+  connections_.erase(c);
+  stats_.active = connections_.size();
+  slot_event_.cancel();
+  if (connections_.empty() && !trim_pending_ && !stopping_) {
+    trim_pending_ = true;
+    trim_timer_.expires_after(kTrimAfterIdle);
+    auto self = shared_from_this();
+    trim_timer_.async_wait([self](const error_code& ec) {
+      self->trim_pending_ = false;
+#if defined(__GLIBC__)
+      if (!ec && self->connections_.empty()) ::malloc_trim(0);
+#else
+      (void)ec;
+#endif
+    });
+  }
+  check_stopped();
+}
+
+void Server::Impl::stop_listening() {
+  stopping_ = true;
+  error_code ec;
+  acceptor_.close(ec);
+  slot_event_.cancel();
+  if (!unix_path_.empty()) {
+    struct stat st {};
+    // Only our own socket: something else may have been put at the path since.
+    if (::lstat(unix_path_.c_str(), &st) == 0 && st.st_dev == unix_dev_ && st.st_ino == unix_ino_) {
+      ::unlink(unix_path_.c_str());
+    }
+    unix_path_.clear();
+  }
+}
+
+void Server::Impl::begin_shutdown() {
+  if (stopping_) {
+    force_abort();  // a second request to stop: no more grace
+    return;
+  }
+  stop_listening();
+  // Connections with nothing in flight go now; the rest get the grace period.
+  std::vector<Connection*> idle;
+  for (Connection* c : connections_) {
+    if (c->phase() == Connection::Phase::kFirstByte || c->phase() == Connection::Phase::kIdle) idle.push_back(c);
+  }
+  for (Connection* c : idle) c->abort();
+  grace_timer_.expires_after(options_.shutdown_grace);
+  auto self = shared_from_this();
+  grace_timer_.async_wait([self](const error_code& wec) {
+    if (!wec) self->force_abort();
+  });
+  check_stopped();
+}
+
+void Server::Impl::force_abort() {
+  if (!stopping_) stop_listening();
+  std::vector<Connection*> all(connections_.begin(), connections_.end());
+  for (Connection* c : all) c->abort();
+  // Their sockets are closed: nothing more reaches or leaves them. A coroutine may still
+  // be parked on a DNS answer or the metadata lookup (bounded by their own deadlines);
+  // it finds closed sockets when it wakes. Stopping does not wait for that.
+  connections_.clear();
+  stats_.active = 0;
+  check_stopped();
+}
+
+void Server::Impl::check_stopped() {
+  if (!stopping_ || stopped_ || !connections_.empty()) return;
+  stopped_ = true;
+  grace_timer_.cancel();
+  metadata_event_.cancel();
+  trim_timer_.cancel();
+  if (on_stopped_) {
+    auto cb = std::move(on_stopped_);
+    cb();
+  }
+}
+
+// --- Server ------------------------------------------------------------------------------
+
+Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const NetworkPolicy& net,
+                                               ServerOptions options, std::shared_ptr<Resolver> resolver,
+                                               std::shared_ptr<EventSink> sink) {
+  if (!resolver || !sink) return make_error(Errc::kInternal, "proxy server needs a resolver and an event sink");
+  auto matcher = DomainMatcher::build(net);
+  if (!matcher) return std::move(matcher).error();
+  auto denied = parse_denied_resolved_addresses(net.denied_resolved_addresses);
+  if (!denied) return std::move(denied).error();
+  auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options, std::move(resolver),
+                                     std::move(sink));
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  // Connections hold the Impl; cut them so nothing outlives the Server's owner's
+  // expectations (and the unix socket path is removed).
+  auto impl = impl_;
+  impl->on_stopped_ = nullptr;
+  impl->force_abort();
+}
+
+Result<void> Server::listen(const ListenAddress& where) { return impl_->listen(where); }
+Result<void> Server::listen_fd(UniqueFd fd) { return impl_->adopt(std::move(fd)); }
+ListenAddress Server::local_address() const { return impl_->bound_; }
+void Server::start() { impl_->start(); }
+
+void Server::shutdown() {
+  auto impl = impl_;
+  asio::post(impl->io(), [impl] { impl->begin_shutdown(); });
+}
+
+void Server::abort() {
+  auto impl = impl_;
+  asio::post(impl->io(), [impl] { impl->force_abort(); });
+}
+
+void Server::on_stopped(std::function<void()> callback) { impl_->on_stopped_ = std::move(callback); }
+
+ServerStats Server::stats() const { return impl_->stats(); }
+
+// --- listen addresses --------------------------------------------------------------------
+
+std::string ListenAddress::text() const {
+  if (kind == Kind::kUnix) return "unix:" + path;
+  const bool v6 = host.find(':') != std::string::npos;
+  return "tcp:" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  ListenAddress a;
+  const auto bad = [&text](const std::string& why) {
+    return make_error(Errc::kInvalidPolicy, "--listen " + quote_for_message(text) + ": " + why +
+                                                " (write unix:/path/to/socket or tcp:127.0.0.1:PORT)");
+  };
+  if (text.substr(0, 5) == "unix:") {
+    a.kind = ListenAddress::Kind::kUnix;
+    a.path = std::string(text.substr(5));
+    if (a.path.empty() || a.path.front() != '/') return bad("the socket path must be absolute");
+    return a;
+  }
+  if (text.substr(0, 4) != "tcp:") return bad("unknown kind");
+  std::string_view rest = text.substr(4);
+  std::string_view host;
+  std::string_view port;
+  if (!rest.empty() && rest.front() == '[') {
+    const std::size_t close = rest.find("]:");
+    if (close == std::string_view::npos) return bad("missing ]:PORT");
+    host = rest.substr(1, close - 1);
+    port = rest.substr(close + 2);
+  } else {
+    const std::size_t colon = rest.rfind(':');
+    if (colon == std::string_view::npos) return bad("missing :PORT");
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  boost::system::error_code ec;
+  const IpAddress addr = asio::ip::make_address(std::string(host), ec);
+  if (ec || !addr.is_loopback()) return bad("the proxy listens on loopback only (127.0.0.1 or [::1])");
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return bad("bad port");
+  }
+  unsigned value = 0;
+  for (char c : port) value = value * 10 + static_cast<unsigned>(c - '0');
+  if (value > 65535) return bad("port out of range");
+  a.kind = ListenAddress::Kind::kTcp;
+  a.host = addr.to_string();
+  a.port = static_cast<std::uint16_t>(value);
+  return a;
+}
+
+}  // namespace vigil::proxy

@@ -1,0 +1,979 @@
+#include "supervisor/event_schema.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <type_traits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace vigil::events {
+namespace {
+
+using json = nlohmann::json;           // parsing: order does not matter
+using ojson = nlohmann::ordered_json;  // serialising: the canonical key order
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+constexpr std::array<const char*, 10> kKindNames = {
+    "session.start", "proc.exec",        "fs.write",         "net.decision",
+    "net.upstream_failure", "io.stdout", "io.stderr",        "observer.stats",
+    "annotation",    "session.end",
+};
+static_assert(std::variant_size_v<Body> == kKindNames.size());
+
+constexpr std::int64_t kMaxPid = 4194304;  // PID_MAX_LIMIT on 64-bit Linux
+
+// ---------------------------------------------------------------------------------------
+// Bounded JSON: nlohmann's SAX interface, building the DOM ourselves so that nesting is
+// bounded (a deep document would otherwise cost stack in the DOM's destructor) and a
+// duplicate key is an error (with last-one-wins, {"verdict":"denied","verdict":"allowed"}
+// reads differently to different parsers).
+class BoundedDom {
+ public:
+  explicit BoundedDom(int max_depth) : max_depth_(max_depth) {}
+
+  bool null() { return value(json(nullptr)); }
+  bool boolean(bool v) { return value(json(v)); }
+  bool number_integer(json::number_integer_t v) { return value(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return value(json(v)); }
+  bool string(json::string_t& v) { return value(json(std::move(v))); }
+  bool binary(json::binary_t&) { return fail("binary value"); }
+  bool start_object(std::size_t) { return open(json::object()); }
+  bool start_array(std::size_t) { return open(json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(json::string_t& k) {
+    Frame& f = stack_.back();
+    if (f.node->contains(k)) return fail("duplicate key");
+    pending_key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return fail("not valid JSON");
+  }
+
+  json& root() { return root_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Frame {
+    json* node;
+  };
+  json* place(json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json* parent = stack_.back().node;
+    if (parent->is_object()) {
+      json& slot = (*parent)[pending_key_];
+      slot = std::move(v);
+      return &slot;
+    }
+    parent->push_back(std::move(v));
+    return &parent->back();
+  }
+  bool value(json v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(json container) {
+    if (static_cast<int>(stack_.size()) >= max_depth_) return fail("nested too deeply");
+    json* slot = place(std::move(container));
+    stack_.push_back(Frame{slot});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+  bool fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+  int max_depth_;
+  json root_;
+  std::vector<Frame> stack_;
+  std::string pending_key_;
+  std::string error_;
+};
+
+Result<json> parse_bounded(std::string_view line, int max_depth) {
+  BoundedDom dom(max_depth);
+  bool ok = false;
+  try {
+    ok = json::sax_parse(line.begin(), line.end(), &dom);
+  } catch (const std::exception&) {
+    // nlohmann reports syntax errors through parse_error(); anything thrown is an
+    // allocation failure or a bug. Either way: a value, not a crash.
+    ok = false;
+  }
+  if (!ok) {
+    return make_error(Errc::kInvalidPolicy, dom.error().empty() ? "not valid JSON" : dom.error());
+  }
+  if (!dom.root().is_object()) return make_error(Errc::kInvalidPolicy, "not a JSON object");
+  return std::move(dom.root());
+}
+
+// A bounded, one-line rendering of a key the sandbox chose, for an error message.
+std::string quote_key(std::string_view key) {
+  std::string k(key.substr(0, 40));
+  std::string out = "\"" + escape_for_terminal(k) + "\"";
+  if (key.size() > 40) out += "...";
+  return out;
+}
+
+// Reads the fields of one JSON object. The first problem is kept and later reads return
+// defaults, so a kind's parser is a straight list of reads followed by finish().
+class Reader {
+ public:
+  explicit Reader(const json& obj) : obj_(obj) {}
+
+  bool has(const char* key) const { return obj_.contains(key); }
+  bool failed() const { return err_.has_value(); }
+
+  void fail(Errc code, std::string why) {
+    if (!err_) err_ = make_error(code, std::move(why));
+  }
+
+  // A byte string: a JSON string, or {"b64": "..."}.
+  std::string bytes(const char* key, std::size_t max, bool required = true, bool allow_nul = false) {
+    const json* v = take(key, required);
+    if (v == nullptr) return {};
+    std::string out;
+    if (v->is_string()) {
+      out = v->get_ref<const std::string&>();
+    } else if (v->is_object() && v->size() == 1 && v->contains("b64") && (*v)["b64"].is_string()) {
+      auto decoded = base64_decode((*v)["b64"].get_ref<const std::string&>());
+      if (!decoded) {
+        fail(Errc::kInvalidPolicy, std::string(key) + ": b64 is not valid base64");
+        return {};
+      }
+      out = std::move(*decoded);
+    } else {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected a string or {\"b64\": ...}");
+      return {};
+    }
+    check_bytes(key, out, max, allow_nul);
+    return out;
+  }
+
+  std::vector<std::string> bytes_array(const char* key, std::size_t max_entries, std::size_t max_each) {
+    const json* v = take(key, true);
+    if (v == nullptr) return {};
+    if (!v->is_array()) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected an array");
+      return {};
+    }
+    if (v->size() > max_entries) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": more than " + std::to_string(max_entries) + " entries");
+      return {};
+    }
+    std::vector<std::string> out;
+    out.reserve(v->size());
+    for (const auto& e : *v) {
+      std::string s;
+      if (e.is_string()) {
+        s = e.get_ref<const std::string&>();
+      } else if (e.is_object() && e.size() == 1 && e.contains("b64") && e["b64"].is_string()) {
+        auto decoded = base64_decode(e["b64"].get_ref<const std::string&>());
+        if (!decoded) {
+          fail(Errc::kInvalidPolicy, std::string(key) + ": an entry's b64 is not valid base64");
+          return {};
+        }
+        s = std::move(*decoded);
+      } else {
+        fail(Errc::kInvalidPolicy, std::string(key) + ": entries must be strings or {\"b64\": ...}");
+        return {};
+      }
+      if (!check_bytes(key, s, max_each, false)) return {};
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  // A plain JSON string from a closed vocabulary (kind, verdict, proto, ...).
+  std::string word(const char* key, bool required = true) {
+    const json* v = take(key, required);
+    if (v == nullptr) return {};
+    if (!v->is_string()) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected a string");
+      return {};
+    }
+    const auto& s = v->get_ref<const std::string&>();
+    if (s.size() > 128) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": too long");
+      return {};
+    }
+    return s;
+  }
+
+  std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi, bool required = true) {
+    const json* v = take(key, required);
+    if (v == nullptr) return 0;
+    std::int64_t n = 0;
+    if (v->is_number_unsigned()) {
+      const auto u = v->get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(hi)) return range(key, lo, hi);
+      n = static_cast<std::int64_t>(u);
+    } else if (v->is_number_integer()) {
+      n = v->get<std::int64_t>();
+    } else {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected an integer");
+      return 0;
+    }
+    if (n < lo || n > hi) return range(key, lo, hi);
+    return n;
+  }
+
+  std::uint64_t count(const char* key, bool required = true) {
+    const json* v = take(key, required);
+    if (v == nullptr) return 0;
+    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<std::int64_t>() >= 0)) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected a non-negative integer");
+      return 0;
+    }
+    return v->get<std::uint64_t>();
+  }
+
+  bool boolean(const char* key) {
+    const json* v = take(key, false);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected true or false");
+      return false;
+    }
+    return v->get<bool>();
+  }
+
+  const json* object(const char* key, bool required = true) {
+    const json* v = take(key, required);
+    if (v == nullptr) return nullptr;
+    if (!v->is_object()) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": expected an object");
+      return nullptr;
+    }
+    return v;
+  }
+
+  // Every key must have been read: an unknown field is malformed, not ignored (a field
+  // we do not know is a field we cannot validate).
+  Result<void> finish() {
+    if (err_) return *err_;
+    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+      if (seen_.count(it.key()) == 0) {
+        return make_error(Errc::kInvalidPolicy, "unknown field " + quote_key(it.key()));
+      }
+    }
+    return {};
+  }
+
+  void mark(const char* key) { seen_.insert(key); }
+
+ private:
+  const json* take(const char* key, bool required) {
+    if (err_) return nullptr;
+    seen_.insert(key);
+    auto it = obj_.find(key);
+    if (it == obj_.end()) {
+      if (required) fail(Errc::kInvalidPolicy, std::string("missing field ") + key);
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::int64_t range(const char* key, std::int64_t lo, std::int64_t hi) {
+    fail(Errc::kInvalidPolicy,
+         std::string(key) + ": out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return 0;
+  }
+  bool check_bytes(const char* key, const std::string& s, std::size_t max, bool allow_nul) {
+    if (s.size() > max) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": longer than " + std::to_string(max) + " bytes");
+      return false;
+    }
+    if (!allow_nul && s.find('\0') != std::string::npos) {
+      fail(Errc::kInvalidPolicy, std::string(key) + ": contains a NUL byte");
+      return false;
+    }
+    return true;
+  }
+
+  const json& obj_;
+  std::set<std::string> seen_;
+  std::optional<Error> err_;
+};
+
+std::optional<Verdict> fs_verdict_from(std::string_view s) {
+  if (s == "allowed") return Verdict::kAllowed;
+  if (s == "denied") return Verdict::kDenied;
+  if (s == "ephemeral") return Verdict::kEphemeral;
+  return std::nullopt;
+}
+std::optional<NetVerdict> net_verdict_from(std::string_view s) {
+  if (s == "allowed") return NetVerdict::kAllowed;
+  if (s == "denied") return NetVerdict::kDenied;
+  return std::nullopt;
+}
+std::optional<NetProto> proto_from(std::string_view s) {
+  if (s == "http") return NetProto::kHttp;
+  if (s == "connect") return NetProto::kConnect;
+  if (s == "socks5") return NetProto::kSocks5;
+  if (s == "socks4") return NetProto::kSocks4;
+  return std::nullopt;
+}
+std::optional<Source> source_from(std::string_view s) {
+  if (s == "observer") return Source::kObserver;
+  if (s == "proxy") return Source::kProxy;
+  if (s == "supervisor") return Source::kSupervisor;
+  return std::nullopt;
+}
+
+bool is_hex64(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// Session ids and counter names end up in file names and report keys.
+bool is_token(std::string_view s, std::size_t max) {
+  return !s.empty() && s.size() <= max && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+         });
+}
+
+Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
+  switch (kind) {
+    case Kind::kSessionStart: {
+      SessionStart b;
+      b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
+      b.cwd = r.bytes("cwd", lim.max_path);
+      b.backend = r.word("backend");
+      b.policy_digest = r.word("policy_digest");
+      if (const json* v = r.object("versions")) {
+        Reader vr(*v);
+        b.versions.vigil = vr.bytes("vigil", lim.max_text);
+        b.versions.bwrap = vr.bytes("bwrap", lim.max_text);
+        b.versions.kernel = vr.bytes("kernel", lim.max_text);
+        if (auto done = vr.finish(); !done) r.fail(done.error().code, "versions." + done.error().message);
+      }
+      b.log = r.bytes("log", lim.max_path, false);
+      return Body{std::move(b)};
+    }
+    case Kind::kProcExec: {
+      ProcExec b;
+      b.pid = r.integer("pid", 1, kMaxPid);
+      b.ppid = r.integer("ppid", 0, kMaxPid);
+      b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
+      b.cwd = r.bytes("cwd", lim.max_path);
+      b.truncated = r.boolean("truncated");
+      return Body{std::move(b)};
+    }
+    case Kind::kFsWrite: {
+      FsWrite b;
+      b.pid = r.integer("pid", 1, kMaxPid);
+      b.syscall = r.word("syscall");
+      b.path = r.bytes("path", lim.max_path);
+      b.resolved = r.bytes("resolved", lim.max_path);
+      b.flags = r.count("flags");
+      const std::string verdict = r.word("verdict");
+      b.reason = r.bytes("reason", lim.max_text);
+      b.from = r.bytes("from", lim.max_path, false);
+      b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
+      if (!r.failed()) {
+        if (auto v = fs_verdict_from(verdict)) {
+          b.verdict = *v;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "verdict: expected allowed, denied or ephemeral");
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kNetDecision: {
+      NetDecision b;
+      const std::string proto = r.word("proto");
+      b.host = r.bytes("host", lim.max_text);
+      b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
+      const std::string verdict = r.word("verdict");
+      b.rule = r.bytes("rule", lim.max_text);
+      b.reason = r.bytes("reason", lim.max_text);
+      b.refused_by = r.bytes("refused_by", lim.max_text, false);
+      b.address = r.bytes("address", lim.max_text, false);
+      b.guard_check = r.bytes("guard_check", lim.max_text, false);
+      if (!r.failed()) {
+        auto p = proto_from(proto);
+        auto v = net_verdict_from(verdict);
+        if (!p) r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+        if (!v) r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
+        if (p && v) {
+          b.proto = *p;
+          b.verdict = *v;
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kNetUpstreamFailure: {
+      NetUpstreamFailure b;
+      const std::string proto = r.word("proto");
+      b.host = r.bytes("host", lim.max_text);
+      b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
+      b.address = r.bytes("address", lim.max_text, false);
+      b.what = r.bytes("what", lim.max_text);
+      if (!r.failed()) {
+        if (auto p = proto_from(proto)) {
+          b.proto = *p;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kIoStdout:
+      return Body{IoStdout{r.bytes("data", lim.max_data, true, /*allow_nul=*/true)}};
+    case Kind::kIoStderr:
+      return Body{IoStderr{r.bytes("data", lim.max_data, true, /*allow_nul=*/true)}};
+    case Kind::kObserverStats: {
+      ObserverStats b;
+      b.events = r.count("events");
+      b.dropped = r.count("dropped");
+      b.held = r.count("held");
+      return Body{b};
+    }
+    case Kind::kAnnotation: {
+      Annotation b;
+      b.text = r.bytes("text", lim.max_data);
+      b.newline_before = r.boolean("newline_before");
+      return Body{std::move(b)};
+    }
+    case Kind::kSessionEnd: {
+      SessionEnd b;
+      if (r.has("exit_code")) b.exit_code = static_cast<int>(r.integer("exit_code", 0, 255));
+      if (r.has("signal")) b.signal = static_cast<int>(r.integer("signal", 1, 64));
+      r.mark("exit_code");
+      r.mark("signal");
+      b.duration_ns = r.count("duration_ns");
+      if (const json* c = r.object("counters")) {
+        if (c->size() > lim.max_counters) {
+          r.fail(Errc::kInvalidPolicy, "counters: too many entries");
+        } else {
+          for (auto it = c->begin(); it != c->end(); ++it) {
+            if (!is_token(it.key(), 64)) {
+              r.fail(Errc::kInvalidPolicy, "counters: bad name " + quote_key(it.key()));
+              break;
+            }
+            if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
+              r.fail(Errc::kInvalidPolicy, "counters: values must be non-negative integers");
+              break;
+            }
+            b.counters[it.key()] = it->get<std::uint64_t>();
+          }
+        }
+      }
+      if (!r.failed() && b.exit_code.has_value() == b.signal.has_value()) {
+        r.fail(Errc::kInvalidPolicy, "exactly one of exit_code and signal");
+      }
+      return Body{std::move(b)};
+    }
+  }
+  return make_error(Errc::kInternal, "unknown kind");
+}
+
+// Parses, then checks what only the value can show (bounds, vocabularies).
+Result<Body> finish_body(Kind kind, Reader& r, const Limits& lim) {
+  auto body = read_body(kind, r, lim);
+  if (!body) return body;
+  if (auto done = r.finish(); !done) return std::move(done).error();
+  if (auto ok = validate(*body, lim); !ok) return std::move(ok).error();
+  return body;
+}
+
+ojson bytes_json(const std::string& s) {
+  if (is_valid_utf8(s)) return ojson(s);
+  return ojson{{"b64", base64_encode(s)}};
+}
+
+ojson bytes_array_json(const std::vector<std::string>& v) {
+  ojson a = ojson::array();
+  for (const auto& s : v) a.push_back(bytes_json(s));
+  return a;
+}
+
+void put_body(ojson& j, const Body& body) {
+  std::visit(
+      Overloaded{
+          [&](const SessionStart& b) {
+            j["argv"] = bytes_array_json(b.argv);
+            j["cwd"] = bytes_json(b.cwd);
+            j["backend"] = b.backend;
+            j["policy_digest"] = b.policy_digest;
+            j["versions"] = ojson{{"vigil", bytes_json(b.versions.vigil)},
+                                  {"bwrap", bytes_json(b.versions.bwrap)},
+                                  {"kernel", bytes_json(b.versions.kernel)}};
+            if (!b.log.empty()) j["log"] = bytes_json(b.log);
+          },
+          [&](const ProcExec& b) {
+            j["pid"] = b.pid;
+            j["ppid"] = b.ppid;
+            j["argv"] = bytes_array_json(b.argv);
+            j["cwd"] = bytes_json(b.cwd);
+            if (b.truncated) j["truncated"] = true;
+          },
+          [&](const FsWrite& b) {
+            j["pid"] = b.pid;
+            j["syscall"] = b.syscall;
+            j["path"] = bytes_json(b.path);
+            j["resolved"] = bytes_json(b.resolved);
+            j["flags"] = b.flags;
+            j["verdict"] = to_string(b.verdict);
+            j["reason"] = bytes_json(b.reason);
+            if (!b.from.empty()) j["from"] = bytes_json(b.from);
+            if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
+          },
+          [&](const NetDecision& b) {
+            j["proto"] = to_string(b.proto);
+            j["host"] = bytes_json(b.host);
+            j["port"] = b.port;
+            j["verdict"] = to_string(b.verdict);
+            j["rule"] = bytes_json(b.rule);
+            j["reason"] = bytes_json(b.reason);
+            if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
+            if (!b.address.empty()) j["address"] = bytes_json(b.address);
+            if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+          },
+          [&](const NetUpstreamFailure& b) {
+            j["proto"] = to_string(b.proto);
+            j["host"] = bytes_json(b.host);
+            j["port"] = b.port;
+            if (!b.address.empty()) j["address"] = bytes_json(b.address);
+            j["what"] = bytes_json(b.what);
+          },
+          [&](const IoStdout& b) { j["data"] = bytes_json(b.data); },
+          [&](const IoStderr& b) { j["data"] = bytes_json(b.data); },
+          [&](const ObserverStats& b) {
+            j["events"] = b.events;
+            j["dropped"] = b.dropped;
+            j["held"] = b.held;
+          },
+          [&](const Annotation& b) {
+            j["text"] = bytes_json(b.text);
+            if (b.newline_before) j["newline_before"] = true;
+          },
+          [&](const SessionEnd& b) {
+            if (b.exit_code) j["exit_code"] = *b.exit_code;
+            if (b.signal) j["signal"] = *b.signal;
+            j["duration_ns"] = b.duration_ns;
+            ojson c = ojson::object();
+            for (const auto& [k, v] : b.counters) c[k] = v;  // std::map: sorted, so canonical
+            j["counters"] = std::move(c);
+          },
+      },
+      body);
+}
+
+// ---------------------------------------------------------------------------------------
+// Text escaping. Decodes UTF-8 strictly; what is not a valid sequence is shown byte by
+// byte as \xNN.
+
+// Length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
+std::size_t utf8_seq(std::string_view s, std::size_t i, char32_t* cp) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    *cp = b0;
+    return 1;
+  }
+  std::size_t len = 0;
+  char32_t min = 0;
+  char32_t c = 0;
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    len = 2;
+    c = b0 & 0x1fU;
+    min = 0x80;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    len = 3;
+    c = b0 & 0x0fU;
+    min = 0x800;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    len = 4;
+    c = b0 & 0x07U;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xc0U) != 0x80U) return 0;
+    c = (c << 6) | (b & 0x3fU);
+  }
+  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+  *cp = c;
+  return len;
+}
+
+// Code points that change how a terminal or a browser lays text out, though printable
+// in the Unicode sense: C1 controls (0x9b is a one-byte CSI on some terminals), bidi
+// embeddings/overrides/isolates (a path shown reversed), line/paragraph separators.
+bool is_layout_control(char32_t c) {
+  return (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
+         (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029 ||
+         c == 0xfeff;
+}
+
+void append_hex_byte(std::string& out, unsigned char b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[b >> 4];
+  out += kHex[b & 0xf];
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+
+const char* to_string(Source s) {
+  switch (s) {
+    case Source::kObserver: return "observer";
+    case Source::kProxy: return "proxy";
+    case Source::kSupervisor: return "supervisor";
+  }
+  return "?";
+}
+
+const char* to_string(Kind k) {
+  const auto i = static_cast<std::size_t>(k);
+  return i < kKindNames.size() ? kKindNames[i] : "?";
+}
+
+const char* to_string(NetProto p) {
+  switch (p) {
+    case NetProto::kHttp: return "http";
+    case NetProto::kConnect: return "connect";
+    case NetProto::kSocks5: return "socks5";
+    case NetProto::kSocks4: return "socks4";
+  }
+  return "?";
+}
+
+const char* to_string(NetVerdict v) { return v == NetVerdict::kAllowed ? "allowed" : "denied"; }
+
+std::optional<Kind> kind_from_string(std::string_view s) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (s == kKindNames[i]) return static_cast<Kind>(i);
+  }
+  return std::nullopt;
+}
+
+Kind kind_of(const Body& b) { return static_cast<Kind>(b.index()); }
+
+Limits Limits::log() {
+  Limits l;
+  l.max_line = 8 * 1024 * 1024;
+  l.max_argv = 4096;
+  l.max_arg = 128 * 1024;
+  l.max_data = 1024 * 1024;
+  l.max_text = 4096;
+  return l;
+}
+
+bool is_known_write_syscall(std::string_view name) {
+  static const std::set<std::string_view> kNames = {
+      "open",       "openat",     "openat2",     "creat",        "truncate",    "ftruncate",
+      "unlink",     "unlinkat",   "rmdir",       "mkdir",        "mkdirat",     "mknod",
+      "mknodat",    "rename",     "renameat",    "renameat2",    "link",        "linkat",
+      "symlink",    "symlinkat",  "chmod",       "fchmod",       "fchmodat",    "fchmodat2",
+      "chown",      "fchown",     "lchown",      "fchownat",     "utime",       "utimes",
+      "utimensat",  "futimesat",  "setxattr",    "lsetxattr",    "fsetxattr",   "removexattr",
+      "lremovexattr", "fremovexattr",
+  };
+  return kNames.count(name) != 0;
+}
+
+Result<void> validate(const Body& body, const Limits& lim) {
+  auto bad = [](std::string why) -> Result<void> { return make_error(Errc::kInvalidPolicy, std::move(why)); };
+  auto no_nul = [](const std::string& s) { return s.find('\0') == std::string::npos; };
+  auto path_ok = [&](const std::string& s) { return s.size() <= lim.max_path && no_nul(s); };
+  auto text_ok = [&](const std::string& s) { return s.size() <= lim.max_text && no_nul(s); };
+  auto argv_ok = [&](const std::vector<std::string>& v) {
+    return v.size() <= lim.max_argv &&
+           std::all_of(v.begin(), v.end(), [&](const std::string& a) { return a.size() <= lim.max_arg && no_nul(a); });
+  };
+  return std::visit(
+      Overloaded{
+          [&](const SessionStart& b) -> Result<void> {
+            if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
+            if (!path_ok(b.cwd) || !path_ok(b.log)) return bad("cwd/log: too long or a NUL byte");
+            if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
+              return bad("backend: expected bwrap, seatbelt or none");
+            }
+            if (!b.policy_digest.empty() && !is_hex64(b.policy_digest)) {
+              return bad("policy_digest: expected 64 lower-case hex digits");
+            }
+            if (!text_ok(b.versions.vigil) || !text_ok(b.versions.bwrap) || !text_ok(b.versions.kernel)) {
+              return bad("versions: too long or a NUL byte");
+            }
+            return {};
+          },
+          [&](const ProcExec& b) -> Result<void> {
+            if (b.pid < 1 || b.pid > kMaxPid || b.ppid < 0 || b.ppid > kMaxPid) return bad("pid out of range");
+            if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
+            if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");
+            return {};
+          },
+          [&](const FsWrite& b) -> Result<void> {
+            if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
+            if (!is_known_write_syscall(b.syscall)) return bad("syscall: not a write-intent syscall vigil traps");
+            if (!path_ok(b.path) || !path_ok(b.resolved) || !path_ok(b.from) || !path_ok(b.from_resolved)) {
+              return bad("path: longer than the limit or a NUL byte");
+            }
+            if (!b.resolved.empty() && b.resolved[0] != '/') return bad("resolved: must be absolute");
+            if (!b.from_resolved.empty() && b.from_resolved[0] != '/') return bad("from_resolved: must be absolute");
+            if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
+            return {};
+          },
+          [&](const NetDecision& b) -> Result<void> {
+            if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) || !text_ok(b.refused_by) ||
+                !text_ok(b.address) || !text_ok(b.guard_check)) {
+              return bad("net.decision: a field is too long or has a NUL byte");
+            }
+            return {};
+          },
+          [&](const NetUpstreamFailure& b) -> Result<void> {
+            if (!text_ok(b.host) || !text_ok(b.address) || !text_ok(b.what)) {
+              return bad("net.upstream_failure: a field is too long or has a NUL byte");
+            }
+            return {};
+          },
+          [&](const IoStdout& b) -> Result<void> {
+            return b.data.size() <= lim.max_data ? Result<void>() : bad("data: chunk too large");
+          },
+          [&](const IoStderr& b) -> Result<void> {
+            return b.data.size() <= lim.max_data ? Result<void>() : bad("data: chunk too large");
+          },
+          [&](const ObserverStats&) -> Result<void> { return {}; },
+          [&](const Annotation& b) -> Result<void> {
+            if (b.text.size() > lim.max_data || !no_nul(b.text)) return bad("text: too long or a NUL byte");
+            return {};
+          },
+          [&](const SessionEnd& b) -> Result<void> {
+            if (b.exit_code.has_value() == b.signal.has_value()) return bad("exactly one of exit_code and signal");
+            if (b.exit_code && (*b.exit_code < 0 || *b.exit_code > 255)) return bad("exit_code out of range");
+            if (b.signal && (*b.signal < 1 || *b.signal > 64)) return bad("signal out of range");
+            if (b.counters.size() > lim.max_counters) return bad("counters: too many entries");
+            for (const auto& [k, v] : b.counters) {
+              if (!is_token(k, 64)) return bad("counters: bad name");
+            }
+            return {};
+          },
+      },
+      body);
+}
+
+Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim) {
+  if (line.size() > lim.max_line) return make_error(Errc::kInvalidPolicy, "line longer than the limit");
+  auto parsed = parse_bounded(line, lim.max_depth);
+  if (!parsed) return std::move(parsed).error();
+  const json& obj = *parsed;
+  // The envelope is the supervisor's: a sandbox that sets it is trying to place its
+  // event somewhere in the record it does not own.
+  for (const char* owned : {"seq", "t", "session", "prev", "src"}) {
+    if (obj.contains(owned)) {
+      return make_error(Errc::kRefused, std::string("forged: sets the supervisor-owned field ") + owned);
+    }
+  }
+  Reader r(obj);
+  if (r.has("v")) {
+    if (r.integer("v", 0, 1 << 30) != kSchemaVersion || r.failed()) {
+      return make_error(Errc::kUnsupported, "schema version other than 1");
+    }
+  }
+  const std::string kind_name = r.word("kind");
+  if (r.failed()) return std::move(r.finish()).error();
+  const auto kind = kind_from_string(kind_name);
+  if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
+  if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats) {
+    return make_error(Errc::kRefused, std::string("forged: the observer never sends ") + to_string(*kind));
+  }
+  return finish_body(*kind, r, lim);
+}
+
+LineFault fault_of(const Error& e) {
+  switch (e.code) {
+    case Errc::kRefused: return LineFault::kForged;
+    case Errc::kUnsupported: return LineFault::kUnsupported;
+    default: return LineFault::kMalformed;
+  }
+}
+
+Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
+  if (line.size() > lim.max_line) return make_error(Errc::kInvalidPolicy, "record longer than the limit");
+  auto parsed = parse_bounded(line, lim.max_depth);
+  if (!parsed) return std::move(parsed).error();
+  Reader r(*parsed);
+  if (r.integer("v", 0, 1 << 30) != kSchemaVersion && !r.failed()) {
+    return make_error(Errc::kUnsupported, "schema version other than 1");
+  }
+  Event e;
+  e.seq = r.count("seq");
+  e.t = r.count("t");
+  e.session = r.word("session");
+  const std::string src = r.word("src");
+  const std::string kind_name = r.word("kind");
+  e.prev = r.word("prev");
+  if (r.failed()) return std::move(r.finish()).error();
+  if (!is_token(e.session, 64)) return make_error(Errc::kInvalidPolicy, "session: not a session id");
+  if (!is_hex64(e.prev)) return make_error(Errc::kInvalidPolicy, "prev: expected 64 lower-case hex digits");
+  const auto s = source_from(src);
+  if (!s) return make_error(Errc::kInvalidPolicy, "src: expected observer, proxy or supervisor");
+  e.src = *s;
+  const auto kind = kind_from_string(kind_name);
+  if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
+  auto body = finish_body(*kind, r, lim);
+  if (!body) return std::move(body).error();
+  e.body = std::move(*body);
+  if (serialize(e) != line) {
+    return make_error(Errc::kInvalidPolicy, "not in canonical form (the line was not written by vigil as it is)");
+  }
+  return e;
+}
+
+std::string serialize(const Event& e) {
+  ojson j;
+  j["v"] = kSchemaVersion;
+  j["seq"] = e.seq;
+  j["t"] = e.t;
+  j["session"] = e.session;
+  j["src"] = to_string(e.src);
+  j["kind"] = to_string(e.kind());
+  put_body(j, e.body);
+  j["prev"] = e.prev;
+  // ensure_ascii: the log is pure ASCII. `replace` only matters for a session id or word
+  // that is not UTF-8, which validate()/the writer never let through; it keeps this
+  // function from throwing whatever it is given.
+  return j.dump(-1, ' ', true, ojson::error_handler_t::replace);
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_seq(s, i, &cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string base64_encode(std::string_view in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const std::uint32_t v = (std::uint32_t{static_cast<unsigned char>(in[i])} << 16) |
+                            (std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8) |
+                            std::uint32_t{static_cast<unsigned char>(in[i + 2])};
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  const std::size_t rest = in.size() - i;
+  if (rest > 0) {
+    std::uint32_t v = std::uint32_t{static_cast<unsigned char>(in[i])} << 16;
+    if (rest == 2) v |= std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (in.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(in.size() / 4 * 3);
+  for (std::size_t i = 0; i < in.size(); i += 4) {
+    const bool last = i + 4 == in.size();
+    int pad = 0;
+    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const int d = k >= 4 - static_cast<std::size_t>(pad) ? 0 : value(in[i + k]);
+      if (d < 0) return std::nullopt;
+      v = (v << 6) | static_cast<std::uint32_t>(d);
+    }
+    // Canonical only: the bits below the last whole byte must be zero, so one byte
+    // string has exactly one encoding (the log's lines are compared byte for byte).
+    if ((pad == 1 && (v & 0xffU) != 0) || (pad == 2 && (v & 0xffffU) != 0)) return std::nullopt;
+    out += static_cast<char>((v >> 16) & 0xffU);
+    if (pad < 2) out += static_cast<char>((v >> 8) & 0xffU);
+    if (pad < 1) out += static_cast<char>(v & 0xffU);
+  }
+  return out;
+}
+
+std::string escape_for_terminal(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b == '\\') {
+      out += "\\\\";
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const std::size_t n = utf8_seq(s, i, &cp);
+    if (n == 0 || cp < 0x20 || cp == 0x7f) {
+      append_hex_byte(out, b);
+      ++i;
+      continue;
+    }
+    if (is_layout_control(cp)) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u{";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xfU];
+      out += '}';
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string escape_for_html(std::string_view s) {
+  const std::string text = escape_for_terminal(s);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace vigil::events

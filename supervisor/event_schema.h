@@ -1,0 +1,269 @@
+// Event schema v1 (docs/events.md): the typed records of a session log, the parser for
+// lines that come from inside the sandbox, the parser for lines read back from a log,
+// and the one canonical serialisation.
+//
+// Trust: the observer runs inside the sandbox, so every line it sends is attacker
+// input. parse_untrusted_event_line() bounds every size, checks every type, refuses
+// unknown kinds and fields, and treats a line that sets a supervisor-owned field (seq,
+// t, session, prev, src) or claims a kind only the supervisor or the proxy produces as
+// forged. It never throws and never crashes (fuzzed: tests/fuzz/fuzz_event_line.cc).
+//
+// Byte strings (paths, argv, io data) are bytes, not text: a file name need not be
+// UTF-8. In JSON a byte string is a plain string when it is valid UTF-8, otherwise an
+// object {"b64": "<base64>"}; both decode to the exact bytes.
+//
+// Pure functions over values; thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "supervisor/core/resolver.h"  // Verdict: allowed | denied | ephemeral
+#include "supervisor/core/result.h"
+
+namespace vigil::events {
+
+inline constexpr int kSchemaVersion = 1;
+// The `prev` of the first record of a session: 64 zeros, so `prev` always has one shape.
+inline constexpr std::string_view kGenesisPrev =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+enum class Source { kObserver, kProxy, kSupervisor };
+enum class Kind {
+  kSessionStart,
+  kProcExec,
+  kFsWrite,
+  kNetDecision,
+  kNetUpstreamFailure,
+  kIoStdout,
+  kIoStderr,
+  kObserverStats,
+  kAnnotation,
+  kSessionEnd,
+};
+enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
+enum class NetVerdict { kAllowed, kDenied };
+
+const char* to_string(Source s);
+const char* to_string(Kind k);
+const char* to_string(NetProto p);
+const char* to_string(NetVerdict v);
+std::optional<Kind> kind_from_string(std::string_view s);
+
+struct Versions {
+  std::string vigil, bwrap, kernel;
+  bool operator==(const Versions&) const = default;
+};
+
+struct SessionStart {
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::string backend;        // "bwrap" | "seatbelt" | "none" (--sandbox off)
+  std::string policy_digest;  // sha256 hex of the canonical policy JSON
+  Versions versions;
+  std::string log;  // where the supervisor wrote this log ("" = not recorded); the
+                    // annotation's "N more: see <log>" line names it
+  bool operator==(const SessionStart&) const = default;
+};
+
+struct ProcExec {
+  std::int64_t pid = 0;
+  std::int64_t ppid = 0;
+  std::vector<std::string> argv;
+  std::string cwd;
+  bool truncated = false;  // the observer cut argv to fit the bounds
+  bool operator==(const ProcExec&) const = default;
+};
+
+struct FsWrite {
+  std::int64_t pid = 0;
+  std::string syscall;   // one of known_write_syscalls()
+  std::string path;      // as the command passed it (may be relative)
+  std::string resolved;  // absolute, in the sandbox's view; "" = could not be resolved
+  std::uint64_t flags = 0;  // the call's flags argument (open flags, AT_*, RENAME_*), 0 if none
+  Verdict verdict = Verdict::kDenied;
+  std::string reason;
+  // rename*/link*: the old name; symlink*: the link's contents. "" for one-path calls.
+  std::string from;
+  std::string from_resolved;
+  bool operator==(const FsWrite&) const = default;
+};
+
+struct NetDecision {
+  NetProto proto = NetProto::kHttp;
+  std::string host;  // canonical host (IPv6 without brackets)
+  std::uint16_t port = 0;
+  NetVerdict verdict = NetVerdict::kDenied;
+  std::string rule;    // the settings entry that decided, as written; "" = default deny
+  std::string reason;  // model-facing, one line
+  // Optional detail from the proxy ("" = absent).
+  std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
+  std::string address;      // the address connected to, or the first one refused
+  std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  bool operator==(const NetDecision&) const = default;
+};
+
+struct NetUpstreamFailure {
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;
+  std::string what;
+  bool operator==(const NetUpstreamFailure&) const = default;
+};
+
+struct IoStdout {
+  std::string data;  // exact bytes of one chunk
+  bool operator==(const IoStdout&) const = default;
+};
+struct IoStderr {
+  std::string data;
+  bool operator==(const IoStderr&) const = default;
+};
+
+struct ObserverStats {
+  std::uint64_t events = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t held = 0;
+  bool operator==(const ObserverStats&) const = default;
+};
+
+// The <sandbox_violations> block exactly as appended to the command's stderr.
+struct Annotation {
+  std::string text;
+  bool newline_before = false;  // a "\n" was written first (stderr did not end with one)
+  bool operator==(const Annotation&) const = default;
+};
+
+struct SessionEnd {
+  std::optional<int> exit_code;  // exactly one of exit_code / signal
+  std::optional<int> signal;
+  std::uint64_t duration_ns = 0;
+  std::map<std::string, std::uint64_t> counters;  // "fs.denied", "lines.forged", ...
+  bool operator==(const SessionEnd&) const = default;
+};
+
+// Alternative i is Kind i.
+using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure, IoStdout,
+                          IoStderr, ObserverStats, Annotation, SessionEnd>;
+
+Kind kind_of(const Body& b);
+
+struct Event {
+  std::uint64_t seq = 0;
+  std::uint64_t t = 0;  // ns since the session started
+  std::string session;
+  Source src = Source::kSupervisor;
+  std::string prev;  // sha256 hex of the previous record's line (kGenesisPrev for seq 0)
+  Body body;
+
+  Kind kind() const { return kind_of(body); }
+  bool operator==(const Event&) const = default;
+};
+
+struct Limits {
+  std::size_t max_line = 64 * 1024;
+  std::size_t max_path = 4096;        // path, resolved, cwd, from
+  std::size_t max_argv = 256;         // entries
+  std::size_t max_arg = 16 * 1024;    // bytes per argv entry
+  std::size_t max_text = 1024;        // reason, rule, host, syscall, ... (model-facing lines)
+  std::size_t max_data = 64 * 1024;   // io chunk, annotation text
+  std::size_t max_counters = 64;
+  int max_depth = 4;                  // JSON nesting
+
+  // What the sandbox may send (the defaults above).
+  static Limits untrusted() { return Limits{}; }
+  // What a log record may hold: the supervisor's own records (argv of the command,
+  // io chunks, the annotation) are larger than anything the observer may send.
+  static Limits log();
+};
+
+// A line from the observer, without its newline. On success the body the sandbox
+// described; the caller (the event hub) adds the envelope via SessionLog::append with
+// Source::kObserver. Errors, by Errc:
+//   kRefused      forged: sets seq/t/session/prev/src, or claims a kind the observer
+//                 never produces (session.*, net.*, io.*, annotation)
+//   kUnsupported  unknown kind, or a schema version other than 1
+//   kInvalidPolicy  anything else malformed (the input is wrong)
+// Messages are one line, bounded, and quote no raw input bytes.
+Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& limits = Limits::untrusted());
+
+enum class LineFault { kMalformed, kForged, kUnsupported };
+LineFault fault_of(const Error& e);
+
+// A record read back from a session log: every envelope field required, any kind, and
+// the line must be exactly serialize() of what it parses to (canonical), so a log that
+// was rewritten by hand shows even where its chain was recomputed.
+Result<Event> parse_log_record(std::string_view line, const Limits& limits = Limits::log());
+
+// Checks sizes and values that the types cannot (path bounds, NUL bytes, port ranges).
+Result<void> validate(const Body& b, const Limits& limits);
+
+// The canonical line (no trailing newline): keys in a fixed order (v, seq, t, session,
+// src, kind, the kind's fields, prev), optional fields omitted when empty, non-ASCII
+// escaped as \uXXXX so a log is pure ASCII and safe to print to a terminal as JSON.
+std::string serialize(const Event& e);
+
+// Splits a byte stream from the sandbox into lines, never buffering more than
+// `max_line` bytes: a longer line is discarded up to its newline and counted.
+// Not thread-safe; one per stream.
+class LineSplitter {
+ public:
+  explicit LineSplitter(std::size_t max_line = Limits{}.max_line) : max_line_(max_line) {}
+  // Calls on_line(std::string_view) for each complete line (without '\n').
+  template <class F>
+  void feed(std::string_view bytes, F&& on_line) {
+    while (!bytes.empty()) {
+      const std::size_t nl = bytes.find('\n');
+      const std::string_view part = bytes.substr(0, nl);
+      if (!skipping_) {
+        if (buf_.size() + part.size() > max_line_) {
+          skipping_ = true;
+          buf_.clear();
+          ++oversize_;
+        } else {
+          buf_.append(part);
+        }
+      }
+      if (nl == std::string_view::npos) return;
+      if (!skipping_) on_line(std::string_view(buf_));
+      buf_.clear();
+      skipping_ = false;
+      bytes.remove_prefix(nl + 1);
+    }
+  }
+  // Bytes of an unterminated last line (the stream ended mid-line): malformed.
+  bool has_partial() const { return !buf_.empty() || skipping_; }
+  std::uint64_t oversize() const { return oversize_; }
+
+ private:
+  std::size_t max_line_;
+  std::string buf_;
+  bool skipping_ = false;
+  std::uint64_t oversize_ = 0;
+};
+
+// Write-intent syscalls the observer may name (DESIGN.md §6, plus the fd-based
+// variants). A name outside this set is malformed: it would reach the model's text.
+bool is_known_write_syscall(std::string_view name);
+
+// Byte-string helpers (also used by the annotation and the replay views).
+bool is_valid_utf8(std::string_view s);
+std::string base64_encode(std::string_view bytes);
+std::optional<std::string> base64_decode(std::string_view text);  // strict, canonical only
+
+// Display escapes, one per output format. Both map every byte that is not printable
+// text -- C0/C1 controls, DEL, invalid UTF-8, bidi overrides -- to a visible \xNN or
+// \u{NNNN} form, and a backslash to "\\", so nothing from a log can move a cursor,
+// start an escape sequence, reorder a line, or forge a line break.
+std::string escape_for_terminal(std::string_view bytes);
+// The above, then HTML-escaped (& < > " '): safe in element content and quoted attributes.
+std::string escape_for_html(std::string_view bytes);
+
+}  // namespace vigil::events

@@ -1,0 +1,210 @@
+// `vigil proxy`: the egress proxy on its own (macOS uses it over TCP; on Linux it is the
+// same server `vigil run` embeds, here runnable for tests and debugging).
+//
+//   vigil proxy --settings F --listen unix:PATH | tcp:127.0.0.1:PORT [--events FILE]
+//
+// Every decision is one JSON line on stderr (or appended to --events FILE). Ready is
+// announced on stderr as "vigil: proxy listening on <address>" (with the real port for
+// tcp:...:0). SIGINT/SIGTERM: graceful shutdown; a second signal cuts everything.
+//
+// Test-only options, refused unless VIGIL_TEST_MODE=1 is in the environment (so that no
+// production configuration can weaken the address guard by accident):
+//   --test-resolve NAME=IP[,IP...]  answer NAME from this table; with any of these, the
+//                                   system resolver is not used at all (hermetic tests)
+//   --test-allow-loopback           loopback addresses pass the address guard, so a test
+//                                   server on 127.0.0.1 is reachable by an allowed name
+#include <signal.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <CLI/CLI.hpp>
+
+#include "proxy/resolver.h"
+#include "proxy/server.h"
+#include "supervisor/core/exit_codes.h"
+#include "supervisor/core/policy_loader.h"
+#include "supervisor/sandbox_plan.h"
+
+namespace vigil {
+
+int report(const Error& e);  // run_command.cc
+
+namespace {
+
+namespace asio = boost::asio;
+
+struct ProxyArgs {
+  std::string settings;
+  std::string listen;
+  std::string events;
+  double idle_timeout_s = 300;
+  double shutdown_grace_s = 5;
+  std::size_t max_connections = 4096;
+  bool test_allow_loopback = false;
+  std::vector<std::string> test_resolve;
+};
+
+bool test_mode() {
+  const char* v = std::getenv("VIGIL_TEST_MODE");
+  return v != nullptr && std::string(v) == "1";
+}
+
+Result<std::map<std::string, std::vector<proxy::IpAddress>>> parse_test_resolve(
+    const std::vector<std::string>& entries) {
+  std::map<std::string, std::vector<proxy::IpAddress>> table;
+  for (const auto& e : entries) {
+    const std::size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": write NAME=IP[,IP...]");
+    }
+    auto canon = proxy::canonicalize_host(e.substr(0, eq));
+    if (!canon || canon->kind != proxy::CanonicalHost::Kind::kName) {
+      return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": the name is not a host name");
+    }
+    std::string rest = e.substr(eq + 1);
+    auto& list = table[canon->text];
+    std::size_t start = 0;
+    while (start <= rest.size()) {
+      const std::size_t comma = std::min(rest.find(',', start), rest.size());
+      boost::system::error_code ec;
+      const auto addr = asio::ip::make_address(rest.substr(start, comma - start), ec);
+      if (ec) return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": not an IP address list");
+      list.push_back(addr);
+      start = comma + 1;
+    }
+  }
+  return table;
+}
+
+// Each client connection can hold two descriptors (client, upstream): raise the soft
+// limit to the hard one and keep the connection cap within it.
+std::size_t fit_to_fd_limit(std::size_t wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    (void)::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur == RLIM_INFINITY) return wanted;
+  const auto room = rl.rlim_cur > 64 ? static_cast<std::size_t>((rl.rlim_cur - 64) / 2) : 1;
+  return std::max<std::size_t>(1, std::min(wanted, room));
+}
+
+std::chrono::milliseconds seconds_to_ms(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0));
+}
+
+int run_proxy(const ProxyArgs& a) {
+  if ((a.test_allow_loopback || !a.test_resolve.empty()) && !test_mode()) {
+    std::fprintf(stderr,
+                 "vigil: --test-allow-loopback and --test-resolve weaken the proxy for tests; they are "
+                 "refused unless VIGIL_TEST_MODE=1 is set\n");
+    return to_int(ExitCode::kUsage);
+  }
+  if (a.idle_timeout_s <= 0 || a.shutdown_grace_s < 0) {
+    std::fprintf(stderr, "vigil: --idle-timeout must be > 0 and --shutdown-grace >= 0\n");
+    return to_int(ExitCode::kUsage);
+  }
+  auto listen = proxy::parse_listen_address(a.listen);
+  if (!listen) return report(listen.error());
+  auto test_table = parse_test_resolve(a.test_resolve);
+  if (!test_table) return report(test_table.error());
+
+  auto cwd = current_dir();
+  if (!cwd) return report(cwd.error());
+  const char* home = std::getenv("HOME");
+  auto policy = load_policy_file(a.settings, LoadContext{*cwd, home != nullptr ? home : ""});
+  if (!policy) {
+    (void)report(policy.error());
+    return to_int(ExitCode::kUsage);  // whatever the cause, nothing was started
+  }
+  for (const auto& w : policy->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+
+  UniqueFd events_fd;
+  if (a.events.empty()) {
+    events_fd = UniqueFd(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
+  } else {
+    events_fd = UniqueFd(::open(a.events.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  }
+  if (!events_fd) return report(system_error("open " + (a.events.empty() ? std::string("stderr") : a.events)));
+
+  // A client that vanishes must not kill the proxy with SIGPIPE (sockets use
+  // MSG_NOSIGNAL; this covers the event stream on a closed pipe).
+  ::signal(SIGPIPE, SIG_IGN);
+
+  asio::io_context io(1);
+  proxy::ServerOptions options;
+  options.idle_timeout = seconds_to_ms(a.idle_timeout_s);
+  options.shutdown_grace = seconds_to_ms(a.shutdown_grace_s);
+  options.max_connections = fit_to_fd_limit(a.max_connections);
+  options.test_allow_loopback = a.test_allow_loopback;
+  auto resolver = a.test_resolve.empty() ? proxy::make_system_resolver(io.get_executor())
+                                         : proxy::make_static_resolver(std::move(*test_table));
+  auto sink = std::make_shared<proxy::JsonLinesSink>(std::move(events_fd));
+  auto server = proxy::Server::create(io, policy->net, options, resolver, sink);
+  if (!server) {
+    (void)report(server.error());
+    return to_int(ExitCode::kUsage);
+  }
+  if (auto r = (*server)->listen(*listen); !r) return report(r.error());
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const boost::system::error_code&, int)> on_signal;
+  on_signal = [&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    (*server)->shutdown();  // the second signal cuts (Server::shutdown's contract)
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+  (*server)->on_stopped([&] {
+    boost::system::error_code ec;
+    signals.cancel(ec);
+    io.stop();
+  });
+  (*server)->start();
+  if (a.test_allow_loopback) {
+    std::fprintf(stderr, "vigil: warning: TEST MODE: loopback addresses pass the address guard\n");
+  }
+  std::fprintf(stderr, "vigil: proxy listening on %s\n", (*server)->local_address().text().c_str());
+  std::fflush(stderr);
+  io.run();
+  return to_int(ExitCode::kOk);
+}
+
+}  // namespace
+
+std::function<int()> add_proxy_command(CLI::App& app) {
+  auto args = std::make_shared<ProxyArgs>();
+  auto* cmd = app.add_subcommand("proxy", "run the egress proxy alone (HTTP + SOCKS5, domain allowlist)");
+  cmd->add_option("--settings", args->settings, "settings file (srt format): network.* is used")->required();
+  cmd->add_option("--listen", args->listen, "unix:/path/to/socket or tcp:127.0.0.1:PORT (loopback only)")
+      ->required();
+  cmd->add_option("--events", args->events, "append net.decision JSON lines to FILE (default: stderr)");
+  cmd->add_option("--idle-timeout", args->idle_timeout_s, "seconds a tunnel or keep-alive connection may idle")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace", args->shutdown_grace_s,
+                  "seconds in-flight connections get after SIGINT/SIGTERM")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections, "concurrent client connections")
+      ->capture_default_str();
+  cmd->add_flag("--test-allow-loopback", args->test_allow_loopback,
+                "TEST ONLY (needs VIGIL_TEST_MODE=1): loopback passes the address guard");
+  cmd->add_option("--test-resolve", args->test_resolve,
+                  "TEST ONLY (needs VIGIL_TEST_MODE=1): NAME=IP[,IP...] replaces DNS");
+  return [args] { return run_proxy(*args); };
+}
+
+}  // namespace vigil

@@ -1,0 +1,441 @@
+#include "supervisor/session_log.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "supervisor/core/sha256.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+using events::Event;
+
+bool is_session_id(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (const char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return s != "." && s != "..";
+}
+
+Result<void> write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("cannot write the session log");
+    if (n == 0) return make_error(Errc::kSystem, "cannot write the session log: write returned 0");
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Result<void> check_private_dir(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return system_error("cannot stat " + dir);
+  if (!S_ISDIR(st.st_mode)) {
+    return make_error(Errc::kRefused, dir + " is not a directory (a symlink?); refusing to keep session logs there");
+  }
+  if (st.st_uid != ::geteuid()) {
+    return make_error(Errc::kRefused, dir + " is owned by uid " + std::to_string(st.st_uid) +
+                                          ", not by us; refusing to keep session logs there");
+  }
+  if ((st.st_mode & 022) != 0) {
+    return make_error(Errc::kRefused, dir + " is writable by other users; refusing to keep session logs there");
+  }
+  return {};
+}
+
+nlohmann::json rules_json(const std::vector<PathRule>& rules) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& r : rules) {
+    a.push_back({{"written", r.written},
+                 {"literal", r.literal},
+                 {"resolved", r.resolved},
+                 {"origin", r.origin},
+                 {"kind", static_cast<int>(r.kind)},
+                 {"first_missing", r.first_missing},
+                 {"first_missing_exists", r.first_missing_exists},
+                 {"session_temp", r.session_temp}});
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string new_session_id() {
+  std::uint8_t rnd[6] = {};
+  std::size_t got = 0;
+  while (got < sizeof rnd) {
+    const ssize_t n = ::getrandom(rnd + got, sizeof rnd - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // no entropy source: the timestamp and pid below still separate runs
+    got += static_cast<std::size_t>(n);
+  }
+  if (got < sizeof rnd) {
+    const auto mix = static_cast<std::uint64_t>(::getpid()) ^
+                     static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (std::size_t i = 0; i < sizeof rnd; ++i) rnd[i] = static_cast<std::uint8_t>(mix >> (8 * i));
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char stamp[32] = {};
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = std::string(stamp) + "-";
+  for (const std::uint8_t b : rnd) {
+    id += kHex[b >> 4];
+    id += kHex[b & 0xf];
+  }
+  return id;
+}
+
+Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home, const char* home) {
+  if (!is_session_id(session_id)) return make_error(Errc::kInternal, "not a session id");
+  std::string base;
+  if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
+    base = xdg_state_home;
+  } else if (home != nullptr && home[0] == '/') {
+    base = std::string(home) + "/.local/state";
+  } else {
+    return make_error(Errc::kNotFound,
+                      "no place for the session log: neither XDG_STATE_HOME nor HOME is an absolute path "
+                      "(pass --log PATH)");
+  }
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base == "/") base.clear();
+  return base + "/vigil/sessions/" + std::string(session_id) + ".jsonl";
+}
+
+Result<void> prepare_log_dir(const std::string& log_path) {
+  const auto slash = log_path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return make_error(Errc::kInternal, "log path has no directory");
+  const std::string sessions = log_path.substr(0, slash);
+  const auto slash2 = sessions.rfind('/');
+  if (slash2 == std::string::npos) return make_error(Errc::kInternal, "log path has no directory");
+  const std::string vigil_dir = sessions.substr(0, slash2);
+  // mkdir -p, 0700 for every component we create (umask may only narrow it).
+  for (std::size_t pos = 1; pos <= sessions.size(); ++pos) {
+    if (pos != sessions.size() && sessions[pos] != '/') continue;
+    const std::string dir = sessions.substr(0, pos);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return system_error("cannot create " + dir);
+  }
+  if (auto r = check_private_dir(vigil_dir); !r) return r;
+  return check_private_dir(sessions);
+}
+
+std::string canonical_policy_json(const Policy& p) {
+  nlohmann::json j;  // std::map-backed: keys sorted, so the text is canonical
+  j["source"] = p.source;
+  j["cwd"] = p.cwd;
+  j["home"] = p.home;
+  j["filesystem"] = {{"denyRead", rules_json(p.fs.deny_read)},
+                     {"allowRead", rules_json(p.fs.allow_read)},
+                     {"allowWrite", rules_json(p.fs.allow_write)},
+                     {"denyWrite", rules_json(p.fs.deny_write)},
+                     {"mandatoryDenySearchDepth", p.fs.mandatory_deny_search_depth},
+                     {"allowGitConfig", p.fs.allow_git_config}};
+  j["network"] = {{"allowedDomains", p.net.allowed_domains},
+                  {"deniedDomains", p.net.denied_domains},
+                  {"deniedDomainReasons", p.net.denied_domain_reasons},
+                  {"deniedResolvedAddresses", p.net.denied_resolved_addresses},
+                  {"allowLocalBinding", p.net.allow_local_binding},
+                  {"allowUnixSockets", p.net.allow_unix_sockets},
+                  {"allowMachLookup", p.net.allow_mach_lookup}};
+  j["macos"] = {{"enableWeakerNetworkIsolation", p.macos.enable_weaker_network_isolation},
+                {"allowAppleEvents", p.macos.allow_apple_events},
+                {"allowPty", p.macos.allow_pty}};
+  j["vigil"] = {{"observerOverflow", p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"}};
+  j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
+  // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
+  // U+FFFD for such bytes, which is still stable for the same policy).
+  return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+std::string policy_digest(const Policy& p) { return sha256_hex(canonical_policy_json(p)); }
+
+// ---- SessionLog ------------------------------------------------------------------------
+
+struct SessionLog::State {
+  std::mutex mu;
+  UniqueFd fd;
+  std::string path;
+  std::string session;
+  Clock clock;
+  std::string head{events::kGenesisPrev};
+  std::uint64_t next_seq = 0;
+  std::uint64_t last_t = 0;
+  bool failed = false;
+  Listener listener;
+};
+
+SessionLog::SessionLog(std::unique_ptr<State> s) : s_(std::move(s)) {}
+SessionLog::SessionLog(SessionLog&&) noexcept = default;
+SessionLog& SessionLog::operator=(SessionLog&&) noexcept = default;
+SessionLog::~SessionLog() = default;
+
+Result<SessionLog> SessionLog::create(const std::string& path, std::string session_id, Clock clock) {
+  if (!is_session_id(session_id)) {
+    return make_error(Errc::kInternal, "session id must match [A-Za-z0-9._-]{1,64}");
+  }
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return system_error("cannot create the session log " + path);
+  auto s = std::make_unique<State>();
+  s->fd = std::move(fd);
+  s->path = path;
+  s->session = std::move(session_id);
+  if (clock) {
+    s->clock = std::move(clock);
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    s->clock = [start] {
+      return static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    };
+  }
+  return SessionLog(std::move(s));
+}
+
+Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body) {
+  if (auto ok = events::validate(body, events::Limits::log()); !ok) {
+    return make_error(Errc::kInternal, std::string("session log: refusing a record that could not be read back: ") +
+                                           ok.error().message);
+  }
+  std::lock_guard lock(s_->mu);
+  if (!s_->fd) return make_error(Errc::kInternal, "session log is closed");
+  if (s_->failed) return make_error(Errc::kSystem, "session log: an earlier write failed; not appending");
+  Event e;
+  e.seq = s_->next_seq;
+  // Never backwards, whatever the clock does: verify checks time order.
+  e.t = std::max(s_->clock(), s_->last_t);
+  e.session = s_->session;
+  e.src = src;
+  e.prev = s_->head;
+  e.body = std::move(body);
+  std::string line = events::serialize(e);
+  if (line.size() > events::Limits::log().max_line) {
+    return make_error(Errc::kInternal, "session log: record longer than a log line may be");
+  }
+  line += '\n';
+  if (auto w = write_all(s_->fd.get(), line); !w) {
+    s_->failed = true;
+    return w.error();
+  }
+  line.pop_back();
+  s_->head = sha256_hex(line);
+  s_->last_t = e.t;
+  ++s_->next_seq;
+  if (s_->listener) s_->listener(e, line);
+  return e.seq;
+}
+
+void SessionLog::set_listener(Listener l) {
+  std::lock_guard lock(s_->mu);
+  s_->listener = std::move(l);
+}
+
+const std::string& SessionLog::path() const { return s_->path; }
+const std::string& SessionLog::session() const { return s_->session; }
+
+std::string SessionLog::head() const {
+  std::lock_guard lock(s_->mu);
+  return s_->head;
+}
+
+std::uint64_t SessionLog::records() const {
+  std::lock_guard lock(s_->mu);
+  return s_->next_seq;
+}
+
+std::uint64_t SessionLog::elapsed_ns() const { return s_->clock(); }
+
+Result<void> SessionLog::close() {
+  std::lock_guard lock(s_->mu);
+  if (!s_->fd) return {};
+  const int rc = ::fsync(s_->fd.get());
+  const int err = errno;
+  s_->fd.reset();
+  if (rc != 0) return system_error("cannot sync the session log " + s_->path, err);
+  return {};
+}
+
+// ---- reading ---------------------------------------------------------------------------
+
+Result<std::string> read_log_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return system_error("cannot open " + path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
+  if (!S_ISREG(st.st_mode)) return make_error(Errc::kInvalidPolicy, path + " is not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
+    return make_error(Errc::kInvalidPolicy, path + " is larger than " + std::to_string(kMaxLogFileBytes >> 20) +
+                                                " MiB; not a session log vigil wrote");
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("cannot read " + path);
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > kMaxLogFileBytes) {
+      return make_error(Errc::kInvalidPolicy, path + " grew past the size limit while being read");
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+namespace {
+
+// Complete lines (without '\n'); `tail` gets an unterminated last fragment.
+std::vector<std::string_view> split_lines(std::string_view text, std::string_view* tail) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    if (nl == std::string_view::npos) {
+      *tail = text;
+      break;
+    }
+    lines.push_back(text.substr(0, nl));
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+}  // namespace
+
+LoadedLog load_log_text(std::string_view text) {
+  LoadedLog out;
+  std::string_view tail;
+  const auto lines = split_lines(text, &tail);
+  out.lines = lines.size();
+  out.truncated_tail = !tail.empty();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    auto e = events::parse_log_record(lines[i]);
+    if (!e) {
+      out.unreadable.push_back({i, e.error().message});
+      continue;
+    }
+    out.records.push_back(LogRecord{i, std::string(lines[i]), std::move(*e)});
+  }
+  return out;
+}
+
+Result<LoadedLog> load_log(const std::string& path) {
+  auto text = read_log_file(path);
+  if (!text) return std::move(text).error();
+  return load_log_text(*text);
+}
+
+VerifyReport verify_log_text(std::string_view text) {
+  VerifyReport rep;
+  std::string_view tail;
+  const auto lines = split_lines(text, &tail);
+  const std::size_t n = lines.size();
+  rep.records = n;
+  auto broken = [&](std::size_t at, std::string why) {
+    rep.ok = false;
+    rep.broken_at = at;
+    rep.why = std::move(why);
+    return rep;
+  };
+  const std::string rec = "record ";
+  if (n == 0) {
+    return broken(0, tail.empty() ? "empty log: no session.start record"
+                                  : "record 0 is incomplete (no newline): the log was truncated");
+  }
+
+  std::vector<std::string> hash(n);
+  std::vector<std::optional<Event>> ev(n);
+  std::vector<std::string> parse_error(n);
+  std::map<std::uint64_t, std::size_t> first_pos_of_seq;
+  for (std::size_t i = 0; i < n; ++i) {
+    hash[i] = sha256_hex(lines[i]);
+    auto e = events::parse_log_record(lines[i]);
+    if (e) {
+      first_pos_of_seq.emplace(e->seq, i);
+      ev[i] = std::move(*e);
+    } else {
+      parse_error[i] = e.error().message;
+    }
+  }
+  // prev_{i} vs hash_{i-1}, for i >= 1; true when the link holds or cannot be judged.
+  auto link_ok = [&](std::size_t i) { return !ev[i] || ev[i]->prev == hash[i - 1]; };
+
+  std::optional<std::size_t> end_at;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string r = rec + std::to_string(i);
+    if (!ev[i]) return broken(i, r + " is not a valid record (" + parse_error[i] + "): it was edited");
+    const Event& e = *ev[i];
+    if (end_at) return broken(i, r + " comes after session.end: records were appended to a finished log");
+    if (i == 0) {
+      if (e.kind() != events::Kind::kSessionStart) return broken(0, "record 0 is not session.start");
+      if (e.seq != 0) return broken(0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
+      if (e.prev != events::kGenesisPrev) return broken(0, "record 0's prev is not the genesis value (64 zeros)");
+    } else {
+      const Event& first = *ev[0];
+      if (e.session != first.session) return broken(i, r + " belongs to another session (" + e.session + ")");
+      if (e.kind() == events::Kind::kSessionStart) return broken(i, r + " is a second session.start");
+      if (e.seq != i) {
+        if (e.seq > i) {
+          auto later = first_pos_of_seq.find(i);
+          if (later != first_pos_of_seq.end() && later->second > i) {
+            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) + ", and seq " +
+                                 std::to_string(i) + " comes later, at record " + std::to_string(later->second));
+          }
+          return broken(i, "the record with seq " + std::to_string(i) + " is missing (deleted): " + r + " has seq " +
+                               std::to_string(e.seq));
+        }
+        return broken(i, r + " has seq " + std::to_string(e.seq) + ", which came before: duplicated or out of order");
+      }
+      if (!link_ok(i)) {
+        // Which record changed? An edit inside record i-1 breaks only the link
+        // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
+        const bool next_breaks = i + 1 < n && !link_ok(i + 1);
+        if (next_breaks) {
+          return broken(i, r + " was altered: its prev does not match record " + std::to_string(i - 1) +
+                               ", and record " + std::to_string(i + 1) + "'s prev does not match it");
+        }
+        const std::string p = rec + std::to_string(i - 1);
+        return broken(i - 1, p + " was altered: its hash does not match the prev of " + r +
+                                 (i + 1 == n ? " (or the prev of the last record, " + r + ", was edited)" : ""));
+      }
+      if (e.t < ev[i - 1]->t) return broken(i, r + "'s time goes backwards: records were reordered or edited");
+    }
+    if (e.kind() == events::Kind::kSessionEnd) end_at = i;
+  }
+  if (!tail.empty()) {
+    return broken(n, rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
+  }
+  rep.ok = true;
+  rep.head = hash[n - 1];
+  rep.complete = end_at.has_value();
+  if (!rep.complete) {
+    rep.why = "intact, but ends without session.end after record " + std::to_string(n - 1) +
+              ": the session crashed, is still running, or its last records were removed";
+  }
+  return rep;
+}
+
+Result<VerifyReport> verify_log(const std::string& path) {
+  auto text = read_log_file(path);
+  if (!text) return std::move(text).error();
+  return verify_log_text(*text);
+}
+
+}  // namespace vigil

@@ -1,0 +1,140 @@
+// The session log: one JSON-lines file per `vigil run` (schema: docs/events.md).
+//
+// Writing: SessionLog assigns each record's envelope (seq, t, session, src, prev), where
+// prev is the SHA-256 of the previous record's exact line, so an edited, deleted or
+// reordered record breaks the chain. Every record is one write(2) of the whole line to an
+// O_APPEND file: a crash of vigil loses at most the record being written (it is in the
+// kernel's page cache once write returns; close() also fsyncs).
+//
+// Reading: load_log() parses a log for `vigil replay`; verify_log() checks the chain and
+// names the first broken record and why.
+//
+// What the chain proves: that the log is the one sequence the writer produced, up to its
+// last record. Anyone who can write the file can also recompute every hash after an edit,
+// and can drop trailing records; to detect that, keep the head hash (SessionLog::head(),
+// printed by `vigil replay --verify`) somewhere the session cannot write.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "supervisor/core/policy.h"
+#include "supervisor/core/result.h"
+#include "supervisor/event_schema.h"
+
+namespace vigil {
+
+// "20250131T120501Z-3f9c2a1b7d4e": UTC start time (so `ls` sorts sessions) and 48
+// random bits from getrandom(2). Matches the schema's session-id syntax.
+std::string new_session_id();
+
+// $XDG_STATE_HOME/vigil/sessions/<id>.jsonl, or ~/.local/state/... when XDG_STATE_HOME is
+// unset, empty or relative (the XDG spec says to ignore a relative one). Pure: the two
+// environment values are arguments. Error when HOME is unusable too.
+Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
+                                     const char* home);
+
+// Creates the directories above a default log path: missing components 0700; the
+// final "vigil" and "sessions" directories must be real directories owned by us and not
+// writable by group or others (else refused: someone else could swap our logs).
+Result<void> prepare_log_dir(const std::string& log_path);
+
+// sha256 hex of the canonical JSON of the policy model (every field but `warnings`,
+// keys sorted): the session.start policy_digest. Two runs under the same effective
+// policy have the same digest.
+std::string policy_digest(const Policy& policy);
+std::string canonical_policy_json(const Policy& policy);
+
+class SessionLog {
+ public:
+  // Nanoseconds since the session started. The default is steady_clock from create().
+  using Clock = std::function<std::uint64_t()>;
+  // Called after each record is written, with the record and its line (no newline),
+  // under the log's lock, in seq order: the embedder API's live event stream. Must not
+  // call back into the log.
+  using Listener = std::function<void(const events::Event&, const std::string& line)>;
+
+  // Creates `path` with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600: never appends to, or
+  // follows a symlink planted at, an existing file. The parent must exist (see
+  // prepare_log_dir for the default location). `session_id` must match the schema's id
+  // syntax ([A-Za-z0-9._-]{1,64}).
+  static Result<SessionLog> create(const std::string& path, std::string session_id, Clock clock = {});
+
+  SessionLog(SessionLog&&) noexcept;
+  SessionLog& operator=(SessionLog&&) noexcept;
+  ~SessionLog();
+
+  // Validates the body against Limits::log() (so that every record written can be read
+  // back), fills the envelope, writes the line. Returns the record's seq. Thread-safe:
+  // appends are serialised, so the proxy's thread and the event hub may both call it.
+  // After a failed write (disk full) the file may end in a partial line: every later
+  // append fails too, rather than glue a record onto it.
+  Result<std::uint64_t> append(events::Source src, events::Body body);
+
+  void set_listener(Listener l);
+
+  const std::string& path() const;
+  const std::string& session() const;
+  std::string head() const;        // sha256 of the last line written (kGenesisPrev if none)
+  std::uint64_t records() const;   // records written
+  std::uint64_t elapsed_ns() const;
+
+  // fsync and close. Appends after close fail. The destructor closes without fsync.
+  Result<void> close();
+
+ private:
+  struct State;
+  explicit SessionLog(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
+
+// ---- reading --------------------------------------------------------------------------
+
+inline constexpr std::size_t kMaxLogFileBytes = std::size_t{1} << 30;
+
+struct LogRecord {
+  std::size_t index = 0;  // line number, 0-based
+  std::string line;       // exactly as in the file, without its newline
+  events::Event event;
+};
+
+struct UnreadableLine {
+  std::size_t index = 0;
+  std::string why;
+};
+
+struct LoadedLog {
+  std::vector<LogRecord> records;  // the lines that parsed, in file order
+  std::vector<UnreadableLine> unreadable;
+  bool truncated_tail = false;     // the file ends inside a line (no final newline)
+  std::size_t lines = 0;           // complete lines
+};
+
+LoadedLog load_log_text(std::string_view text);
+Result<LoadedLog> load_log(const std::string& path);
+Result<std::string> read_log_file(const std::string& path);  // bounded by kMaxLogFileBytes
+
+struct VerifyReport {
+  bool ok = false;                        // every record present, in order, unaltered
+  std::size_t records = 0;                // complete lines examined
+  std::optional<std::size_t> broken_at;   // first broken record (0-based line index)
+  std::string why;                        // one line
+  std::string head;                       // hash of the last record, when ok
+  bool complete = false;                  // ends with session.end
+};
+
+// Pure: checks parse + canonical form, session id, seq order, the prev chain, time
+// order, session.start first and nothing after session.end, and a final newline.
+// A changed record is named as the changed one (not its successor): an edit inside
+// record k breaks only the link k -> k+1; an edit of k's prev breaks k-1 -> k and
+// k -> k+1. A deleted record shows as a gap in seq, a reordered one as seq out of order.
+VerifyReport verify_log_text(std::string_view text);
+Result<VerifyReport> verify_log(const std::string& path);
+
+}  // namespace vigil

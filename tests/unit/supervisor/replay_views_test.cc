@@ -1,0 +1,303 @@
+// `vigil replay`'s pure views: write actions and flag names, the timeline/writes/net
+// text, the annotation check, the JSON filter, and the HTML report's escaping of hostile
+// log content (paths that are markup, quotes, newlines, control bytes).
+#include "supervisor/replay_command.h"
+
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "supervisor/annotation.h"
+
+namespace vigil::replay {
+namespace {
+
+using namespace vigil::events;
+
+// Builds a LoadedLog in memory the way load_log_text would (lines are the canonical
+// serialisation; the chain is not needed by the views).
+class LogBuilder {
+ public:
+  LogBuilder& add(Source src, Body b) {
+    Event e;
+    e.seq = log_.records.size();
+    e.t = e.seq * 1500000;
+    e.session = "s-1";
+    e.src = src;
+    e.prev = std::string(kGenesisPrev);
+    e.body = std::move(b);
+    log_.records.push_back(LogRecord{log_.records.size(), serialize(e), e});
+    ++log_.lines;
+    return *this;
+  }
+  const LoadedLog& log() const { return log_; }
+  std::vector<Event> events() const {
+    std::vector<Event> out;
+    for (const auto& r : log_.records) out.push_back(r.event);
+    return out;
+  }
+
+ private:
+  LoadedLog log_;
+};
+
+const std::string kHostile = "/w/<script>alert(\"x\")</script>\n'quoted'&amp;\x1b[31m";
+
+LogBuilder sample() {
+  LogBuilder b;
+  b.add(Source::kSupervisor, SessionStart{{"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+  b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
+  b.add(Source::kObserver, FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK, Verdict::kAllowed,
+                                   "writable root", "", ""});
+  b.add(Source::kObserver, FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY | O_CREAT, Verdict::kDenied,
+                                   "outside the writable roots; add it to filesystem.allowWrite", "", ""});
+  b.add(Source::kObserver, FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a"});
+  b.add(Source::kObserver, FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", ""});
+  b.add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
+                                    "host is not on the allow list", "not-allowed", "", ""});
+  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "pypi.org", 80, NetVerdict::kAllowed, "pypi.org", "", "",
+                                    "151.101.0.223", ""});
+  b.add(Source::kSupervisor, IoStderr{"touch: cannot touch '/etc/x': Read-only file system\n"});
+  return b;
+}
+
+TEST(ReplayViewsTest, WriteActionTable) {
+  struct R {
+    std::string syscall;
+    std::uint64_t flags;
+    std::string action;
+  };
+  for (const R& r : std::vector<R>{
+           {"openat", O_WRONLY | O_CREAT | O_TRUNC, "create"},
+           {"openat", O_WRONLY | O_TRUNC, "truncate"},
+           {"openat", O_RDWR, "write"},
+           {"open", O_WRONLY | O_APPEND, "write"},
+           {"openat2", O_CREAT | O_EXCL | O_WRONLY, "create"},
+           {"creat", 0, "create"},
+           {"truncate", 0, "truncate"},
+           {"unlinkat", 0, "delete"},
+           {"unlinkat", AT_REMOVEDIR, "rmdir"},
+           {"unlink", 0, "delete"},
+           {"rmdir", 0, "rmdir"},
+           {"mkdirat", 0, "mkdir"},
+           {"mknodat", 0, "mknod"},
+           {"renameat2", 1, "rename"},
+           {"rename", 0, "rename"},
+           {"linkat", 0, "link"},
+           {"symlinkat", 0, "symlink"},
+           {"fchmodat", 0, "chmod"},
+           {"lchown", 0, "chown"},
+           {"utimensat", 0, "touch"},
+           {"lsetxattr", 0, "xattr"},
+           {"removexattr", 0, "xattr"},
+       }) {
+    FsWrite w{1, r.syscall, "p", "/p", r.flags, Verdict::kDenied, "", "", ""};
+    EXPECT_EQ(write_action(w), r.action) << r.syscall << " " << r.flags;
+  }
+}
+
+TEST(ReplayViewsTest, FlagNames) {
+  EXPECT_EQ(describe_flags("openat", 0), "");
+  EXPECT_EQ(describe_flags("openat", O_WRONLY | O_CREAT | O_TRUNC), "O_WRONLY|O_CREAT|O_TRUNC");
+  EXPECT_EQ(describe_flags("openat", O_RDWR | O_APPEND | O_CLOEXEC), "O_RDWR|O_APPEND|O_CLOEXEC");
+  EXPECT_EQ(describe_flags("openat", O_CREAT), "O_CREAT") << "O_RDONLY is 0, not named alongside";
+  EXPECT_EQ(describe_flags("openat", O_WRONLY | O_TMPFILE), "O_WRONLY|O_DIRECTORY|O_TMPFILE");
+  EXPECT_EQ(describe_flags("openat", O_WRONLY | 0x40000000ULL), "O_WRONLY|0x40000000");
+  EXPECT_EQ(describe_flags("renameat2", 1), "flags=0x1");
+}
+
+TEST(ReplayViewsTest, TimelineShowsTimePidCommandEventVerdict) {
+  const std::string t = render_timeline(sample().log());
+  EXPECT_NE(t.find("TIME"), std::string::npos);
+  EXPECT_NE(t.find("0.003000    5       touch            fs.write             allowed   create /w/a"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("DENIED    create /etc/x  [openat O_WRONLY|O_CREAT]  outside the writable roots"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("rename /w/a -> /w/b"), std::string::npos) << t;
+  EXPECT_NE(t.find("net.decision         DENIED    connect example.org:443"), std::string::npos) << t;
+  EXPECT_NE(t.find("io.stderr"), std::string::npos) << t;
+  // The hostile path is one escaped line: no raw newline or ESC from the log.
+  EXPECT_EQ(t.find('\x1b'), std::string::npos);
+  EXPECT_NE(t.find("</script>\\x0a'quoted'&amp;\\x1b[31m"), std::string::npos) << t;
+  std::size_t lines = 0;
+  for (const char c : t) lines += c == '\n';
+  EXPECT_EQ(lines, sample().log().records.size() + 1);
+}
+
+TEST(ReplayViewsTest, WritesListsEveryAttemptWithItsVerdict) {
+  const std::string w = render_writes(sample().log());
+  EXPECT_NE(w.find("allowed   create    /w/a  [openat O_WRONLY|O_CREAT|O_NOCTTY|O_NONBLOCK]  writable root"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("DENIED    create    /etc/x  [openat O_WRONLY|O_CREAT]"), std::string::npos) << w;
+  EXPECT_NE(w.find("allowed   rename    /w/a -> /w/b  [renameat2]"), std::string::npos) << w;
+  EXPECT_EQ(w.find("example.org"), std::string::npos) << "writes only";
+  EXPECT_EQ(w.find('\x1b'), std::string::npos);
+  LogBuilder empty;
+  EXPECT_NE(render_writes(empty.log()).find("(no write attempts recorded)"), std::string::npos);
+}
+
+TEST(ReplayViewsTest, NetListsDecisions) {
+  const std::string n = render_net(sample().log());
+  EXPECT_NE(n.find("DENIED    connect  example.org:443  (default)  host is not on the allow list"), std::string::npos)
+      << n;
+  EXPECT_NE(n.find("allowed   http     pypi.org:80  pypi.org"), std::string::npos) << n;
+}
+
+TEST(ReplayViewsTest, JsonFilter) {
+  const auto log = sample().log();
+  const std::string fsw = render_json(log, "fs.write");
+  std::size_t lines = 0;
+  for (const char c : fsw) lines += c == '\n';
+  EXPECT_EQ(lines, 4U);
+  EXPECT_EQ(fsw.substr(0, fsw.find('\n')), log.records[2].line) << "the exact record line";
+  EXPECT_EQ(render_json(log, "net.*").size(), log.records[6].line.size() + log.records[7].line.size() + 2);
+  EXPECT_EQ(render_json(log, "nothing"), "");
+  EXPECT_EQ(render_json(log, "fs"), "") << "a bare prefix is not a kind";
+  lines = 0;
+  for (const char c : render_json(log, "all")) lines += c == '\n';
+  EXPECT_EQ(lines, log.records.size());
+}
+
+TEST(ReplayViewsTest, AnnotationCheck) {
+  LogBuilder b = sample();
+  const std::string block = annotation_from_events(b.events(), AnnotationOptions{kAnnotationMaxLines, "/s.jsonl"});
+  ASSERT_FALSE(block.empty());
+  b.add(Source::kSupervisor, Annotation{block, false});
+  b.add(Source::kSupervisor, SessionEnd{1, std::nullopt, 5, {}});
+  AnnotationCheck c = check_annotation(b.log());
+  EXPECT_TRUE(c.recorded);
+  EXPECT_TRUE(c.match);
+  EXPECT_EQ(c.text, block);
+
+  LogBuilder forged = sample();
+  forged.add(Source::kSupervisor, Annotation{block + "deny nothing\n", false});
+  c = check_annotation(forged.log());
+  EXPECT_FALSE(c.match);
+  EXPECT_EQ(c.first_difference, block.size());
+
+  LogBuilder missing = sample();
+  c = check_annotation(missing.log());
+  EXPECT_FALSE(c.recorded);
+  EXPECT_FALSE(c.match) << "denials but no annotation record";
+
+  LogBuilder quiet;
+  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, ""});
+  c = check_annotation(quiet.log());
+  EXPECT_TRUE(c.match) << "nothing denied, nothing appended";
+}
+
+// ---- HTML -------------------------------------------------------------------------------
+
+std::string html_of(const LogBuilder& b) {
+  VerifyReport v;
+  v.ok = true;
+  v.complete = true;
+  v.records = b.log().records.size();
+  return render_html(b.log(), v, "/s/<log>.jsonl");
+}
+
+TEST(ReplayViewsTest, HtmlEscapesEverythingFromTheLog) {
+  LogBuilder b = sample();
+  b.add(Source::kObserver, ProcExec{9, 5, {"<img src=x onerror=alert(1)>", "\" onmouseover=\"x"}, "/w/'><b>", false});
+  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "<iframe>", 80, NetVerdict::kDenied, "</td></tr>", "<style>", "", "", ""});
+  b.add(Source::kSupervisor, IoStdout{"<script>document.write(1)</script>\n\x1b]0;title\x07"});
+  const std::string h = html_of(b);
+  for (const char* raw : {"<script", "<img", "<iframe", "</script", "<b>", "onerror=alert(1)>", "\" onmouseover",
+                          "\x1b", "\x07", "'>"}) {
+    EXPECT_EQ(h.find(raw), std::string::npos) << "raw from the log: " << raw;
+  }
+  EXPECT_NE(h.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;\\x0a&#39;quoted&#39;&amp;amp;\\x1b[31m"),
+            std::string::npos);
+  EXPECT_NE(h.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(h.find("rule &lt;/td&gt;&lt;/tr&gt;"), std::string::npos) << "a rule that closes our table cell";
+  EXPECT_NE(h.find("/s/&lt;log&gt;.jsonl"), std::string::npos);
+  // Exactly our own markup: one <style>, no <script>, no external reference.
+  std::size_t styles = 0;
+  for (std::size_t at = h.find("<style"); at != std::string::npos; at = h.find("<style", at + 1)) ++styles;
+  EXPECT_EQ(styles, 1U);
+  for (const char* external : {"http://", "https://", "src=\"", "href", "@import", "url("}) {
+    EXPECT_EQ(h.find(external), std::string::npos) << external;
+  }
+  EXPECT_NE(h.find("Content-Security-Policy"), std::string::npos);
+}
+
+TEST(ReplayViewsTest, HtmlHighlightsDenials) {
+  const std::string h = html_of(sample());
+  EXPECT_NE(h.find(std::string("section.denials h2{background:") + std::string(kDenyColour)), std::string::npos);
+  EXPECT_NE(h.find("<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 3 attempt(s)</h2>"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>openat</td><td class=\"p\">/etc/x</td>"),
+            std::string::npos);
+  EXPECT_NE(h.find("id=\"files\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"network\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"timeline\""), std::string::npos);
+
+  LogBuilder quiet;
+  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, ""});
+  const std::string q = html_of(quiet);
+  EXPECT_NE(q.find("nothing was denied"), std::string::npos);
+  EXPECT_EQ(q.find("class=\"denials\""), std::string::npos);
+}
+
+TEST(ReplayViewsTest, HtmlSaysWhenTheChainIsBroken) {
+  VerifyReport v;
+  v.ok = false;
+  v.broken_at = 4;
+  v.why = "record 4 was altered <b>";
+  const std::string h = render_html(sample().log(), v, "x");
+  EXPECT_NE(h.find("hash chain BROKEN at record 4: record 4 was altered &lt;b&gt;"), std::string::npos);
+}
+
+TEST(ReplayViewsTest, VerifyText) {
+  VerifyReport ok;
+  ok.ok = true;
+  ok.complete = true;
+  ok.records = 9;
+  ok.head = std::string(64, 'a');
+  EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nhead " + ok.head + "\n");
+  VerifyReport bad;
+  bad.broken_at = 3;
+  bad.why = "record 3 was altered\x1b[2J";
+  EXPECT_EQ(render_verify(bad), "BROKEN at record 3: record 3 was altered\\x1b[2J\n");
+}
+
+}  // namespace
+}  // namespace vigil::replay
+
+namespace vigil::replay {
+namespace {
+
+// docs/events.md's example session is a real log: it verifies, every kind appears, and
+// its annotation record is what the events produce.
+TEST(ReplayViewsTest, TheDocumentedExampleLogIsValid) {
+  const std::string doc_path = std::string(VIGIL_TEST_DATA_DIR) + "/../../docs/events.md";
+  auto doc = read_log_file(doc_path);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const auto begin = doc->find("```jsonl\n");
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc->find("```", begin + 9);
+  ASSERT_NE(end, std::string::npos);
+  const std::string text = doc->substr(begin + 9, end - begin - 9);
+  const VerifyReport v = verify_log_text(text);
+  EXPECT_TRUE(v.ok) << v.why;
+  EXPECT_TRUE(v.complete);
+  const LoadedLog log = load_log_text(text);
+  EXPECT_TRUE(log.unreadable.empty());
+  std::set<Kind> kinds;
+  for (const auto& r : log.records) kinds.insert(r.event.kind());
+  EXPECT_EQ(kinds.size(), 10U) << "an example of every kind";
+  const AnnotationCheck c = check_annotation(log);
+  EXPECT_TRUE(c.recorded);
+  EXPECT_TRUE(c.match) << c.recomputed;
+}
+
+}  // namespace
+}  // namespace vigil::replay
