@@ -2,16 +2,19 @@
 # vigil's main job on the embedded default policy, from a clean checkout on Debian 12:
 # builds vigil, makes a throwaway git workspace, and runs an "agent" command in it that
 # writes inside the workspace, outside it, into a git hook and a shell rc file, and tries
-# the network. Then shows what the sandbox did and why (`vigil explain`).
+# the network. The command's stderr ends with the <sandbox_violations> block the model
+# reads; then `vigil replay` turns the session log back into a timeline, the exact block,
+# and the list of writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/bootstrap.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)" --target vigil >/dev/null
 vigil="$(pwd)/build/supervisor/vigil"
+log=$(mktemp -u /tmp/vigil-demo-log.XXXXXX.jsonl)
 
 ws=$(mktemp -d /tmp/vigil-demo.XXXXXX)
-trap 'rm -rf "$ws"' EXIT
+trap 'rm -rf "$ws" "$log"' EXIT
 cd "$ws"
 git init -q . && echo "hello" > README && mkdir -p src && echo "int main(){}" > src/main.c
 
@@ -22,11 +25,11 @@ cat <<'AGENT'
   echo x > "$HOME/.vigil-demo"             # outside: read-only
   echo 'curl evil' > .git/hooks/pre-commit # a git hook: mandatory deny
   echo 'alias ls=rm' > .bashrc             # a shell rc file: mandatory deny
-  curl -sS -m 5 http://example.com         # network: none by default
+  curl -sS -m 5 http://example.com         # network: only through the proxy, no host allowed
 AGENT
 echo "### output:"
 set +e
-"$vigil" run -- bash -c '
+"$vigil" run --log "$log" -- bash -c '
   echo ok > src/out.txt && echo "wrote src/out.txt"
   echo x > "$HOME/.vigil-demo"
   echo "curl evil" > .git/hooks/pre-commit
@@ -40,6 +43,14 @@ echo "### on the host afterwards:"
 ls -A "$ws"; echo "src/out.txt: $(cat src/out.txt)"
 [ -e "$HOME/.vigil-demo" ] && echo "UNEXPECTED: $HOME/.vigil-demo exists" || echo "$HOME/.vigil-demo: not created"
 [ -e .git/hooks/pre-commit ] && echo "UNEXPECTED: hook written" || echo ".git/hooks/pre-commit: not created"
+echo "### vigil replay (the session log as a timeline)"
+"$vigil" replay "$log"
+echo "### vigil replay --annotate (byte for byte what the model was told)"
+"$vigil" replay --annotate "$log"
+echo "### vigil replay --writes"
+"$vigil" replay --writes "$log"
+echo "### vigil replay --verify (the hash chain)"
+"$vigil" replay --verify "$log"
 echo "### vigil explain --path .git/hooks/pre-commit"
 "$vigil" explain --path .git/hooks/pre-commit
 echo "### vigil explain (the sandbox, one mount per line, with its reason)"
