@@ -237,6 +237,53 @@ TEST(RunProcesses, TheCommandInheritsNoDescriptorButStdio) {
   EXPECT_EQ(o.out, "0 1 2 ") << o.err;
 }
 
+TEST(RunProcesses, RefusesAVigilInitTheSandboxCouldRewrite) {
+  // A vigil installed inside a writable root would let one session plant the PID 1 of
+  // the next: vigil (and vigil-init beside it) copied into the workspace must refuse.
+  TempDir ws;
+  const std::string bin = vigil_bin();
+  const std::string init = bin.substr(0, bin.rfind('/')) + "/vigil-init";
+  const std::string init_fallback = bin.substr(0, bin.rfind('/')) + "/../observer/vigil-init";
+  const std::string src_init = exists(init) ? init : init_fallback;
+  const std::string cmd = "cp '" + bin + "' '" + (ws / "vigil") + "' && cp '" + src_init + "' '" +
+                          (ws / "vigil-init") + "' && cd '" + ws.path() + "' && ./vigil run -- true 2>err; echo $? > rc";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(read_file(ws / "rc"), "2\n");
+  EXPECT_NE(read_file(ws / "err").find("writable inside the sandbox"), std::string::npos) << read_file(ws / "err");
+}
+
+TEST(RunProcesses, TheCommandSeesOnlyItsOwnProcessTree) {
+  // vigil-init is PID 1 (no bwrap init, no helper beside the command), and it is
+  // non-dumpable: its environ cannot be read.
+  TempDir ws;
+  auto o = run_vigil({"run", "--", "sh", "-c", "ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; "
+                                               "cat /proc/1/environ >/dev/null 2>&1 || echo environ-refused"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  // 1 = vigil-init, 2 = sh, then ls/grep/sort/tr (pids 3..6): nothing else.
+  EXPECT_EQ(o.out.substr(0, 4), "1 2 ") << o.out;
+  EXPECT_NE(o.out.find("environ-refused"), std::string::npos) << o.out;
+}
+
+TEST(RunNetwork, TheOnlyWayOutIsTheBridgeToTheProxyWhichExplainsRefusals) {
+  // curl honours HTTP_PROXY: through vigil-init's bridge on 127.0.0.1:3128 to the
+  // session's proxy, which refuses a host off the allow list before any DNS lookup, so
+  // nothing leaves this machine. The model is told in the annotation block.
+  TempDir ws;
+  auto o = run_vigil({"run", "--", "curl", "-sS", "-i", "-m", "10", "http://blocked.example/"}, ws.path());
+  EXPECT_NE(o.out.find("403"), std::string::npos) << o.out << o.err;
+  EXPECT_NE(o.out.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("<sandbox_violations>"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("deny network-outbound blocked.example:80 (host is not on the allow list)"),
+            std::string::npos) << o.err;
+  // Without the proxy variables there is no route at all: the namespace has only lo
+  // and an empty routing table (checked without sending anything anywhere).
+  auto direct = run_vigil({"run", "--", "sh", "-c",
+                           "grep ':' /proc/net/dev | cut -d: -f1 | tr -d ' '; tail -n +2 /proc/net/route | wc -l"},
+                          ws.path());
+  EXPECT_EQ(direct.out, "lo\n0\n") << direct.out << direct.err;
+}
+
 // --- processes, exit codes, signals --------------------------------------------------
 
 TEST(RunProcesses, ExitCodesPropagate) {
