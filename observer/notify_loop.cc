@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 
@@ -140,12 +142,25 @@ struct Target {
 
 // Symlinks resolved in the sandbox's own view (vigil-init shares the caller's mount
 // namespace). The last component is followed only where the call follows it.
-std::string resolve(const std::string& absolute, bool follow_last) {
-  if (follow_last) return resolve_symlinks(absolute);
-  const size_t slash = absolute.rfind('/');
-  if (slash == 0) return absolute;
-  const std::string parent = resolve_symlinks(absolute.substr(0, slash));
-  return (parent == "/" ? "" : parent) + absolute.substr(slash);
+// `joined` is the spelling as the kernel will walk it (base + "/" + path, NOT lexically
+// folded: "link/../x" climbs out of the link's TARGET, as the kernel does). realpath()
+// walks it the same way; only where a component is missing do we fall back to folding.
+std::string resolve(const std::string& joined, bool follow_last) {
+  std::string path = joined;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  const std::string last = path.substr(slash + 1);
+  if (follow_last || last == "." || last == ".." || last.empty()) {
+    std::unique_ptr<char, decltype(&std::free)> r(::realpath(path.c_str(), nullptr), &std::free);
+    if (r) return r.get();
+  }
+  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  std::unique_ptr<char, decltype(&std::free)> rp(::realpath(parent.c_str(), nullptr), &std::free);
+  if (rp) {
+    const std::string p(rp.get());
+    return (p == "/" ? "" : p) + "/" + last;
+  }
+  return resolve_symlinks(lexically_normal(path));
 }
 
 bool dir_exists(const std::string& path) {
@@ -201,10 +216,10 @@ void Observer::handle_one() {
     }
     const std::int64_t dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
     if (!t.as_read.empty() && t.as_read[0] == '/') {
-      t.absolute = lexically_normal(t.as_read);
+      t.absolute = t.as_read;
     } else {
       const std::string base = base_dir(pid, dirfd);
-      t.absolute = base.empty() ? "" : lexically_normal(base + "/" + t.as_read);
+      t.absolute = base.empty() ? "" : base + "/" + t.as_read;  // folded only by resolve()
     }
     targets.push_back(std::move(t));
   };
@@ -261,29 +276,43 @@ void Observer::handle_one() {
   const int accmode = static_cast<int>(flags & O_ACCMODE);
   const bool writes = accmode != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0;
   if (pa.open_how && !writes) return;  // a read-only openat2: not a write, no event
-  for (const auto& t : targets) {
-    nlohmann::json ev = {{"kind", "fs.write"}, {"pid", pid}, {"syscall", name}, {"path", t.as_read}};
+  // One record per call: the target written (for rename/link, the new name), and for a
+  // two-name call the old name as `from`. The verdict is the worse of the two: moving a
+  // file out of a read-only directory fails as surely as moving one into it.
+  struct Judged {
+    std::string resolved, verdict, reason;
+  };
+  auto judge = [&](const Target& t) -> Judged {
     if (!ok || t.absolute.empty()) {
-      ev["verdict"] = "allowed";
-      ev["resolved"] = "";
-      ev["reason"] = "could not read the target (the call went ahead; the mount table still applies)";
-    } else {
-      const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
-      const std::string resolved = resolve(t.absolute, follow);
-      ev["resolved"] = resolved;
-      if (!dir_exists(resolved)) {
-        // The kernel fails this with ENOENT before any mount is consulted.
-        ev["verdict"] = "allowed";
-        ev["reason"] = "its directory does not exist: the call fails with ENOENT, not because of the sandbox";
-      } else {
-        const Classified c = classify_write(mounts_, resolved);
-        ev["verdict"] = to_string(c.verdict);
-        ev["reason"] = c.reason;
-      }
+      return {"", "allowed", "could not read the target (the call went ahead; the mount table still applies)"};
     }
-    if (pa.flags >= 0) ev["flags"] = flags;
-    queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
+    const std::string resolved = resolve(t.absolute, follow);
+    if (!dir_exists(resolved)) {
+      // The kernel fails this with ENOENT before any mount is consulted.
+      return {resolved, "allowed", "its directory does not exist: the call fails with ENOENT, not because of the sandbox"};
+    }
+    const Classified c = classify_write(mounts_, resolved);
+    return {resolved, to_string(c.verdict), c.reason};
+  };
+  if (targets.empty()) return;
+  const Target& main_target = targets.back();
+  Judged j = judge(main_target);
+  nlohmann::json ev = {{"kind", "fs.write"}, {"pid", pid},           {"syscall", name},
+                       {"path", main_target.as_read}, {"flags", flags}};
+  if (targets.size() == 2) {
+    const Judged from = judge(targets.front());
+    ev["from"] = targets.front().as_read;
+    ev["from_resolved"] = from.resolved;
+    if (from.verdict == "denied" && j.verdict != "denied") {
+      j.verdict = from.verdict;
+      j.reason = from.reason + " (the source)";
+    }
   }
+  ev["resolved"] = j.resolved;
+  ev["verdict"] = j.verdict;
+  ev["reason"] = j.reason;
+  queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void Observer::queue(std::string line) {

@@ -4,6 +4,7 @@
 // syscall so that libc cannot paper over (or fall back around) a refusal.
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <asm/unistd.h>
@@ -140,6 +141,20 @@ int main(int argc, char** argv) {
     asm volatile("int $0x80" : "+a"(ret) : : "memory");
     std::printf("survived:%ld\n", ret);
     return 0;
+  }
+  // For the observer's accuracy suite: calls a shell cannot make.
+  if (op == "openat2-ro" || op == "openat2-wr") {
+    open_how how{};
+    how.flags = op == "openat2-ro" ? O_RDONLY : (O_WRONLY | O_CREAT);
+    how.mode = 0644;
+    return report(::syscall(SYS_openat2, AT_FDCWD, arg, &how, sizeof how));
+  }
+  if (op == "futimesat") return report(::syscall(SYS_futimesat, AT_FDCWD, arg, nullptr));
+  if (op == "setxattr") return report(::syscall(SYS_setxattr, arg, "user.vigil", "1", 1, 0));
+  if (op == "openat-dirfd") {  // arg: DIR; writes DIR/rel.txt through a dirfd
+    const int dfd = ::open(arg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return report(dfd);
+    return report(::openat(dfd, "rel.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   }
   if (op == "x32") {
     // An x32-ABI syscall number (the native getpid with __X32_SYSCALL_BIT): the arch
