@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "filters/kernel_seccomp.h"
 #include "filters/syscall_names.h"
 #include "supervisor/core/path_expand.h"
 
@@ -181,6 +182,10 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   for (const auto& row : kRows) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = {row.name, row.args};
   }
+  // Linux 6.6+: wake the waiting caller on the same CPU when we answer, about 9x cheaper
+  // round trips on this kind of VM. On older kernels the ioctl fails and nothing changes.
+  __u64 sync_flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+  ::ioctl(o.listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_flags);
   if (overflow == Overflow::kDrop) ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
   return o;
 }
