@@ -215,7 +215,9 @@ void Observer::handle_one() {
   auto take = [&](int dirfd_arg, int path_arg) {
     if (path_arg < 0) return;
     Target t;
-    if (!read_string(pid, a[path_arg], &t.as_read)) {
+    // Every read is checked: if the caller left the syscall (killed, or its memory
+    // replaced by an exec in another thread), what we read belongs to nobody.
+    if (!read_string(pid, a[path_arg], &t.as_read) || !id_valid(listener_.get(), req.id)) {
       ok = false;
       return;
     }
