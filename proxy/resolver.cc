@@ -57,7 +57,9 @@ class SystemResolver final : public Resolver {
   SystemResolver(asio::any_io_executor ex, std::size_t max_in_flight)
       : ex_(std::move(ex)), max_(max_in_flight), shared_(std::make_shared<Shared>()) {}
 
-  ~SystemResolver() override {
+  ~SystemResolver() override { shutdown(); }
+
+  void shutdown() override {
     // After this, no lookup thread posts to the executor (which may be gone next).
     std::lock_guard lock(shared_->mu);
     shared_->alive = false;

@@ -25,6 +25,10 @@ class Resolver {
   // name), Errc::kSystem (timeout, resolver failure, too many lookups in flight).
   virtual boost::asio::awaitable<Result<std::vector<IpAddress>>> resolve(std::string name,
                                                                           std::chrono::milliseconds timeout) = 0;
+  // After this, nothing is posted to the executor any more: lookups still in flight end
+  // as timeouts. Server::~Server calls it, so that a lookup thread finishing late never
+  // posts into an io_context that is being destroyed. Thread-safe.
+  virtual void shutdown() {}
 };
 
 // getaddrinfo(3), each lookup on its own short-lived detached thread (Asio's resolver

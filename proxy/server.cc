@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -170,6 +171,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   const ServerOptions& options() const { return options_; }
   const DomainMatcher& matcher() const { return matcher_; }
   Resolver& resolver() { return *resolver_; }
+  void shutdown_resolver() { resolver_->shutdown(); }
   bool stopping() const { return stopping_; }
   ServerStats& stats() { return stats_; }
   void emit(const NetDecision& d) {
@@ -314,6 +316,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   template <class Socket>
   asio::awaitable<bool> write_all(Socket& s, std::string_view data) {
     auto [ec, n] = co_await asio::async_write(s, asio::buffer(data.data(), data.size()), kNoThrow);
+    (void)n;
+    if (!ec) touch();
+    co_return !ec;
+  }
+
+  // Two pieces in one gathered write (one segment, one wake-up of the reader).
+  template <class Socket>
+  asio::awaitable<bool> write_all(Socket& s, std::string_view first, std::string_view second) {
+    const std::array<asio::const_buffer, 2> bufs = {asio::buffer(first.data(), first.size()),
+                                                     asio::buffer(second.data(), second.size())};
+    auto [ec, n] = co_await asio::async_write(s, bufs, kNoThrow);
     (void)n;
     if (!ec) touch();
     co_return !ec;
@@ -796,9 +809,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       const bool close_client = !keep_client || f.framing.kind == http::BodyFraming::Kind::kUntilClose;
       std::string response_head = http::client_response_head(p.head, close_client);
-      const bool head_sent = co_await write_all(client_, response_head);
-      if (!head_sent) co_return Next::kAbort;
-      const bool body_ok = co_await relay_response_body(f.framing);
+      // The head goes out with the first body bytes (relay_response_body).
+      const bool body_ok = co_await relay_response_body(f.framing, std::move(response_head));
       if (!body_ok) co_return Next::kAbort;  // truncated: the client must see the cut
       const bool reusable = !close_client && http::upstream_keeps_alive(p.head, f.framing) && up_in_.empty();
       if (!reusable) drop_upstream();
@@ -806,13 +818,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
-  asio::awaitable<bool> relay_response_body(http::BodyFraming framing) {
+  // Relays the body, sending `head` (the response head) together with the first body
+  // bytes: a small response then reaches the client as one segment.
+  asio::awaitable<bool> relay_response_body(http::BodyFraming framing, std::string head) {
     using Kind = http::BodyFraming::Kind;
-    if (framing.kind == Kind::kNone) co_return true;
+    if (framing.kind == Kind::kNone) {
+      const bool sent = co_await write_all(client_, head);
+      co_return sent;
+    }
     std::uint64_t remaining = framing.length;
     http::ChunkedScanner chunks;
     while (true) {
       if (up_in_.empty()) {
+        if (!head.empty()) {  // nothing of the body yet: do not hold the head back for it
+          const bool sent = co_await write_all(client_, head);
+          if (!sent) co_return false;
+          head.clear();
+        }
         auto [ec, n] = co_await upstream_.async_read_some(up_in_.prepare(), kNoThrow);
         if (ec == asio::error::eof && framing.kind == Kind::kUntilClose) co_return true;
         if (ec || n == 0) co_return false;  // truncated: the client must see the cut
@@ -831,8 +853,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         take = step.consumed;
         done = step.done;
       }
-      const bool written = co_await write_all(client_, up_in_.view().substr(0, take));
+      const bool written = co_await write_all(client_, head, up_in_.view().substr(0, take));
       if (!written) co_return false;
+      head.clear();
       srv_->stats().bytes_down += take;
       up_in_.consume(take);
       if (done) co_return true;
@@ -1139,6 +1162,7 @@ Server::~Server() {
   auto impl = impl_;
   impl->on_stopped_ = nullptr;
   impl->force_abort();
+  impl->shutdown_resolver();
 }
 
 Result<void> Server::listen(const ListenAddress& where) { return impl_->listen(where); }

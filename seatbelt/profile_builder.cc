@@ -104,23 +104,6 @@ constexpr std::array kWritableDevices = {
 
 bool is_ascii_printable(char c) { return c >= 0x20 && c < 0x7f; }
 
-int depth_of(std::string_view path) {
-  if (path == "/") return 0;
-  return static_cast<int>(std::count(path.begin(), path.end(), '/'));
-}
-
-// The resolver's tie-break at equal depth (see resolver.cc kind_rank): the more
-// restrictive layer of the same path comes last, so it wins.
-int kind_rank(OpKind k) {
-  switch (k) {
-    case OpKind::kHide: return 0;
-    case OpKind::kReopenRead: return 1;
-    case OpKind::kWritable: return 2;
-    case OpKind::kPin: return 3;
-    case OpKind::kDenyWrite: return 4;
-  }
-  return 5;
-}
 
 bool valid_utf8(std::string_view s) {
   std::size_t i = 0;
@@ -475,9 +458,7 @@ Result<void> emit_files(Writer& w, const SeatbeltInputs& in) {
     }
   }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    const int da = depth_of(a.spelling), db = depth_of(b.spelling);
-    if (da != db) return da < db;
-    return kind_rank(a.op->kind) < kind_rank(b.op->kind);
+    return mount_order_less(a.spelling, a.op->kind, b.spelling, b.op->kind);
   });
 
   w.comment("files: read everything, write nothing; then the plan's layers, shallow to deep");

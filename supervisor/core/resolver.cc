@@ -28,9 +28,7 @@ int kind_rank(OpKind k) {
 
 void sort_ops(std::vector<PlanOp>* ops) {
   std::stable_sort(ops->begin(), ops->end(), [](const PlanOp& a, const PlanOp& b) {
-    const int da = depth_of(a.path), db = depth_of(b.path);
-    if (da != db) return da < db;
-    return kind_rank(a.kind) < kind_rank(b.kind);
+    return mount_order_less(a.path, a.kind, b.path, b.kind);
   });
 }
 
@@ -53,6 +51,12 @@ std::string mandatory_why(const MandatoryDeny& d) {
 }
 
 }  // namespace
+
+bool mount_order_less(std::string_view path_a, OpKind a, std::string_view path_b, OpKind b) {
+  const int da = depth_of(path_a), db = depth_of(path_b);
+  if (da != db) return da < db;
+  return kind_rank(a) < kind_rank(b);
+}
 
 Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths) {
   const auto& fs = policy.fs;

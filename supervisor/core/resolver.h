@@ -57,6 +57,11 @@ struct Plan {
 
 Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths);
 
+// The plan's order: shallower paths first; at equal depth hide < re-open < writable < pin
+// < deny-write, so the more restrictive layer of the same path is applied last (and, in a
+// Seatbelt profile, matched last). Shared with seatbelt/ so both platforms layer alike.
+bool mount_order_less(std::string_view path_a, OpKind a, std::string_view path_b, OpKind b);
+
 enum class Verdict { kAllowed, kDenied, kEphemeral };
 enum class Access { kRead, kWrite };
 
