@@ -8,6 +8,7 @@
 #include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/path_expand.h"
+#include "observer/bridge.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/sandbox_plan.h"
 
@@ -31,6 +32,19 @@ std::string quote(const std::string& s) {
   return out + "'";
 }
 
+// Stands for the per-session temp dir, which only a real session creates.
+constexpr const char* kExplainTmp = "/tmp/vigil-session/tmp";
+
+// The plan `vigil run` would build for these settings (warnings printed), for both the
+// bwrap and the Seatbelt rendering.
+Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
+  auto prepared = prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp});
+  if (prepared) {
+    for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  }
+  return prepared;
+}
+
 }  // namespace
 
 int cmd_explain(const ExplainArgs& args) {
@@ -40,11 +54,8 @@ int cmd_explain(const ExplainArgs& args) {
     std::fputs(text->c_str(), stdout);
     return 0;
   }
-  PlanRequest req{args.settings, args.allow_writable_settings, "$TMPDIR"};
-  req.session_tmp = "/tmp/vigil-session/tmp";  // stands for the per-session temp dir
-  auto prepared = prepare_sandbox(req);
+  auto prepared = prepare_for_explain(args);
   if (!prepared) return report(prepared.error());
-  for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
 
   if (args.path) {
     auto cwd = current_dir();
@@ -64,7 +75,7 @@ int cmd_explain(const ExplainArgs& args) {
   BwrapInputs in;
   in.plan = &prepared->plan;
   in.cwd = prepared->policy.cwd;
-  in.setenv = {{"TMPDIR", "/tmp/vigil-session/tmp"}};
+  in.setenv = {{"TMPDIR", kExplainTmp}};
   in.json_status_fd = 3;
   in.command = {"CMD..."};
   auto init = locate_vigil_init();
@@ -84,12 +95,9 @@ int cmd_explain(const ExplainArgs& args) {
 // the same on both platforms.
 int cmd_explain_macos(const ExplainArgs& args) {
   if (args.path || args.filters) return cmd_explain(args);
-  PlanRequest req{args.settings, args.allow_writable_settings, "$TMPDIR"};
-  req.session_tmp = "/tmp/vigil-session/tmp";  // stands for the per-session temp dir
-  auto prepared = prepare_sandbox(req);
+  auto prepared = prepare_for_explain(args);
   if (!prepared) return report(prepared.error());
-  for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
-  const SeatbeltSession session{"vigil_explain_session", {3128, 1080}};
+  const SeatbeltSession session{"vigil_explain_session", {init::kHttpProxyPort, init::kSocksProxyPort}};
   auto profile = build_seatbelt_profile(SeatbeltInputs{&prepared->policy, &prepared->plan, session});
   if (!profile) return report(profile.error());
   for (const auto& w : profile->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
