@@ -31,7 +31,8 @@ BwrapArg mount_for(const PlanOp& op) {
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   std::vector<BwrapArg> out;
   out.push_back({{"--die-with-parent"}, "the sandbox dies with vigil"});
-  out.push_back({{"--new-session"}, "no controlling terminal: TIOCSTI cannot type into the host shell"});
+  out.push_back(
+      {{"--new-session"}, "no controlling terminal: TIOCSTI cannot type into the host shell"});
   out.push_back({{"--unshare-all"}, "new user, pid, ipc, uts, cgroup and net namespaces"});
   if (!in.init.empty()) {
     out.push_back({{"--as-pid-1"}, "vigil-init is PID 1: no bwrap init beside the command"});

@@ -20,7 +20,7 @@ struct BwrapArg {
 
 struct BwrapInputs {
   const Plan* plan = nullptr;
-  std::string cwd;        // --chdir
+  std::string cwd;                                          // --chdir
   std::vector<std::pair<std::string, std::string>> setenv;  // --setenv NAME VALUE
   int json_status_fd = -1;                                  // --json-status-fd, when >= 0
   std::vector<std::string> command;                         // after "--"

@@ -89,7 +89,7 @@ struct Analysis {
   std::uint32_t bad_arch = 0;  // the bad-arch action's return value
   std::span<const sock_filter> prog;
   std::uint32_t arch = 0;
-  std::vector<std::optional<int>> row_nr;     // each row's syscall number
+  std::vector<std::optional<int>> row_nr;      // each row's syscall number
   std::vector<std::set<std::size_t>> rows_at;  // rows each compare / return belongs to
   std::vector<std::set<std::string>> why_at;   // other reasons a return is reached
   std::vector<bool> returned;                  // row returned with its own action
@@ -139,7 +139,8 @@ void note_return(Analysis& a, const PathState& s, std::size_t pc, std::uint32_t 
 // A compare of an argument half: the rows, on this path's syscall, that test exactly it.
 void note_arg_compare(Analysis& a, const PathState& s, std::size_t pc, std::uint32_t k) {
   for (std::size_t r = 0; r < a.rows->rule.size(); ++r) {
-    if (!a.row_nr[r] || !has_fact(s, kNrOff, 0xffffffff, static_cast<std::uint32_t>(*a.row_nr[r]))) {
+    if (!a.row_nr[r] ||
+        !has_fact(s, kNrOff, 0xffffffff, static_cast<std::uint32_t>(*a.row_nr[r]))) {
       continue;
     }
     for (const ArgTest& t : a.rows->rule[r]->when) {
@@ -369,8 +370,8 @@ std::vector<std::optional<Acc>> static_acc(std::span<const sock_filter> prog) {
 }
 
 std::string mnemonic(const sock_filter& in, std::size_t pc) {
-  static const char* const kAlu[] = {"add", "sub", "mul", "div", "or", "and", "lsh", "rsh",
-                                     "neg", "mod", "xor"};
+  static const char* const kAlu[] = {"add", "sub", "mul", "div", "or", "and",
+                                     "lsh", "rsh", "neg", "mod", "xor"};
   static const char* const kJmp[] = {"ja", "jeq", "jgt", "jge", "jset"};
   const char* src = BPF_SRC(in.code) == BPF_X ? "x" : "";
   switch (BPF_CLASS(in.code)) {

@@ -1,7 +1,7 @@
 #include "filters/filter_specs.h"
 
-#include <sched.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -45,16 +45,22 @@ constexpr FilterAction kEperm = errno_action(EPERM);
 // EISCONN and sendto() ignores an address, so it can never reach a host socket path.
 // Other types are refused by the kernel itself for AF_UNIX (ESOCKTNOSUPPORT).
 constexpr FilterRule kUnixBlockRules[] = {
-    {"socket", {int_is(0, AF_UNIX, "domain == AF_UNIX")}, kEperm,
+    {"socket",
+     {int_is(0, AF_UNIX, "domain == AF_UNIX")},
+     kEperm,
      "a unix socket connects to host services past the network namespace"},
-    {"socket", {int_is(0, AF_VSOCK, "domain == AF_VSOCK")}, kEperm,
+    {"socket",
+     {int_is(0, AF_VSOCK, "domain == AF_VSOCK")},
+     kEperm,
      "vsock reaches the hypervisor past the network namespace"},
     {"socketpair",
      {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_DGRAM, "type == SOCK_DGRAM")},
-     kEperm, "a datagram pair can sendto() any host socket path (srt 0.0.83 lets this through)"},
+     kEperm,
+     "a datagram pair can sendto() any host socket path (srt 0.0.83 lets this through)"},
     {"socketpair",
      {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_RAW, "type == SOCK_RAW")},
-     kEperm, "AF_UNIX turns SOCK_RAW into SOCK_DGRAM: the same pair by another name"},
+     kEperm,
+     "AF_UNIX turns SOCK_RAW into SOCK_DGRAM: the same pair by another name"},
     {"io_uring_setup", {}, kEperm, "IORING_OP_SOCKET (5.19) creates sockets without socket()"},
     {"io_uring_enter", {}, kEperm, "submits io_uring work; blocked with io_uring_setup"},
     {"io_uring_register", {}, kEperm, "configures an io_uring; blocked with io_uring_setup"},
@@ -67,15 +73,25 @@ constexpr FilterRule kUnixBlockRules[] = {
 // namespace they need CAP_SYS_ADMIN, which the worker lacks, and with it they only
 // isolate the caller further; none of them touches the mount table.
 constexpr FilterRule kNamespaceRules[] = {
-    {"unshare", {has_flag(0, CLONE_NEWUSER, "flags & CLONE_NEWUSER")}, kEperm,
+    {"unshare",
+     {has_flag(0, CLONE_NEWUSER, "flags & CLONE_NEWUSER")},
+     kEperm,
      "a user namespace grants the capabilities that undo the mounts"},
-    {"unshare", {has_flag(0, CLONE_NEWNS, "flags & CLONE_NEWNS")}, kEperm,
+    {"unshare",
+     {has_flag(0, CLONE_NEWNS, "flags & CLONE_NEWNS")},
+     kEperm,
      "a private mount namespace is where write denies get unmounted"},
-    {"clone", {has_flag(kCloneFlagsArg, CLONE_NEWUSER, "flags & CLONE_NEWUSER")}, kEperm,
+    {"clone",
+     {has_flag(kCloneFlagsArg, CLONE_NEWUSER, "flags & CLONE_NEWUSER")},
+     kEperm,
      "a child in a new user namespace holds the capabilities that undo the mounts"},
-    {"clone", {has_flag(kCloneFlagsArg, CLONE_NEWNS, "flags & CLONE_NEWNS")}, kEperm,
+    {"clone",
+     {has_flag(kCloneFlagsArg, CLONE_NEWNS, "flags & CLONE_NEWNS")},
+     kEperm,
      "a child in a private mount namespace can unmount write denies"},
-    {"clone3", {}, errno_action(ENOSYS),
+    {"clone3",
+     {},
+     errno_action(ENOSYS),
      "its flags sit in memory seccomp cannot read; ENOSYS makes libc fall back to clone()"},
     {"setns", {}, kEperm, "joining another namespace (e.g. via /proc/PID/ns) leaves the sandbox's"},
     {"mount", {}, kEperm, "a remount or bind mount undoes read-only and masked paths"},
@@ -90,7 +106,9 @@ constexpr FilterRule kNamespaceRules[] = {
     {"fspick", {}, kEperm, "new mount API: reopens an existing superblock for reconfiguration"},
     {"mount_setattr", {}, kEperm, "can clear MOUNT_ATTR_RDONLY on a read-only bind"},
     // A sibling: not a mount call, but it reaches past the mount table the same way.
-    {"open_by_handle_at", {}, kEperm,
+    {"open_by_handle_at",
+     {},
+     kEperm,
      "opens any file of a mounted filesystem by handle, masks or not (the 'shocker' escape)"},
 };
 
@@ -98,11 +116,13 @@ constexpr FilterSpec kArch{
     "arch",
     "kill any syscall from a non-native ABI: the other tables name native numbers only, and "
     "i386's socketcall() hides the socket domain from any rule",
-    allow_action(), kill_process_action(), {}};
+    allow_action(),
+    kill_process_action(),
+    {}};
 
-constexpr FilterSpec kNamespaces{
-    "namespaces", "keep the command from undoing the mounts the sandbox is made of",
-    allow_action(), kill_process_action(), kNamespaceRules};
+constexpr FilterSpec kNamespaces{"namespaces",
+                                 "keep the command from undoing the mounts the sandbox is made of",
+                                 allow_action(), kill_process_action(), kNamespaceRules};
 
 constexpr FilterSpec kUnixBlock{
     "unix-block", "no local sockets past the network namespace: unix, vsock, io_uring",

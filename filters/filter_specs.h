@@ -53,10 +53,10 @@ struct ArgTest {
 inline constexpr std::size_t kMaxArgTests = 2;
 
 struct FilterRule {
-  std::string_view syscall;                       // as libseccomp names it
-  std::array<ArgTest, kMaxArgTests> when{};       // all used tests must hold
+  std::string_view syscall;                  // as libseccomp names it
+  std::array<ArgTest, kMaxArgTests> when{};  // all used tests must hold
   FilterAction action;
-  std::string_view why;                           // one line: what the call would let a command do
+  std::string_view why;  // one line: what the call would let a command do
 };
 
 struct FilterSpec {

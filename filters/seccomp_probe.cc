@@ -35,7 +35,8 @@ bool load_notify_filter(unsigned long flags, int* listener) {
   static sock_filter insns[4096];
   if (static_cast<size_t>(size) > sizeof insns) return false;
   if (::pread(mem.get(), insns, static_cast<size_t>(size), 0) != size) return false;
-  sock_fprog prog{static_cast<unsigned short>(static_cast<size_t>(size) / sizeof(sock_filter)), insns};
+  sock_fprog prog{static_cast<unsigned short>(static_cast<size_t>(size) / sizeof(sock_filter)),
+                  insns};
   const long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                             SECCOMP_FILTER_FLAG_NEW_LISTENER | flags, &prog);
   if (fd < 0) return false;
@@ -49,9 +50,11 @@ bool load_notify_filter(unsigned long flags, int* listener) {
   int listener = -1;
   // WAIT_KILLABLE_RECV is tried in a grandchild, since a second filter would stack.
   const pid_t g = ::fork();
-  if (g == 0) ::_exit(load_notify_filter(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &listener) ? 0 : 1);
+  if (g == 0)
+    ::_exit(load_notify_filter(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &listener) ? 0 : 1);
   int gs = 0;
-  if (g > 0 && ::waitpid(g, &gs, 0) == g && WIFEXITED(gs) && WEXITSTATUS(gs) == 0) bits |= kKillable;
+  if (g > 0 && ::waitpid(g, &gs, 0) == g && WIFEXITED(gs) && WEXITSTATUS(gs) == 0)
+    bits |= kKillable;
   if (!load_notify_filter(0, &listener)) ::_exit(bits);
   bits |= kNotif;
   UniqueFd lfd(listener);

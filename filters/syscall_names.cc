@@ -30,9 +30,8 @@ struct ArchName {
   std::string_view name;
 };
 constexpr ArchName kArchNames[] = {
-    {AUDIT_ARCH_X86_64, "x86_64"},  {AUDIT_ARCH_I386, "x86"},
-    {SCMP_ARCH_X32, "x32"},         {AUDIT_ARCH_AARCH64, "aarch64"},
-    {AUDIT_ARCH_ARM, "arm"},        {AUDIT_ARCH_RISCV64, "riscv64"},
+    {AUDIT_ARCH_X86_64, "x86_64"},   {AUDIT_ARCH_I386, "x86"}, {SCMP_ARCH_X32, "x32"},
+    {AUDIT_ARCH_AARCH64, "aarch64"}, {AUDIT_ARCH_ARM, "arm"},  {AUDIT_ARCH_RISCV64, "riscv64"},
 };
 
 }  // namespace

@@ -37,7 +37,9 @@ namespace {
 
 // Tag layout: kBridgeTagBit | (id << 2) | side; id 0 with side 3 marks listener N.
 constexpr std::uint64_t kListenerTag = kBridgeTagBit | 3;
-std::uint64_t tag_of(std::uint64_t id, int side) { return kBridgeTagBit | (id << 2) | static_cast<std::uint64_t>(side); }
+std::uint64_t tag_of(std::uint64_t id, int side) {
+  return kBridgeTagBit | (id << 2) | static_cast<std::uint64_t>(side);
+}
 
 Result<UniqueFd> listen_loopback(std::uint16_t port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -118,15 +120,15 @@ Result<void> Bridge::attach(int epoll_fd) {
 void Bridge::accept_from(int epoll_fd, int listener) {
   while (true) {
     UniqueFd client(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!client) return;  // EAGAIN: accepted everything pending
+    if (!client) return;                                    // EAGAIN: accepted everything pending
     if (pairs_.size() >= kMaxRelayedConnections) continue;  // refused: closed at once
     UniqueFd up(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!up) continue;
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::memcpy(a.sun_path, unix_path_.c_str(), unix_path_.size());
-    if (::connect(up.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS &&
-        errno != EAGAIN) {
+    if (::connect(up.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 &&
+        errno != EINPROGRESS && errno != EAGAIN) {
       continue;  // the proxy is gone: the client sees its connection closed
     }
     auto p = std::make_unique<Pair>();
@@ -161,7 +163,8 @@ void Bridge::update_interest(int epoll_fd, Pair& p) {
 void Bridge::pump(int epoll_fd, Pair& p) {
   bool alive = true;
   if (!p.up.eof && !fill(p.client.get(), p.up.buf, p.up.start, p.up.end)) p.up.eof = true;
-  if (!p.down.eof && !fill(p.upstream.get(), p.down.buf, p.down.start, p.down.end)) p.down.eof = true;
+  if (!p.down.eof && !fill(p.upstream.get(), p.down.buf, p.down.start, p.down.end))
+    p.down.eof = true;
   alive = drain(p.upstream.get(), p.up.buf, p.up.start, p.up.end) && alive;
   alive = drain(p.client.get(), p.down.buf, p.down.start, p.down.end) && alive;
   // Half-close: pass an EOF on once everything before it was delivered.

@@ -63,7 +63,8 @@ Result<std::vector<Mount>> parse_mountinfo(std::string_view text) {
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    // id parent major:minor root mount_point mount_options [optional...] - fstype source super_options
+    // id parent major:minor root mount_point mount_options [optional...] - fstype source
+    // super_options
     const auto f = split(line);
     size_t dash = 0;
     for (size_t i = 6; i < f.size(); ++i) {
@@ -73,7 +74,8 @@ Result<std::vector<Mount>> parse_mountinfo(std::string_view text) {
       }
     }
     if (f.size() < 10 || dash == 0 || dash + 3 > f.size()) {
-      return make_error(Errc::kInternal, "mountinfo line " + std::to_string(line_no) + " is malformed");
+      return make_error(Errc::kInternal,
+                        "mountinfo line " + std::to_string(line_no) + " is malformed");
     }
     Mount m;
     m.root = unescape(f[3]);
@@ -126,9 +128,12 @@ Classified classify_write(const std::vector<Mount>& mounts, std::string_view raw
 
 const char* to_string(WriteVerdict v) {
   switch (v) {
-    case WriteVerdict::kAllowed: return "allowed";
-    case WriteVerdict::kDenied: return "denied";
-    case WriteVerdict::kEphemeral: return "ephemeral";
+    case WriteVerdict::kAllowed:
+      return "allowed";
+    case WriteVerdict::kDenied:
+      return "denied";
+    case WriteVerdict::kEphemeral:
+      return "ephemeral";
   }
   return "?";
 }

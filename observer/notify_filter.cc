@@ -7,20 +7,26 @@ namespace {
 
 constexpr FilterAction kNotify = notify_action();
 
-constexpr ArgTest flag(int arg, std::uint64_t bit, std::string_view text) { return {arg, bit, bit, text}; }
+constexpr ArgTest flag(int arg, std::uint64_t bit, std::string_view text) {
+  return {arg, bit, bit, text};
+}
 
 // One row per write bit: a row's tests are ANDed, rows for one syscall are ORed.
-#define VIGIL_OPEN_ROWS(name, arg)                                                              \
+#define VIGIL_OPEN_ROWS(name, arg)                                                             \
   {name, {flag(arg, O_WRONLY, "flags & O_WRONLY")}, kNotify, "opens for writing"},             \
       {name, {flag(arg, O_RDWR, "flags & O_RDWR")}, kNotify, "opens for reading and writing"}, \
       {name, {flag(arg, O_CREAT, "flags & O_CREAT")}, kNotify, "may create the file"},         \
-      {name, {flag(arg, O_TRUNC, "flags & O_TRUNC")}, kNotify, "truncates the file"},          \
-      {name, {flag(arg, O_APPEND, "flags & O_APPEND")}, kNotify, "opens for appending"}
+      {name, {flag(arg, O_TRUNC, "flags & O_TRUNC")}, kNotify, "truncates the file"}, {        \
+    name, {flag(arg, O_APPEND, "flags & O_APPEND")}, kNotify, "opens for appending"            \
+  }
 
 constexpr FilterRule kRules[] = {
     VIGIL_OPEN_ROWS("open", 1),
     VIGIL_OPEN_ROWS("openat", 2),
-    {"openat2", {}, kNotify, "flags live in struct open_how: read-only ones are dropped in user space"},
+    {"openat2",
+     {},
+     kNotify,
+     "flags live in struct open_how: read-only ones are dropped in user space"},
     {"creat", {}, kNotify, "creates or truncates a file"},
     {"truncate", {}, kNotify, "changes a file's size by path"},
     {"unlink", {}, kNotify, "deletes a file"},

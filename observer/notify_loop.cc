@@ -10,11 +10,10 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
-#include <memory>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "filters/kernel_seccomp.h"
@@ -84,7 +83,8 @@ bool read_string(pid_t pid, std::uint64_t addr, std::string* out, std::size_t ma
   char buf[4096];
   while (out->size() < max) {
     const std::uint64_t to_page_end = page - (addr % page);
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>({to_page_end, sizeof buf, max - out->size()}));
+    const std::size_t want = static_cast<std::size_t>(
+        std::min<std::uint64_t>({to_page_end, sizeof buf, max - out->size()}));
     iovec local{buf, want};
     iovec remote{reinterpret_cast<void*>(addr), want};
     const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -186,7 +186,8 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   // round trips on this kind of VM. On older kernels the ioctl fails and nothing changes.
   __u64 sync_flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
   ::ioctl(o.listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_flags);
-  if (overflow == Overflow::kDrop) ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
+  if (overflow == Overflow::kDrop)
+    ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
   return o;
 }
 
@@ -207,7 +208,8 @@ void Observer::handle_one() {
   const auto* a = req.data.args;
 
   // Read everything we need from the caller while it is stopped; answer; then judge.
-  std::string name = it != table_.end() ? it->second.first : syscall_name(req.data.arch, req.data.nr);
+  std::string name =
+      it != table_.end() ? it->second.first : syscall_name(req.data.arch, req.data.nr);
   PathArgs pa = it != table_.end() ? it->second.second : PathArgs{};
   std::vector<Target> targets;
   std::uint64_t flags = 0;
@@ -271,11 +273,15 @@ void Observer::handle_one() {
   if (pa.exec) {
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.
-    if (targets.empty() || targets[0].absolute.empty() || ::access(targets[0].absolute.c_str(), F_OK) != 0) {
+    if (targets.empty() || targets[0].absolute.empty() ||
+        ::access(targets[0].absolute.c_str(), F_OK) != 0) {
       return;
     }
-    nlohmann::json ev = {{"kind", "proc.exec"}, {"pid", pid}, {"ppid", parent_of(pid)},
-                         {"argv", argv}, {"cwd", base_dir(pid, kAtFdcwd)}};
+    nlohmann::json ev = {{"kind", "proc.exec"},
+                         {"pid", pid},
+                         {"ppid", parent_of(pid)},
+                         {"argv", argv},
+                         {"cwd", base_dir(pid, kAtFdcwd)}};
     if (argv.size() == kMaxArgv) ev["truncated"] = true;
     queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
@@ -291,13 +297,16 @@ void Observer::handle_one() {
   };
   auto judge = [&](const Target& t) -> Judged {
     if (!ok || t.absolute.empty()) {
-      return {"", "allowed", "could not read the target (the call went ahead; the mount table still applies)"};
+      return {"", "allowed",
+              "could not read the target (the call went ahead; the mount table still applies)"};
     }
     const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
     const std::string resolved = resolve(t.absolute, follow);
     if (!dir_exists(resolved)) {
       // The kernel fails this with ENOENT before any mount is consulted.
-      return {resolved, "allowed", "its directory does not exist: the call fails with ENOENT, not because of the sandbox"};
+      return {
+          resolved, "allowed",
+          "its directory does not exist: the call fails with ENOENT, not because of the sandbox"};
     }
     const Classified c = classify_write(mounts_, resolved);
     return {resolved, to_string(c.verdict), c.reason};
@@ -305,8 +314,11 @@ void Observer::handle_one() {
   if (targets.empty()) return;
   const Target& main_target = targets.back();
   Judged j = judge(main_target);
-  nlohmann::json ev = {{"kind", "fs.write"}, {"pid", pid},           {"syscall", name},
-                       {"path", main_target.as_read}, {"flags", flags}};
+  nlohmann::json ev = {{"kind", "fs.write"},
+                       {"pid", pid},
+                       {"syscall", name},
+                       {"path", main_target.as_read},
+                       {"flags", flags}};
   if (targets.size() == 2) {
     const Judged from = judge(targets.front());
     ev["from"] = targets.front().as_read;

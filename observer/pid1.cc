@@ -1,8 +1,8 @@
 #include "observer/pid1.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -22,7 +22,8 @@ namespace {
 // Signals passed on to the worker. The kernel drops a signal sent to a namespace's init
 // when init has no handler for it (even if blocked), so each gets a no-op handler and
 // is then blocked and read from a signalfd.
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+constexpr int kForwarded[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+                              SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
 void noop_handler(int) {}
 

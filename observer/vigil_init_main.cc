@@ -11,7 +11,6 @@
 #include <cstring>
 #include <optional>
 #include <vector>
-#include <vector>
 
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
@@ -48,7 +47,8 @@ int main(int argc, char** argv) {
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   if (cmd >= argc - 1) {
-    std::fprintf(stderr, "usage: vigil-init [--proxy-socket PATH] [--events-fd N] -- CMD ARGS...\n");
+    std::fprintf(stderr,
+                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] -- CMD ARGS...\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   // The bridges are listening before the worker exists: its first connect succeeds.
   std::optional<vigil::init::Bridge> bridge;
   if (proxy_socket != nullptr) {
-    auto b = vigil::init::Bridge::listen({vigil::init::kHttpProxyPort, vigil::init::kSocksProxyPort},
-                                         proxy_socket);
+    auto b = vigil::init::Bridge::listen(
+        {vigil::init::kHttpProxyPort, vigil::init::kSocksProxyPort}, proxy_socket);
     if (!b) {
       std::fprintf(stderr, "vigil: cannot start the proxy bridge: %s\n", b.error().message.c_str());
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
@@ -77,11 +77,13 @@ int main(int argc, char** argv) {
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
   // agree on defaults, which compile_combined checks, so the answers equal the stack's.
-  std::vector<const vigil::FilterSpec*> specs(vigil::worker_filters().begin(), vigil::worker_filters().end());
+  std::vector<const vigil::FilterSpec*> specs(vigil::worker_filters().begin(),
+                                              vigil::worker_filters().end());
   if (events_fd >= 0) specs.push_back(&vigil::init::notify_filter());
   auto program = vigil::compile_combined(specs);
   if (!program) {
-    std::fprintf(stderr, "vigil: cannot build the seccomp filters: %s\n", program.error().message.c_str());
+    std::fprintf(stderr, "vigil: cannot build the seccomp filters: %s\n",
+                 program.error().message.c_str());
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const sock_fprog fprog = vigil::as_fprog(*program);
@@ -109,5 +111,6 @@ int main(int argc, char** argv) {
     spec.filters = std::span<const sock_fprog>(&fprog, 1);
   }
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
-                                  bridge ? &*bridge : nullptr, events_fd >= 0 ? &observer : nullptr);
+                                  bridge ? &*bridge : nullptr,
+                                  events_fd >= 0 ? &observer : nullptr);
 }

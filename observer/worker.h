@@ -10,8 +10,8 @@
 namespace vigil::init {
 
 struct WorkerSpec {
-  char* const* argv = nullptr;                  // the command, NULL-terminated
-  std::span<const sock_fprog> filters;          // installed in this order
+  char* const* argv = nullptr;          // the command, NULL-terminated
+  std::span<const sock_fprog> filters;  // installed in this order
   // The observer's filter, installed last with a new listener, whose fd is passed to
   // vigil-init over `listener_channel` (a socketpair end) before the command runs: the
   // exec itself is the first trapped call, so the observer must be holding it by then.

@@ -93,15 +93,24 @@ GuardCheck v6_category(const ip::address_v6& a) {
 
 std::string describe(GuardCheck c) {
   switch (c) {
-    case GuardCheck::kPass: return "allowed";
-    case GuardCheck::kMetadata: return "a cloud metadata endpoint";
-    case GuardCheck::kLoopback: return "a loopback address";
-    case GuardCheck::kUnspecified: return "an unspecified address (it reaches this machine)";
-    case GuardCheck::kLinkLocal: return "a link-local address";
-    case GuardCheck::kMulticast: return "a multicast address";
-    case GuardCheck::kReserved: return "a reserved or broadcast address";
-    case GuardCheck::kHostAddress: return "one of this machine's own addresses";
-    case GuardCheck::kDeniedBlock: return "a denied address";
+    case GuardCheck::kPass:
+      return "allowed";
+    case GuardCheck::kMetadata:
+      return "a cloud metadata endpoint";
+    case GuardCheck::kLoopback:
+      return "a loopback address";
+    case GuardCheck::kUnspecified:
+      return "an unspecified address (it reaches this machine)";
+    case GuardCheck::kLinkLocal:
+      return "a link-local address";
+    case GuardCheck::kMulticast:
+      return "a multicast address";
+    case GuardCheck::kReserved:
+      return "a reserved or broadcast address";
+    case GuardCheck::kHostAddress:
+      return "one of this machine's own addresses";
+    case GuardCheck::kDeniedBlock:
+      return "a denied address";
   }
   return "refused";
 }
@@ -128,8 +137,8 @@ GuardVerdict check_one(const IpAddress& a, const GuardContext& ctx, bool explici
       if (same_address(h, a)) c = GuardCheck::kHostAddress;
     }
   }
-  const bool loopback_like = c == GuardCheck::kLoopback ||
-                             (c == GuardCheck::kHostAddress && a.is_loopback());
+  const bool loopback_like =
+      c == GuardCheck::kLoopback || (c == GuardCheck::kHostAddress && a.is_loopback());
   if (ctx.allow_loopback && loopback_like) c = GuardCheck::kPass;
   v.check = c;
   if (c != GuardCheck::kPass) v.why = describe(c);
@@ -143,15 +152,18 @@ Result<AddressBlock> parse_address_block(std::string_view text) {
   const auto addr = parse_ip(text.substr(0, slash));
   const std::string quoted = quote_for_message(text);
   if (!addr) {
-    return make_error(Errc::kInvalidPolicy,
-                      quoted + ": not an IP address or CIDR block (write 10.0.0.0/8, 192.168.1.5 or fd00::/8)");
+    return make_error(
+        Errc::kInvalidPolicy,
+        quoted + ": not an IP address or CIDR block (write 10.0.0.0/8, 192.168.1.5 or fd00::/8)");
   }
   const unsigned width = addr->is_v4() ? 32 : 128;
   unsigned prefix = width;
   if (slash != std::string_view::npos) {
     const std::string_view p = text.substr(slash + 1);
-    if (p.empty() || p.size() > 3 || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return make_error(Errc::kInvalidPolicy, quoted + ": the prefix length after / must be a number");
+    if (p.empty() || p.size() > 3 ||
+        !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return make_error(Errc::kInvalidPolicy,
+                        quoted + ": the prefix length after / must be a number");
     }
     prefix = 0;
     for (char c : p) prefix = prefix * 10 + static_cast<unsigned>(c - '0');
@@ -167,7 +179,8 @@ Result<AddressBlock> parse_address_block(std::string_view text) {
   return b;
 }
 
-Result<std::vector<AddressBlock>> parse_denied_resolved_addresses(const std::vector<std::string>& entries) {
+Result<std::vector<AddressBlock>> parse_denied_resolved_addresses(
+    const std::vector<std::string>& entries) {
   std::vector<AddressBlock> out;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string path = "network.deniedResolvedAddresses[" + std::to_string(i) + "]";
@@ -186,15 +199,24 @@ bool block_contains(const AddressBlock& block, const IpAddress& addr) {
 
 const char* to_string(GuardCheck c) {
   switch (c) {
-    case GuardCheck::kPass: return "pass";
-    case GuardCheck::kMetadata: return "metadata";
-    case GuardCheck::kLoopback: return "loopback";
-    case GuardCheck::kUnspecified: return "unspecified";
-    case GuardCheck::kLinkLocal: return "link-local";
-    case GuardCheck::kMulticast: return "multicast";
-    case GuardCheck::kReserved: return "reserved";
-    case GuardCheck::kHostAddress: return "host-address";
-    case GuardCheck::kDeniedBlock: return "denied-block";
+    case GuardCheck::kPass:
+      return "pass";
+    case GuardCheck::kMetadata:
+      return "metadata";
+    case GuardCheck::kLoopback:
+      return "loopback";
+    case GuardCheck::kUnspecified:
+      return "unspecified";
+    case GuardCheck::kLinkLocal:
+      return "link-local";
+    case GuardCheck::kMulticast:
+      return "multicast";
+    case GuardCheck::kReserved:
+      return "reserved";
+    case GuardCheck::kHostAddress:
+      return "host-address";
+    case GuardCheck::kDeniedBlock:
+      return "denied-block";
   }
   return "unknown";
 }
@@ -214,9 +236,9 @@ GuardVerdict guard_address(const IpAddress& addr, const GuardContext& ctx, bool 
 }
 
 const std::vector<IpAddress>& builtin_metadata_addresses() {
-  static const std::vector<IpAddress> kList = {
-      ip::make_address("169.254.169.254"), ip::make_address("fd00:ec2::254"),
-      ip::make_address("100.100.100.200")};
+  static const std::vector<IpAddress> kList = {ip::make_address("169.254.169.254"),
+                                               ip::make_address("fd00:ec2::254"),
+                                               ip::make_address("100.100.100.200")};
   return kList;
 }
 

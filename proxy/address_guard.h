@@ -20,11 +20,10 @@
 // Pure; no state; safe from any thread.
 #pragma once
 
+#include <boost/asio/ip/address.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/ip/address.hpp>
 
 #include "supervisor/core/result.h"
 
@@ -45,7 +44,8 @@ struct AddressBlock {
 Result<AddressBlock> parse_address_block(std::string_view text);
 
 // Parses the whole list; the first error names its JSON path.
-Result<std::vector<AddressBlock>> parse_denied_resolved_addresses(const std::vector<std::string>& entries);
+Result<std::vector<AddressBlock>> parse_denied_resolved_addresses(
+    const std::vector<std::string>& entries);
 
 bool block_contains(const AddressBlock& block, const IpAddress& addr);
 
@@ -65,9 +65,9 @@ enum class GuardCheck {
 const char* to_string(GuardCheck c);
 
 struct GuardContext {
-  std::vector<AddressBlock> denied;         // network.deniedResolvedAddresses
-  std::vector<IpAddress> host_addresses;    // this machine's interface addresses (getifaddrs)
-  std::vector<IpAddress> extra_metadata;    // what metadata.google.internal resolved to
+  std::vector<AddressBlock> denied;       // network.deniedResolvedAddresses
+  std::vector<IpAddress> host_addresses;  // this machine's interface addresses (getifaddrs)
+  std::vector<IpAddress> extra_metadata;  // what metadata.google.internal resolved to
   // Test-only (vigil proxy --test-allow-loopback, refused unless VIGIL_TEST_MODE=1):
   // loopback addresses pass, so an integration test can map a name to a server on
   // 127.0.0.1. Every other check stays on.
@@ -84,7 +84,8 @@ struct GuardVerdict {
 
 // `explicit_ip` = the client named an IP literal that an allowedDomains entry names
 // exactly (see the rule above).
-GuardVerdict guard_address(const IpAddress& addr, const GuardContext& ctx, bool explicit_ip = false);
+GuardVerdict guard_address(const IpAddress& addr, const GuardContext& ctx,
+                           bool explicit_ip = false);
 
 // The fixed metadata endpoints (for tests and `vigil explain`).
 const std::vector<IpAddress>& builtin_metadata_addresses();

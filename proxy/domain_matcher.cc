@@ -6,7 +6,8 @@ namespace vigil::proxy {
 namespace {
 
 std::string list_path(PatternList list, std::size_t index) {
-  return std::string(list == PatternList::kAllowed ? "network.allowedDomains[" : "network.deniedDomains[") +
+  return std::string(list == PatternList::kAllowed ? "network.allowedDomains["
+                                                   : "network.deniedDomains[") +
          std::to_string(index) + "]";
 }
 
@@ -14,7 +15,8 @@ std::string reason_path(const std::string& key) {
   return "network.deniedDomainReasons[" + quote_for_message(key) + "]";
 }
 
-Result<std::vector<DomainPattern>> parse_list(const std::vector<std::string>& entries, PatternList list) {
+Result<std::vector<DomainPattern>> parse_list(const std::vector<std::string>& entries,
+                                              PatternList list) {
   std::vector<DomainPattern> out;
   out.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -41,9 +43,9 @@ std::string default_deny_reason(const std::string& entry) {
 
 }  // namespace
 
-Result<DomainMatcher> DomainMatcher::build(const std::vector<std::string>& allowed,
-                                           const std::vector<std::string>& denied,
-                                           const std::map<std::string, std::string>& denied_reasons) {
+Result<DomainMatcher> DomainMatcher::build(
+    const std::vector<std::string>& allowed, const std::vector<std::string>& denied,
+    const std::map<std::string, std::string>& denied_reasons) {
   DomainMatcher m;
   auto a = parse_list(allowed, PatternList::kAllowed);
   if (!a) return std::move(a).error();
@@ -77,12 +79,15 @@ Result<DomainMatcher> DomainMatcher::build(const std::vector<std::string>& allow
       }
       return make_error(Errc::kInvalidPolicy,
                         reason_path(key) + ": no network.deniedDomains entry is spelled " +
-                            quote_for_message(key) + " (keys must match an entry exactly" + hint + ")");
+                            quote_for_message(key) + " (keys must match an entry exactly" + hint +
+                            ")");
     }
-    if (text.empty()) return make_error(Errc::kInvalidPolicy, reason_path(key) + ": the reason is empty");
+    if (text.empty())
+      return make_error(Errc::kInvalidPolicy, reason_path(key) + ": the reason is empty");
     if (!is_one_printable_line(text)) {
-      return make_error(Errc::kInvalidPolicy,
-                        reason_path(key) + ": the reason must be one line without control characters");
+      return make_error(
+          Errc::kInvalidPolicy,
+          reason_path(key) + ": the reason must be one line without control characters");
     }
   }
   return m;
@@ -100,7 +105,8 @@ Decision DomainMatcher::decide(const CanonicalHost& host, std::uint16_t port) co
   }
   for (const auto& p : allowed_) {
     if (pattern_matches(p, PatternList::kAllowed, host, port)) {
-      return Decision{Verdict::kAllow, p.entry, "allowed by network.allowedDomains entry " + quote_for_message(p.entry)};
+      return Decision{Verdict::kAllow, p.entry,
+                      "allowed by network.allowedDomains entry " + quote_for_message(p.entry)};
     }
   }
   return Decision{Verdict::kDeny, std::string(), kReasonNotAllowed};

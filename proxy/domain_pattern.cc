@@ -35,7 +35,8 @@ std::optional<std::string> shape_problem(std::string_view e) {
 // port has one spelling and "0443" cannot be read as octal by some other tool.
 Result<std::uint16_t> parse_port(std::string_view s) {
   auto problem = [&](std::string_view what) {
-    return make_error(Errc::kInvalidPolicy, "port " + quote_for_message(s) + " " + std::string(what));
+    return make_error(Errc::kInvalidPolicy,
+                      "port " + quote_for_message(s) + " " + std::string(what));
   };
   if (s.empty()) return make_error(Errc::kInvalidPolicy, "empty port after ':'");
   if (!std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -62,7 +63,8 @@ Result<Split> split_port(std::string_view e) {
   bool has_port = false;
   if (e.front() == '[') {
     const auto close = e.find(']');
-    if (close == std::string_view::npos) return make_error(Errc::kInvalidPolicy, "'[' without a matching ']'");
+    if (close == std::string_view::npos)
+      return make_error(Errc::kInvalidPolicy, "'[' without a matching ']'");
     host = e.substr(0, close + 1);
     const std::string_view rest = e.substr(close + 1);
     if (!rest.empty()) {
@@ -74,7 +76,8 @@ Result<Split> split_port(std::string_view e) {
     const auto colons = std::count(e.begin(), e.end(), ':');
     if (colons > 1) {
       return make_error(Errc::kInvalidPolicy,
-                        "more than one ':' (write an IPv6 address in brackets: [2001:db8::1] or [2001:db8::1]:443)");
+                        "more than one ':' (write an IPv6 address in brackets: [2001:db8::1] or "
+                        "[2001:db8::1]:443)");
     }
     if (colons == 1) {
       const auto colon = e.find(':');
@@ -107,7 +110,8 @@ std::vector<std::string_view> split_labels(std::string_view s) {
   }
 }
 
-std::string join_labels(const std::vector<std::string_view>& labels, std::size_t from, std::size_t to) {
+std::string join_labels(const std::vector<std::string_view>& labels, std::size_t from,
+                        std::size_t to) {
   std::string out;
   for (std::size_t i = from; i < to; ++i) {
     if (i > from) out += '.';
@@ -118,7 +122,9 @@ std::string join_labels(const std::vector<std::string_view>& labels, std::size_t
 
 // "*.example.com" / "bedrock.*.amazonaws.com". The host part has had its port removed.
 Result<DomainPattern> parse_wildcard(std::string_view host) {
-  auto fail = [](std::string_view why) { return make_error(Errc::kInvalidPolicy, std::string(why)); };
+  auto fail = [](std::string_view why) {
+    return make_error(Errc::kInvalidPolicy, std::string(why));
+  };
   if (host.back() == '.') host.remove_suffix(1);  // one root dot, as for hosts
   if (host.size() > kMaxHostLength) return fail("longer than 253 characters");
   const auto labels = split_labels(host);
@@ -138,8 +144,9 @@ Result<DomainPattern> parse_wildcard(std::string_view host) {
   // "api.*.com" would admit hosts anyone can register.
   const std::size_t after = labels.size() - star - 1;
   if (after < 2) {
-    return fail(star == 0 ? "a wildcard must cover at least two labels (write *.example.com)"
-                          : "a wildcard needs at least two labels after it (write bedrock.*.example.com)");
+    return fail(
+        star == 0 ? "a wildcard must cover at least two labels (write *.example.com)"
+                  : "a wildcard needs at least two labels after it (write bedrock.*.example.com)");
   }
   const std::string suffix = join_labels(labels, star + 1, labels.size());
   if (detail::ends_in_number(suffix)) return fail("a wildcard cannot cover an IP address");
@@ -159,7 +166,8 @@ Result<DomainPattern> parse_host_part(std::string_view host, PatternList list) {
   if (host == "*") {
     if (list == PatternList::kAllowed) {
       return make_error(Errc::kInvalidPolicy,
-                        "a bare * (every host) is only accepted in network.deniedDomains; list the hosts to allow");
+                        "a bare * (every host) is only accepted in network.deniedDomains; list the "
+                        "hosts to allow");
     }
     DomainPattern p;
     p.kind = Kind::kAll;
@@ -236,11 +244,21 @@ Result<DomainPattern> parse_domain_pattern(std::string_view entry, PatternList l
 std::string DomainPattern::canonical() const {
   std::string out;
   switch (kind) {
-    case Kind::kExact: out = name; break;
-    case Kind::kAnySubdomain: out = "*." + name; break;
-    case Kind::kMiddleLabel: out = prefix + ".*." + name; break;
-    case Kind::kIp: out = ip.kind == CanonicalHost::Kind::kIPv6 ? "[" + ip.text + "]" : ip.text; break;
-    case Kind::kAll: out = "*"; break;
+    case Kind::kExact:
+      out = name;
+      break;
+    case Kind::kAnySubdomain:
+      out = "*." + name;
+      break;
+    case Kind::kMiddleLabel:
+      out = prefix + ".*." + name;
+      break;
+    case Kind::kIp:
+      out = ip.kind == CanonicalHost::Kind::kIPv6 ? "[" + ip.text + "]" : ip.text;
+      break;
+    case Kind::kAll:
+      out = "*";
+      break;
   }
   if (port) out += ":" + std::to_string(*port);
   return out;
@@ -251,11 +269,16 @@ bool pattern_matches(const DomainPattern& pattern, PatternList list, const Canon
   if (pattern.port && *pattern.port != port) return false;
   const bool is_name = host.kind == CanonicalHost::Kind::kName;
   switch (pattern.kind) {
-    case Kind::kAll: return true;
-    case Kind::kExact: return is_name && host.text == pattern.name;
-    case Kind::kAnySubdomain: return is_name && is_strict_subdomain(host.text, pattern.name);
-    case Kind::kMiddleLabel: return is_name && matches_middle(host.text, pattern.prefix, pattern.name);
-    case Kind::kIp: return ip_matches(pattern.ip, list, host);
+    case Kind::kAll:
+      return true;
+    case Kind::kExact:
+      return is_name && host.text == pattern.name;
+    case Kind::kAnySubdomain:
+      return is_name && is_strict_subdomain(host.text, pattern.name);
+    case Kind::kMiddleLabel:
+      return is_name && matches_middle(host.text, pattern.prefix, pattern.name);
+    case Kind::kIp:
+      return ip_matches(pattern.ip, list, host);
   }
   return false;
 }

@@ -72,8 +72,8 @@ std::vector<IpAddress> choose_addresses(TargetDecision& d, const std::vector<IpA
     d.event.guard_check = to_string(first_refusal->check);
     const bool literal = d.host && d.host->kind != CanonicalHost::Kind::kName;
     d.event.reason = literal ? "address guard: " + first_refused + " is " + first_refusal->why
-                             : "address guard: " + d.event.host + " resolves to " + first_refused + ", " +
-                                   first_refusal->why;
+                             : "address guard: " + d.event.host + " resolves to " + first_refused +
+                                   ", " + first_refusal->why;
   } else {
     d.event.reason = "address guard: no address to connect to";
   }

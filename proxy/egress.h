@@ -22,15 +22,17 @@
 namespace vigil::proxy {
 
 struct TargetDecision {
-  NetDecision event;                   // ready to emit once the address step is done
-  std::optional<CanonicalHost> host;   // set unless the host was malformed
+  NetDecision event;                  // ready to emit once the address step is done
+  std::optional<CanonicalHost> host;  // set unless the host was malformed
   // The client named an IP literal and an allowedDomains entry names exactly that IP:
   // the guard's built-in categories are skipped (see address_guard.h).
   bool explicit_ip = false;
 
   bool allowed() const { return event.verdict == Verdict::kAllow; }
   // Whether a name must be resolved before connecting (an allowed IP literal is not).
-  bool needs_resolution() const { return allowed() && host && host->kind == CanonicalHost::Kind::kName; }
+  bool needs_resolution() const {
+    return allowed() && host && host->kind == CanonicalHost::Kind::kName;
+  }
 };
 
 // Steps 1-5. `raw_host` is what the client sent (CONNECT authority, absolute URL, SOCKS5

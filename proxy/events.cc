@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <nlohmann/json.hpp>
 
 namespace vigil::proxy {
@@ -20,22 +19,32 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 const char* to_string(Proto p) {
   switch (p) {
-    case Proto::kHttp: return "http";
-    case Proto::kConnect: return "connect";
-    case Proto::kSocks5: return "socks5";
-    case Proto::kSocks4: return "socks4";
+    case Proto::kHttp:
+      return "http";
+    case Proto::kConnect:
+      return "connect";
+    case Proto::kSocks5:
+      return "socks5";
+    case Proto::kSocks4:
+      return "socks4";
   }
   return "unknown";
 }
 
 const char* to_string(RefusedBy r) {
   switch (r) {
-    case RefusedBy::kNone: return "";
-    case RefusedBy::kMalformedHost: return "malformed-host";
-    case RefusedBy::kDeniedDomain: return "denied-domain";
-    case RefusedBy::kNotAllowed: return "not-allowed";
-    case RefusedBy::kAddressGuard: return "address-guard";
-    case RefusedBy::kUnsupportedProtocol: return "unsupported-protocol";
+    case RefusedBy::kNone:
+      return "";
+    case RefusedBy::kMalformedHost:
+      return "malformed-host";
+    case RefusedBy::kDeniedDomain:
+      return "denied-domain";
+    case RefusedBy::kNotAllowed:
+      return "not-allowed";
+    case RefusedBy::kAddressGuard:
+      return "address-guard";
+    case RefusedBy::kUnsupportedProtocol:
+      return "unsupported-protocol";
   }
   return "unknown";
 }
@@ -71,10 +80,11 @@ void JsonLinesSink::on_upstream_failure(const UpstreamFailure& f) { write_line(t
 
 void JsonLinesSink::write_line(const std::string& object) {
   std::lock_guard lock(mu_);
-  const auto t = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+  const auto t = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - start_);
   // The envelope first, then the event's own fields (object starts with '{').
-  std::string line = R"({"v":1,"seq":)" + std::to_string(++seq_) + R"(,"t":)" + std::to_string(t.count()) +
-                     R"(,"src":"proxy",)" + object.substr(1) + "\n";
+  std::string line = R"({"v":1,"seq":)" + std::to_string(++seq_) + R"(,"t":)" +
+                     std::to_string(t.count()) + R"(,"src":"proxy",)" + object.substr(1) + "\n";
   std::size_t off = 0;
   while (off < line.size()) {
     const ssize_t n = ::write(fd_.get(), line.data() + off, line.size() - off);

@@ -17,7 +17,9 @@ constexpr bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && 
 // '_' is not a hostname character by RFC 952, but real DNS records use it (_dmarc,
 // _acme-challenge) and resolvers look such names up, so it is accepted.
 constexpr bool is_label_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '_'; }
-constexpr char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char to_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 constexpr int hex_value(char c) {
   if (is_digit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -174,7 +176,8 @@ std::optional<std::string> forbidden_byte_problem(std::string_view s) {
       return "contains whitespace";
     }
     if (u < 0x20 || u == 0x7f) return "contains a control character";
-    if (u >= 0x80) return "contains a non-ASCII byte (write internationalised names as punycode, xn--...)";
+    if (u >= 0x80)
+      return "contains a non-ASCII byte (write internationalised names as punycode, xn--...)";
     if (c == '@') return "contains '@' (user info is not part of a host)";
     if (c == '/' || c == '\\') return "contains a path separator (a host is not a URL)";
   }

@@ -10,8 +10,21 @@ namespace {
 constexpr bool is_tchar(unsigned char c) {
   if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -23,7 +36,8 @@ constexpr bool is_field_byte(unsigned char c) { return c == '\t' || (c >= 0x20 &
 
 bool is_token(std::string_view s) {
   if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return is_tchar(static_cast<unsigned char>(c)); });
 }
 
 std::string_view trim_ows(std::string_view s) {
@@ -102,7 +116,8 @@ Span find_head(std::string_view b, HeadScan* scan, std::size_t max_head) {
 
 // Splits [start, end) into lines without their terminators. The last (blank) line is
 // not returned. A CR anywhere but right before the LF is an error.
-std::optional<HeadError> split_lines(std::string_view b, const Span& s, std::vector<std::string_view>* lines) {
+std::optional<HeadError> split_lines(std::string_view b, const Span& s,
+                                     std::vector<std::string_view>* lines) {
   std::size_t pos = s.start;
   while (pos < s.end) {
     const std::size_t nl = b.find('\n', pos);  // always found: the head ends with LF
@@ -117,7 +132,8 @@ std::optional<HeadError> split_lines(std::string_view b, const Span& s, std::vec
   return std::nullopt;
 }
 
-std::optional<HeadError> parse_fields(const std::vector<std::string_view>& lines, std::vector<Header>* out) {
+std::optional<HeadError> parse_fields(const std::vector<std::string_view>& lines,
+                                      std::vector<Header>* out) {
   if (lines.size() - 1 > kMaxHeaderFields) {
     return err(431, "more than " + std::to_string(kMaxHeaderFields) + " header fields");
   }
@@ -129,10 +145,12 @@ std::optional<HeadError> parse_fields(const std::vector<std::string_view>& lines
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) return err(400, "header line without a colon");
     const std::string_view name = line.substr(0, colon);
-    if (!is_token(name)) return err(400, "invalid header field name (or whitespace before the colon)");
+    if (!is_token(name))
+      return err(400, "invalid header field name (or whitespace before the colon)");
     const std::string_view value = trim_ows(line.substr(colon + 1));
     for (char c : value) {
-      if (!is_field_byte(static_cast<unsigned char>(c))) return err(400, "control byte in a header field value");
+      if (!is_field_byte(static_cast<unsigned char>(c)))
+        return err(400, "control byte in a header field value");
     }
     out->push_back(Header{std::string(name), std::string(value)});
   }
@@ -143,8 +161,8 @@ std::optional<HeadError> parse_fields(const std::vector<std::string_view>& lines
 std::optional<int> parse_version(std::string_view v, HeadError* e) {
   if (v == "HTTP/1.1") return 1;
   if (v == "HTTP/1.0") return 0;
-  if (v.size() == 8 && v.substr(0, 5) == "HTTP/" && v[5] >= '0' && v[5] <= '9' && v[6] == '.' && v[7] >= '0' &&
-      v[7] <= '9') {
+  if (v.size() == 8 && v.substr(0, 5) == "HTTP/" && v[5] >= '0' && v[5] <= '9' && v[6] == '.' &&
+      v[7] >= '0' && v[7] <= '9') {
     *e = err(505, "HTTP version not supported (the proxy speaks HTTP/1.0 and HTTP/1.1)");
   } else {
     *e = err(400, "malformed HTTP version");
@@ -153,7 +171,8 @@ std::optional<int> parse_version(std::string_view v, HeadError* e) {
 }
 
 // Every comma-separated element of every `name` field, trimmed, empty ones dropped.
-std::vector<std::string_view> list_values(const std::vector<Header>& headers, std::string_view name) {
+std::vector<std::string_view> list_values(const std::vector<Header>& headers,
+                                          std::string_view name) {
   std::vector<std::string_view> out;
   for (const auto& h : headers) {
     if (!iequals(h.name, name)) continue;
@@ -170,7 +189,8 @@ std::vector<std::string_view> list_values(const std::vector<Header>& headers, st
 }
 
 bool has_field(const std::vector<Header>& headers, std::string_view name) {
-  return std::any_of(headers.begin(), headers.end(), [&](const Header& h) { return iequals(h.name, name); });
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const Header& h) { return iequals(h.name, name); });
 }
 
 bool has_token(const std::vector<Header>& headers, std::string_view name, std::string_view token) {
@@ -252,16 +272,19 @@ TransferCodings transfer_codings(const std::vector<Header>& headers) {
 
 bool is_hop_by_hop(std::string_view name) {
   static constexpr std::array<std::string_view, 7> kNames = {
-      "connection", "keep-alive", "proxy-connection", "proxy-authorization",
-      "proxy-authenticate", "te", "upgrade"};
-  return std::any_of(kNames.begin(), kNames.end(), [&](std::string_view n) { return iequals(n, name); });
+      "connection",         "keep-alive", "proxy-connection", "proxy-authorization",
+      "proxy-authenticate", "te",         "upgrade"};
+  return std::any_of(kNames.begin(), kNames.end(),
+                     [&](std::string_view n) { return iequals(n, name); });
 }
 
 // Fields the client listed in Connection / Proxy-Connection are hop-by-hop too, except
 // the framing fields: dropping Content-Length because "Connection: content-length" said
 // so would let the body be read as the next request upstream (request smuggling).
 bool named_in_connection(const std::vector<Header>& headers, std::string_view name) {
-  if (iequals(name, "content-length") || iequals(name, "transfer-encoding") || iequals(name, "host")) return false;
+  if (iequals(name, "content-length") || iequals(name, "transfer-encoding") ||
+      iequals(name, "host"))
+    return false;
   return has_token(headers, "connection", name) || has_token(headers, "proxy-connection", name);
 }
 
@@ -278,10 +301,12 @@ TargetParse parse_host_port(std::string_view a, std::uint16_t default_port) {
   std::string_view rest;
   if (!a.empty() && a.front() == '[') {
     const std::size_t close = a.find(']');
-    if (close == std::string_view::npos) return target_error(400, "unterminated [ in the target host");
+    if (close == std::string_view::npos)
+      return target_error(400, "unterminated [ in the target host");
     host = a.substr(1, close - 1);
     rest = a.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return target_error(400, "junk after ] in the target host");
+    if (!rest.empty() && rest.front() != ':')
+      return target_error(400, "junk after ] in the target host");
   } else {
     const std::size_t colon = a.find(':');
     if (colon != std::string_view::npos && a.find(':', colon + 1) != std::string_view::npos) {
@@ -306,8 +331,9 @@ TargetParse parse_host_port(std::string_view a, std::uint16_t default_port) {
     }
   }
   if (port == 0 || port > 65535) {
-    return target_error(400, default_port == 0 && rest.empty() ? "CONNECT target needs a port (host:port)"
-                                                               : "target port out of range (1-65535)");
+    return target_error(400, default_port == 0 && rest.empty()
+                                 ? "CONNECT target needs a port (host:port)"
+                                 : "target port out of range (1-65535)");
   }
   t.ok = true;
   t.target.host = std::string(host);
@@ -332,7 +358,8 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-HeadParse<RequestHead> parse_request_head(std::string_view bytes, HeadScan* scan, std::size_t max_head) {
+HeadParse<RequestHead> parse_request_head(std::string_view bytes, HeadScan* scan,
+                                          std::size_t max_head) {
   HeadParse<RequestHead> r;
   const Span s = find_head(bytes, scan, max_head);
   if (s.state != ParseState::kComplete) {
@@ -381,13 +408,15 @@ HeadParse<RequestHead> parse_request_head(std::string_view bytes, HeadScan* scan
   return r;
 }
 
-HeadParse<ResponseHead> parse_response_head(std::string_view bytes, HeadScan* scan, std::size_t max_head) {
+HeadParse<ResponseHead> parse_response_head(std::string_view bytes, HeadScan* scan,
+                                            std::size_t max_head) {
   HeadParse<ResponseHead> r;
   const Span s = find_head(bytes, scan, max_head);
   if (s.state != ParseState::kComplete) {
     r.state = s.state;
     r.error = s.error;
-    if (r.error.status == 431) r.error = err(502, "response head larger than " + std::to_string(max_head) + " bytes");
+    if (r.error.status == 431)
+      r.error = err(502, "response head larger than " + std::to_string(max_head) + " bytes");
     if (r.state == ParseState::kError) r.error.status = 502;
     return r;
   }
@@ -400,9 +429,11 @@ HeadParse<ResponseHead> parse_response_head(std::string_view bytes, HeadScan* sc
   // Status line: HTTP-version SP 3DIGIT SP [reason]; a missing final SP is tolerated.
   const std::string_view line = lines.front();
   HeadError verr;
-  const auto minor = line.size() >= 12 && line[8] == ' ' ? parse_version(line.substr(0, 8), &verr) : std::nullopt;
+  const auto minor =
+      line.size() >= 12 && line[8] == ' ' ? parse_version(line.substr(0, 8), &verr) : std::nullopt;
   const std::string_view code = line.size() >= 12 ? line.substr(9, 3) : std::string_view{};
-  if (!minor || !std::all_of(code.begin(), code.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+  if (!minor ||
+      !std::all_of(code.begin(), code.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
       code.size() != 3 || code[0] == '0' || (line.size() > 12 && line[12] != ' ')) {
     r.error = err(502, "upstream sent a malformed status line");
     return r;
@@ -437,13 +468,16 @@ TargetParse parse_absolute_form(std::string_view target) {
   constexpr std::string_view kHttp = "http://";
   constexpr std::string_view kHttps = "https://";
   if (!target.empty() && target.front() == '/') {
-    return target_error(400, "origin-form request sent to a proxy: send the absolute URL (http://host/path)");
+    return target_error(
+        400, "origin-form request sent to a proxy: send the absolute URL (http://host/path)");
   }
   if (target.size() >= kHttps.size() && iequals(target.substr(0, kHttps.size()), kHttps)) {
-    return target_error(400, "https:// URL sent to an HTTP proxy: use CONNECT (HTTPS_PROXY) for https");
+    return target_error(400,
+                        "https:// URL sent to an HTTP proxy: use CONNECT (HTTPS_PROXY) for https");
   }
   if (target.size() < kHttp.size() || !iequals(target.substr(0, kHttp.size()), kHttp)) {
-    return target_error(400, "only http:// URLs can be proxied this way (use CONNECT for anything else)");
+    return target_error(
+        400, "only http:// URLs can be proxied this way (use CONNECT for anything else)");
   }
   const std::string_view rest = target.substr(kHttp.size());
   const std::size_t auth_end = rest.find_first_of("/?#");
@@ -451,8 +485,10 @@ TargetParse parse_absolute_form(std::string_view target) {
   if (authority.find('@') != std::string_view::npos) {
     return target_error(400, "credentials in the URL (user@host) are not forwarded");
   }
-  std::string_view tail = auth_end == std::string_view::npos ? std::string_view{} : rest.substr(auth_end);
-  if (tail.find('#') != std::string_view::npos) return target_error(400, "fragment (#) in the request target");
+  std::string_view tail =
+      auth_end == std::string_view::npos ? std::string_view{} : rest.substr(auth_end);
+  if (tail.find('#') != std::string_view::npos)
+    return target_error(400, "fragment (#) in the request target");
   TargetParse t = parse_host_port(authority, 80);
   if (!t.ok) return t;
   if (tail.empty()) {
@@ -507,14 +543,15 @@ FramingResult request_framing(const RequestHead& head) {
 FramingResult response_framing(const ResponseHead& head, std::string_view request_method) {
   FramingResult r;
   r.ok = true;
-  if (iequals(request_method, "HEAD") || (head.status >= 100 && head.status < 200) || head.status == 204 ||
-      head.status == 304) {
+  if (iequals(request_method, "HEAD") || (head.status >= 100 && head.status < 200) ||
+      head.status == 204 || head.status == 304) {
     return r;  // kNone
   }
   const TransferCodings te = transfer_codings(head.headers);
   if (te.present) {
-    r.framing.kind = (te.chunked_last && !te.chunked_twice_or_early) ? BodyFraming::Kind::kChunked
-                                                                     : BodyFraming::Kind::kUntilClose;
+    r.framing.kind = (te.chunked_last && !te.chunked_twice_or_early)
+                         ? BodyFraming::Kind::kChunked
+                         : BodyFraming::Kind::kUntilClose;
     return r;
   }
   const LengthField cl = content_length(head.headers);
@@ -534,7 +571,8 @@ FramingResult response_framing(const ResponseHead& head, std::string_view reques
 
 bool client_wants_keep_alive(const RequestHead& head) {
   if (head.minor_version == 0) return false;
-  return !has_token(head.headers, "connection", "close") && !has_token(head.headers, "proxy-connection", "close");
+  return !has_token(head.headers, "connection", "close") &&
+         !has_token(head.headers, "proxy-connection", "close");
 }
 
 bool upstream_keeps_alive(const ResponseHead& head, const BodyFraming& framing) {
@@ -542,19 +580,22 @@ bool upstream_keeps_alive(const ResponseHead& head, const BodyFraming& framing) 
          !has_token(head.headers, "connection", "close");
 }
 
-std::string upstream_request_head(const RequestHead& head, const Target& target, const CanonicalHost& host,
-                                  bool close) {
+std::string upstream_request_head(const RequestHead& head, const Target& target,
+                                  const CanonicalHost& host, bool close) {
   std::string out;
   out.reserve(256 + head.target.size() + head.headers.size() * 48);
   out.append(head.method);
   out.push_back(' ');
   out.append(target.origin_form);
   out.append(head.minor_version == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
-  std::string host_value = host.kind == CanonicalHost::Kind::kIPv6 ? "[" + host.text + "]" : host.text;
+  std::string host_value =
+      host.kind == CanonicalHost::Kind::kIPv6 ? "[" + host.text + "]" : host.text;
   if (target.port != 80) host_value += ":" + std::to_string(target.port);
   append_field(&out, "Host", host_value);
   for (const auto& h : head.headers) {
-    if (iequals(h.name, "host") || is_hop_by_hop(h.name) || named_in_connection(head.headers, h.name)) continue;
+    if (iequals(h.name, "host") || is_hop_by_hop(h.name) ||
+        named_in_connection(head.headers, h.name))
+      continue;
     append_field(&out, h.name, h.value);
   }
   if (close) append_field(&out, "Connection", "close");
@@ -599,23 +640,35 @@ std::string sanitize_phrase(std::string_view s, std::size_t max) {
 
 std::string_view status_text(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 408: return "Request Timeout";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 408:
+      return "Request Timeout";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
   }
 }
 
 std::string refusal_response(std::string_view reason) {
   const std::string phrase = sanitize_phrase(reason);
-  const std::string body = "Connection blocked by network allowlist: " + sanitize_phrase(reason, 2000) + "\n";
+  const std::string body =
+      "Connection blocked by network allowlist: " + sanitize_phrase(reason, 2000) + "\n";
   std::string out = "HTTP/1.1 403 " + (phrase.empty() ? std::string("Forbidden") : phrase) + "\r\n";
   append_field(&out, "X-Proxy-Error", "blocked-by-allowlist");
   append_field(&out, "Content-Type", "text/plain; charset=utf-8");
@@ -628,7 +681,8 @@ std::string refusal_response(std::string_view reason) {
 
 std::string error_response(int status, std::string_view error_kind, std::string_view message) {
   const std::string body = sanitize_phrase(message, 2000) + "\n";
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
   append_field(&out, "X-Proxy-Error", error_kind);
   append_field(&out, "Content-Type", "text/plain; charset=utf-8");
   append_field(&out, "Content-Length", std::to_string(body.size()));

@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
-#include <optional>
-#include <thread>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace vigil::proxy {
 namespace {
@@ -65,7 +64,8 @@ class SystemResolver final : public Resolver {
     shared_->alive = false;
   }
 
-  asio::awaitable<Result<Addresses>> resolve(std::string name, std::chrono::milliseconds timeout) override {
+  asio::awaitable<Result<Addresses>> resolve(std::string name,
+                                             std::chrono::milliseconds timeout) override {
     if (shared_->in_flight.load() >= max_) {
       co_return make_error(Errc::kSystem, "too many DNS lookups in flight");
     }
@@ -74,7 +74,8 @@ class SystemResolver final : public Resolver {
     auto pending = std::make_shared<Pending>(ex_);
     pending->timer.expires_after(timeout);
     ++shared_->in_flight;
-    std::thread([shared = shared_, weak = std::weak_ptr<Pending>(pending), ex = ex_, name]() mutable {
+    std::thread([shared = shared_, weak = std::weak_ptr<Pending>(pending), ex = ex_,
+                 name]() mutable {
       Result<Addresses> r = lookup_blocking(name);
       --shared->in_flight;
       std::lock_guard lock(shared->mu);
@@ -114,7 +115,8 @@ class StaticResolver final : public Resolver {
 
   asio::awaitable<Result<Addresses>> resolve(std::string name, std::chrono::milliseconds) override {
     const auto it = table_.find(name);
-    if (it == table_.end() || it->second.empty()) co_return make_error(Errc::kNotFound, "no such host");
+    if (it == table_.end() || it->second.empty())
+      co_return make_error(Errc::kNotFound, "no such host");
     co_return it->second;
   }
 
@@ -124,11 +126,13 @@ class StaticResolver final : public Resolver {
 
 }  // namespace
 
-std::shared_ptr<Resolver> make_system_resolver(asio::any_io_executor ex, std::size_t max_in_flight) {
+std::shared_ptr<Resolver> make_system_resolver(asio::any_io_executor ex,
+                                               std::size_t max_in_flight) {
   return std::make_shared<SystemResolver>(std::move(ex), max_in_flight);
 }
 
-std::shared_ptr<Resolver> make_static_resolver(std::map<std::string, std::vector<IpAddress>> table) {
+std::shared_ptr<Resolver> make_static_resolver(
+    std::map<std::string, std::vector<IpAddress>> table) {
   return std::make_shared<StaticResolver>(std::move(table));
 }
 

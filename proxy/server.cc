@@ -19,12 +19,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstring>
-#include <optional>
-#include <unordered_set>
-#include <utility>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -33,6 +27,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+#include <utility>
 
 #include "proxy/chunked.h"
 #include "proxy/egress.h"
@@ -140,8 +139,8 @@ class Connection;
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
-  Impl(asio::io_context& io, DomainMatcher matcher, std::vector<AddressBlock> denied, ServerOptions options,
-       std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink)
+  Impl(asio::io_context& io, DomainMatcher matcher, std::vector<AddressBlock> denied,
+       ServerOptions options, std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink)
       : io_(io),
         matcher_(std::move(matcher)),
         options_(options),
@@ -212,7 +211,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   ino_t unix_ino_ = 0;
 
   std::unordered_set<Connection*> connections_;
-  asio::steady_timer slot_event_;   // cancelled when a connection slot frees up
+  asio::steady_timer slot_event_;  // cancelled when a connection slot frees up
   asio::steady_timer grace_timer_;
   asio::steady_timer metadata_event_;  // cancelled when the metadata lookup is done
   asio::steady_timer trim_timer_;
@@ -325,7 +324,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   template <class Socket>
   asio::awaitable<bool> write_all(Socket& s, std::string_view first, std::string_view second) {
     const std::array<asio::const_buffer, 2> bufs = {asio::buffer(first.data(), first.size()),
-                                                     asio::buffer(second.data(), second.size())};
+                                                    asio::buffer(second.data(), second.size())};
     auto [ec, n] = co_await asio::async_write(s, bufs, kNoThrow);
     (void)n;
     if (!ec) touch();
@@ -453,7 +452,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     IpAddress last_address;
     for (const auto& addr : passing) {
       last_address = addr;
-      const int fd = ::socket(addr.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      const int fd = ::socket(addr.is_v4() ? AF_INET : AF_INET6,
+                              SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
       if (fd < 0) {
         last = error_code(errno, boost::system::system_category());
         continue;
@@ -493,7 +493,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       r.message = "connecting to " + d.event.host + " (" + last_address.to_string() + ") port " +
                   std::to_string(d.event.port) + " failed: " + last.message();
     }
-    srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(), r.message});
+    srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
+                               r.message});
     co_return r;
   }
 
@@ -521,7 +522,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   template <std::size_t N>
   asio::awaitable<bool> write_bytes(std::array<std::uint8_t, N> b) {
-    const bool written = co_await write_all(client_, std::string_view(reinterpret_cast<const char*>(b.data()), N));
+    const bool written =
+        co_await write_all(client_, std::string_view(reinterpret_cast<const char*>(b.data()), N));
     co_return written;
   }
 
@@ -544,7 +546,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   asio::awaitable<void> serve_socks5() {
     socks5::Greeting g;
-    while ((g = socks5::parse_greeting(bytes(in_.view()))).state == socks5::ParseState::kIncomplete) {
+    while ((g = socks5::parse_greeting(bytes(in_.view()))).state ==
+           socks5::ParseState::kIncomplete) {
       const bool got = co_await read_into(client_, in_);
       if (!got) co_return;
     }
@@ -554,7 +557,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!sent || !g.offers_no_auth) co_return;
 
     socks5::Request req;
-    while ((req = socks5::parse_request(bytes(in_.view()))).state == socks5::ParseState::kIncomplete) {
+    while ((req = socks5::parse_request(bytes(in_.view()))).state ==
+           socks5::ParseState::kIncomplete) {
       const bool got = co_await read_into(client_, in_);
       if (!got) co_return;
     }
@@ -593,8 +597,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       http::HeadScan scan;
       http::HeadParse<http::RequestHead> p;
-      while ((p = http::parse_request_head(in_.view(), &scan, srv_->options().max_head_bytes)).state ==
-             http::ParseState::kIncomplete) {
+      while (
+          (p = http::parse_request_head(in_.view(), &scan, srv_->options().max_head_bytes)).state ==
+          http::ParseState::kIncomplete) {
         if (srv_->stopping() && in_.empty()) co_return;
         const bool got = co_await read_into(client_, in_);
         if (!got) co_return;
@@ -621,7 +626,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       co_await http_error(t.error.status, "bad-request", t.error.message);
       co_return;
     }
-    TargetDecision d = decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
+    TargetDecision d =
+        decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await final_reply(http::refusal_response(d.event.reason));
@@ -663,12 +669,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
       co_return false;
     }
     const std::string key = d.event.host + ":" + std::to_string(d.event.port);
-    const bool reuse = upstream_open_ && upstream_.is_open() && key == upstream_key_ && upstream_idle_and_open();
+    const bool reuse =
+        upstream_open_ && upstream_.is_open() && key == upstream_key_ && upstream_idle_and_open();
     if (reuse) {
       // Same host:port as the open upstream: the address was guarded when it was
       // connected; judge it again (interface addresses may have changed) instead of
       // resolving again.
-      std::vector<IpAddress> passing = choose_addresses(d, {upstream_address_}, srv_->guard_context());
+      std::vector<IpAddress> passing =
+          choose_addresses(d, {upstream_address_}, srv_->guard_context());
       if (passing.empty()) {
         drop_upstream();
         srv_->emit(d.event);
@@ -691,10 +699,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
 
     const bool keep_client = http::client_wants_keep_alive(head) && !srv_->stopping();
-    const std::string upstream_head = http::upstream_request_head(head, t.target, *d.host, !keep_client);
+    const std::string upstream_head =
+        http::upstream_request_head(head, t.target, *d.host, !keep_client);
     const bool sent = co_await write_all(upstream_, upstream_head);
     if (!sent) {
-      co_await http_error(502, "upstream-unreachable", "the upstream connection closed before the request");
+      co_await http_error(502, "upstream-unreachable",
+                          "the upstream connection closed before the request");
       co_return false;
     }
 
@@ -704,7 +714,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     body_done_ = framing.framing.kind == http::BodyFraming::Kind::kNone;
     body_failed_ = false;
     if (!body_done_) {
-      asio::co_spawn(srv_->io(), relay_request_body(framing.framing), [self](std::exception_ptr) {});
+      asio::co_spawn(srv_->io(), relay_request_body(framing.framing),
+                     [self](std::exception_ptr) {});
     }
     const Next next = co_await relay_response(head.method, keep_client);
     if (!body_done_ || body_failed_) {
@@ -770,8 +781,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     while (true) {
       http::HeadScan scan;
       http::HeadParse<http::ResponseHead> p;
-      while ((p = http::parse_response_head(up_in_.view(), &scan, srv_->options().max_head_bytes)).state ==
-             http::ParseState::kIncomplete) {
+      while ((p = http::parse_response_head(up_in_.view(), &scan, srv_->options().max_head_bytes))
+                 .state == http::ParseState::kIncomplete) {
         const bool got = co_await read_into(upstream_, up_in_);
         if (!got) {
           drop_upstream();
@@ -807,12 +818,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
         sent_anything = true;
         continue;
       }
-      const bool close_client = !keep_client || f.framing.kind == http::BodyFraming::Kind::kUntilClose;
+      const bool close_client =
+          !keep_client || f.framing.kind == http::BodyFraming::Kind::kUntilClose;
       std::string response_head = http::client_response_head(p.head, close_client);
       // The head goes out with the first body bytes (relay_response_body).
       const bool body_ok = co_await relay_response_body(f.framing, std::move(response_head));
       if (!body_ok) co_return Next::kAbort;  // truncated: the client must see the cut
-      const bool reusable = !close_client && http::upstream_keeps_alive(p.head, f.framing) && up_in_.empty();
+      const bool reusable =
+          !close_client && http::upstream_keeps_alive(p.head, f.framing) && up_in_.empty();
       if (!reusable) drop_upstream();
       co_return close_client ? Next::kClose : Next::kKeep;
     }
@@ -913,14 +926,16 @@ Result<void> Server::Impl::listen(const ListenAddress& where) {
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
     if (where.path.empty() || where.path.size() >= sizeof sa.sun_path) {
-      return make_error(Errc::kInvalidPolicy, "unix socket path " + where.path + " is empty or longer than " +
-                                                  std::to_string(sizeof sa.sun_path - 1) + " bytes");
+      return make_error(Errc::kInvalidPolicy,
+                        "unix socket path " + where.path + " is empty or longer than " +
+                            std::to_string(sizeof sa.sun_path - 1) + " bytes");
     }
     std::memcpy(sa.sun_path, where.path.c_str(), where.path.size());
     struct stat st {};
     if (::lstat(where.path.c_str(), &st) == 0) {
       if (!S_ISSOCK(st.st_mode)) {
-        return make_error(Errc::kRefused, where.path + " exists and is not a socket: not replacing it");
+        return make_error(Errc::kRefused,
+                          where.path + " exists and is not a socket: not replacing it");
       }
       // A socket file: replace it only if nobody is listening on it.
       UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -949,7 +964,8 @@ Result<void> Server::Impl::listen(const ListenAddress& where) {
   const IpAddress addr = asio::ip::make_address(where.host, ec);
   if (ec) return make_error(Errc::kInvalidPolicy, "not an IP address: " + where.host);
   const tcp::endpoint ep(addr, where.port);
-  UniqueFd fd(::socket(addr.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(
+      ::socket(addr.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) return system_error("socket");
   const int one = 1;
   (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -972,10 +988,12 @@ Result<void> Server::Impl::listen(const ListenAddress& where) {
 Result<void> Server::Impl::adopt(UniqueFd fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return system_error("getsockname");
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    return system_error("getsockname");
   const int family = ss.ss_family;
   if (family != AF_UNIX && family != AF_INET && family != AF_INET6) {
-    return make_error(Errc::kUnsupported, "the proxy listens on AF_UNIX, AF_INET or AF_INET6 sockets only");
+    return make_error(Errc::kUnsupported,
+                      "the proxy listens on AF_UNIX, AF_INET or AF_INET6 sockets only");
   }
   const int flags = ::fcntl(fd.get(), F_GETFL);
   if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0 ||
@@ -994,8 +1012,10 @@ Result<void> Server::Impl::adopt(UniqueFd fd) {
     } else {
       bound_.kind = ListenAddress::Kind::kTcp;
       char text[INET6_ADDRSTRLEN] = {};
-      const void* src = family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr)
-                                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
+      const void* src =
+          family == AF_INET
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&ss)->sin_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr);
       ::inet_ntop(family, src, text, sizeof text);
       bound_.host = text;
       bound_.port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
@@ -1027,7 +1047,8 @@ asio::awaitable<void> Server::Impl::accept_loop() {
     while (connections_.size() < options_.max_connections) {
       // accept4: the new fd is CLOEXEC from birth (Asio's accept would leave a window
       // in which a fork elsewhere in the supervisor inherits it).
-      const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      const int fd =
+          ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         spawn_connection(UniqueFd(fd));
         continue;
@@ -1104,7 +1125,8 @@ void Server::Impl::begin_shutdown() {
   // Connections with nothing in flight go now; the rest get the grace period.
   std::vector<Connection*> idle;
   for (Connection* c : connections_) {
-    if (c->phase() == Connection::Phase::kFirstByte || c->phase() == Connection::Phase::kIdle) idle.push_back(c);
+    if (c->phase() == Connection::Phase::kFirstByte || c->phase() == Connection::Phase::kIdle)
+      idle.push_back(c);
   }
   for (Connection* c : idle) c->abort();
   grace_timer_.expires_after(options_.shutdown_grace);
@@ -1142,15 +1164,17 @@ void Server::Impl::check_stopped() {
 // --- Server ------------------------------------------------------------------------------
 
 Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const NetworkPolicy& net,
-                                               ServerOptions options, std::shared_ptr<Resolver> resolver,
+                                               ServerOptions options,
+                                               std::shared_ptr<Resolver> resolver,
                                                std::shared_ptr<EventSink> sink) {
-  if (!resolver || !sink) return make_error(Errc::kInternal, "proxy server needs a resolver and an event sink");
+  if (!resolver || !sink)
+    return make_error(Errc::kInternal, "proxy server needs a resolver and an event sink");
   auto matcher = DomainMatcher::build(net);
   if (!matcher) return std::move(matcher).error();
   auto denied = parse_denied_resolved_addresses(net.denied_resolved_addresses);
   if (!denied) return std::move(denied).error();
-  auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options, std::move(resolver),
-                                     std::move(sink));
+  auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options,
+                                     std::move(resolver), std::move(sink));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -1180,7 +1204,9 @@ void Server::abort() {
   asio::post(impl->io(), [impl] { impl->force_abort(); });
 }
 
-void Server::on_stopped(std::function<void()> callback) { impl_->on_stopped_ = std::move(callback); }
+void Server::on_stopped(std::function<void()> callback) {
+  impl_->on_stopped_ = std::move(callback);
+}
 
 ServerStats Server::stats() const { return impl_->stats(); }
 
@@ -1195,8 +1221,9 @@ std::string ListenAddress::text() const {
 Result<ListenAddress> parse_listen_address(std::string_view text) {
   ListenAddress a;
   const auto bad = [&text](const std::string& why) {
-    return make_error(Errc::kInvalidPolicy, "--listen " + quote_for_message(text) + ": " + why +
-                                                " (write unix:/path/to/socket or tcp:127.0.0.1:PORT)");
+    return make_error(Errc::kInvalidPolicy,
+                      "--listen " + quote_for_message(text) + ": " + why +
+                          " (write unix:/path/to/socket or tcp:127.0.0.1:PORT)");
   };
   if (text.substr(0, 5) == "unix:") {
     a.kind = ListenAddress::Kind::kUnix;
@@ -1221,7 +1248,8 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
   }
   boost::system::error_code ec;
   const IpAddress addr = asio::ip::make_address(std::string(host), ec);
-  if (ec || !addr.is_loopback()) return bad("the proxy listens on loopback only (127.0.0.1 or [::1])");
+  if (ec || !addr.is_loopback())
+    return bad("the proxy listens on loopback only (127.0.0.1 or [::1])");
   if (port.empty() || port.size() > 5 ||
       !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return bad("bad port");

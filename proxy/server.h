@@ -26,6 +26,7 @@
 //   ... io.run() ...;  at the end of the session: (*srv)->shutdown();
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,8 +34,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/io_context.hpp>
 
 #include "proxy/events.h"
 #include "proxy/http_head.h"
@@ -46,15 +45,15 @@
 namespace vigil::proxy {
 
 struct ServerOptions {
-  std::size_t max_head_bytes = http::kMaxHeadBytes;            // request head; 431 beyond
-  std::chrono::milliseconds first_byte_timeout{10'000};         // accept -> first byte
-  std::chrono::milliseconds head_timeout{30'000};               // first byte -> whole head / SOCKS handshake
-  std::chrono::milliseconds resolve_timeout{10'000};            // one DNS lookup
-  std::chrono::milliseconds connect_timeout{10'000};            // upstream TCP connect (all addresses)
-  std::chrono::milliseconds idle_timeout{300'000};              // no byte either way on a tunnel / keep-alive
-  std::chrono::milliseconds shutdown_grace{5'000};              // shutdown(): then everything is cut
-  std::size_t max_connections = 4096;                           // client connections; accepting pauses beyond
-  std::size_t buffer_bytes = 64 * 1024;                         // per direction per connection (>= head limit)
+  std::size_t max_head_bytes = http::kMaxHeadBytes;      // request head; 431 beyond
+  std::chrono::milliseconds first_byte_timeout{10'000};  // accept -> first byte
+  std::chrono::milliseconds head_timeout{30'000};     // first byte -> whole head / SOCKS handshake
+  std::chrono::milliseconds resolve_timeout{10'000};  // one DNS lookup
+  std::chrono::milliseconds connect_timeout{10'000};  // upstream TCP connect (all addresses)
+  std::chrono::milliseconds idle_timeout{300'000};    // no byte either way on a tunnel / keep-alive
+  std::chrono::milliseconds shutdown_grace{5'000};    // shutdown(): then everything is cut
+  std::size_t max_connections = 4096;                 // client connections; accepting pauses beyond
+  std::size_t buffer_bytes = 64 * 1024;  // per direction per connection (>= head limit)
   // Test-only (address_guard.h: GuardContext::allow_loopback). The CLI sets it only
   // with --test-allow-loopback and VIGIL_TEST_MODE=1.
   bool test_allow_loopback = false;
@@ -63,10 +62,10 @@ struct ServerOptions {
 struct ListenAddress {
   enum class Kind { kUnix, kTcp };
   Kind kind = Kind::kUnix;
-  std::string path;            // kUnix
-  std::string host;            // kTcp: "127.0.0.1" or "::1"
-  std::uint16_t port = 0;      // kTcp: 0 = any free port (see Server::local_address)
-  std::string text() const;    // "unix:/path", "tcp:127.0.0.1:3128", "tcp:[::1]:3128"
+  std::string path;          // kUnix
+  std::string host;          // kTcp: "127.0.0.1" or "::1"
+  std::uint16_t port = 0;    // kTcp: 0 = any free port (see Server::local_address)
+  std::string text() const;  // "unix:/path", "tcp:127.0.0.1:3128", "tcp:[::1]:3128"
 };
 
 // "unix:PATH" (absolute) or "tcp:127.0.0.1:PORT" / "tcp:[::1]:PORT". The proxy only ever
@@ -75,13 +74,13 @@ Result<ListenAddress> parse_listen_address(std::string_view text);
 
 struct ServerStats {
   std::uint64_t accepted = 0;
-  std::uint64_t active = 0;          // client connections open now
+  std::uint64_t active = 0;  // client connections open now
   std::uint64_t peak_active = 0;
-  std::uint64_t allowed = 0;         // net.decision events, by verdict
+  std::uint64_t allowed = 0;  // net.decision events, by verdict
   std::uint64_t denied = 0;
   std::uint64_t upstream_failures = 0;
-  std::uint64_t bytes_up = 0;        // client -> upstream (bodies and tunnels)
-  std::uint64_t bytes_down = 0;      // upstream -> client
+  std::uint64_t bytes_up = 0;    // client -> upstream (bodies and tunnels)
+  std::uint64_t bytes_down = 0;  // upstream -> client
 };
 
 class Server {
@@ -89,8 +88,9 @@ class Server {
   // Compiles the allowlist (DomainMatcher::build) and network.deniedResolvedAddresses.
   // Errors are Errc::kInvalidPolicy with the JSON path of the entry. `resolver` and
   // `sink` must not be null.
-  static Result<std::unique_ptr<Server>> create(boost::asio::io_context& io, const NetworkPolicy& net,
-                                                ServerOptions options, std::shared_ptr<Resolver> resolver,
+  static Result<std::unique_ptr<Server>> create(boost::asio::io_context& io,
+                                                const NetworkPolicy& net, ServerOptions options,
+                                                std::shared_ptr<Resolver> resolver,
                                                 std::shared_ptr<EventSink> sink);
   // Cuts every connection and removes the Unix socket. Call it on the io_context's
   // thread, or when the io_context is not running.

@@ -46,7 +46,8 @@ Request parse_request(std::span<const std::uint8_t> b) {
     return r;
   }
   if (b[0] != kVersion) return fail(Reply::kGeneralFailure, "not a SOCKS5 request");
-  if (b[1] != kCmdConnect) return fail(Reply::kCommandNotSupported, "only CONNECT is supported (no BIND or UDP)");
+  if (b[1] != kCmdConnect)
+    return fail(Reply::kCommandNotSupported, "only CONNECT is supported (no BIND or UDP)");
   if (b[2] != 0x00) return fail(Reply::kGeneralFailure, "reserved byte is not zero");
   std::size_t addr_len = 0;
   std::size_t addr_at = 4;

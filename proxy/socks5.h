@@ -40,8 +40,8 @@ enum class ParseState { kIncomplete, kComplete, kError };
 struct Greeting {
   ParseState state = ParseState::kIncomplete;
   bool offers_no_auth = false;
-  std::size_t size = 0;      // kComplete: bytes consumed
-  const char* error = "";    // kError: why
+  std::size_t size = 0;    // kComplete: bytes consumed
+  const char* error = "";  // kError: why
 };
 Greeting parse_greeting(std::span<const std::uint8_t> bytes);
 

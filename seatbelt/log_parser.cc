@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-
 #include <nlohmann/json.hpp>
 
 #include "seatbelt/profile_builder.h"
@@ -15,14 +14,19 @@ namespace {
 constexpr std::size_t kMaxProcessNameBytes = 64;
 constexpr std::string_view kSandboxPrefix = "Sandbox: ";
 
-Error bad(std::string what) { return make_error(Errc::kInvalidPolicy, "seatbelt log: " + std::move(what)); }
+Error bad(std::string what) {
+  return make_error(Errc::kInvalidPolicy, "seatbelt log: " + std::move(what));
+}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_op_char(char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '*' || c == '_'; }
+bool is_op_char(char c) {
+  return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '*' || c == '_';
+}
 
 // Digits at s[i..), at most `max` of them, as a number; nullopt when there are none or
 // too many (so no overflow is possible).
-std::optional<std::uint64_t> digits_at(std::string_view s, std::size_t i, std::size_t max, std::size_t* end) {
+std::optional<std::uint64_t> digits_at(std::string_view s, std::size_t i, std::size_t max,
+                                       std::size_t* end) {
   std::size_t j = i;
   while (j < s.size() && is_digit(s[j])) ++j;
   if (j == i || j - i > max) return std::nullopt;
@@ -33,7 +37,8 @@ std::optional<std::uint64_t> digits_at(std::string_view s, std::size_t i, std::s
 }
 
 std::string_view trim_right(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -59,8 +64,8 @@ bool split_host_port(std::string_view t, std::string* host, std::uint16_t* port)
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
   if (h.empty()) return false;
   const bool plain = std::all_of(h.begin(), h.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '.' || c == ':' ||
-           c == '-' || c == '*' || c == '%';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '.' ||
+           c == ':' || c == '-' || c == '*' || c == '%';
   });
   if (!plain) return false;
   *host = std::string(h);
@@ -73,7 +78,8 @@ void classify_target(SeatbeltViolation* v) {
     v->kind = SeatbeltViolation::Target::kNone;
   } else if (v->target[0] == '/') {
     v->kind = SeatbeltViolation::Target::kPath;
-  } else if (v->operation.starts_with("network-") && split_host_port(v->target, &v->host, &v->port)) {
+  } else if (v->operation.starts_with("network-") &&
+             split_host_port(v->target, &v->host, &v->port)) {
     v->kind = SeatbeltViolation::Target::kHostPort;
   } else {
     v->kind = SeatbeltViolation::Target::kName;
@@ -133,8 +139,8 @@ std::optional<TextHeader> parse_text_header(std::string_view line) {
   TextHeader h;
   if (is_date_at_start(line)) {
     std::size_t pos = 0;
-    next_token(line, &pos);  // date
-    next_token(line, &pos);  // time (and zone)
+    next_token(line, &pos);                   // date
+    next_token(line, &pos);                   // time (and zone)
     std::uint64_t first_number = UINT64_MAX;  // default style: the PID column
     for (int i = 0; i < 7; ++i) {
       const std::string_view tok = next_token(line, &pos);
@@ -148,7 +154,8 @@ std::optional<TextHeader> parse_text_header(std::string_view line) {
       } else {
         std::size_t end = 0;
         const auto n = digits_at(tok, 0, 10, &end);
-        if (n && end == tok.size() && first_number == UINT64_MAX) first_number = *n;  // PID, then TTL
+        if (n && end == tok.size() && first_number == UINT64_MAX)
+          first_number = *n;  // PID, then TTL
         continue;
       }
       // The message: skip one space, then an optional "(Library) ".
@@ -186,7 +193,8 @@ bool is_banner(std::string_view line) {
 }  // namespace
 
 Result<SeatbeltViolation> parse_sandbox_report(std::string_view report) {
-  if (report.size() > kMaxLogLineBytes) return bad("report longer than " + std::to_string(kMaxLogLineBytes) + " bytes");
+  if (report.size() > kMaxLogLineBytes)
+    return bad("report longer than " + std::to_string(kMaxLogLineBytes) + " bytes");
   if (report.find('\0') != std::string_view::npos) return bad("NUL byte in report");
   SeatbeltViolation v;
   std::size_t end = 0;
@@ -210,7 +218,8 @@ Result<SeatbeltViolation> parse_sandbox_report(std::string_view report) {
     std::size_t name_len, pid, op_begin, op_end;
   };
   std::vector<Split> splits;
-  for (std::size_t open = body.find('('); open != std::string_view::npos && open <= kMaxProcessNameBytes;
+  for (std::size_t open = body.find('(');
+       open != std::string_view::npos && open <= kMaxProcessNameBytes;
        open = body.find('(', open + 1)) {
     if (open == 0) continue;
     std::size_t e = 0;
@@ -270,7 +279,8 @@ std::optional<Result<SeatbeltLogEvent>> SeatbeltLogReader::flush_pending() {
   pending_report_.clear();
   pending_more_.clear();
   pending_bytes_ = 0;
-  if (message.size() > kMaxLogLineBytes) return Result<SeatbeltLogEvent>(bad("report spans too many bytes"));
+  if (message.size() > kMaxLogLineBytes)
+    return Result<SeatbeltLogEvent>(bad("report spans too many bytes"));
   return from_message(message);
 }
 
@@ -378,11 +388,12 @@ std::vector<Result<SeatbeltLogEvent>> SeatbeltLogReader::finish() {
 Result<std::vector<std::string>> log_stream_argv(std::string_view tag) {
   if (!valid_log_tag(tag)) return make_error(Errc::kInternal, "log_stream_argv: invalid tag");
   // The tag is [A-Za-z0-9_], so it cannot close the quoted string of the predicate.
-  std::string predicate = "process == \"kernel\" AND sender == \"Sandbox\" AND eventMessage ENDSWITH \"";
+  std::string predicate =
+      "process == \"kernel\" AND sender == \"Sandbox\" AND eventMessage ENDSWITH \"";
   predicate += tag;
   predicate += "\"";
-  return std::vector<std::string>{"/usr/bin/log", "stream", "--style", "ndjson", "--level", "default",
-                                  "--predicate", predicate};
+  return std::vector<std::string>{"/usr/bin/log", "stream",  "--style",     "ndjson",
+                                  "--level",      "default", "--predicate", predicate};
 }
 
 }  // namespace vigil

@@ -36,8 +36,8 @@ struct SeatbeltViolation {
   std::string operation;  // "file-write-create", "network-outbound", "mach-lookup", ...
   std::string target;     // as reported, possibly empty ("signal" has none)
   enum class Target { kNone, kPath, kHostPort, kName } kind = Target::kNone;
-  std::string host;        // kHostPort: "93.184.216.34", "::1", "*"
-  std::uint16_t port = 0;  // kHostPort
+  std::string host;         // kHostPort: "93.184.216.34", "::1", "*"
+  std::uint16_t port = 0;   // kHostPort
   std::uint32_t count = 1;  // "3 duplicate reports for ..." folds 3 more reports into one line
 };
 
@@ -74,8 +74,8 @@ class SeatbeltLogReader {
   std::optional<Result<SeatbeltLogEvent>> flush_pending();
 
   std::string tag_;
-  bool pending_ = false;        // a text-style kernel report whose message is still open
-  std::string pending_report_;  // its first line
+  bool pending_ = false;                   // a text-style kernel report whose message is still open
+  std::string pending_report_;             // its first line
   std::vector<std::string> pending_more_;  // the lines after it (path continuation, tag)
   std::size_t pending_bytes_ = 0;
 };

@@ -92,18 +92,21 @@ constexpr std::array kIokitProperties = {
 // Devices every shell opens. ioctl is allowed on the harmless ones only (never on a
 // terminal: TIOCSTI would type into the user's shell).
 constexpr std::array kIoctlDevices = {
-    Named{"/dev/null", ""}, Named{"/dev/zero", ""}, Named{"/dev/random", ""},
+    Named{"/dev/null", ""},
+    Named{"/dev/zero", ""},
+    Named{"/dev/random", ""},
     Named{"/dev/urandom", ""},
     Named{"/dev/dtracehelper", "dyld registers probes through it at every exec"},
 };
 constexpr std::array kWritableDevices = {
-    Named{"/dev/null", ""}, Named{"/dev/zero", ""}, Named{"/dev/dtracehelper", ""},
+    Named{"/dev/null", ""},
+    Named{"/dev/zero", ""},
+    Named{"/dev/dtracehelper", ""},
 };
 
 // ---- small pure helpers ----
 
 bool is_ascii_printable(char c) { return c >= 0x20 && c < 0x7f; }
-
 
 bool valid_utf8(std::string_view s) {
   std::size_t i = 0;
@@ -141,7 +144,8 @@ bool valid_utf8(std::string_view s) {
 }
 
 bool has_op(const Plan& plan, OpKind kind) {
-  return std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlanOp& o) { return o.kind == kind; });
+  return std::any_of(plan.ops.begin(), plan.ops.end(),
+                     [&](const PlanOp& o) { return o.kind == kind; });
 }
 
 // `op` lies strictly inside (or on) the path of another op of one of `kinds`.
@@ -191,7 +195,8 @@ class Writer {
   }
 
   // `(param "PREFIX_N")` for a value; the same (prefix, value) reuses its name.
-  std::string param(const std::string& prefix, const std::string& value, const std::string& origin) {
+  std::string param(const std::string& prefix, const std::string& value,
+                    const std::string& origin) {
     const auto key = std::make_pair(prefix, value);
     auto it = names_.find(key);
     if (it == names_.end()) {
@@ -258,7 +263,8 @@ std::vector<std::string> spellings_of(const Policy& policy, const PlanOp& op) {
   for (const auto* list : {&policy.fs.deny_read, &policy.fs.allow_read, &policy.fs.allow_write,
                            &policy.fs.deny_write}) {
     for (const auto& r : *list) {
-      if (r.origin == op.origin && r.resolved == op.path && !r.literal.empty() && r.literal[0] == '/') {
+      if (r.origin == op.origin && r.resolved == op.path && !r.literal.empty() &&
+          r.literal[0] == '/') {
         add(lexically_normal(r.literal));
       }
     }
@@ -268,19 +274,25 @@ std::vector<std::string> spellings_of(const Policy& policy, const PlanOp& op) {
 
 std::string param_prefix(OpKind k) {
   switch (k) {
-    case OpKind::kHide: return "DENY_READ";
-    case OpKind::kReopenRead: return "ALLOW_READ";
-    case OpKind::kWritable: return "WRITE_ROOT";
-    case OpKind::kPin: return "WRITE_ROOT";
-    case OpKind::kDenyWrite: return "DENY_WRITE";
+    case OpKind::kHide:
+      return "DENY_READ";
+    case OpKind::kReopenRead:
+      return "ALLOW_READ";
+    case OpKind::kWritable:
+      return "WRITE_ROOT";
+    case OpKind::kPin:
+      return "WRITE_ROOT";
+    case OpKind::kDenyWrite:
+      return "DENY_WRITE";
   }
   return "PATH";
 }
 
 Result<void> check_named(std::string_view origin, std::string_view value) {
   if (auto r = check_path_value(value); !r) {
-    return make_error(Errc::kInvalidPolicy,
-                      std::string(origin) + ": cannot be passed to sandbox-exec: " + r.error().message);
+    return make_error(
+        Errc::kInvalidPolicy,
+        std::string(origin) + ": cannot be passed to sandbox-exec: " + r.error().message);
   }
   return {};
 }
@@ -312,7 +324,8 @@ Result<void> emit_mach(Writer& w, const SeatbeltInputs& in, std::vector<std::str
   const Policy& p = *in.policy;
   w.comment("Mach services, by name (no wildcard)");
   std::vector<std::string> filters;
-  for (const auto& s : kMachServices) filters.push_back("(global-name \"" + std::string(s.name) + "\")");
+  for (const auto& s : kMachServices)
+    filters.push_back("(global-name \"" + std::string(s.name) + "\")");
   w.rule(true, "mach-lookup", filters);
   if (p.macos.enable_weaker_network_isolation) {
     warnings->push_back(
@@ -330,10 +343,11 @@ Result<void> emit_mach(Writer& w, const SeatbeltInputs& in, std::vector<std::str
     w.comment("allowAppleEvents: open(1) and osascript reach apps outside the sandbox");
     w.line("(allow appleevent-send)");
     w.line("(allow lsopen)");
-    w.rule(true, "mach-lookup",
-           std::vector<std::string>{"(global-name \"com.apple.coreservices.appleevents\")",
-                                    "(global-name \"com.apple.CoreServices.coreservicesd\")",
-                                    "(global-name \"com.apple.coreservices.quarantine-resolver\")"});
+    w.rule(
+        true, "mach-lookup",
+        std::vector<std::string>{"(global-name \"com.apple.coreservices.appleevents\")",
+                                 "(global-name \"com.apple.CoreServices.coreservicesd\")",
+                                 "(global-name \"com.apple.coreservices.quarantine-resolver\")"});
   }
   if (!p.net.allow_mach_lookup.empty()) {
     w.comment("network.allowMachLookup");
@@ -342,19 +356,22 @@ Result<void> emit_mach(Writer& w, const SeatbeltInputs& in, std::vector<std::str
       const std::string& name = p.net.allow_mach_lookup[i];
       const std::string origin = "network.allowMachLookup[" + std::to_string(i) + "]";
       const bool prefix = !name.empty() && name.back() == '*';
-      const std::string_view stem = prefix ? std::string_view(name).substr(0, name.size() - 1) : name;
+      const std::string_view stem =
+          prefix ? std::string_view(name).substr(0, name.size() - 1) : name;
       // launchd names are reverse-DNS-like; anything else is a typo or an attack.
       const bool printable = std::all_of(stem.begin(), stem.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-               c == '-' || c == '_' || c == '@' || c == ':';
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '-' || c == '_' || c == '@' || c == ':';
       });
       if (stem.empty() || stem.size() > kMaxServiceNameBytes || !printable) {
         return make_error(Errc::kInvalidPolicy,
                           origin + ": expected a Mach service name ([A-Za-z0-9._@:-], at most " +
-                              std::to_string(kMaxServiceNameBytes) + " bytes, '*' only at the end)");
+                              std::to_string(kMaxServiceNameBytes) +
+                              " bytes, '*' only at the end)");
       }
       if (prefix) {
-        warnings->push_back(origin + ": \"" + name + "\" allows every Mach service whose name starts with \"" +
+        warnings->push_back(origin + ": \"" + name +
+                            "\" allows every Mach service whose name starts with \"" +
                             std::string(stem) + "\"; each is a process outside the sandbox");
       }
       user.push_back(std::string(prefix ? "(global-name-prefix " : "(global-name ") +
@@ -369,22 +386,27 @@ Result<void> emit_mach(Writer& w, const SeatbeltInputs& in, std::vector<std::str
 void emit_system(Writer& w) {
   w.comment("sysctl reads a shell and the common runtimes make at start-up");
   std::vector<std::string> filters;
-  for (const auto& s : kSysctlNames) filters.push_back("(sysctl-name \"" + std::string(s.name) + "\")");
-  for (const auto& s : kSysctlPrefixes) filters.push_back("(sysctl-name-prefix \"" + std::string(s.name) + "\")");
+  for (const auto& s : kSysctlNames)
+    filters.push_back("(sysctl-name \"" + std::string(s.name) + "\")");
+  for (const auto& s : kSysctlPrefixes)
+    filters.push_back("(sysctl-name-prefix \"" + std::string(s.name) + "\")");
   w.rule(true, "sysctl-read", filters);
   w.comment("V8 turns cache-side-channel mitigation on for its own threads");
   w.line("(allow sysctl-write (sysctl-name \"kern.tcsm_enable\"))");
   w.comment("IORegistry: the hardware model only (not the serial number, not the platform UUID)");
   filters.clear();
-  for (const auto& s : kIokitProperties) filters.push_back("(iokit-property \"" + std::string(s.name) + "\")");
+  for (const auto& s : kIokitProperties)
+    filters.push_back("(iokit-property \"" + std::string(s.name) + "\")");
   w.rule(true, "iokit-get-properties", filters);
   w.blank();
   w.comment("devices: ioctl on the harmless ones only (never a terminal)");
   filters.clear();
-  for (const auto& d : kIoctlDevices) filters.push_back("(literal \"" + std::string(d.name) + "\")");
+  for (const auto& d : kIoctlDevices)
+    filters.push_back("(literal \"" + std::string(d.name) + "\")");
   w.rule(true, "file-ioctl", filters);
   filters.clear();
-  for (const auto& d : kWritableDevices) filters.push_back("(literal \"" + std::string(d.name) + "\")");
+  for (const auto& d : kWritableDevices)
+    filters.push_back("(literal \"" + std::string(d.name) + "\")");
   w.comment("/dev/fd/N re-opens a descriptor the process already holds, with at most its access");
   filters.push_back("(regex \"^/dev/fd/[0-9]+$\")");
   w.rule(true, "file-write-data", filters);
@@ -422,8 +444,9 @@ Result<void> emit_network(Writer& w, const SeatbeltInputs& in, std::vector<std::
       const std::string origin = "network.allowUnixSockets[" + std::to_string(i) + "]";
       const std::string& path = p.net.allow_unix_sockets[i];
       if (auto r = check_named(origin, path); !r) return r;
-      warnings->push_back(origin + ": " + path +
-                          " is reachable from inside; whatever listens there acts outside the sandbox");
+      warnings->push_back(
+          origin + ": " + path +
+          " is reachable from inside; whatever listens there acts outside the sandbox");
       for (const auto& s : private_twins(lexically_normal(path))) {
         const std::string name = w.param("UNIX_SOCKET", s, origin);
         bind.push_back("(local unix-socket (subpath " + name + "))");
@@ -472,14 +495,18 @@ Result<void> emit_files(Writer& w, const SeatbeltInputs& in) {
       switch (op.kind) {
         case OpKind::kHide:
           // Outside every writable root, writes are denied by default already.
-          run.add(false, under_other(plan, op, is_writable_kind) ? "file-read* file-write*" : "file-read*", filter);
+          run.add(false,
+                  under_other(plan, op, is_writable_kind) ? "file-read* file-write*" : "file-read*",
+                  filter);
           break;
         case OpKind::kReopenRead:
           run.add(true, "file-read*", filter);  // always inside a hidden region: writes stay denied
           break;
         case OpKind::kWritable:
           // A writable root re-opens reads too, but only a hidden region had closed them.
-          run.add(true, under_other(plan, op, is_hide_kind) ? "file-read* file-write*" : "file-write*", filter);
+          run.add(true,
+                  under_other(plan, op, is_hide_kind) ? "file-read* file-write*" : "file-write*",
+                  filter);
           break;
         case OpKind::kDenyWrite:
           run.add(false, "file-write*", filter);
@@ -519,7 +546,8 @@ void emit_mandatory(Writer& w, const Policy& policy) {
   w.comment("the directory holding a protected entry (.git, .claude) can be neither renamed away");
   w.comment("nor created: `mv prepared .git` would bring hooks along that no rule above sees");
   filters.clear();
-  for (const auto& re : mandatory_head_regexes()) filters.push_back("(regex " + sbpl_string(re).value() + ")");
+  for (const auto& re : mandatory_head_regexes())
+    filters.push_back("(regex " + sbpl_string(re).value() + ")");
   w.rule(false, "file-write*", filters);
   w.blank();
 }
@@ -617,7 +645,8 @@ Result<std::string> sbpl_string(std::string_view fixed) {
 }
 
 Result<void> check_path_value(std::string_view value) {
-  if (value.empty() || value[0] != '/') return make_error(Errc::kInvalidPolicy, "not an absolute path");
+  if (value.empty() || value[0] != '/')
+    return make_error(Errc::kInvalidPolicy, "not an absolute path");
   if (value.find('\0') != std::string_view::npos) {
     return make_error(Errc::kInvalidPolicy, "the path contains a NUL byte");
   }
@@ -627,7 +656,8 @@ Result<void> check_path_value(std::string_view value) {
                                                 std::to_string(kMaxPathBytes));
   }
   if (!valid_utf8(value)) {
-    return make_error(Errc::kInvalidPolicy, "the path is not valid UTF-8 (macOS file names always are)");
+    return make_error(Errc::kInvalidPolicy,
+                      "the path is not valid UTF-8 (macOS file names always are)");
   }
   return {};
 }

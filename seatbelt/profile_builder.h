@@ -76,7 +76,8 @@ std::vector<std::string> sandbox_exec_argv(const SeatbeltProfile& profile,
 // ---- the pieces, exposed for table tests ----
 
 // Backslash-escapes every POSIX ERE (and ECMAScript) metacharacter: . [ ( ) { * + ? ^ $
-// | and \ itself (']' and '}' are ordinary on their own and stay bare). With fold_case, each ASCII letter becomes a two-letter class
+// | and \ itself (']' and '}' are ordinary on their own and stay bare). With fold_case, each ASCII
+// letter becomes a two-letter class
 // ("git" -> "[gG][iI][tT]"), because APFS is case-insensitive by default and `.GIT/hooks`
 // is the same directory as `.git/hooks`. Refuses control characters and non-ASCII bytes
 // (their regex meaning depends on the engine's locale).

@@ -1,9 +1,8 @@
 #include "supervisor/annotation.h"
 
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <variant>
-
-#include <nlohmann/json.hpp>
 
 namespace vigil {
 namespace {
@@ -62,7 +61,8 @@ std::string escape_for_annotation(std::string_view bytes) {
   return out;
 }
 
-void ViolationCollector::note(std::vector<Violation>& list, std::map<Key, std::size_t>& index, Violation v) {
+void ViolationCollector::note(std::vector<Violation>& list, std::map<Key, std::size_t>& index,
+                              Violation v) {
   Key key{static_cast<int>(v.kind), v.op, v.target};
   auto it = index.find(key);
   if (it != index.end()) {
@@ -123,7 +123,8 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
   const std::size_t hidden = list.size() - shown;
   if (hidden > 0 || c.untracked_attempts() > 0) {
     out += std::to_string(hidden) + (c.untracked_attempts() > 0 ? "+" : "") + " more: ";
-    out += o.log_path.empty() ? std::string("no session log was kept") : "see " + escape_for_annotation(o.log_path);
+    out += o.log_path.empty() ? std::string("no session log was kept")
+                              : "see " + escape_for_annotation(o.log_path);
     out += "\n";
   }
   out += "</sandbox_violations>\n";

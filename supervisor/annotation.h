@@ -82,7 +82,8 @@ struct AnnotationOptions {
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o);
 
 // The same, from a whole session's events (what replay recomputes).
-std::string annotation_from_events(std::span<const events::Event> events, const AnnotationOptions& o);
+std::string annotation_from_events(std::span<const events::Event> events,
+                                   const AnnotationOptions& o);
 
 // One JSON object (one line, ASCII, with a trailing newline) for `--violations json`:
 // {"v":1,"session":..,"log":..,"denied":[...],"ephemeral":[...],"untracked_attempts":N,

@@ -13,7 +13,7 @@ struct RunArgs {
   bool allow_writable_settings = false;
   bool sandbox = true;
   std::vector<std::string> command;  // argv, already including "bash -c" for -c
-  std::optional<std::string> log;    // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
+  std::optional<std::string> log;  // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
 };
 int cmd_run(const RunArgs& args);

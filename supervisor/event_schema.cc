@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <type_traits>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace vigil::events {
 namespace {
@@ -22,9 +21,8 @@ template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
 constexpr std::array<const char*, 10> kKindNames = {
-    "session.start", "proc.exec",        "fs.write",         "net.decision",
-    "net.upstream_failure", "io.stdout", "io.stderr",        "observer.stats",
-    "annotation",    "session.end",
+    "session.start", "proc.exec", "fs.write",       "net.decision", "net.upstream_failure",
+    "io.stdout",     "io.stderr", "observer.stats", "annotation",   "session.end",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -146,7 +144,8 @@ class Reader {
   }
 
   // A byte string: a JSON string, or {"b64": "..."}.
-  std::string bytes(const char* key, std::size_t max, bool required = true, bool allow_nul = false) {
+  std::string bytes(const char* key, std::size_t max, bool required = true,
+                    bool allow_nul = false) {
     const json* v = take(key, required);
     if (v == nullptr) return {};
     std::string out;
@@ -167,7 +166,8 @@ class Reader {
     return out;
   }
 
-  std::vector<std::string> bytes_array(const char* key, std::size_t max_entries, std::size_t max_each) {
+  std::vector<std::string> bytes_array(const char* key, std::size_t max_entries,
+                                       std::size_t max_each) {
     const json* v = take(key, true);
     if (v == nullptr) return {};
     if (!v->is_array()) {
@@ -175,7 +175,8 @@ class Reader {
       return {};
     }
     if (v->size() > max_entries) {
-      fail(Errc::kInvalidPolicy, std::string(key) + ": more than " + std::to_string(max_entries) + " entries");
+      fail(Errc::kInvalidPolicy,
+           std::string(key) + ": more than " + std::to_string(max_entries) + " entries");
       return {};
     }
     std::vector<std::string> out;
@@ -192,7 +193,8 @@ class Reader {
         }
         s = std::move(*decoded);
       } else {
-        fail(Errc::kInvalidPolicy, std::string(key) + ": entries must be strings or {\"b64\": ...}");
+        fail(Errc::kInvalidPolicy,
+             std::string(key) + ": entries must be strings or {\"b64\": ...}");
         return {};
       }
       if (!check_bytes(key, s, max_each, false)) return {};
@@ -291,13 +293,14 @@ class Reader {
     return &*it;
   }
   std::int64_t range(const char* key, std::int64_t lo, std::int64_t hi) {
-    fail(Errc::kInvalidPolicy,
-         std::string(key) + ": out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail(Errc::kInvalidPolicy, std::string(key) + ": out of range [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "]");
     return 0;
   }
   bool check_bytes(const char* key, const std::string& s, std::size_t max, bool allow_nul) {
     if (s.size() > max) {
-      fail(Errc::kInvalidPolicy, std::string(key) + ": longer than " + std::to_string(max) + " bytes");
+      fail(Errc::kInvalidPolicy,
+           std::string(key) + ": longer than " + std::to_string(max) + " bytes");
       return false;
     }
     if (!allow_nul && s.find('\0') != std::string::npos) {
@@ -346,9 +349,9 @@ bool is_hex64(std::string_view s) {
 // Session ids and counter names end up in file names and report keys.
 bool is_token(std::string_view s, std::size_t max) {
   return !s.empty() && s.size() <= max && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-         });
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
 }
 
 Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
@@ -364,7 +367,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
         b.versions.vigil = vr.bytes("vigil", lim.max_text);
         b.versions.bwrap = vr.bytes("bwrap", lim.max_text);
         b.versions.kernel = vr.bytes("kernel", lim.max_text);
-        if (auto done = vr.finish(); !done) r.fail(done.error().code, "versions." + done.error().message);
+        if (auto done = vr.finish(); !done)
+          r.fail(done.error().code, "versions." + done.error().message);
       }
       b.log = r.bytes("log", lim.max_path, false);
       return Body{std::move(b)};
@@ -470,7 +474,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
               r.fail(Errc::kInvalidPolicy, "counters: bad name " + quote_key(it.key()));
               break;
             }
-            if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
+            if (!it->is_number_unsigned() &&
+                !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
               r.fail(Errc::kInvalidPolicy, "counters: values must be non-negative integers");
               break;
             }
@@ -508,75 +513,75 @@ ojson bytes_array_json(const std::vector<std::string>& v) {
 }
 
 void put_body(ojson& j, const Body& body) {
-  std::visit(
-      Overloaded{
-          [&](const SessionStart& b) {
-            j["argv"] = bytes_array_json(b.argv);
-            j["cwd"] = bytes_json(b.cwd);
-            j["backend"] = b.backend;
-            j["policy_digest"] = b.policy_digest;
-            j["versions"] = ojson{{"vigil", bytes_json(b.versions.vigil)},
-                                  {"bwrap", bytes_json(b.versions.bwrap)},
-                                  {"kernel", bytes_json(b.versions.kernel)}};
-            if (!b.log.empty()) j["log"] = bytes_json(b.log);
-          },
-          [&](const ProcExec& b) {
-            j["pid"] = b.pid;
-            j["ppid"] = b.ppid;
-            j["argv"] = bytes_array_json(b.argv);
-            j["cwd"] = bytes_json(b.cwd);
-            if (b.truncated) j["truncated"] = true;
-          },
-          [&](const FsWrite& b) {
-            j["pid"] = b.pid;
-            j["syscall"] = b.syscall;
-            j["path"] = bytes_json(b.path);
-            j["resolved"] = bytes_json(b.resolved);
-            j["flags"] = b.flags;
-            j["verdict"] = to_string(b.verdict);
-            j["reason"] = bytes_json(b.reason);
-            if (!b.from.empty()) j["from"] = bytes_json(b.from);
-            if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
-          },
-          [&](const NetDecision& b) {
-            j["proto"] = to_string(b.proto);
-            j["host"] = bytes_json(b.host);
-            j["port"] = b.port;
-            j["verdict"] = to_string(b.verdict);
-            j["rule"] = bytes_json(b.rule);
-            j["reason"] = bytes_json(b.reason);
-            if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
-            if (!b.address.empty()) j["address"] = bytes_json(b.address);
-            if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
-          },
-          [&](const NetUpstreamFailure& b) {
-            j["proto"] = to_string(b.proto);
-            j["host"] = bytes_json(b.host);
-            j["port"] = b.port;
-            if (!b.address.empty()) j["address"] = bytes_json(b.address);
-            j["what"] = bytes_json(b.what);
-          },
-          [&](const IoStdout& b) { j["data"] = bytes_json(b.data); },
-          [&](const IoStderr& b) { j["data"] = bytes_json(b.data); },
-          [&](const ObserverStats& b) {
-            j["events"] = b.events;
-            j["dropped"] = b.dropped;
-            j["held"] = b.held;
-          },
-          [&](const Annotation& b) {
-            j["text"] = bytes_json(b.text);
-            if (b.newline_before) j["newline_before"] = true;
-          },
-          [&](const SessionEnd& b) {
-            if (b.exit_code) j["exit_code"] = *b.exit_code;
-            if (b.signal) j["signal"] = *b.signal;
-            j["duration_ns"] = b.duration_ns;
-            ojson c = ojson::object();
-            for (const auto& [k, v] : b.counters) c[k] = v;  // std::map: sorted, so canonical
-            j["counters"] = std::move(c);
-          },
-      },
-      body);
+  std::visit(Overloaded{
+                 [&](const SessionStart& b) {
+                   j["argv"] = bytes_array_json(b.argv);
+                   j["cwd"] = bytes_json(b.cwd);
+                   j["backend"] = b.backend;
+                   j["policy_digest"] = b.policy_digest;
+                   j["versions"] = ojson{{"vigil", bytes_json(b.versions.vigil)},
+                                         {"bwrap", bytes_json(b.versions.bwrap)},
+                                         {"kernel", bytes_json(b.versions.kernel)}};
+                   if (!b.log.empty()) j["log"] = bytes_json(b.log);
+                 },
+                 [&](const ProcExec& b) {
+                   j["pid"] = b.pid;
+                   j["ppid"] = b.ppid;
+                   j["argv"] = bytes_array_json(b.argv);
+                   j["cwd"] = bytes_json(b.cwd);
+                   if (b.truncated) j["truncated"] = true;
+                 },
+                 [&](const FsWrite& b) {
+                   j["pid"] = b.pid;
+                   j["syscall"] = b.syscall;
+                   j["path"] = bytes_json(b.path);
+                   j["resolved"] = bytes_json(b.resolved);
+                   j["flags"] = b.flags;
+                   j["verdict"] = to_string(b.verdict);
+                   j["reason"] = bytes_json(b.reason);
+                   if (!b.from.empty()) j["from"] = bytes_json(b.from);
+                   if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
+                 },
+                 [&](const NetDecision& b) {
+                   j["proto"] = to_string(b.proto);
+                   j["host"] = bytes_json(b.host);
+                   j["port"] = b.port;
+                   j["verdict"] = to_string(b.verdict);
+                   j["rule"] = bytes_json(b.rule);
+                   j["reason"] = bytes_json(b.reason);
+                   if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
+                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
+                   if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+                 },
+                 [&](const NetUpstreamFailure& b) {
+                   j["proto"] = to_string(b.proto);
+                   j["host"] = bytes_json(b.host);
+                   j["port"] = b.port;
+                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
+                   j["what"] = bytes_json(b.what);
+                 },
+                 [&](const IoStdout& b) { j["data"] = bytes_json(b.data); },
+                 [&](const IoStderr& b) { j["data"] = bytes_json(b.data); },
+                 [&](const ObserverStats& b) {
+                   j["events"] = b.events;
+                   j["dropped"] = b.dropped;
+                   j["held"] = b.held;
+                 },
+                 [&](const Annotation& b) {
+                   j["text"] = bytes_json(b.text);
+                   if (b.newline_before) j["newline_before"] = true;
+                 },
+                 [&](const SessionEnd& b) {
+                   if (b.exit_code) j["exit_code"] = *b.exit_code;
+                   if (b.signal) j["signal"] = *b.signal;
+                   j["duration_ns"] = b.duration_ns;
+                   ojson c = ojson::object();
+                   for (const auto& [k, v] : b.counters)
+                     c[k] = v;  // std::map: sorted, so canonical
+                   j["counters"] = std::move(c);
+                 },
+             },
+             body);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -624,8 +629,8 @@ std::size_t utf8_seq(std::string_view s, std::size_t i, char32_t* cp) {
 // embeddings/overrides/isolates (a path shown reversed), line/paragraph separators.
 bool is_layout_control(char32_t c) {
   return (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
-         (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029 ||
-         c == 0xfeff;
+         (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 ||
+         c == 0x2029 || c == 0xfeff;
 }
 
 void append_hex_byte(std::string& out, unsigned char b) {
@@ -641,9 +646,12 @@ void append_hex_byte(std::string& out, unsigned char b) {
 
 const char* to_string(Source s) {
   switch (s) {
-    case Source::kObserver: return "observer";
-    case Source::kProxy: return "proxy";
-    case Source::kSupervisor: return "supervisor";
+    case Source::kObserver:
+      return "observer";
+    case Source::kProxy:
+      return "proxy";
+    case Source::kSupervisor:
+      return "supervisor";
   }
   return "?";
 }
@@ -655,10 +663,14 @@ const char* to_string(Kind k) {
 
 const char* to_string(NetProto p) {
   switch (p) {
-    case NetProto::kHttp: return "http";
-    case NetProto::kConnect: return "connect";
-    case NetProto::kSocks5: return "socks5";
-    case NetProto::kSocks4: return "socks4";
+    case NetProto::kHttp:
+      return "http";
+    case NetProto::kConnect:
+      return "connect";
+    case NetProto::kSocks5:
+      return "socks5";
+    case NetProto::kSocks4:
+      return "socks4";
   }
   return "?";
 }
@@ -686,25 +698,28 @@ Limits Limits::log() {
 
 bool is_known_write_syscall(std::string_view name) {
   static const std::set<std::string_view> kNames = {
-      "open",       "openat",     "openat2",     "creat",        "truncate",    "ftruncate",
-      "unlink",     "unlinkat",   "rmdir",       "mkdir",        "mkdirat",     "mknod",
-      "mknodat",    "rename",     "renameat",    "renameat2",    "link",        "linkat",
-      "symlink",    "symlinkat",  "chmod",       "fchmod",       "fchmodat",    "fchmodat2",
-      "chown",      "fchown",     "lchown",      "fchownat",     "utime",       "utimes",
-      "utimensat",  "futimesat",  "setxattr",    "lsetxattr",    "fsetxattr",   "removexattr",
+      "open",         "openat",       "openat2",  "creat",     "truncate",  "ftruncate",
+      "unlink",       "unlinkat",     "rmdir",    "mkdir",     "mkdirat",   "mknod",
+      "mknodat",      "rename",       "renameat", "renameat2", "link",      "linkat",
+      "symlink",      "symlinkat",    "chmod",    "fchmod",    "fchmodat",  "fchmodat2",
+      "chown",        "fchown",       "lchown",   "fchownat",  "utime",     "utimes",
+      "utimensat",    "futimesat",    "setxattr", "lsetxattr", "fsetxattr", "removexattr",
       "lremovexattr", "fremovexattr",
   };
   return kNames.count(name) != 0;
 }
 
 Result<void> validate(const Body& body, const Limits& lim) {
-  auto bad = [](std::string why) -> Result<void> { return make_error(Errc::kInvalidPolicy, std::move(why)); };
+  auto bad = [](std::string why) -> Result<void> {
+    return make_error(Errc::kInvalidPolicy, std::move(why));
+  };
   auto no_nul = [](const std::string& s) { return s.find('\0') == std::string::npos; };
   auto path_ok = [&](const std::string& s) { return s.size() <= lim.max_path && no_nul(s); };
   auto text_ok = [&](const std::string& s) { return s.size() <= lim.max_text && no_nul(s); };
   auto argv_ok = [&](const std::vector<std::string>& v) {
-    return v.size() <= lim.max_argv &&
-           std::all_of(v.begin(), v.end(), [&](const std::string& a) { return a.size() <= lim.max_arg && no_nul(a); });
+    return v.size() <= lim.max_argv && std::all_of(v.begin(), v.end(), [&](const std::string& a) {
+             return a.size() <= lim.max_arg && no_nul(a);
+           });
   };
   return std::visit(
       Overloaded{
@@ -717,31 +732,37 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!b.policy_digest.empty() && !is_hex64(b.policy_digest)) {
               return bad("policy_digest: expected 64 lower-case hex digits");
             }
-            if (!text_ok(b.versions.vigil) || !text_ok(b.versions.bwrap) || !text_ok(b.versions.kernel)) {
+            if (!text_ok(b.versions.vigil) || !text_ok(b.versions.bwrap) ||
+                !text_ok(b.versions.kernel)) {
               return bad("versions: too long or a NUL byte");
             }
             return {};
           },
           [&](const ProcExec& b) -> Result<void> {
-            if (b.pid < 1 || b.pid > kMaxPid || b.ppid < 0 || b.ppid > kMaxPid) return bad("pid out of range");
+            if (b.pid < 1 || b.pid > kMaxPid || b.ppid < 0 || b.ppid > kMaxPid)
+              return bad("pid out of range");
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
             if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");
             return {};
           },
           [&](const FsWrite& b) -> Result<void> {
             if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
-            if (!is_known_write_syscall(b.syscall)) return bad("syscall: not a write-intent syscall vigil traps");
-            if (!path_ok(b.path) || !path_ok(b.resolved) || !path_ok(b.from) || !path_ok(b.from_resolved)) {
+            if (!is_known_write_syscall(b.syscall))
+              return bad("syscall: not a write-intent syscall vigil traps");
+            if (!path_ok(b.path) || !path_ok(b.resolved) || !path_ok(b.from) ||
+                !path_ok(b.from_resolved)) {
               return bad("path: longer than the limit or a NUL byte");
             }
-            if (!b.resolved.empty() && b.resolved[0] != '/') return bad("resolved: must be absolute");
-            if (!b.from_resolved.empty() && b.from_resolved[0] != '/') return bad("from_resolved: must be absolute");
+            if (!b.resolved.empty() && b.resolved[0] != '/')
+              return bad("resolved: must be absolute");
+            if (!b.from_resolved.empty() && b.from_resolved[0] != '/')
+              return bad("from_resolved: must be absolute");
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
-            if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) || !text_ok(b.refused_by) ||
-                !text_ok(b.address) || !text_ok(b.guard_check)) {
+            if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) ||
+                !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
             return {};
@@ -760,12 +781,15 @@ Result<void> validate(const Body& body, const Limits& lim) {
           },
           [&](const ObserverStats&) -> Result<void> { return {}; },
           [&](const Annotation& b) -> Result<void> {
-            if (b.text.size() > lim.max_data || !no_nul(b.text)) return bad("text: too long or a NUL byte");
+            if (b.text.size() > lim.max_data || !no_nul(b.text))
+              return bad("text: too long or a NUL byte");
             return {};
           },
           [&](const SessionEnd& b) -> Result<void> {
-            if (b.exit_code.has_value() == b.signal.has_value()) return bad("exactly one of exit_code and signal");
-            if (b.exit_code && (*b.exit_code < 0 || *b.exit_code > 255)) return bad("exit_code out of range");
+            if (b.exit_code.has_value() == b.signal.has_value())
+              return bad("exactly one of exit_code and signal");
+            if (b.exit_code && (*b.exit_code < 0 || *b.exit_code > 255))
+              return bad("exit_code out of range");
             if (b.signal && (*b.signal < 1 || *b.signal > 64)) return bad("signal out of range");
             if (b.counters.size() > lim.max_counters) return bad("counters: too many entries");
             for (const auto& [k, v] : b.counters) {
@@ -778,7 +802,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
 }
 
 Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim) {
-  if (line.size() > lim.max_line) return make_error(Errc::kInvalidPolicy, "line longer than the limit");
+  if (line.size() > lim.max_line)
+    return make_error(Errc::kInvalidPolicy, "line longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
   if (!parsed) return std::move(parsed).error();
   const json& obj = *parsed;
@@ -786,7 +811,8 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   // event somewhere in the record it does not own.
   for (const char* owned : {"seq", "t", "session", "prev", "src"}) {
     if (obj.contains(owned)) {
-      return make_error(Errc::kRefused, std::string("forged: sets the supervisor-owned field ") + owned);
+      return make_error(Errc::kRefused,
+                        std::string("forged: sets the supervisor-owned field ") + owned);
     }
   }
   Reader r(obj);
@@ -800,21 +826,26 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   const auto kind = kind_from_string(kind_name);
   if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
   if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats) {
-    return make_error(Errc::kRefused, std::string("forged: the observer never sends ") + to_string(*kind));
+    return make_error(Errc::kRefused,
+                      std::string("forged: the observer never sends ") + to_string(*kind));
   }
   return finish_body(*kind, r, lim);
 }
 
 LineFault fault_of(const Error& e) {
   switch (e.code) {
-    case Errc::kRefused: return LineFault::kForged;
-    case Errc::kUnsupported: return LineFault::kUnsupported;
-    default: return LineFault::kMalformed;
+    case Errc::kRefused:
+      return LineFault::kForged;
+    case Errc::kUnsupported:
+      return LineFault::kUnsupported;
+    default:
+      return LineFault::kMalformed;
   }
 }
 
 Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
-  if (line.size() > lim.max_line) return make_error(Errc::kInvalidPolicy, "record longer than the limit");
+  if (line.size() > lim.max_line)
+    return make_error(Errc::kInvalidPolicy, "record longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
   if (!parsed) return std::move(parsed).error();
   Reader r(*parsed);
@@ -829,8 +860,10 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   const std::string kind_name = r.word("kind");
   e.prev = r.word("prev");
   if (r.failed()) return std::move(r.finish()).error();
-  if (!is_token(e.session, 64)) return make_error(Errc::kInvalidPolicy, "session: not a session id");
-  if (!is_hex64(e.prev)) return make_error(Errc::kInvalidPolicy, "prev: expected 64 lower-case hex digits");
+  if (!is_token(e.session, 64))
+    return make_error(Errc::kInvalidPolicy, "session: not a session id");
+  if (!is_hex64(e.prev))
+    return make_error(Errc::kInvalidPolicy, "prev: expected 64 lower-case hex digits");
   const auto s = source_from(src);
   if (!s) return make_error(Errc::kInvalidPolicy, "src: expected observer, proxy or supervisor");
   e.src = *s;
@@ -840,7 +873,8 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   if (!body) return std::move(body).error();
   e.body = std::move(*body);
   if (serialize(e) != line) {
-    return make_error(Errc::kInvalidPolicy, "not in canonical form (the line was not written by vigil as it is)");
+    return make_error(Errc::kInvalidPolicy,
+                      "not in canonical form (the line was not written by vigil as it is)");
   }
   return e;
 }
@@ -872,7 +906,8 @@ bool is_valid_utf8(std::string_view s) {
 }
 
 std::string base64_encode(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;
@@ -965,12 +1000,23 @@ std::string escape_for_html(std::string_view s) {
   out.reserve(text.size() + text.size() / 8);
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -83,9 +83,9 @@ struct ProcExec {
 
 struct FsWrite {
   std::int64_t pid = 0;
-  std::string syscall;   // one of known_write_syscalls()
-  std::string path;      // as the command passed it (may be relative)
-  std::string resolved;  // absolute, in the sandbox's view; "" = could not be resolved
+  std::string syscall;      // one of known_write_syscalls()
+  std::string path;         // as the command passed it (may be relative)
+  std::string resolved;     // absolute, in the sandbox's view; "" = could not be resolved
   std::uint64_t flags = 0;  // the call's flags argument (open flags, AT_*, RENAME_*), 0 if none
   Verdict verdict = Verdict::kDenied;
   std::string reason;
@@ -150,8 +150,8 @@ struct SessionEnd {
 };
 
 // Alternative i is Kind i.
-using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure, IoStdout,
-                          IoStderr, ObserverStats, Annotation, SessionEnd>;
+using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
+                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd>;
 
 Kind kind_of(const Body& b);
 
@@ -169,13 +169,13 @@ struct Event {
 
 struct Limits {
   std::size_t max_line = 64 * 1024;
-  std::size_t max_path = 4096;        // path, resolved, cwd, from
-  std::size_t max_argv = 256;         // entries
-  std::size_t max_arg = 16 * 1024;    // bytes per argv entry
-  std::size_t max_text = 1024;        // reason, rule, host, syscall, ... (model-facing lines)
-  std::size_t max_data = 64 * 1024;   // io chunk, annotation text
+  std::size_t max_path = 4096;       // path, resolved, cwd, from
+  std::size_t max_argv = 256;        // entries
+  std::size_t max_arg = 16 * 1024;   // bytes per argv entry
+  std::size_t max_text = 1024;       // reason, rule, host, syscall, ... (model-facing lines)
+  std::size_t max_data = 64 * 1024;  // io chunk, annotation text
   std::size_t max_counters = 64;
-  int max_depth = 4;                  // JSON nesting
+  int max_depth = 4;  // JSON nesting
 
   // What the sandbox may send (the defaults above).
   static Limits untrusted() { return Limits{}; }
@@ -192,7 +192,8 @@ struct Limits {
 //   kUnsupported  unknown kind, or a schema version other than 1
 //   kInvalidPolicy  anything else malformed (the input is wrong)
 // Messages are one line, bounded, and quote no raw input bytes.
-Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& limits = Limits::untrusted());
+Result<Body> parse_untrusted_event_line(std::string_view line,
+                                        const Limits& limits = Limits::untrusted());
 
 enum class LineFault { kMalformed, kForged, kUnsupported };
 LineFault fault_of(const Error& e);

@@ -5,10 +5,10 @@
 
 #include "bwrap/argv_builder.h"
 #include "filters/bpf_disasm.h"
+#include "observer/bridge.h"
 #include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/path_expand.h"
-#include "observer/bridge.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/sandbox_plan.h"
 
@@ -38,9 +38,11 @@ constexpr const char* kExplainTmp = "/tmp/vigil-session/tmp";
 // The plan `vigil run` would build for these settings (warnings printed), for both the
 // bwrap and the Seatbelt rendering.
 Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
-  auto prepared = prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp});
+  auto prepared =
+      prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp});
   if (prepared) {
-    for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+    for (const auto& w : prepared->warnings)
+      std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
   }
   return prepared;
 }
@@ -97,8 +99,10 @@ int cmd_explain_macos(const ExplainArgs& args) {
   if (args.path || args.filters) return cmd_explain(args);
   auto prepared = prepare_for_explain(args);
   if (!prepared) return report(prepared.error());
-  const SeatbeltSession session{"vigil_explain_session", {init::kHttpProxyPort, init::kSocksProxyPort}};
-  auto profile = build_seatbelt_profile(SeatbeltInputs{&prepared->policy, &prepared->plan, session});
+  const SeatbeltSession session{"vigil_explain_session",
+                                {init::kHttpProxyPort, init::kSocksProxyPort}};
+  auto profile =
+      build_seatbelt_profile(SeatbeltInputs{&prepared->policy, &prepared->plan, session});
   if (!profile) return report(profile.error());
   for (const auto& w : profile->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
   std::fputs(profile->text.c_str(), stdout);

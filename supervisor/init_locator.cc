@@ -14,8 +14,8 @@ Result<std::string> locate_vigil_init() {
   if (n <= 0) return system_error("readlink /proc/self/exe");
   const std::string exe(buf.data(), static_cast<size_t>(n));
   const std::string dir = exe.substr(0, exe.rfind('/'));
-  for (const std::string& candidate :
-       {dir + "/vigil-init", dir + "/../libexec/vigil/vigil-init", dir + "/../observer/vigil-init"}) {
+  for (const std::string& candidate : {dir + "/vigil-init", dir + "/../libexec/vigil/vigil-init",
+                                       dir + "/../observer/vigil-init"}) {
     if (::access(candidate.c_str(), X_OK) == 0) return resolve_symlinks(candidate);
   }
   return make_error(Errc::kNotFound, "vigil-init not found next to " + exe +

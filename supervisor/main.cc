@@ -1,10 +1,9 @@
 // vigil: runs an AI agent's shell command in a sandbox and says what the sandbox stopped.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
-
-#include <CLI/CLI.hpp>
 
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
@@ -30,11 +29,14 @@ int main(int argc, char** argv) {
   std::string shell_command;
   std::string sandbox_mode = "on";
   auto* run_cmd = app.add_subcommand("run", "run a command under the sandbox");
-  run_cmd->add_option("--settings", run.settings, "settings file (srt format); default: the embedded policy");
+  run_cmd->add_option("--settings", run.settings,
+                      "settings file (srt format); default: the embedded policy");
   run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
                     "accept a settings file that the sandboxed command could modify");
-  run_cmd->add_option("--log", run.log, "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
-  run_cmd->add_option("--violations-fd", run.violations_fd, "also write the violations as JSON to this fd");
+  run_cmd->add_option("--log", run.log,
+                      "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
+  run_cmd->add_option("--violations-fd", run.violations_fd,
+                      "also write the violations as JSON to this fd");
   run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
       ->check(CLI::IsMember({"on", "off"}));
   auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
@@ -42,11 +44,13 @@ int main(int argc, char** argv) {
   run_cmd->positionals_at_end();
   run_cmd->callback([&] {
     if (!shell_command.empty() || c_opt->count() > 0) {
-      if (!run.command.empty()) throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
+      if (!run.command.empty())
+        throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
       const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
       run.command = {shell, "-c", shell_command};
     }
-    if (run.command.empty()) throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
+    if (run.command.empty())
+      throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
     run.sandbox = sandbox_mode == "on";
   });
 
@@ -56,8 +60,10 @@ int main(int argc, char** argv) {
   explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings, "as for run");
   explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
   std::string explain_platform = "linux";
-  explain_cmd->add_option("--platform", explain_platform,
-                          "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
+  explain_cmd
+      ->add_option(
+          "--platform", explain_platform,
+          "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
       ->check(CLI::IsMember({"linux", "macos"}));
   bool explain_seatbelt = false;
   explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");

@@ -1,18 +1,17 @@
 // `vigil probe`: what this machine gives vigil, and how to fix what is missing.
-#include <sched.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "filters/seccomp_probe.h"
-#include "supervisor/core/unique_fd.h"
 #include "supervisor/commands.h"
+#include "supervisor/core/unique_fd.h"
 
 namespace vigil {
 namespace {
@@ -78,9 +77,11 @@ int cmd_probe(bool json) {
     std::printf("%-4s %-42s %s\n", ok ? "ok" : "MISS", what, detail.c_str());
     if (!ok && fix != nullptr) std::printf("     fix: %s\n", fix);
   };
-  line(!bwrap.empty(), "bubblewrap", bwrap.empty() ? "not found on PATH" : bwrap + " (" + version + ")",
+  line(!bwrap.empty(), "bubblewrap",
+       bwrap.empty() ? "not found on PATH" : bwrap + " (" + version + ")",
        "apt-get install bubblewrap");
-  line(userns || root, "user namespaces", userns ? "unprivileged user namespaces work" : "unshare(CLONE_NEWUSER) refused",
+  line(userns || root, "user namespaces",
+       userns ? "unprivileged user namespaces work" : "unshare(CLONE_NEWUSER) refused",
        "sysctl -w kernel.unprivileged_userns_clone=1 (Debian) or user.max_user_namespaces>0; "
        "on Ubuntu 24.04+ allow bwrap in AppArmor");
   line(sc.user_notif, "seccomp USER_NOTIF (observer)", sc.error.empty() ? "" : sc.error,
@@ -88,8 +89,9 @@ int cmd_probe(bool json) {
   line(sc.notif_continue, "USER_NOTIF_FLAG_CONTINUE", "", "a kernel >= 5.5");
   line(sc.wait_killable_recv, "FILTER_FLAG_WAIT_KILLABLE_RECV", "optional", nullptr);
   line(sc.sync_wake_up, "USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)", "optional", nullptr);
-  std::printf("%s\n", can_sandbox ? "vigil can sandbox commands here."
-                                  : "vigil CANNOT sandbox commands here: fix the MISS lines above.");
+  std::printf("%s\n", can_sandbox
+                          ? "vigil can sandbox commands here."
+                          : "vigil CANNOT sandbox commands here: fix the MISS lines above.");
   return can_sandbox ? 0 : 1;
 }
 

@@ -13,11 +13,15 @@
 //                                   system resolver is not used at all (hermetic tests)
 //   --test-allow-loopback           loopback addresses pass the address guard, so a test
 //                                   server on 127.0.0.1 is reachable by an allowed name
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -25,11 +29,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <CLI/CLI.hpp>
 
 #include "proxy/resolver.h"
 #include "proxy/server.h"
@@ -71,7 +70,8 @@ Result<std::map<std::string, std::vector<proxy::IpAddress>>> parse_test_resolve(
     }
     auto canon = proxy::canonicalize_host(e.substr(0, eq));
     if (!canon || canon->kind != proxy::CanonicalHost::Kind::kName) {
-      return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": the name is not a host name");
+      return make_error(Errc::kInvalidPolicy,
+                        "--test-resolve " + e + ": the name is not a host name");
     }
     std::string rest = e.substr(eq + 1);
     auto& list = table[canon->text];
@@ -80,7 +80,8 @@ Result<std::map<std::string, std::vector<proxy::IpAddress>>> parse_test_resolve(
       const std::size_t comma = std::min(rest.find(',', start), rest.size());
       boost::system::error_code ec;
       const auto addr = asio::ip::make_address(rest.substr(start, comma - start), ec);
-      if (ec) return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": not an IP address list");
+      if (ec)
+        return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": not an IP address list");
       list.push_back(addr);
       start = comma + 1;
     }
@@ -109,9 +110,10 @@ std::chrono::milliseconds seconds_to_ms(double s) {
 
 int run_proxy(const ProxyArgs& a) {
   if ((a.test_allow_loopback || !a.test_resolve.empty()) && !test_mode()) {
-    std::fprintf(stderr,
-                 "vigil: --test-allow-loopback and --test-resolve weaken the proxy for tests; they are "
-                 "refused unless VIGIL_TEST_MODE=1 is set\n");
+    std::fprintf(
+        stderr,
+        "vigil: --test-allow-loopback and --test-resolve weaken the proxy for tests; they are "
+        "refused unless VIGIL_TEST_MODE=1 is set\n");
     return to_int(ExitCode::kUsage);
   }
   if (a.idle_timeout_s <= 0 || a.shutdown_grace_s < 0) {
@@ -139,7 +141,8 @@ int run_proxy(const ProxyArgs& a) {
   } else {
     events_fd = UniqueFd(::open(a.events.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
   }
-  if (!events_fd) return report(system_error("open " + (a.events.empty() ? std::string("stderr") : a.events)));
+  if (!events_fd)
+    return report(system_error("open " + (a.events.empty() ? std::string("stderr") : a.events)));
 
   // A client that vanishes must not kill the proxy with SIGPIPE (sockets use
   // MSG_NOSIGNAL; this covers the event stream on a closed pipe).
@@ -188,12 +191,17 @@ int run_proxy(const ProxyArgs& a) {
 
 std::function<int()> add_proxy_command(CLI::App& app) {
   auto args = std::make_shared<ProxyArgs>();
-  auto* cmd = app.add_subcommand("proxy", "run the egress proxy alone (HTTP + SOCKS5, domain allowlist)");
-  cmd->add_option("--settings", args->settings, "settings file (srt format): network.* is used")->required();
-  cmd->add_option("--listen", args->listen, "unix:/path/to/socket or tcp:127.0.0.1:PORT (loopback only)")
+  auto* cmd =
+      app.add_subcommand("proxy", "run the egress proxy alone (HTTP + SOCKS5, domain allowlist)");
+  cmd->add_option("--settings", args->settings, "settings file (srt format): network.* is used")
       ->required();
-  cmd->add_option("--events", args->events, "append net.decision JSON lines to FILE (default: stderr)");
-  cmd->add_option("--idle-timeout", args->idle_timeout_s, "seconds a tunnel or keep-alive connection may idle")
+  cmd->add_option("--listen", args->listen,
+                  "unix:/path/to/socket or tcp:127.0.0.1:PORT (loopback only)")
+      ->required();
+  cmd->add_option("--events", args->events,
+                  "append net.decision JSON lines to FILE (default: stderr)");
+  cmd->add_option("--idle-timeout", args->idle_timeout_s,
+                  "seconds a tunnel or keep-alive connection may idle")
       ->capture_default_str();
   cmd->add_option("--shutdown-grace", args->shutdown_grace_s,
                   "seconds in-flight connections get after SIGINT/SIGTERM")

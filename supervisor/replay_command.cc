@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -11,8 +12,6 @@
 #include <memory>
 #include <variant>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "supervisor/annotation.h"
 #include "supervisor/core/exit_codes.h"
@@ -36,7 +35,8 @@ Overloaded(Fs...) -> Overloaded<Fs...>;
 
 std::string seconds(std::uint64_t ns) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%" PRIu64 ".%06" PRIu64, ns / 1000000000U, (ns / 1000U) % 1000000U);
+  std::snprintf(buf, sizeof buf, "%" PRIu64 ".%06" PRIu64, ns / 1000000000U,
+                (ns / 1000U) % 1000000U);
   return buf;
 }
 
@@ -138,23 +138,30 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               // The spelling the command used, when it is not the resolved path: what a
               // person needs to connect the record to the command's own source.
               const bool respelled = !b.resolved.empty() && b.path != b.resolved;
-              row.detail = write_action(b) + " " + fs_target(b) + (respelled ? " (as passed: " + b.path + ")" : "") +
-                           "  [" + b.syscall +
-                           (flags.empty() ? "" : " " + flags) + "]" + (b.reason.empty() ? "" : "  " + b.reason);
+              row.detail = write_action(b) + " " + fs_target(b) +
+                           (respelled ? " (as passed: " + b.path + ")" : "") + "  [" + b.syscall +
+                           (flags.empty() ? "" : " " + flags) + "]" +
+                           (b.reason.empty() ? "" : "  " + b.reason);
             },
             [&](const events::NetDecision& b) {
               row.verdict = events::to_string(b.verdict);
-              row.detail = std::string(events::to_string(b.proto)) + " " + net_target(b.host, b.port) +
-                           (b.rule.empty() ? "" : "  rule " + b.rule) + (b.reason.empty() ? "" : "  " + b.reason);
+              row.detail = std::string(events::to_string(b.proto)) + " " +
+                           net_target(b.host, b.port) + (b.rule.empty() ? "" : "  rule " + b.rule) +
+                           (b.reason.empty() ? "" : "  " + b.reason);
             },
             [&](const events::NetUpstreamFailure& b) {
-              row.detail = std::string(events::to_string(b.proto)) + " " + net_target(b.host, b.port) + "  " + b.what;
+              row.detail = std::string(events::to_string(b.proto)) + " " +
+                           net_target(b.host, b.port) + "  " + b.what;
             },
-            [&](const events::IoStdout& b) { row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data); },
-            [&](const events::IoStderr& b) { row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data); },
+            [&](const events::IoStdout& b) {
+              row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data);
+            },
+            [&](const events::IoStderr& b) {
+              row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data);
+            },
             [&](const events::ObserverStats& b) {
-              row.detail = "events " + std::to_string(b.events) + ", dropped " + std::to_string(b.dropped) +
-                           ", held " + std::to_string(b.held);
+              row.detail = "events " + std::to_string(b.events) + ", dropped " +
+                           std::to_string(b.dropped) + ", held " + std::to_string(b.held);
             },
             [&](const events::Annotation& b) {
               std::size_t lines = 0;
@@ -165,7 +172,8 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = (b.exit_code ? "exit " + std::to_string(*b.exit_code)
                                         : "signal " + std::to_string(b.signal.value_or(0))) +
                            " after " + seconds(b.duration_ns) + " s";
-              for (const auto& [k, v] : b.counters) row.detail += ", " + k + " " + std::to_string(v);
+              for (const auto& [k, v] : b.counters)
+                row.detail += ", " + k + " " + std::to_string(v);
             },
         },
         e.body);
@@ -183,7 +191,8 @@ std::string html_pre_lines(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto nl = text.find('\n', start);
-    const std::string_view line = std::string_view(text).substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    const std::string_view line = std::string_view(text).substr(
+        start, nl == std::string::npos ? std::string::npos : nl - start);
     out += escape_for_html(line);
     if (nl == std::string::npos) break;
     out += '\n';
@@ -236,21 +245,37 @@ std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
     };
     std::uint64_t rest = flags;
     switch (flags & O_ACCMODE) {
-      case O_WRONLY: add("O_WRONLY"); break;
-      case O_RDWR: add("O_RDWR"); break;
-      case O_RDONLY: break;
-      default: add("O_ACCMODE"); break;
+      case O_WRONLY:
+        add("O_WRONLY");
+        break;
+      case O_RDWR:
+        add("O_RDWR");
+        break;
+      case O_RDONLY:
+        break;
+      default:
+        add("O_ACCMODE");
+        break;
     }
     rest &= ~static_cast<std::uint64_t>(O_ACCMODE);
     static constexpr std::pair<std::uint64_t, const char*> kBits[] = {
-        {O_CREAT, "O_CREAT"},       {O_EXCL, "O_EXCL"},         {O_NOCTTY, "O_NOCTTY"},
-        {O_TRUNC, "O_TRUNC"},       {O_APPEND, "O_APPEND"},     {O_NONBLOCK, "O_NONBLOCK"},
-        {O_DSYNC, "O_DSYNC"},       {O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"},
-        {O_CLOEXEC, "O_CLOEXEC"},   {O_PATH, "O_PATH"},         {O_NOATIME, "O_NOATIME"},
+        {O_CREAT, "O_CREAT"},
+        {O_EXCL, "O_EXCL"},
+        {O_NOCTTY, "O_NOCTTY"},
+        {O_TRUNC, "O_TRUNC"},
+        {O_APPEND, "O_APPEND"},
+        {O_NONBLOCK, "O_NONBLOCK"},
+        {O_DSYNC, "O_DSYNC"},
+        {O_DIRECTORY, "O_DIRECTORY"},
+        {O_NOFOLLOW, "O_NOFOLLOW"},
+        {O_CLOEXEC, "O_CLOEXEC"},
+        {O_PATH, "O_PATH"},
+        {O_NOATIME, "O_NOATIME"},
         {O_DIRECT, "O_DIRECT"},
         // O_SYNC and O_TMPFILE are composites (O_DSYNC, O_DIRECTORY plus a bit of their
         // own): name the bit of their own.
-        {O_SYNC & ~O_DSYNC, "O_SYNC"}, {O_TMPFILE & ~O_DIRECTORY, "O_TMPFILE"},
+        {O_SYNC & ~O_DSYNC, "O_SYNC"},
+        {O_TMPFILE & ~O_DIRECTORY, "O_TMPFILE"},
     };
     for (const auto& [bit, name] : kBits) {
       if ((rest & bit) != 0) {
@@ -271,12 +296,13 @@ std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
 }
 
 std::string render_timeline(const LoadedLog& log) {
-  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) + pad("VERDICT", 10) +
-                    "DETAIL\n";
+  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
+                    pad("VERDICT", 10) + "DETAIL\n";
   for (const Row& r : rows_of(log)) {
     std::string line = pad(seconds(r.t), 12) + pad(escape_for_terminal(r.pid), 8) +
                        pad(escape_for_terminal(r.command.substr(0, 16)), 17) + pad(r.event, 21) +
-                       pad(r.verdict == "denied" ? "DENIED" : r.verdict, 10) + escape_for_terminal(r.detail);
+                       pad(r.verdict == "denied" ? "DENIED" : r.verdict, 10) +
+                       escape_for_terminal(r.detail);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
@@ -284,7 +310,8 @@ std::string render_timeline(const LoadedLog& log) {
 }
 
 std::string render_writes(const LoadedLog& log) {
-  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("VERDICT", 10) + pad("ACTION", 10) + "PATH  [SYSCALL FLAGS]  REASON\n";
+  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("VERDICT", 10) + pad("ACTION", 10) +
+                    "PATH  [SYSCALL FLAGS]  REASON\n";
   std::size_t n = 0;
   for (const auto& r : log.records) {
     const auto* w = std::get_if<events::FsWrite>(&r.event.body);
@@ -294,27 +321,31 @@ std::string render_writes(const LoadedLog& log) {
     const std::string verdict = w->verdict == Verdict::kDenied ? "DENIED" : to_string(w->verdict);
     out += pad(seconds(r.event.t), 12) + pad(std::to_string(w->pid), 8) + pad(verdict, 10) +
            pad(write_action(*w), 10) + escape_for_terminal(fs_target(*w)) + "  [" + w->syscall +
-           (flags.empty() ? "" : " " + flags) + "]" + (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) +
-           "\n";
+           (flags.empty() ? "" : " " + flags) + "]" +
+           (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) + "\n";
   }
   if (n == 0) out += "(no write attempts recorded)\n";
   return out;
 }
 
 std::string render_net(const LoadedLog& log) {
-  std::string out = pad("TIME", 12) + pad("VERDICT", 10) + pad("PROTO", 9) + "TARGET  RULE  REASON\n";
+  std::string out =
+      pad("TIME", 12) + pad("VERDICT", 10) + pad("PROTO", 9) + "TARGET  RULE  REASON\n";
   std::size_t n = 0;
   for (const auto& r : log.records) {
     if (const auto* d = std::get_if<events::NetDecision>(&r.event.body)) {
       ++n;
-      out += pad(seconds(r.event.t), 12) + pad(d->verdict == events::NetVerdict::kDenied ? "DENIED" : "allowed", 10) +
-             pad(events::to_string(d->proto), 9) + escape_for_terminal(net_target(d->host, d->port)) + "  " +
+      out += pad(seconds(r.event.t), 12) +
+             pad(d->verdict == events::NetVerdict::kDenied ? "DENIED" : "allowed", 10) +
+             pad(events::to_string(d->proto), 9) +
+             escape_for_terminal(net_target(d->host, d->port)) + "  " +
              (d->rule.empty() ? std::string("(default)") : escape_for_terminal(d->rule)) +
              (d->reason.empty() ? "" : "  " + escape_for_terminal(d->reason)) + "\n";
     } else if (const auto* f = std::get_if<events::NetUpstreamFailure>(&r.event.body)) {
       ++n;
       out += pad(seconds(r.event.t), 12) + pad("failed", 10) + pad(events::to_string(f->proto), 9) +
-             escape_for_terminal(net_target(f->host, f->port)) + "  -  " + escape_for_terminal(f->what) + "\n";
+             escape_for_terminal(net_target(f->host, f->port)) + "  -  " +
+             escape_for_terminal(f->what) + "\n";
     }
   }
   if (n == 0) out += "(no network decisions recorded)\n";
@@ -323,17 +354,20 @@ std::string render_net(const LoadedLog& log) {
 
 std::string render_verify(const VerifyReport& r) {
   if (!r.ok) {
-    return "BROKEN at record " + std::to_string(r.broken_at.value_or(0)) + ": " + escape_for_terminal(r.why) + "\n";
+    return "BROKEN at record " + std::to_string(r.broken_at.value_or(0)) + ": " +
+           escape_for_terminal(r.why) + "\n";
   }
   if (!r.complete) return "INCOMPLETE: " + escape_for_terminal(r.why) + "\nhead " + r.head + "\n";
-  return "ok: " + std::to_string(r.records) + " records, chain intact, session ended\nhead " + r.head + "\n";
+  return "ok: " + std::to_string(r.records) + " records, chain intact, session ended\nhead " +
+         r.head + "\n";
 }
 
 std::string render_json(const LoadedLog& log, std::string_view filter) {
   std::string out;
   const bool all = filter == "all";
   const bool prefix = filter.size() > 2 && filter.substr(filter.size() - 2) == ".*";
-  const std::string_view stem = prefix ? filter.substr(0, filter.size() - 1) : filter;  // keeps the dot
+  const std::string_view stem =
+      prefix ? filter.substr(0, filter.size() - 1) : filter;  // keeps the dot
   for (const auto& r : log.records) {
     const std::string_view kind = events::to_string(r.event.kind());
     const bool take = all || (prefix ? kind.substr(0, stem.size()) == stem : kind == filter);
@@ -366,7 +400,8 @@ AnnotationCheck check_annotation(const LoadedLog& log) {
   return c;
 }
 
-std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::string_view log_name) {
+std::string render_html(const LoadedLog& log, const VerifyReport& verify,
+                        std::string_view log_name) {
   const events::SessionStart* start = nullptr;
   const events::SessionEnd* end = nullptr;
   std::string session;
@@ -392,23 +427,31 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   // Belt and braces: nothing in this page is loaded from anywhere or run, even if an
   // escaping bug let markup through.
-  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n";
+  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'\">\n";
   h += "<title>vigil session " + escape_for_html(session) + "</title>\n<style>\n";
   h += "body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}\n"
        "header{padding:16px 24px;background:#24292f;color:#fff}\n"
        "header h1{margin:0 0 6px;font-size:20px}\n"
        "header code,header .cmd{font-family:ui-monospace,monospace}\n"
-       "section{margin:16px 24px;background:#fff;border:1px solid #d0d7de;border-radius:6px;overflow:hidden}\n"
-       "section h2{margin:0;padding:8px 12px;font-size:16px;background:#eef1f4;border-bottom:1px solid #d0d7de}\n"
-       "section.denials h2{background:" + deny + ";color:#fff}\n"
+       "section{margin:16px 24px;background:#fff;border:1px solid "
+       "#d0d7de;border-radius:6px;overflow:hidden}\n"
+       "section h2{margin:0;padding:8px 12px;font-size:16px;background:#eef1f4;border-bottom:1px "
+       "solid #d0d7de}\n"
+       "section.denials h2{background:" +
+       deny +
+       ";color:#fff}\n"
        "table{border-collapse:collapse;width:100%;font-size:13px}\n"
        "td,th{padding:3px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #eee}\n"
        "td.p{font-family:ui-monospace,monospace;overflow-wrap:anywhere}\n"
        "tr.deny td{background:#fdecea}\n"
-       "tr.deny td.v{background:" + deny + ";color:#fff;font-weight:bold}\n"
+       "tr.deny td.v{background:" +
+       deny +
+       ";color:#fff;font-weight:bold}\n"
        "tr.eph td.v{background:#f1c40f}\n"
        "tr.ok td.v{color:#1a7f37}\n"
-       "pre{margin:0;padding:8px 12px;font:12px/1.35 ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere}\n"
+       "pre{margin:0;padding:8px 12px;font:12px/1.35 "
+       "ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere}\n"
        ".chain{padding:6px 10px;margin-top:8px;border-radius:4px;display:inline-block}\n"
        ".chain.good{background:#1a7f37}.chain.bad{background:#9a6700}\n"
        ".none{padding:8px 12px;color:#57606a}\n"
@@ -421,43 +464,51 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
     std::string argv;
     for (const auto& a : start->argv) argv += (argv.empty() ? "" : " ") + escape_for_html(a);
     h += "<div>command: <span class=\"cmd\">" + argv + "</span></div>\n";
-    h += "<div>cwd: <code>" + escape_for_html(start->cwd) + "</code> &middot; backend: " +
-         escape_for_html(start->backend) + " &middot; vigil " + escape_for_html(start->versions.vigil) + "</div>\n";
+    h += "<div>cwd: <code>" + escape_for_html(start->cwd) +
+         "</code> &middot; backend: " + escape_for_html(start->backend) + " &middot; vigil " +
+         escape_for_html(start->versions.vigil) + "</div>\n";
   }
   if (end != nullptr) {
     h += "<div>ended: " +
-         (end->exit_code ? "exit " + std::to_string(*end->exit_code) : "signal " + std::to_string(end->signal.value_or(0))) +
+         (end->exit_code ? "exit " + std::to_string(*end->exit_code)
+                         : "signal " + std::to_string(end->signal.value_or(0))) +
          " after " + seconds(end->duration_ns) + " s</div>\n";
   }
   if (verify.ok && verify.complete) {
-    h += "<div class=\"chain good\">hash chain intact, " + std::to_string(verify.records) + " records</div>\n";
+    h += "<div class=\"chain good\">hash chain intact, " + std::to_string(verify.records) +
+         " records</div>\n";
   } else {
-    h += "<div class=\"chain bad\">" +
-         (verify.ok ? "hash chain intact but incomplete: " + escape_for_html(verify.why)
-                    : "hash chain BROKEN at record " + std::to_string(verify.broken_at.value_or(0)) + ": " +
-                          escape_for_html(verify.why)) +
-         "</div>\n";
+    h +=
+        "<div class=\"chain bad\">" +
+        (verify.ok ? "hash chain intact but incomplete: " + escape_for_html(verify.why)
+                   : "hash chain BROKEN at record " + std::to_string(verify.broken_at.value_or(0)) +
+                         ": " + escape_for_html(verify.why)) +
+        "</div>\n";
   }
   if (!log.unreadable.empty()) {
-    h += "<div class=\"chain bad\">" + std::to_string(log.unreadable.size()) + " unreadable line(s) skipped</div>\n";
+    h += "<div class=\"chain bad\">" + std::to_string(log.unreadable.size()) +
+         " unreadable line(s) skipped</div>\n";
   }
   h += "</header>\n";
 
   // Denials first: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
-    h += "<section class=\"denials\" id=\"denials\"><h2>Denied: " + std::to_string(violations.denied().size()) +
-         " target(s), " + std::to_string(violations.denied_attempts()) + " attempt(s)</h2>\n<table>\n";
-    h += "<tr><th>verdict</th><th>operation</th><th>target</th><th>attempts</th><th>reason</th></tr>\n";
+    h += "<section class=\"denials\" id=\"denials\"><h2>Denied: " +
+         std::to_string(violations.denied().size()) + " target(s), " +
+         std::to_string(violations.denied_attempts()) + " attempt(s)</h2>\n<table>\n";
+    h += "<tr><th>verdict</th><th>operation</th><th>target</th><th>attempts</th><th>reason</th></"
+         "tr>\n";
     std::size_t n = 0;
     for (const auto& v : violations.denied()) {
       if (++n > kHtmlMaxRows) break;
-      h += "<tr class=\"deny\"><td class=\"v\">denied</td><td>" + escape_for_html(v.op) + "</td><td class=\"p\">" +
-           escape_for_html(v.target) + "</td><td>" + std::to_string(v.count) + "</td><td>" +
-           escape_for_html(v.reason) + "</td></tr>\n";
+      h += "<tr class=\"deny\"><td class=\"v\">denied</td><td>" + escape_for_html(v.op) +
+           "</td><td class=\"p\">" + escape_for_html(v.target) + "</td><td>" +
+           std::to_string(v.count) + "</td><td>" + escape_for_html(v.reason) + "</td></tr>\n";
     }
     h += "</table></section>\n";
   } else {
-    h += "<section id=\"denials\"><h2>Denied</h2><div class=\"none\">nothing was denied</div></section>\n";
+    h += "<section id=\"denials\"><h2>Denied</h2><div class=\"none\">nothing was "
+         "denied</div></section>\n";
   }
 
   h += "<section id=\"annotation\"><h2>What the model was told (appended to stderr)</h2>\n";
@@ -467,7 +518,8 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
     h += "<div class=\"none\">no annotation: nothing was appended to stderr</div>\n";
   }
   if (!ann.match) {
-    h += "<div class=\"chain bad\">the recorded annotation differs from the one recomputed from the events "
+    h += "<div class=\"chain bad\">the recorded annotation differs from the one recomputed from "
+         "the events "
          "(first difference at byte " +
          std::to_string(ann.first_difference) + ")</div>\n";
   }
@@ -475,7 +527,8 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
 
   auto section_rows = [&](const char* id, const char* title, auto&& keep) {
     std::string s = std::string("<section id=\"") + id + "\"><h2>" + title + "</h2>\n<table>\n";
-    s += "<tr><th>time</th><th>pid</th><th>command</th><th>event</th><th>verdict</th><th>detail</th></tr>\n";
+    s += "<tr><th>time</th><th>pid</th><th>command</th><th>event</th><th>verdict</th><th>detail</"
+         "th></tr>\n";
     std::size_t n = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -485,16 +538,18 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
         break;
       }
       const std::string cls = verdict_class(r.verdict);
-      s += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + "><td>" + seconds(r.t) + "</td><td>" +
-           escape_for_html(r.pid) + "</td><td>" + escape_for_html(r.command) + "</td><td>" + escape_for_html(r.event) +
-           "</td><td class=\"v\">" + escape_for_html(r.verdict) + "</td><td class=\"p\">" + escape_for_html(r.detail) +
-           "</td></tr>\n";
+      s += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + "><td>" +
+           seconds(r.t) + "</td><td>" + escape_for_html(r.pid) + "</td><td>" +
+           escape_for_html(r.command) + "</td><td>" + escape_for_html(r.event) +
+           "</td><td class=\"v\">" + escape_for_html(r.verdict) + "</td><td class=\"p\">" +
+           escape_for_html(r.detail) + "</td></tr>\n";
     }
     if (n == 0) s += "<tr><td colspan=\"6\" class=\"none\">none</td></tr>\n";
     s += "</table></section>\n";
     return s;
   };
-  h += section_rows("files", "Files touched", [](const Event& e) { return e.kind() == Kind::kFsWrite; });
+  h += section_rows("files", "Files touched",
+                    [](const Event& e) { return e.kind() == Kind::kFsWrite; });
   h += section_rows("network", "Network decisions", [](const Event& e) {
     return e.kind() == Kind::kNetDecision || e.kind() == Kind::kNetUpstreamFailure;
   });
@@ -503,8 +558,12 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::s
   });
 
   h += "<section id=\"output\"><h2>Command output</h2>\n";
-  h += "<pre>" + (out_bytes.empty() ? std::string("(no stdout recorded)") : html_pre_lines(out_bytes)) + "</pre>\n";
-  h += "<pre>" + (err_bytes.empty() ? std::string("(no stderr recorded)") : html_pre_lines(err_bytes)) + "</pre>\n";
+  h += "<pre>" +
+       (out_bytes.empty() ? std::string("(no stdout recorded)") : html_pre_lines(out_bytes)) +
+       "</pre>\n";
+  h += "<pre>" +
+       (err_bytes.empty() ? std::string("(no stderr recorded)") : html_pre_lines(err_bytes)) +
+       "</pre>\n";
   h += "</section>\n</body></html>\n";
   return h;
 }
@@ -546,9 +605,11 @@ Result<void> write_file(const std::string& path, const std::string& data) {
 }
 
 int run_replay(const ReplayArgs& a) {
-  const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} + int{!a.json.empty()} +
-                    int{!a.html.empty()};
-  if (modes > 1) return fail("replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
+  const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} +
+                    int{!a.json.empty()} + int{!a.html.empty()};
+  if (modes > 1)
+    return fail(
+        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
 
   auto text = read_log_file(a.log);
   if (!text) return fail(text.error().message);
@@ -560,8 +621,10 @@ int run_replay(const ReplayArgs& a) {
   const LoadedLog log = load_log_text(*text);
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
-    std::fprintf(stderr, "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
-                 verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
+    std::fprintf(
+        stderr,
+        "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
+        verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
   }
   if (a.annotate) {
     const auto c = replay::check_annotation(log);
@@ -581,9 +644,11 @@ int run_replay(const ReplayArgs& a) {
     }
     print(shown);
     std::fprintf(stderr,
-                 "vigil: the recorded annotation (%zu bytes%s) differs from the one recomputed from the events "
+                 "vigil: the recorded annotation (%zu bytes%s) differs from the one recomputed "
+                 "from the events "
                  "(%zu bytes) at byte %zu\n",
-                 c.text.size(), c.recorded ? "" : ", no annotation record", c.recomputed.size(), c.first_difference);
+                 c.text.size(), c.recorded ? "" : ", no annotation record", c.recomputed.size(),
+                 c.first_difference);
     return 1;
   }
   if (a.writes) {
@@ -593,7 +658,8 @@ int run_replay(const ReplayArgs& a) {
   } else if (!a.json.empty()) {
     print(replay::render_json(log, a.json));
   } else if (!a.html.empty()) {
-    if (auto w = write_file(a.html, replay::render_html(log, verify, a.log)); !w) return fail(w.error().message);
+    if (auto w = write_file(a.html, replay::render_html(log, verify, a.log)); !w)
+      return fail(w.error().message);
     std::fprintf(stderr, "vigil: wrote %s\n", events::escape_for_terminal(a.html).c_str());
   } else {
     print(replay::render_timeline(log));
@@ -605,14 +671,19 @@ int run_replay(const ReplayArgs& a) {
 
 std::function<int()> add_replay_command(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
-  auto* cmd = app.add_subcommand("replay", "show a session log: timeline, annotation, writes, network, report");
+  auto* cmd = app.add_subcommand(
+      "replay", "show a session log: timeline, annotation, writes, network, report");
   cmd->add_option("log", args->log, "the session log (.jsonl)")->required();
-  cmd->add_flag("--annotate", args->annotate,
-                "print the <sandbox_violations> block the model received, and check it against the events");
-  cmd->add_flag("--writes", args->writes, "every path created, written, renamed or deleted, with its verdict");
+  cmd->add_flag(
+      "--annotate", args->annotate,
+      "print the <sandbox_violations> block the model received, and check it against the events");
+  cmd->add_flag("--writes", args->writes,
+                "every path created, written, renamed or deleted, with its verdict");
   cmd->add_flag("--net", args->net, "the network decisions");
-  cmd->add_flag("--verify", args->verify, "check the hash chain; exit 1 and name the first broken record");
-  cmd->add_option("--json", args->json, "print the records of KIND (fs.write, net.*, all) as JSON lines");
+  cmd->add_flag("--verify", args->verify,
+                "check the hash chain; exit 1 and name the first broken record");
+  cmd->add_option("--json", args->json,
+                  "print the records of KIND (fs.write, net.*, all) as JSON lines");
   cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");
   return [args] { return run_replay(*args); };
 }

@@ -42,9 +42,9 @@ std::string render_verify(const VerifyReport& r);
 std::string render_json(const LoadedLog& log, std::string_view filter);
 
 struct AnnotationCheck {
-  bool recorded = false;    // the log has an annotation record
-  std::string text;         // its text (the bytes the model received)
-  std::string recomputed;   // the block rebuilt from the log's events
+  bool recorded = false;   // the log has an annotation record
+  std::string text;        // its text (the bytes the model received)
+  std::string recomputed;  // the block rebuilt from the log's events
   bool match = false;
   std::size_t first_difference = 0;  // byte offset, when they differ
 };
@@ -52,7 +52,8 @@ AnnotationCheck check_annotation(const LoadedLog& log);
 
 // One self-contained HTML page: inline CSS, no script, no external resource (a CSP meta
 // tag forbids any), every log-derived string through escape_for_html.
-std::string render_html(const LoadedLog& log, const VerifyReport& verify, std::string_view log_name);
+std::string render_html(const LoadedLog& log, const VerifyReport& verify,
+                        std::string_view log_name);
 
 // The colour of the denial highlight (the banner over the denied list, and each denied
 // row's marker); the screenshot test looks for it.

@@ -2,30 +2,32 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
+#include "supervisor/annotation.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/path_expand.h"
+#include "supervisor/event_schema.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
-#include "supervisor/session_proxy.h"
-#include "supervisor/annotation.h"
-#include "supervisor/event_schema.h"
 #include "supervisor/session_log.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/session_proxy.h"
 
 namespace vigil {
 
 int exit_code_for(const Error& e) {
   switch (e.code) {
     case Errc::kInvalidPolicy:
-    case Errc::kRefused: return to_int(ExitCode::kUsage);
-    default: return to_int(ExitCode::kSandboxSetup);
+    case Errc::kRefused:
+      return to_int(ExitCode::kUsage);
+    default:
+      return to_int(ExitCode::kSandboxSetup);
   }
 }
 
@@ -51,10 +53,14 @@ namespace {
 
 events::NetProto to_event_proto(proxy::Proto p) {
   switch (p) {
-    case proxy::Proto::kHttp: return events::NetProto::kHttp;
-    case proxy::Proto::kConnect: return events::NetProto::kConnect;
-    case proxy::Proto::kSocks5: return events::NetProto::kSocks5;
-    case proxy::Proto::kSocks4: return events::NetProto::kSocks4;
+    case proxy::Proto::kHttp:
+      return events::NetProto::kHttp;
+    case proxy::Proto::kConnect:
+      return events::NetProto::kConnect;
+    case proxy::Proto::kSocks5:
+      return events::NetProto::kSocks5;
+    case proxy::Proto::kSocks4:
+      return events::NetProto::kSocks4;
   }
   return events::NetProto::kHttp;
 }
@@ -64,7 +70,8 @@ events::NetDecision to_event(const proxy::NetDecision& d) {
   e.proto = to_event_proto(d.proto);
   e.host = d.host;
   e.port = d.port;
-  e.verdict = d.verdict == proxy::Verdict::kAllow ? events::NetVerdict::kAllowed : events::NetVerdict::kDenied;
+  e.verdict = d.verdict == proxy::Verdict::kAllow ? events::NetVerdict::kAllowed
+                                                  : events::NetVerdict::kDenied;
   e.rule = d.rule;
   e.reason = d.reason;
   e.refused_by = proxy::to_string(d.refused_by);
@@ -89,10 +96,15 @@ std::vector<std::pair<std::string, std::string>> session_environment(const std::
   const std::string socks = "socks5h://127.0.0.1:1080";
   return {
       {"TMPDIR", tmp},
-      {"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"http_proxy", http}, {"https_proxy", http},
-      {"ALL_PROXY", socks}, {"all_proxy", socks},
+      {"HTTP_PROXY", http},
+      {"HTTPS_PROXY", http},
+      {"http_proxy", http},
+      {"https_proxy", http},
+      {"ALL_PROXY", socks},
+      {"all_proxy", socks},
       // Empty on purpose: nothing bypasses the proxy (there is no other route anyway).
-      {"NO_PROXY", ""}, {"no_proxy", ""},
+      {"NO_PROXY", ""},
+      {"no_proxy", ""},
       // ssh (git over ssh) through SOCKS5 with OpenBSD netcat, where it is installed.
       {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:1080 %h %p'"},
   };
@@ -134,8 +146,9 @@ int cmd_run(const RunArgs& args) {
   // The session log: every record hash-chained to the one before; the violations the
   // model is told about are collected from exactly what was logged.
   const std::string id = new_session_id();
-  Result<std::string> log_path = args.log ? Result<std::string>(*args.log)
-                                          : default_log_path(id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  Result<std::string> log_path =
+      args.log ? Result<std::string>(*args.log)
+               : default_log_path(id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
   if (!log_path) return report(log_path.error());
   if (!args.log) {
     if (auto r = prepare_log_dir(*log_path); !r) return report(r.error());
@@ -181,7 +194,8 @@ int cmd_run(const RunArgs& args) {
   in.late_ro_binds = {session->proxy_socket()};
   // A log the session could rewrite proves nothing: its directory is read-only inside.
   const std::string log_dir = log->path().substr(0, log->path().rfind('/'));
-  if (decide(prepared->plan, resolve_symlinks(log_dir), Access::kWrite).verdict != Verdict::kDenied) {
+  if (decide(prepared->plan, resolve_symlinks(log_dir), Access::kWrite).verdict !=
+      Verdict::kDenied) {
     in.late_ro_binds.push_back(resolve_symlinks(log_dir));
   }
   in.json_status_fd = status->write.get();
@@ -201,13 +215,20 @@ int cmd_run(const RunArgs& args) {
     auto body = events::parse_untrusted_event_line(line);
     if (!body) {
       switch (events::fault_of(body.error())) {
-        case events::LineFault::kMalformed: ++counters["lines.malformed"]; break;
-        case events::LineFault::kForged: ++counters["lines.forged"]; break;
-        case events::LineFault::kUnsupported: ++counters["lines.unsupported"]; break;
+        case events::LineFault::kMalformed:
+          ++counters["lines.malformed"];
+          break;
+        case events::LineFault::kForged:
+          ++counters["lines.forged"];
+          break;
+        case events::LineFault::kUnsupported:
+          ++counters["lines.unsupported"];
+          break;
       }
       return;
     }
-    if (auto* w = std::get_if<events::FsWrite>(&*body)) w->reason = fs_denial_reason(*w, prepared->plan);
+    if (auto* w = std::get_if<events::FsWrite>(&*body))
+      w->reason = fs_denial_reason(*w, prepared->plan);
     append(events::Source::kObserver, std::move(body).value());
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), &*events, on_line);
@@ -225,7 +246,8 @@ int cmd_run(const RunArgs& args) {
     append(events::Source::kSupervisor, events::Annotation{block, true});
   }
   if (args.violations_fd) {
-    const std::string json = render_violations_json(collector, {kAnnotationMaxLines, log->path()}, id) + "\n";
+    const std::string json =
+        render_violations_json(collector, {kAnnotationMaxLines, log->path()}, id) + "\n";
     (void)!::write(*args.violations_fd, json.data(), json.size());
   }
   events::SessionEnd end;
@@ -237,7 +259,8 @@ int cmd_run(const RunArgs& args) {
   end.duration_ns = log->elapsed_ns();
   end.counters = counters;
   append(events::Source::kSupervisor, std::move(end));
-  if (auto r = log->close(); !r) std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
+  if (auto r = log->close(); !r)
+    std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
   return launched->exit_code;
 }
 

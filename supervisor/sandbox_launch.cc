@@ -12,9 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "supervisor/core/exit_codes.h"
 
@@ -59,7 +58,8 @@ Result<UniqueFd> sealed_memfd(const std::string& data) {
   }
   // Sealed so nothing (not even a process sharing the fd) can change the argv after we
   // built it.
-  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
+      0) {
     return system_error("sealing the bwrap argv");
   }
   if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek");
@@ -225,7 +225,8 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   // dup2 onto itself clears FD_CLOEXEC: exactly these two fds reach bwrap.
   posix_spawn_file_actions_adddup2(&actions, memfd->get(), memfd->get());
   posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
-  if (events != nullptr) posix_spawn_file_actions_adddup2(&actions, events->write.get(), events->write.get());
+  if (events != nullptr)
+    posix_spawn_file_actions_adddup2(&actions, events->write.get(), events->write.get());
   // Its own process group: terminal signals reach vigil, which forwards them.
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setsigmask(&attr, &block.old());

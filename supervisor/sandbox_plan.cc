@@ -22,8 +22,8 @@ std::string join(const std::string& dir, std::string_view rel) {
 }
 
 // What the scan found, as resolved paths the plan can mount over.
-Result<void> scan_root(const Policy& policy, const PathRule& root,
-                       std::vector<ProtectedPath>* out, std::vector<std::string>* warnings) {
+Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<ProtectedPath>* out,
+                       std::vector<std::string>* warnings) {
   ScanLimits limits;
   limits.max_depth = policy.fs.mandatory_deny_search_depth;
   auto scan = scan_mandatory_denies(root.resolved, limits);
@@ -46,9 +46,11 @@ Result<void> scan_root(const Policy& policy, const PathRule& root,
     }
     out->push_back(ProtectedPath{target, hit.rule, true, hit.rule->shape});
   }
-  for (const auto& g : scan->git_files) out->push_back(ProtectedPath{g, &kGitPointer, true, DenyShape::kFile});
+  for (const auto& g : scan->git_files)
+    out->push_back(ProtectedPath{g, &kGitPointer, true, DenyShape::kFile});
   for (const auto& d : scan->unreadable_dirs) {
-    warnings->push_back("mandatory-deny scan could not read " + d + "; protected names inside it are not capped");
+    warnings->push_back("mandatory-deny scan could not read " + d +
+                        "; protected names inside it are not capped");
   }
   // Directly in the root, a missing protected name gets a placeholder so the command
   // cannot create it. Deeper down only what exists is capped (the directories below are
@@ -106,21 +108,24 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   }
   for (const auto& root : out.policy.fs.allow_write) {
     if (root.session_temp || root.kind != PathKind::kDir) continue;
-    if (auto r = scan_root(out.policy, root, &out.protected_paths, &out.warnings); !r) return r.error();
+    if (auto r = scan_root(out.policy, root, &out.protected_paths, &out.warnings); !r)
+      return r.error();
   }
   out.plan = build_plan(out.policy, out.protected_paths);
 
   if (req.settings_path && !req.allow_writable_settings) {
     // The sandbox must not be able to widen its own next launch: neither the file nor the
     // directory holding it (a rename would replace it) may be writable inside.
-    const std::string real = resolve_symlinks(out.policy.source[0] == '/' ? out.policy.source
-                                                                          : join(*cwd, out.policy.source));
+    const std::string real = resolve_symlinks(
+        out.policy.source[0] == '/' ? out.policy.source : join(*cwd, out.policy.source));
     for (const std::string& p : {real, real.substr(0, real.rfind('/'))}) {
       const Decision d = decide(out.plan, p.empty() ? "/" : p, Access::kWrite);
       if (d.verdict != Verdict::kDenied) {
         return make_error(Errc::kRefused,
-                          "settings file " + *req.settings_path + " is writable inside the sandbox it configures (" +
-                              p + " is under " + d.rule + "); a session could widen its own next launch. Move it "
+                          "settings file " + *req.settings_path +
+                              " is writable inside the sandbox it configures (" + p + " is under " +
+                              d.rule +
+                              "); a session could widen its own next launch. Move it "
                               "outside the writable roots, or pass --allow-writable-settings");
       }
     }

@@ -26,7 +26,8 @@ Result<void> ensure_private_dir(const std::string& dir) {
   }
   if ((st.st_mode & 077) != 0) {
     return make_error(Errc::kRefused, dir + " is open to other users (mode " +
-                                          std::to_string(st.st_mode & 0777) + "); refusing to use it");
+                                          std::to_string(st.st_mode & 0777) +
+                                          "); refusing to use it");
   }
   return {};
 }
@@ -68,7 +69,8 @@ Result<SessionDir> SessionDir::create() {
   const std::string base = session_base();
   if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
   std::string templ = base + "/XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return system_error("cannot create a session dir in " + base);
+  if (::mkdtemp(templ.data()) == nullptr)
+    return system_error("cannot create a session dir in " + base);
   SessionDir s;
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
@@ -78,9 +80,7 @@ Result<SessionDir> SessionDir::create() {
 }
 
 SessionDir::SessionDir(SessionDir&& o) noexcept
-    : path_(std::exchange(o.path_, {})),
-      tmp_(std::move(o.tmp_)),
-      id_(std::move(o.id_)) {}
+    : path_(std::exchange(o.path_, {})), tmp_(std::move(o.tmp_)), id_(std::move(o.id_)) {}
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;

@@ -10,9 +10,8 @@
 #include <ctime>
 #include <map>
 #include <mutex>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/unique_fd.h"
@@ -25,8 +24,8 @@ using events::Event;
 bool is_session_id(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (const char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return s != "." && s != "..";
@@ -47,14 +46,17 @@ Result<void> check_private_dir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return system_error("cannot stat " + dir);
   if (!S_ISDIR(st.st_mode)) {
-    return make_error(Errc::kRefused, dir + " is not a directory (a symlink?); refusing to keep session logs there");
+    return make_error(
+        Errc::kRefused,
+        dir + " is not a directory (a symlink?); refusing to keep session logs there");
   }
   if (st.st_uid != ::geteuid()) {
     return make_error(Errc::kRefused, dir + " is owned by uid " + std::to_string(st.st_uid) +
                                           ", not by us; refusing to keep session logs there");
   }
   if ((st.st_mode & 022) != 0) {
-    return make_error(Errc::kRefused, dir + " is writable by other users; refusing to keep session logs there");
+    return make_error(Errc::kRefused,
+                      dir + " is writable by other users; refusing to keep session logs there");
   }
   return {};
 }
@@ -86,8 +88,9 @@ std::string new_session_id() {
     got += static_cast<std::size_t>(n);
   }
   if (got < sizeof rnd) {
-    const auto mix = static_cast<std::uint64_t>(::getpid()) ^
-                     static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    const auto mix =
+        static_cast<std::uint64_t>(::getpid()) ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     for (std::size_t i = 0; i < sizeof rnd; ++i) rnd[i] = static_cast<std::uint8_t>(mix >> (8 * i));
   }
   const std::time_t now = std::time(nullptr);
@@ -104,7 +107,8 @@ std::string new_session_id() {
   return id;
 }
 
-Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home, const char* home) {
+Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
+                                     const char* home) {
   if (!is_session_id(session_id)) return make_error(Errc::kInternal, "not a session id");
   std::string base;
   if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
@@ -112,9 +116,10 @@ Result<std::string> default_log_path(std::string_view session_id, const char* xd
   } else if (home != nullptr && home[0] == '/') {
     base = std::string(home) + "/.local/state";
   } else {
-    return make_error(Errc::kNotFound,
-                      "no place for the session log: neither XDG_STATE_HOME nor HOME is an absolute path "
-                      "(pass --log PATH)");
+    return make_error(
+        Errc::kNotFound,
+        "no place for the session log: neither XDG_STATE_HOME nor HOME is an absolute path "
+        "(pass --log PATH)");
   }
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base == "/") base.clear();
@@ -123,7 +128,8 @@ Result<std::string> default_log_path(std::string_view session_id, const char* xd
 
 Result<void> prepare_log_dir(const std::string& log_path) {
   const auto slash = log_path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return make_error(Errc::kInternal, "log path has no directory");
+  if (slash == std::string::npos || slash == 0)
+    return make_error(Errc::kInternal, "log path has no directory");
   const std::string sessions = log_path.substr(0, slash);
   const auto slash2 = sessions.rfind('/');
   if (slash2 == std::string::npos) return make_error(Errc::kInternal, "log path has no directory");
@@ -132,7 +138,8 @@ Result<void> prepare_log_dir(const std::string& log_path) {
   for (std::size_t pos = 1; pos <= sessions.size(); ++pos) {
     if (pos != sessions.size() && sessions[pos] != '/') continue;
     const std::string dir = sessions.substr(0, pos);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return system_error("cannot create " + dir);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      return system_error("cannot create " + dir);
   }
   if (auto r = check_private_dir(vigil_dir); !r) return r;
   return check_private_dir(sessions);
@@ -159,7 +166,8 @@ std::string canonical_policy_json(const Policy& p) {
   j["macos"] = {{"enableWeakerNetworkIsolation", p.macos.enable_weaker_network_isolation},
                 {"allowAppleEvents", p.macos.allow_apple_events},
                 {"allowPty", p.macos.allow_pty}};
-  j["vigil"] = {{"observerOverflow", p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"}};
+  j["vigil"] = {{"observerOverflow",
+                 p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).
@@ -188,11 +196,13 @@ SessionLog::SessionLog(SessionLog&&) noexcept = default;
 SessionLog& SessionLog::operator=(SessionLog&&) noexcept = default;
 SessionLog::~SessionLog() = default;
 
-Result<SessionLog> SessionLog::create(const std::string& path, std::string session_id, Clock clock) {
+Result<SessionLog> SessionLog::create(const std::string& path, std::string session_id,
+                                      Clock clock) {
   if (!is_session_id(session_id)) {
     return make_error(Errc::kInternal, "session id must match [A-Za-z0-9._-]{1,64}");
   }
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd fd(
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return system_error("cannot create the session log " + path);
   auto s = std::make_unique<State>();
   s->fd = std::move(fd);
@@ -203,8 +213,9 @@ Result<SessionLog> SessionLog::create(const std::string& path, std::string sessi
   } else {
     const auto start = std::chrono::steady_clock::now();
     s->clock = [start] {
-      return static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+      return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::steady_clock::now() - start)
+                                            .count());
     };
   }
   return SessionLog(std::move(s));
@@ -212,12 +223,14 @@ Result<SessionLog> SessionLog::create(const std::string& path, std::string sessi
 
 Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body) {
   if (auto ok = events::validate(body, events::Limits::log()); !ok) {
-    return make_error(Errc::kInternal, std::string("session log: refusing a record that could not be read back: ") +
-                                           ok.error().message);
+    return make_error(Errc::kInternal,
+                      std::string("session log: refusing a record that could not be read back: ") +
+                          ok.error().message);
   }
   std::lock_guard lock(s_->mu);
   if (!s_->fd) return make_error(Errc::kInternal, "session log is closed");
-  if (s_->failed) return make_error(Errc::kSystem, "session log: an earlier write failed; not appending");
+  if (s_->failed)
+    return make_error(Errc::kSystem, "session log: an earlier write failed; not appending");
   Event e;
   e.seq = s_->next_seq;
   // Never backwards, whatever the clock does: verify checks time order.
@@ -280,9 +293,11 @@ Result<std::string> read_log_file(const std::string& path) {
   if (!fd) return system_error("cannot open " + path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
-  if (!S_ISREG(st.st_mode)) return make_error(Errc::kInvalidPolicy, path + " is not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return make_error(Errc::kInvalidPolicy, path + " is not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
-    return make_error(Errc::kInvalidPolicy, path + " is larger than " + std::to_string(kMaxLogFileBytes >> 20) +
+    return make_error(Errc::kInvalidPolicy, path + " is larger than " +
+                                                std::to_string(kMaxLogFileBytes >> 20) +
                                                 " MiB; not a session log vigil wrote");
   }
   std::string text;
@@ -380,47 +395,62 @@ VerifyReport verify_log_text(std::string_view text) {
   std::optional<std::size_t> end_at;
   for (std::size_t i = 0; i < n; ++i) {
     const std::string r = rec + std::to_string(i);
-    if (!ev[i]) return broken(i, r + " is not a valid record (" + parse_error[i] + "): it was edited");
+    if (!ev[i])
+      return broken(i, r + " is not a valid record (" + parse_error[i] + "): it was edited");
     const Event& e = *ev[i];
-    if (end_at) return broken(i, r + " comes after session.end: records were appended to a finished log");
+    if (end_at)
+      return broken(i, r + " comes after session.end: records were appended to a finished log");
     if (i == 0) {
-      if (e.kind() != events::Kind::kSessionStart) return broken(0, "record 0 is not session.start");
-      if (e.seq != 0) return broken(0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
-      if (e.prev != events::kGenesisPrev) return broken(0, "record 0's prev is not the genesis value (64 zeros)");
+      if (e.kind() != events::Kind::kSessionStart)
+        return broken(0, "record 0 is not session.start");
+      if (e.seq != 0)
+        return broken(
+            0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
+      if (e.prev != events::kGenesisPrev)
+        return broken(0, "record 0's prev is not the genesis value (64 zeros)");
     } else {
       const Event& first = *ev[0];
-      if (e.session != first.session) return broken(i, r + " belongs to another session (" + e.session + ")");
-      if (e.kind() == events::Kind::kSessionStart) return broken(i, r + " is a second session.start");
+      if (e.session != first.session)
+        return broken(i, r + " belongs to another session (" + e.session + ")");
+      if (e.kind() == events::Kind::kSessionStart)
+        return broken(i, r + " is a second session.start");
       if (e.seq != i) {
         if (e.seq > i) {
           auto later = first_pos_of_seq.find(i);
           if (later != first_pos_of_seq.end() && later->second > i) {
-            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) + ", and seq " +
-                                 std::to_string(i) + " comes later, at record " + std::to_string(later->second));
+            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) +
+                                 ", and seq " + std::to_string(i) + " comes later, at record " +
+                                 std::to_string(later->second));
           }
-          return broken(i, "the record with seq " + std::to_string(i) + " is missing (deleted): " + r + " has seq " +
-                               std::to_string(e.seq));
+          return broken(i, "the record with seq " + std::to_string(i) +
+                               " is missing (deleted): " + r + " has seq " + std::to_string(e.seq));
         }
-        return broken(i, r + " has seq " + std::to_string(e.seq) + ", which came before: duplicated or out of order");
+        return broken(i, r + " has seq " + std::to_string(e.seq) +
+                             ", which came before: duplicated or out of order");
       }
       if (!link_ok(i)) {
         // Which record changed? An edit inside record i-1 breaks only the link
         // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
         const bool next_breaks = i + 1 < n && !link_ok(i + 1);
         if (next_breaks) {
-          return broken(i, r + " was altered: its prev does not match record " + std::to_string(i - 1) +
-                               ", and record " + std::to_string(i + 1) + "'s prev does not match it");
+          return broken(i, r + " was altered: its prev does not match record " +
+                               std::to_string(i - 1) + ", and record " + std::to_string(i + 1) +
+                               "'s prev does not match it");
         }
         const std::string p = rec + std::to_string(i - 1);
-        return broken(i - 1, p + " was altered: its hash does not match the prev of " + r +
-                                 (i + 1 == n ? " (or the prev of the last record, " + r + ", was edited)" : ""));
+        return broken(
+            i - 1,
+            p + " was altered: its hash does not match the prev of " + r +
+                (i + 1 == n ? " (or the prev of the last record, " + r + ", was edited)" : ""));
       }
-      if (e.t < ev[i - 1]->t) return broken(i, r + "'s time goes backwards: records were reordered or edited");
+      if (e.t < ev[i - 1]->t)
+        return broken(i, r + "'s time goes backwards: records were reordered or edited");
     }
     if (e.kind() == events::Kind::kSessionEnd) end_at = i;
   }
   if (!tail.empty()) {
-    return broken(n, rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
+    return broken(n,
+                  rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
   }
   rep.ok = true;
   rep.head = hash[n - 1];

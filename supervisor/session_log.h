@@ -64,7 +64,8 @@ class SessionLog {
   // follows a symlink planted at, an existing file. The parent must exist (see
   // prepare_log_dir for the default location). `session_id` must match the schema's id
   // syntax ([A-Za-z0-9._-]{1,64}).
-  static Result<SessionLog> create(const std::string& path, std::string session_id, Clock clock = {});
+  static Result<SessionLog> create(const std::string& path, std::string session_id,
+                                   Clock clock = {});
 
   SessionLog(SessionLog&&) noexcept;
   SessionLog& operator=(SessionLog&&) noexcept;
@@ -81,8 +82,8 @@ class SessionLog {
 
   const std::string& path() const;
   const std::string& session() const;
-  std::string head() const;        // sha256 of the last line written (kGenesisPrev if none)
-  std::uint64_t records() const;   // records written
+  std::string head() const;       // sha256 of the last line written (kGenesisPrev if none)
+  std::uint64_t records() const;  // records written
   std::uint64_t elapsed_ns() const;
 
   // fsync and close. Appends after close fail. The destructor closes without fsync.
@@ -112,8 +113,8 @@ struct UnreadableLine {
 struct LoadedLog {
   std::vector<LogRecord> records;  // the lines that parsed, in file order
   std::vector<UnreadableLine> unreadable;
-  bool truncated_tail = false;     // the file ends inside a line (no final newline)
-  std::size_t lines = 0;           // complete lines
+  bool truncated_tail = false;  // the file ends inside a line (no final newline)
+  std::size_t lines = 0;        // complete lines
 };
 
 LoadedLog load_log_text(std::string_view text);
@@ -121,12 +122,12 @@ Result<LoadedLog> load_log(const std::string& path);
 Result<std::string> read_log_file(const std::string& path);  // bounded by kMaxLogFileBytes
 
 struct VerifyReport {
-  bool ok = false;                        // every record present, in order, unaltered
-  std::size_t records = 0;                // complete lines examined
-  std::optional<std::size_t> broken_at;   // first broken record (0-based line index)
-  std::string why;                        // one line
-  std::string head;                       // hash of the last record, when ok
-  bool complete = false;                  // ends with session.end
+  bool ok = false;                       // every record present, in order, unaltered
+  std::size_t records = 0;               // complete lines examined
+  std::optional<std::size_t> broken_at;  // first broken record (0-based line index)
+  std::string why;                       // one line
+  std::string head;                      // hash of the last record, when ok
+  bool complete = false;                 // ends with session.end
 };
 
 // Pure: checks parse + canonical form, session id, seq order, the prev chain, time

@@ -22,7 +22,8 @@ class SessionProxy::Sink : public proxy::EventSink {
 
 Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
                                                           const std::string& socket_path,
-                                                          OnDecision on_decision, OnFailure on_failure) {
+                                                          OnDecision on_decision,
+                                                          OnFailure on_failure) {
   std::unique_ptr<SessionProxy> p(new SessionProxy());
   p->sink_ = std::make_shared<Sink>(std::move(on_decision), std::move(on_failure));
   auto server = proxy::Server::create(p->io_, net, proxy::ServerOptions{},

@@ -4,14 +4,13 @@
 // the model. One proxy per session: concurrent sessions never share one.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 #include "proxy/events.h"
 #include "proxy/server.h"
@@ -27,7 +26,8 @@ class SessionProxy {
   // The callbacks run on the proxy's thread, in decision order.
   using OnDecision = std::function<void(const proxy::NetDecision&)>;
   using OnFailure = std::function<void(const proxy::UpstreamFailure&)>;
-  static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net, const std::string& socket_path,
+  static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
+                                                     const std::string& socket_path,
                                                      OnDecision on_decision, OnFailure on_failure);
   ~SessionProxy();  // graceful shutdown, then joins the thread
 

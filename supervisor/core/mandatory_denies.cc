@@ -16,12 +16,13 @@ constexpr std::array kDenies = {
     MandatoryDeny{".ripgreprc", DenyShape::kFile, "ripgrep reads options (pre-processors) from it"},
     MandatoryDeny{".mcp.json", DenyShape::kFile, "agent harnesses start the servers it names"},
     MandatoryDeny{".vscode", DenyShape::kDir, "the editor runs tasks from it outside the sandbox"},
-    MandatoryDeny{".idea", DenyShape::kDir, "the IDE runs configurations from it outside the sandbox"},
+    MandatoryDeny{".idea", DenyShape::kDir,
+                  "the IDE runs configurations from it outside the sandbox"},
     MandatoryDeny{".claude/commands", DenyShape::kDir, "the agent runs these commands later"},
     MandatoryDeny{".claude/agents", DenyShape::kDir, "the agent loads these definitions later"},
     MandatoryDeny{".git/hooks", DenyShape::kDir, "git executes hooks on commit and checkout"},
-    MandatoryDeny{".git/config", DenyShape::kFile, "git runs commands named in it (core.fsmonitor, ...)",
-                  true},
+    MandatoryDeny{".git/config", DenyShape::kFile,
+                  "git runs commands named in it (core.fsmonitor, ...)", true},
 };
 
 }  // namespace

@@ -15,7 +15,7 @@ struct MandatoryDeny {
   std::string_view relpath;  // relative to the directory it is found in ("a" or "a/b")
   DenyShape shape;
   std::string_view why;
-  bool git_config = false;   // lifted by filesystem.allowGitConfig
+  bool git_config = false;  // lifted by filesystem.allowGitConfig
 };
 
 // All entries, in the order `vigil explain` prints them.

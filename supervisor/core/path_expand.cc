@@ -45,7 +45,8 @@ Result<std::string> expand_settings_path(std::string_view written, std::string_v
                         "\"~user\" paths are not supported; write the absolute path");
     }
     if (home.empty() || home[0] != '/') {
-      return make_error(Errc::kInvalidPolicy, "path starts with ~ but HOME is not an absolute path");
+      return make_error(Errc::kInvalidPolicy,
+                        "path starts with ~ but HOME is not an absolute path");
     }
     std::string joined(home);
     joined += '/';

@@ -27,7 +27,7 @@ std::string resolve_symlinks(std::string_view abs);
 // lstat type of an absolute path, and (when missing) its first missing component.
 struct PathState {
   PathKind kind;
-  std::string first_missing;      // kMissing: the component that stops the path
+  std::string first_missing;         // kMissing: the component that stops the path
   bool blocked_by_existing = false;  // that component exists, but is not a directory
 };
 PathState stat_path(const std::string& abs);

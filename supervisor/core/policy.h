@@ -17,7 +17,7 @@ struct PathRule {
   std::string written;   // as spelled in the settings file (or a description for defaults)
   std::string literal;   // absolute: ~ and relative spellings expanded, lexically normalised
   std::string resolved;  // symlinks resolved (deepest existing ancestor + the missing rest)
-  std::string origin;    // where it came from: "filesystem.denyRead[2]", "default: working directory"
+  std::string origin;  // where it came from: "filesystem.denyRead[2]", "default: working directory"
   PathKind kind = PathKind::kMissing;  // of `resolved`, when the policy was loaded
   std::string first_missing;           // kMissing only: the component that stops the path
                                        // (missing, or existing but not a directory)

@@ -20,10 +20,10 @@ using nlohmann::json;
 
 // How a key the schema knows is treated.
 enum class Support {
-  kHandled,         // read into the Policy
-  kUnsupported,     // srt has it, vigil does not implement it yet: an error
-  kUnsupportedIfOn, // only a true/non-default value is unsupported (false is the default)
-  kNotApplicable,   // vigil has no use for it on this platform: accepted, with a warning
+  kHandled,          // read into the Policy
+  kUnsupported,      // srt has it, vigil does not implement it yet: an error
+  kUnsupportedIfOn,  // only a true/non-default value is unsupported (false is the default)
+  kNotApplicable,    // vigil has no use for it on this platform: accepted, with a warning
 };
 
 struct KeySpec {
@@ -112,15 +112,23 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 const char* type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    case json::value_t::null: return "null";
-    default: return "something else";
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::null:
+      return "null";
+    default:
+      return "something else";
   }
 }
 
@@ -140,7 +148,8 @@ class Loader {
       if (auto r = load_filesystem(*it); !r) return r;
     }
     if (auto it = root.find("mandatoryDenySearchDepth"); it != root.end()) {
-      if (!it->is_number_integer()) return type_error("mandatoryDenySearchDepth", *it, "an integer");
+      if (!it->is_number_integer())
+        return type_error("mandatoryDenySearchDepth", *it, "an integer");
       const auto depth = it->get<std::int64_t>();
       if (depth < 1 || depth > 10) {
         // dump(), not the int64 value: a huge unsigned number would print as negative.
@@ -156,8 +165,12 @@ class Loader {
       }
       p_->bwrap_path = s;
     }
-    if (auto r = read_bool(root, "", "enableWeakerNetworkIsolation", &p_->macos.enable_weaker_network_isolation); !r) return r;
-    if (auto r = read_bool(root, "", "allowAppleEvents", &p_->macos.allow_apple_events); !r) return r;
+    if (auto r = read_bool(root, "", "enableWeakerNetworkIsolation",
+                           &p_->macos.enable_weaker_network_isolation);
+        !r)
+      return r;
+    if (auto r = read_bool(root, "", "allowAppleEvents", &p_->macos.allow_apple_events); !r)
+      return r;
     if (auto r = read_bool(root, "", "allowPty", &p_->macos.allow_pty); !r) return r;
     if (auto it = root.find("vigil"); it != root.end()) {
       if (auto r = load_vigil(*it); !r) return r;
@@ -192,11 +205,13 @@ class Loader {
         std::vector<std::string_view> names;
         for (const auto& s : specs) names.push_back(s.key);
         std::string msg = "unknown key " + sub;
-        if (auto near = nearest_key(key, names); !near.empty()) msg += "; did you mean " + near + "?";
+        if (auto near = nearest_key(key, names); !near.empty())
+          msg += "; did you mean " + near + "?";
         return fail(sub, msg);
       }
       switch (spec->support) {
-        case Support::kHandled: break;
+        case Support::kHandled:
+          break;
         case Support::kUnsupported:
           return fail(sub, "not supported yet by vigil (" + std::string(spec->note) +
                                "); remove the key to run under vigil");
@@ -208,8 +223,8 @@ class Loader {
           }
           break;
         case Support::kNotApplicable:
-          p_->warnings.push_back(std::string(source_) + ": " + sub + " has no effect: " +
-                                 std::string(spec->note));
+          p_->warnings.push_back(std::string(source_) + ": " + sub +
+                                 " has no effect: " + std::string(spec->note));
           break;
       }
     }
@@ -244,10 +259,16 @@ class Loader {
     auto& n = p_->net;
     if (auto r = read_strings(net, "network", "allowedDomains", &n.allowed_domains); !r) return r;
     if (auto r = read_strings(net, "network", "deniedDomains", &n.denied_domains); !r) return r;
-    if (auto r = read_strings(net, "network", "deniedResolvedAddresses", &n.denied_resolved_addresses); !r) return r;
-    if (auto r = read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets); !r) return r;
-    if (auto r = read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup); !r) return r;
-    if (auto r = read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding); !r) return r;
+    if (auto r =
+            read_strings(net, "network", "deniedResolvedAddresses", &n.denied_resolved_addresses);
+        !r)
+      return r;
+    if (auto r = read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets); !r)
+      return r;
+    if (auto r = read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup); !r)
+      return r;
+    if (auto r = read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding); !r)
+      return r;
     bool strict = true;
     if (auto r = read_bool(net, "network", "strictAllowlist", &strict); !r) return r;
     if (!strict) {
@@ -286,7 +307,8 @@ class Loader {
       } else if (e.is_object()) {
         for (const auto& [k, v] : e.items()) {
           if (k != "path" && k != "literal") {
-            return fail(json_path_key(ep, k), "unknown key; an entry object has only \"path\" and \"literal\"");
+            return fail(json_path_key(ep, k),
+                        "unknown key; an entry object has only \"path\" and \"literal\"");
           }
         }
         auto pit = e.find("path");
@@ -309,8 +331,10 @@ class Loader {
           return fail(ep, quoted + " is a glob pattern; " + key +
                               " takes directories, not patterns (list each one)");
         }
-        return fail(ep, quoted + " is a glob pattern; deny globs are not supported "
-                        "yet (for a name that contains *, ? or [ write {\"path\": ..., \"literal\": true})");
+        return fail(ep, quoted +
+                            " is a glob pattern; deny globs are not supported "
+                            "yet (for a name that contains *, ? or [ write {\"path\": ..., "
+                            "\"literal\": true})");
       }
       auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
       if (!expanded) return fail(ep, expanded.error().message);
@@ -346,14 +370,16 @@ class Loader {
       if (!it->is_object()) return type_error("vigil.observer", *it, "an object");
       if (auto r = check_keys(*it, "vigil.observer", kVigilObserverKeys); !r) return r;
       if (auto o = it->find("overflow"); o != it->end()) {
-        if (!o->is_string()) return type_error("vigil.observer.overflow", *o, "\"block\" or \"drop\"");
+        if (!o->is_string())
+          return type_error("vigil.observer.overflow", *o, "\"block\" or \"drop\"");
         const auto& s = o->get_ref<const std::string&>();
         if (s == "block") {
           p_->vigil.observer_overflow = VigilOptions::Overflow::kBlock;
         } else if (s == "drop") {
           p_->vigil.observer_overflow = VigilOptions::Overflow::kDrop;
         } else {
-          return fail("vigil.observer.overflow", "expected \"block\" or \"drop\", got " + o->dump());
+          return fail("vigil.observer.overflow",
+                      "expected \"block\" or \"drop\", got " + o->dump());
         }
       }
     }

@@ -17,11 +17,16 @@ int depth_of(std::string_view path) {
 // more restrictive layer of the same path is applied last where srt says it wins.
 int kind_rank(OpKind k) {
   switch (k) {
-    case OpKind::kHide: return 0;
-    case OpKind::kReopenRead: return 1;
-    case OpKind::kWritable: return 2;
-    case OpKind::kPin: return 3;
-    case OpKind::kDenyWrite: return 4;
+    case OpKind::kHide:
+      return 0;
+    case OpKind::kReopenRead:
+      return 1;
+    case OpKind::kWritable:
+      return 2;
+    case OpKind::kPin:
+      return 3;
+    case OpKind::kDenyWrite:
+      return 4;
   }
   return 5;
 }
@@ -84,9 +89,9 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
   }
   for (const auto& r : fs.allow_write) {
     if (r.kind != PathKind::kDir) {
-      plan.notes.push_back(r.origin + ": " + r.resolved +
-                           (r.kind == PathKind::kMissing ? " does not exist" : " is not a directory") +
-                           "; skipped");
+      plan.notes.push_back(
+          r.origin + ": " + r.resolved +
+          (r.kind == PathKind::kMissing ? " does not exist" : " is not a directory") + "; skipped");
       continue;
     }
     add(OpKind::kWritable, r, r.session_temp ? "the session's temp dir" : "writable root");
@@ -107,8 +112,8 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
     if (p.rule == nullptr) continue;
     if (p.rule->git_config && fs.allow_git_config) continue;
     candidates.push_back(PlanOp{OpKind::kDenyWrite, lexically_normal(p.path),
-                                "mandatory: " + std::string(p.rule->relpath), mandatory_why(*p.rule),
-                                p.exists, p.shape});
+                                "mandatory: " + std::string(p.rule->relpath),
+                                mandatory_why(*p.rule), p.exists, p.shape});
   }
   sort_ops(&candidates);
 
@@ -219,20 +224,28 @@ Decision decide(const Plan& plan, std::string_view raw_path, Access access) {
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::kAllowed: return "allowed";
-    case Verdict::kDenied: return "denied";
-    case Verdict::kEphemeral: return "ephemeral";
+    case Verdict::kAllowed:
+      return "allowed";
+    case Verdict::kDenied:
+      return "denied";
+    case Verdict::kEphemeral:
+      return "ephemeral";
   }
   return "?";
 }
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::kHide: return "hide";
-    case OpKind::kReopenRead: return "reopen-read";
-    case OpKind::kWritable: return "writable";
-    case OpKind::kPin: return "pin";
-    case OpKind::kDenyWrite: return "deny-write";
+    case OpKind::kHide:
+      return "hide";
+    case OpKind::kReopenRead:
+      return "reopen-read";
+    case OpKind::kWritable:
+      return "writable";
+    case OpKind::kPin:
+      return "pin";
+    case OpKind::kDenyWrite:
+      return "deny-write";
   }
   return "?";
 }

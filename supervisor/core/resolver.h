@@ -51,8 +51,8 @@ struct PlanOp {
 };
 
 struct Plan {
-  std::vector<PlanOp> ops;          // in mount order (parents before children)
-  std::vector<std::string> notes;   // rules that had no effect, and why
+  std::vector<PlanOp> ops;         // in mount order (parents before children)
+  std::vector<std::string> notes;  // rules that had no effect, and why
 };
 
 Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths);

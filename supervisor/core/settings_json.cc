@@ -80,7 +80,8 @@ class PositionSax {
     return true;
   }
 
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) {
     std::string what = ex.what();
     // nlohmann's text is "[json.exception...] parse error at line L, column C: <reason>";
     // keep the reason, we print our own position.

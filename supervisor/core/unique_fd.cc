@@ -21,7 +21,8 @@ void close_fds_from(int first) {
 
 void close_fds_from_except(int first, int keep) {
   if (keep < first) return close_fds_from(first);
-  if (keep > first) ::syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(keep - 1), 0U);
+  if (keep > first)
+    ::syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(keep - 1), 0U);
   ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U);
 }
 

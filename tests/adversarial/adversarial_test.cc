@@ -1,6 +1,7 @@
 // Hostile probes through a real `vigil run`, as root and as an unprivileged user. Each
 // asserts what the probe saw (errno, or being killed) AND a fact checked on the host.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -8,8 +9,6 @@
 
 #include <cstdlib>
 #include <cstring>
-
-#include <gtest/gtest.h>
 
 #include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
@@ -99,7 +98,8 @@ TEST(Adversarial, RefusedSyscalls) {
     SCOPED_TRACE(c.op);
     auto o = probe(ws, c.op, std::string(c.op) == "abstract-unix" ? "vigil-abstract" : "");
     EXPECT_EQ(o.exit_code, 0) << o.err;
-    EXPECT_TRUE(matches(line(o), c.expect)) << "got '" << line(o) << "', want " << c.expect << "\n" << o.err;
+    EXPECT_TRUE(matches(line(o), c.expect)) << "got '" << line(o) << "', want " << c.expect << "\n"
+                                            << o.err;
   }
 }
 
@@ -148,7 +148,8 @@ TEST(Adversarial, I386SyscallKillsTheProcess) {
 TEST(Adversarial, X32SyscallKillsTheProcess) {
   TempDir ws;
   const auto bare = unsandboxed("x32");
-  EXPECT_NE(bare.out.find("survived"), std::string::npos) << "control: unfiltered, an x32 number just fails";
+  EXPECT_NE(bare.out.find("survived"), std::string::npos)
+      << "control: unfiltered, an x32 number just fails";
   auto o = probe(ws, "x32");
   EXPECT_EQ(o.exit_code, 128 + SIGSYS) << o.out << o.err;
   EXPECT_EQ(o.out.find("survived"), std::string::npos) << o.out;

@@ -1,15 +1,14 @@
 // The observer's accuracy: real writes through a real `vigil run`, each checked against
 // the verdict the kernel actually gave (ground truth on the host), and the session log's
 // fs.write record for it checked for the exact verdict.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/integration/harness.h"
 
@@ -74,31 +73,86 @@ TEST_F(ObserverAccuracy, EveryWriteGetsTheVerdictTheKernelGave) {
       {"write inside", {"sh", "-c", "echo x > new.txt"}, W + "/new.txt", "allowed", ""},
       {"write outside", {"sh", "-c", "echo x > " + O + "/new.txt"}, O + "/new.txt", "denied", ""},
       {"write /etc", {"sh", "-c", "echo x > /etc/vigil-acc"}, "/etc/vigil-acc", "denied", ""},
-      {"nested mandatory deny", {"sh", "-c", "echo x >> a/b/.vscode/x"}, W + "/a/b/.vscode/x", "denied", ""},
-      {"symlink pointing outside", {"sh", "-c", "echo x >> out-link"}, O + "/target.txt", "denied", ""},
-      {"symlink pointing inside", {"sh", "-c", "echo x >> in-link"}, W + "/inside.txt", "allowed", ""},
-      {"link/../x climbs out of the target", {"sh", "-c", "echo x > dirlink/../esc.txt"}, O + "/esc.txt", "denied", ""},
-      {"rename out of the workspace", {"mv", "inside.txt", O + "/moved.txt"}, O + "/moved.txt", "denied", ""},
-      {"rename into the workspace", {"mv", O + "/target.txt", W + "/in.txt"}, O + "/target.txt", "denied", ""},
+      {"nested mandatory deny",
+       {"sh", "-c", "echo x >> a/b/.vscode/x"},
+       W + "/a/b/.vscode/x",
+       "denied",
+       ""},
+      {"symlink pointing outside",
+       {"sh", "-c", "echo x >> out-link"},
+       O + "/target.txt",
+       "denied",
+       ""},
+      {"symlink pointing inside",
+       {"sh", "-c", "echo x >> in-link"},
+       W + "/inside.txt",
+       "allowed",
+       ""},
+      {"link/../x climbs out of the target",
+       {"sh", "-c", "echo x > dirlink/../esc.txt"},
+       O + "/esc.txt",
+       "denied",
+       ""},
+      {"rename out of the workspace",
+       {"mv", "inside.txt", O + "/moved.txt"},
+       O + "/moved.txt",
+       "denied",
+       ""},
+      {"rename into the workspace",
+       {"mv", O + "/target.txt", W + "/in.txt"},
+       O + "/target.txt",
+       "denied",
+       ""},
       {"hard link inside", {"ln", "inside.txt", "hard.txt"}, W + "/hard.txt", "allowed", ""},
       {"hard link outside", {"ln", "inside.txt", O + "/hard.txt"}, O + "/hard.txt", "denied", ""},
       {"setxattr outside", {P, "setxattr", O + "/target.txt"}, O + "/target.txt", "denied", ""},
       {"futimesat outside", {P, "futimesat", O + "/target.txt"}, O + "/target.txt", "denied", ""},
-      {"read-only openat2: no event", {P, "openat2-ro", W + "/inside.txt"}, W + "/inside.txt", "none", ""},
+      {"read-only openat2: no event",
+       {P, "openat2-ro", W + "/inside.txt"},
+       W + "/inside.txt",
+       "none",
+       ""},
       {"writing openat2 outside", {P, "openat2-wr", O + "/o2.txt"}, O + "/o2.txt", "denied", ""},
-      {"/dev/shm", {"sh", "-c", "echo x > /dev/shm/vigil-acc"}, "/dev/shm/vigil-acc", "allowed", ""},
+      {"/dev/shm",
+       {"sh", "-c", "echo x > /dev/shm/vigil-acc"},
+       "/dev/shm/vigil-acc",
+       "allowed",
+       ""},
       {"/proc/self/comm", {"sh", "-c", "echo name > /proc/self/comm"}, "", "allowed", ""},
-      {"relative through a dirfd", {P, "openat-dirfd", W + "/sub"}, W + "/sub/rel.txt", "allowed", ""},
-      {"relative after chdir", {"sh", "-c", "cd sub && echo x > c.txt"}, W + "/sub/c.txt", "allowed", ""},
-      {"ENOENT is not a sandbox denial", {"sh", "-c", "echo x > nodir/x"}, W + "/nodir/x", "allowed", ""},
+      {"relative through a dirfd",
+       {P, "openat-dirfd", W + "/sub"},
+       W + "/sub/rel.txt",
+       "allowed",
+       ""},
+      {"relative after chdir",
+       {"sh", "-c", "cd sub && echo x > c.txt"},
+       W + "/sub/c.txt",
+       "allowed",
+       ""},
+      {"ENOENT is not a sandbox denial",
+       {"sh", "-c", "echo x > nodir/x"},
+       W + "/nodir/x",
+       "allowed",
+       ""},
       {"mkdir outside", {"mkdir", O + "/newdir"}, O + "/newdir", "denied", ""},
       {"chmod outside", {"chmod", "600", O + "/target.txt"}, O + "/target.txt", "denied", ""},
       {"unlink inside", {"rm", "inside.txt"}, W + "/inside.txt", "allowed", ""},
-      {"git hook", {"sh", "-c", "echo x > .git/hooks/pre-commit"}, W + "/.git/hooks/pre-commit", "denied", ""},
+      {"git hook",
+       {"sh", "-c", "echo x > .git/hooks/pre-commit"},
+       W + "/.git/hooks/pre-commit",
+       "denied",
+       ""},
       {"git config", {"sh", "-c", "echo x >> .git/config"}, W + "/.git/config", "denied", ""},
-      {"git objects", {"sh", "-c", "echo x > .git/objects/o"}, W + "/.git/objects/o", "allowed", ""},
+      {"git objects",
+       {"sh", "-c", "echo x > .git/objects/o"},
+       W + "/.git/objects/o",
+       "allowed",
+       ""},
       {"symlink created outside", {"ln", "-s", "x", O + "/sl"}, O + "/sl", "denied", ""},
-      {"denyRead dir is ephemeral", {"sh", "-c", "echo x > secret/e.txt"}, W + "/secret/e.txt", "ephemeral",
+      {"denyRead dir is ephemeral",
+       {"sh", "-c", "echo x > secret/e.txt"},
+       W + "/secret/e.txt",
+       "ephemeral",
        R"({"filesystem": {"allowWrite": ["."], "denyRead": ["./secret"]}})"},
   };
   int checked = 0;
@@ -117,7 +171,8 @@ TEST_F(ObserverAccuracy, EveryWriteGetsTheVerdictTheKernelGave) {
     const auto seen = fs_writes(log);
     bool found = false;
     for (const auto& s : seen) {
-      const bool same = c.resolved.empty() ? s.resolved.find("/comm") != std::string::npos : s.resolved == c.resolved;
+      const bool same = c.resolved.empty() ? s.resolved.find("/comm") != std::string::npos
+                                           : s.resolved == c.resolved;
       if (!same) continue;
       found = true;
       EXPECT_EQ(s.verdict, c.verdict) << s.syscall << " " << s.resolved << "\n" << o.err;
@@ -205,7 +260,8 @@ TEST(ObserverLoad, HundredThousandAllowedWritesAllDelivered) {
   std::string line;
   long events = 0, dropped = -1;
   while (std::getline(f, line)) {
-    if (line.find("\"kind\":\"fs.write\"") != std::string::npos && line.find("\"verdict\":\"allowed\"") != std::string::npos &&
+    if (line.find("\"kind\":\"fs.write\"") != std::string::npos &&
+        line.find("\"verdict\":\"allowed\"") != std::string::npos &&
         line.find("\"resolved\":\"" + ws.path() + "/f\"") != std::string::npos) {
       ++events;
     }
@@ -216,7 +272,8 @@ TEST(ObserverLoad, HundredThousandAllowedWritesAllDelivered) {
   }
   EXPECT_EQ(events, 100000);
   EXPECT_EQ(dropped, 0);
-  EXPECT_EQ(o.err.find("<sandbox_violations>"), std::string::npos) << "allowed writes are never listed";
+  EXPECT_EQ(o.err.find("<sandbox_violations>"), std::string::npos)
+      << "allowed writes are never listed";
 }
 
 }  // namespace

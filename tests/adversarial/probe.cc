@@ -2,20 +2,19 @@
 // adversarial tests. Prints "ok" when the operation succeeded, "errno:NAME" when it
 // failed, and nothing at all when the kernel killed it. Each operation uses the raw
 // syscall so that libc cannot paper over (or fall back around) a refusal.
+#include <asm/unistd.h>
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <sched.h>
-#include <asm/unistd.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/mount.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -54,9 +53,7 @@ sockaddr_un unix_addr(const char* path, socklen_t* len, bool abstract = false) {
   return a;
 }
 
-long raw_socket(std::uint64_t domain, long type) {
-  return ::syscall(SYS_socket, domain, type, 0);
-}
+long raw_socket(std::uint64_t domain, long type) { return ::syscall(SYS_socket, domain, type, 0); }
 
 }  // namespace
 
@@ -70,7 +67,8 @@ int main(int argc, char** argv) {
   if (op == "socket-unix-stream") return report(raw_socket(AF_UNIX, SOCK_STREAM));
   if (op == "socket-unix-dgram") return report(raw_socket(AF_UNIX, SOCK_DGRAM));
   if (op == "socket-unix-seqpacket") return report(raw_socket(AF_UNIX, SOCK_SEQPACKET));
-  if (op == "socket-unix-upper-bits") return report(raw_socket((1ULL << 32) | AF_UNIX, SOCK_STREAM));
+  if (op == "socket-unix-upper-bits")
+    return report(raw_socket((1ULL << 32) | AF_UNIX, SOCK_STREAM));
   if (op == "socket-vsock") return report(raw_socket(AF_VSOCK, SOCK_STREAM));
   if (op == "socket-inet") return report(raw_socket(AF_INET, SOCK_STREAM));
   if (op == "socketpair-unix-stream") {
@@ -104,7 +102,8 @@ int main(int argc, char** argv) {
     return report(::syscall(SYS_io_uring_setup, 4, params));
   }
   if (op == "unshare-newuser") return report(::syscall(SYS_unshare, CLONE_NEWUSER));
-  if (op == "unshare-newuser-upper") return report(::syscall(SYS_unshare, (1UL << 40) | CLONE_NEWUSER));
+  if (op == "unshare-newuser-upper")
+    return report(::syscall(SYS_unshare, (1UL << 40) | CLONE_NEWUSER));
   if (op == "unshare-newns") return report(::syscall(SYS_unshare, CLONE_NEWNS));
   if (op == "clone-newuser") {
     const long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
@@ -133,7 +132,8 @@ int main(int argc, char** argv) {
   if (op == "mount_setattr") {
     mount_attr attr{};
     attr.attr_clr = MOUNT_ATTR_RDONLY;
-    return report(::syscall(SYS_mount_setattr, AT_FDCWD, arg[0] ? arg : "/", 0, &attr, sizeof attr));
+    return report(
+        ::syscall(SYS_mount_setattr, AT_FDCWD, arg[0] ? arg : "/", 0, &attr, sizeof attr));
   }
   if (op == "int80") {
     // An i386 syscall from a 64-bit process: the arch filter must kill us here.

@@ -31,7 +31,8 @@ void check_annotation(const Body& body, std::string_view log_path) {
   ViolationCollector c;
   c.add(body, 1);
   c.add(body, 2);
-  const std::string block = render_annotation(c, AnnotationOptions{kAnnotationMaxLines, std::string(log_path)});
+  const std::string block =
+      render_annotation(c, AnnotationOptions{kAnnotationMaxLines, std::string(log_path)});
   if (block.empty()) return;
   std::size_t tags = 0;
   for (const char ch : block) {
@@ -41,7 +42,8 @@ void check_annotation(const Body& body, std::string_view log_path) {
   check(tags == 2);
   check(block.rfind("<sandbox_violations>\ndeny ", 0) == 0);
   constexpr std::string_view kClose = "</sandbox_violations>\n";
-  check(block.size() >= kClose.size() && block.compare(block.size() - kClose.size(), kClose.size(), kClose) == 0);
+  check(block.size() >= kClose.size() &&
+        block.compare(block.size() - kClose.size(), kClose.size(), kClose) == 0);
 }
 
 }  // namespace
@@ -78,12 +80,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto u = static_cast<unsigned char>(ch);
     check(u >= 0x20 && u != 0x7f);
   }
-  for (const char ch : escape_for_html(in)) check(ch != '<' && ch != '>' && ch != '"' && ch != '\'');
+  for (const char ch : escape_for_html(in))
+    check(ch != '<' && ch != '>' && ch != '"' && ch != '\'');
 
   // The splitter never hands out more than its bound, however the bytes are chunked.
   LineSplitter sp(64);
   const std::size_t cut = size / 2;
-  sp.feed(in.substr(0, cut), [](std::string_view l) { check(l.size() <= 64 && l.find('\n') == std::string_view::npos); });
-  sp.feed(in.substr(cut), [](std::string_view l) { check(l.size() <= 64 && l.find('\n') == std::string_view::npos); });
+  sp.feed(in.substr(0, cut), [](std::string_view l) {
+    check(l.size() <= 64 && l.find('\n') == std::string_view::npos);
+  });
+  sp.feed(in.substr(cut), [](std::string_view l) {
+    check(l.size() <= 64 && l.find('\n') == std::string_view::npos);
+  });
   return 0;
 }

@@ -69,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case CanonicalHost::Kind::kIPv6: {
       unsigned char b[16];
       if (inet_pton(AF_INET6, h.text.c_str(), b) != 1) fail();
-      if (h.embedded_ipv4.has_value() != (h.embedding != vigil::proxy::Ipv4Embedding::kNone)) fail();
+      if (h.embedded_ipv4.has_value() != (h.embedding != vigil::proxy::Ipv4Embedding::kNone))
+        fail();
       break;
     }
   }

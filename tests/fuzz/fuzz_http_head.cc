@@ -34,10 +34,12 @@ using namespace vigil::proxy::http;
 template <class Head>
 bool same_parse(const HeadParse<Head>& a, const HeadParse<Head>& b) {
   if (a.state != b.state || a.size != b.size) return false;
-  if (a.state == ParseState::kError) return a.error.status == b.error.status && a.error.message == b.error.message;
+  if (a.state == ParseState::kError)
+    return a.error.status == b.error.status && a.error.message == b.error.message;
   if (a.head.headers.size() != b.head.headers.size()) return false;
   for (std::size_t i = 0; i < a.head.headers.size(); ++i) {
-    if (a.head.headers[i].name != b.head.headers[i].name || a.head.headers[i].value != b.head.headers[i].value) {
+    if (a.head.headers[i].name != b.head.headers[i].name ||
+        a.head.headers[i].value != b.head.headers[i].value) {
       return false;
     }
   }
@@ -47,7 +49,8 @@ bool same_parse(const HeadParse<Head>& a, const HeadParse<Head>& b) {
 // Feeds `in` in pieces whose sizes come from `seed`, keeping one HeadScan, as the
 // server does with a growing buffer.
 template <class Head, class Parse>
-HeadParse<Head> parse_in_pieces(std::string_view in, std::uint8_t seed, std::size_t max, Parse parse) {
+HeadParse<Head> parse_in_pieces(std::string_view in, std::uint8_t seed, std::size_t max,
+                                Parse parse) {
   HeadScan scan;
   std::size_t have = 0;
   HeadParse<Head> p;
@@ -62,7 +65,8 @@ HeadParse<Head> parse_in_pieces(std::string_view in, std::uint8_t seed, std::siz
 
 bool has_hop_by_hop(const std::vector<Header>& headers) {
   for (const auto& h : headers) {
-    for (const char* n : {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "upgrade"}) {
+    for (const char* n :
+         {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "upgrade"}) {
       if (iequals(h.name, n)) return true;
     }
   }
@@ -104,13 +108,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // --- request head ---
   const auto req = parse_request_head(in, nullptr, max);
   const auto req_pieces = parse_in_pieces<RequestHead>(
-      in, seed, max, [](std::string_view b, HeadScan* s, std::size_t m) { return parse_request_head(b, s, m); });
+      in, seed, max,
+      [](std::string_view b, HeadScan* s, std::size_t m) { return parse_request_head(b, s, m); });
   if (!same_parse(req, req_pieces)) fail();
   if (req.state == ParseState::kComplete) {
     if (req.size > in.size() || req.size > max) fail();
     if (req.head.minor_version != 0 && req.head.minor_version != 1) fail();
     const auto framing = request_framing(req.head);
-    if (framing.ok && framing.framing.kind == BodyFraming::Kind::kChunked) check_chunked(in.substr(req.size));
+    if (framing.ok && framing.framing.kind == BodyFraming::Kind::kChunked)
+      check_chunked(in.substr(req.size));
     const auto target = iequals(req.head.method, "CONNECT") ? parse_authority_form(req.head.target)
                                                             : parse_absolute_form(req.head.target);
     if (target.ok) {
@@ -118,16 +124,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto host = canonicalize_host(target.target.host);
       // (The proxy adds Host and maybe Connection: a head already at the field limit
       // comes out over it, which is fine for the server but not for this re-parse.)
-      if (host.ok() && !iequals(req.head.method, "CONNECT") && req.head.headers.size() + 2 <= kMaxHeaderFields) {
+      if (host.ok() && !iequals(req.head.method, "CONNECT") &&
+          req.head.headers.size() + 2 <= kMaxHeaderFields) {
         if (target.target.origin_form.empty() || target.target.origin_form.front() != '/') fail();
-        const std::string up = upstream_request_head(req.head, target.target, *host, (seed & 1) != 0);
+        const std::string up =
+            upstream_request_head(req.head, target.target, *host, (seed & 1) != 0);
         const auto again = parse_request_head(up, nullptr, up.size() + 1024);
         if (again.state != ParseState::kComplete || again.size != up.size()) fail();
-        if (again.head.method != req.head.method || again.head.target != target.target.origin_form) fail();
+        if (again.head.method != req.head.method || again.head.target != target.target.origin_form)
+          fail();
         if (has_hop_by_hop(again.head.headers) && (seed & 1) == 0) fail();
         const auto f2 = request_framing(again.head);
         if (framing.ok != f2.ok) fail();
-        if (framing.ok && (framing.framing.kind != f2.framing.kind || framing.framing.length != f2.framing.length)) {
+        if (framing.ok && (framing.framing.kind != f2.framing.kind ||
+                           framing.framing.length != f2.framing.length)) {
           fail();
         }
       }
@@ -140,7 +150,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // --- response head ---
   const auto resp = parse_response_head(in, nullptr, max);
   const auto resp_pieces = parse_in_pieces<ResponseHead>(
-      in, seed, max, [](std::string_view b, HeadScan* s, std::size_t m) { return parse_response_head(b, s, m); });
+      in, seed, max,
+      [](std::string_view b, HeadScan* s, std::size_t m) { return parse_response_head(b, s, m); });
   if (!same_parse(resp, resp_pieces)) fail();
   if (resp.state == ParseState::kComplete) {
     if (resp.head.status < 100 || resp.head.status > 999) fail();
@@ -154,7 +165,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (has_hop_by_hop(again.head.headers) && (seed & 4) == 0) fail();
     const auto f2 = response_framing(again.head, method);
     if (framing.ok && f2.ok && framing.framing.kind != f2.framing.kind) fail();
-    if (framing.ok && framing.framing.kind == BodyFraming::Kind::kChunked) check_chunked(in.substr(resp.size));
+    if (framing.ok && framing.framing.kind == BodyFraming::Kind::kChunked)
+      check_chunked(in.substr(resp.size));
   }
 
   // --- the whole input as a target, and as a chunked body ---

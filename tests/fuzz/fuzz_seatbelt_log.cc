@@ -36,7 +36,8 @@ void check(const vigil::Result<vigil::SeatbeltLogEvent>& e) {
   if (v.process.empty() || v.process.size() > 64) fail();
   if (v.operation.empty()) fail();
   for (char c : v.operation) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' || c == '_')) fail();
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' || c == '_'))
+      fail();
   }
   if (v.count < 1) fail();
   using T = vigil::SeatbeltViolation::Target;
@@ -53,13 +54,17 @@ void fuzz_log(const std::uint8_t* data, std::size_t size) {
   bool saw_tag = false;  // the tag, literally, on some line so far (JSON may spell it \u...)
   while (start <= all.size()) {
     const std::size_t nl = all.find('\n', start);
-    const std::string_view line = all.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    const std::string_view line =
+        all.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     saw_tag = saw_tag || line.find(kTag) != std::string_view::npos;
-    const bool escaped_json = !line.empty() && line[0] == '{' && line.find("\\u") != std::string_view::npos;
+    const bool escaped_json =
+        !line.empty() && line[0] == '{' && line.find("\\u") != std::string_view::npos;
     for (const auto& e : reader.feed(line)) {
       check(e);
       // A violation only ever comes from a message that ends with this session's tag.
-      if (e.ok() && e->kind == vigil::SeatbeltLogEvent::Kind::kViolation && !saw_tag && !escaped_json) fail();
+      if (e.ok() && e->kind == vigil::SeatbeltLogEvent::Kind::kViolation && !saw_tag &&
+          !escaped_json)
+        fail();
     }
     if (nl == std::string_view::npos) break;
     start = nl + 1;
@@ -72,7 +77,8 @@ void fuzz_log(const std::uint8_t* data, std::size_t size) {
 bool all_params_declared(const vigil::sbpl::Node& n, const std::set<std::string>& declared) {
   if (!n.is_list()) return true;
   if (n.children.size() == 2 && n.children[0].is_symbol("param")) {
-    return n.children[1].type == vigil::sbpl::Node::Type::kString && declared.count(n.children[1].text) == 1;
+    return n.children[1].type == vigil::sbpl::Node::Type::kString &&
+           declared.count(n.children[1].text) == 1;
   }
   for (const auto& c : n.children) {
     if (!all_params_declared(c, declared)) return false;
@@ -99,10 +105,18 @@ void fuzz_profile(const std::uint8_t* data, std::size_t size) {
     i += len;
     ++n;
     switch (kind % 4) {
-      case 0: policy.fs.deny_read.push_back(r); break;
-      case 1: policy.fs.allow_read.push_back(r); break;
-      case 2: policy.fs.allow_write.push_back(r); break;
-      default: policy.fs.deny_write.push_back(r); break;
+      case 0:
+        policy.fs.deny_read.push_back(r);
+        break;
+      case 1:
+        policy.fs.allow_read.push_back(r);
+        break;
+      case 2:
+        policy.fs.allow_write.push_back(r);
+        break;
+      default:
+        policy.fs.deny_write.push_back(r);
+        break;
     }
   }
   const vigil::Plan plan = vigil::build_plan(policy, {});

@@ -10,7 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const vigil::LoadContext ctx{"/w", "/home/u"};
-  auto r = vigil::parse_policy(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", ctx);
+  auto r =
+      vigil::parse_policy(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", ctx);
   if (!r.ok() && r.error().message.find('\n') != std::string::npos) std::abort();
   return 0;
 }

@@ -69,7 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const Greeting exact = parse_greeting(in.first(g.size));
     if (exact.state != ParseState::kComplete || exact.offers_no_auth != g.offers_no_auth) fail();
-    if (method_reply(g.offers_no_auth)[1] != (g.offers_no_auth ? kMethodNoAuth : kMethodNoneAcceptable)) fail();
+    if (method_reply(g.offers_no_auth)[1] !=
+        (g.offers_no_auth ? kMethodNoAuth : kMethodNoneAcceptable))
+      fail();
   } else if (g.state == ParseState::kError && std::strlen(g.error) == 0) {
     fail();
   }
@@ -81,7 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (parse_request(in.first(n)).state != ParseState::kIncomplete) fail();
     }
     const Request exact = parse_request(in.first(r.size));
-    if (exact.state != ParseState::kComplete || exact.host != r.host || exact.port != r.port) fail();
+    if (exact.state != ParseState::kComplete || exact.host != r.host || exact.port != r.port)
+      fail();
     const auto bytes = encode(r);
     if (bytes.size() != r.size || std::memcmp(bytes.data(), data, r.size) != 0) fail();
   } else if (r.state == ParseState::kError) {

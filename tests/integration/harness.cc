@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -13,8 +14,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <gtest/gtest.h>
 
 #include "supervisor/core/unique_fd.h"
 
@@ -47,7 +46,8 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
     ::dup2(devnull.get(), 0);
     if (::chdir(cwd.c_str()) != 0) ::_exit(121);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    if (!leak_fd_of.empty()) (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose
+    if (!leak_fd_of.empty())
+      (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose
     ::execv(bin.c_str(), argv.data());
     ::_exit(122);
   }
@@ -57,7 +57,8 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
-    pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0}, {err_open ? err_r.get() : -1, POLLIN, 0}};
+    pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0},
+                     {err_open ? err_r.get() : -1, POLLIN, 0}};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {

@@ -18,8 +18,8 @@ struct Outcome {
 
 // Runs `vigil ARGS...` in `cwd`, capturing stdout and stderr. Kills it (and fails the
 // test) after `timeout_s`.
-Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd,
-                  int timeout_s = 60, const std::map<std::string, std::string>& env = {},
+Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s = 60,
+                  const std::map<std::string, std::string>& env = {},
                   const std::string& leak_fd_of = "");
 // leak_fd_of: a path the child opens WITHOUT O_CLOEXEC before exec'ing vigil, as a
 // careless caller would leave one open.

@@ -21,9 +21,10 @@ const char* kSettings = R"({
   }
 })";
 
-const std::vector<std::string> kTestResolve = {
-    "--test-resolve", "allowed.test=127.0.0.1", "--test-resolve", "x.pattern.test=127.0.0.1",
-    "--test-resolve", "blocked.pattern.test=127.0.0.1", "--test-resolve", "denied.test=127.0.0.1"};
+const std::vector<std::string> kTestResolve = {"--test-resolve", "allowed.test=127.0.0.1",
+                                               "--test-resolve", "x.pattern.test=127.0.0.1",
+                                               "--test-resolve", "blocked.pattern.test=127.0.0.1",
+                                               "--test-resolve", "denied.test=127.0.0.1"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -37,7 +38,8 @@ class ProxyClients : public ::testing::Test {
     write_file(tmp_ / "www/hello.txt", "hello through vigil\n");
     server_ = std::make_unique<FileServer>(tmp_, tmp_ / "www");
     ASSERT_NE(server_->port(), 0) << "python http.server did not start";
-    proxy_ = std::make_unique<ProxyProcess>(tmp_, kSettings, with(kTestResolve, {"--test-allow-loopback"}));
+    proxy_ = std::make_unique<ProxyProcess>(tmp_, kSettings,
+                                            with(kTestResolve, {"--test-allow-loopback"}));
     ASSERT_TRUE(proxy_->ready()) << proxy_->err();
   }
   std::string site(const std::string& host, const std::string& path = "/hello.txt") const {
@@ -50,12 +52,14 @@ class ProxyClients : public ::testing::Test {
 };
 
 TEST_F(ProxyClients, CurlHttpReachesAnAllowedName) {
-  const Outcome o = run_program({"curl", "-sS", "--max-time", "20", "-x", proxy_->url(), site("allowed.test")},
-                                tmp_.path());
+  const Outcome o = run_program(
+      {"curl", "-sS", "--max-time", "20", "-x", proxy_->url(), site("allowed.test")}, tmp_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "hello through vigil\n");
   const std::string ev = proxy_->events();
-  EXPECT_NE(ev.find(R"("kind":"net.decision","proto":"http","host":"allowed.test")"), std::string::npos) << ev;
+  EXPECT_NE(ev.find(R"("kind":"net.decision","proto":"http","host":"allowed.test")"),
+            std::string::npos)
+      << ev;
   EXPECT_NE(ev.find(R"("verdict":"allow")"), std::string::npos) << ev;
   EXPECT_NE(ev.find(R"("address":"127.0.0.1")"), std::string::npos) << ev;
 }
@@ -78,19 +82,20 @@ TEST_F(ProxyClients, CurlHttpsThroughConnect) {
   ASSERT_TRUE(make_cert(tmp_, "allowed.test", &cert, &key));
   FileServer tls(tmp_, tmp_ / "www", cert, key);
   ASSERT_NE(tls.port(), 0);
-  const Outcome o = run_program({"curl", "-sS", "--max-time", "20", "--cacert", cert, "-x", proxy_->url(),
-                                 "https://allowed.test:" + std::to_string(tls.port()) + "/hello.txt"},
-                                tmp_.path());
+  const Outcome o =
+      run_program({"curl", "-sS", "--max-time", "20", "--cacert", cert, "-x", proxy_->url(),
+                   "https://allowed.test:" + std::to_string(tls.port()) + "/hello.txt"},
+                  tmp_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "hello through vigil\n");
   EXPECT_NE(proxy_->events().find(R"("proto":"connect","host":"allowed.test")"), std::string::npos);
 }
 
 TEST_F(ProxyClients, CurlSocks5h) {
-  const Outcome o = run_program(
-      {"curl", "-sS", "--max-time", "20", "--proxy", "socks5h://127.0.0.1:" + std::to_string(proxy_->port()),
-       site("allowed.test")},
-      tmp_.path());
+  const Outcome o =
+      run_program({"curl", "-sS", "--max-time", "20", "--proxy",
+                   "socks5h://127.0.0.1:" + std::to_string(proxy_->port()), site("allowed.test")},
+                  tmp_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "hello through vigil\n");
   EXPECT_NE(proxy_->events().find(R"("proto":"socks5","host":"allowed.test")"), std::string::npos);
@@ -107,31 +112,37 @@ except urllib.error.HTTPError as e:
     print("refused", e.code, e.reason, e.headers.get("X-Proxy-Error"))
 )PY";
   write_file(tmp_ / "client.py", script);
-  const Outcome o = run_program({python3(), tmp_ / "client.py", proxy_->url(), site("allowed.test"),
-                                 site("denied.test")},
-                                tmp_.path());
+  const Outcome o = run_program(
+      {python3(), tmp_ / "client.py", proxy_->url(), site("allowed.test"), site("denied.test")},
+      tmp_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(o.out, "hello through vigil\nrefused 403 host is not on the allow list blocked-by-allowlist\n");
+  EXPECT_EQ(
+      o.out,
+      "hello through vigil\nrefused 403 host is not on the allow list blocked-by-allowlist\n");
 }
 
 TEST_F(ProxyClients, GitCloneOverHttp) {
-  const std::map<std::string, std::string> env = {{"HOME", tmp_.path()},
-                                                  {"GIT_CONFIG_NOSYSTEM", "1"},
-                                                  {"GIT_TERMINAL_PROMPT", "0"}};
+  const std::map<std::string, std::string> env = {
+      {"HOME", tmp_.path()}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_TERMINAL_PROMPT", "0"}};
   const std::string src = tmp_ / "src";
   make_dirs(src);
   write_file(src + "/README", "cloned through vigil\n");
   ASSERT_EQ(run_program({"git", "-C", src, "init", "-q"}, tmp_.path(), 60, env).exit_code, 0);
   ASSERT_EQ(run_program({"git", "-C", src, "add", "README"}, tmp_.path(), 60, env).exit_code, 0);
-  ASSERT_EQ(run_program({"git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"},
+  ASSERT_EQ(run_program({"git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit",
+                         "-qm", "one"},
                         tmp_.path(), 60, env)
                 .exit_code,
             0);
   // A "dumb" http repository: a bare clone with its info/refs index, served as files.
-  ASSERT_EQ(run_program({"git", "clone", "-q", "--bare", src, tmp_ / "www/repo.git"}, tmp_.path(), 60, env).exit_code,
+  ASSERT_EQ(run_program({"git", "clone", "-q", "--bare", src, tmp_ / "www/repo.git"}, tmp_.path(),
+                        60, env)
+                .exit_code,
             0);
-  ASSERT_EQ(run_program({"git", "-C", tmp_ / "www/repo.git", "update-server-info"}, tmp_.path(), 60, env).exit_code,
-            0);
+  ASSERT_EQ(
+      run_program({"git", "-C", tmp_ / "www/repo.git", "update-server-info"}, tmp_.path(), 60, env)
+          .exit_code,
+      0);
   const Outcome o = run_program({"git", "-c", "http.proxy=" + proxy_->url(), "clone", "-q",
                                  site("allowed.test", "/repo.git"), tmp_ / "out"},
                                 tmp_.path(), 120, env);
@@ -146,13 +157,16 @@ TEST_F(ProxyClients, GitCloneOverHttp) {
 }
 
 TEST_F(ProxyClients, RefusedNameGets403WithHeaderAndReason) {
-  const Outcome o = run_program({"curl", "-sS", "-i", "--max-time", "20", "-x", proxy_->url(),
-                                 site("blocked.pattern.test")},
-                                tmp_.path());
+  const Outcome o = run_program(
+      {"curl", "-sS", "-i", "--max-time", "20", "-x", proxy_->url(), site("blocked.pattern.test")},
+      tmp_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(o.out.rfind("HTTP/1.1 403 blocked.pattern.test is retired; use allowed.test\r\n", 0), 0u) << o.out;
+  EXPECT_EQ(o.out.rfind("HTTP/1.1 403 blocked.pattern.test is retired; use allowed.test\r\n", 0),
+            0u)
+      << o.out;
   EXPECT_NE(o.out.find("X-Proxy-Error: blocked-by-allowlist\r\n"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("Connection blocked by network allowlist: blocked.pattern.test is retired; use allowed.test"),
+  EXPECT_NE(o.out.find("Connection blocked by network allowlist: blocked.pattern.test is retired; "
+                       "use allowed.test"),
             std::string::npos);
   const std::string ev = proxy_->events();
   EXPECT_NE(ev.find(R"("verdict":"deny","rule":"blocked.pattern.test")"), std::string::npos) << ev;
@@ -160,9 +174,9 @@ TEST_F(ProxyClients, RefusedNameGets403WithHeaderAndReason) {
 }
 
 TEST_F(ProxyClients, RefusedHttpsConnectCarriesTheReasonInTheStatusLine) {
-  const Outcome o = run_program({"curl", "-sS", "-v", "--max-time", "20", "-x", proxy_->url(),
-                                 "https://denied.test:443/"},
-                                tmp_.path());
+  const Outcome o = run_program(
+      {"curl", "-sS", "-v", "--max-time", "20", "-x", proxy_->url(), "https://denied.test:443/"},
+      tmp_.path());
   EXPECT_EQ(o.exit_code, 56) << o.err;  // curl: CONNECT refused by the proxy
   EXPECT_NE(o.err.find("< HTTP/1.1 403 host is not on the allow list"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("< X-Proxy-Error: blocked-by-allowlist"), std::string::npos) << o.err;
@@ -178,10 +192,10 @@ TEST_F(ProxyClients, RefusedSocksGetsReply0x02) {
   const std::string r = exchange(c.get(), req);
   EXPECT_EQ(r, std::string("\x05\x00\x05\x02\x00\x01\x00\x00\x00\x00\x00\x00", 12));
   // curl reports the same refusal.
-  const Outcome o = run_program(
-      {"curl", "-sS", "--max-time", "20", "--proxy", "socks5h://127.0.0.1:" + std::to_string(proxy_->port()),
-       site("denied.test")},
-      tmp_.path());
+  const Outcome o =
+      run_program({"curl", "-sS", "--max-time", "20", "--proxy",
+                   "socks5h://127.0.0.1:" + std::to_string(proxy_->port()), site("denied.test")},
+                  tmp_.path());
   EXPECT_EQ(o.exit_code, 97) << o.err;
   EXPECT_NE(o.err.find("(2)"), std::string::npos) << o.err;
 }
@@ -200,11 +214,13 @@ TEST(ProxyGuard, AllowedNameResolvingToLoopbackIsRefused) {
   const std::string port = std::to_string(server.port());
   for (const std::string host : {"allowed.test", "x.pattern.test"}) {
     SCOPED_TRACE(host);
-    const Outcome o = run_program(
-        {"curl", "-sS", "-i", "--max-time", "20", "-x", proxy.url(), "http://" + host + ":" + port + "/hello.txt"},
-        tmp.path());
+    const Outcome o = run_program({"curl", "-sS", "-i", "--max-time", "20", "-x", proxy.url(),
+                                   "http://" + host + ":" + port + "/hello.txt"},
+                                  tmp.path());
     EXPECT_EQ(o.exit_code, 0) << o.err;
-    EXPECT_EQ(o.out.rfind("HTTP/1.1 403 address guard: " + host + " resolves to 127.0.0.1, a loopback address\r\n", 0),
+    EXPECT_EQ(o.out.rfind("HTTP/1.1 403 address guard: " + host +
+                              " resolves to 127.0.0.1, a loopback address\r\n",
+                          0),
               0u)
         << o.out;
     EXPECT_NE(o.out.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos);
@@ -223,10 +239,11 @@ TEST(ProxyGuard, AllowedNameResolvingToLoopbackIsRefused) {
 TEST(ProxyCli, TestOptionsNeedTestMode) {
   TempDir tmp;
   write_file(tmp / "s.json", kSettings);
-  for (const auto& opt : std::vector<std::vector<std::string>>{{"--test-allow-loopback"},
-                                                              {"--test-resolve", "a.test=127.0.0.1"}}) {
-    const Outcome o = run_vigil(with({"proxy", "--settings", tmp / "s.json", "--listen", "tcp:127.0.0.1:0"}, opt),
-                                tmp.path(), 20);
+  for (const auto& opt : std::vector<std::vector<std::string>>{
+           {"--test-allow-loopback"}, {"--test-resolve", "a.test=127.0.0.1"}}) {
+    const Outcome o =
+        run_vigil(with({"proxy", "--settings", tmp / "s.json", "--listen", "tcp:127.0.0.1:0"}, opt),
+                  tmp.path(), 20);
     EXPECT_EQ(o.exit_code, 2);
     EXPECT_NE(o.err.find("refused unless VIGIL_TEST_MODE=1"), std::string::npos) << o.err;
   }
@@ -242,8 +259,10 @@ TEST(ProxyCli, BadInputsExit2WithTheReason) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--settings", tmp / "bad.json", "--listen", "tcp:127.0.0.1:0"}, "network.allowedDomains[1]"},
-      {{"--settings", tmp / "cidr.json", "--listen", "tcp:127.0.0.1:0"}, "network.deniedResolvedAddresses[0]"},
+      {{"--settings", tmp / "bad.json", "--listen", "tcp:127.0.0.1:0"},
+       "network.allowedDomains[1]"},
+      {{"--settings", tmp / "cidr.json", "--listen", "tcp:127.0.0.1:0"},
+       "network.deniedResolvedAddresses[0]"},
       {{"--settings", tmp / "missing.json", "--listen", "tcp:127.0.0.1:0"}, "missing.json"},
       {{"--settings", tmp / "good.json", "--listen", "tcp:0.0.0.0:3128"}, "loopback only"},
       {{"--settings", tmp / "good.json", "--listen", "unix:relative"}, "absolute"},

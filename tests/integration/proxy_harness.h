@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,8 +26,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
 
@@ -38,8 +37,8 @@ using namespace std::chrono_literals;
 // then KILL) when destroyed.
 class Background {
  public:
-  Background(const std::vector<std::string>& argv, const std::string& log_dir, const std::string& name,
-             const std::map<std::string, std::string>& env = {})
+  Background(const std::vector<std::string>& argv, const std::string& log_dir,
+             const std::string& name, const std::map<std::string, std::string>& env = {})
       : out_path_(log_dir + "/" + name + ".out"), err_path_(log_dir + "/" + name + ".err") {
     std::vector<std::string> args = argv;
     std::vector<char*> cargv;
@@ -67,7 +66,8 @@ class Background {
   std::string err() const { return read_file(err_path_); }
 
   // Waits until `re` matches stdout (or stderr); returns the first capture group.
-  std::optional<std::string> wait_for(const std::string& re, bool in_stderr, std::chrono::milliseconds timeout = 10s) {
+  std::optional<std::string> wait_for(const std::string& re, bool in_stderr,
+                                      std::chrono::milliseconds timeout = 10s) {
     const std::regex pattern(re);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -92,7 +92,8 @@ class Background {
   int signal_and_wait(int sig, std::chrono::milliseconds timeout = 10s) {
     if (!exited()) ::kill(pid_, sig);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!exited() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    while (!exited() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(10ms);
     if (!exited()) {
       stop();
       return -1;
@@ -120,14 +121,15 @@ class Background {
 };
 
 // Runs a program to completion (or kills it after `timeout_s`), capturing its output.
-inline Outcome run_program(const std::vector<std::string>& argv, const std::string& dir, int timeout_s = 60,
-                           const std::map<std::string, std::string>& env = {}) {
+inline Outcome run_program(const std::vector<std::string>& argv, const std::string& dir,
+                           int timeout_s = 60, const std::map<std::string, std::string>& env = {}) {
   static int counter = 0;
   const std::string name = "run" + std::to_string(++counter);
   Background p(argv, dir, name, env);
   Outcome o;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (!p.exited() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  while (!p.exited() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
   if (!p.exited()) ADD_FAILURE() << argv[0] << " timed out after " << timeout_s << "s";
   o.exit_code = p.signal_and_wait(SIGKILL, 1s);
   o.out = p.out();
@@ -137,7 +139,9 @@ inline Outcome run_program(const std::vector<std::string>& argv, const std::stri
 
 // The Python to run: the distribution's own when present (a pyenv shim on PATH costs
 // ~2 s of bash per start on the CI VM), else whatever python3 PATH finds.
-inline std::string python3() { return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
+inline std::string python3() {
+  return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
 
 // A loopback HTTP (or, with a cert, HTTPS) file server over `root`: HTTP/1.1 keep-alive,
 // Python's http.server. The port is what it bound (127.0.0.1:0).
@@ -159,7 +163,8 @@ srv.serve_forever()
 
 class FileServer {
  public:
-  FileServer(const TempDir& tmp, const std::string& root, const std::string& cert = "", const std::string& key = "") {
+  FileServer(const TempDir& tmp, const std::string& root, const std::string& cert = "",
+             const std::string& key = "") {
     const std::string script = tmp / ("fileserver" + std::to_string(++count_) + ".py");
     write_file(script, kPyFileServer);
     std::vector<std::string> argv = {python3(), script, root};
@@ -168,7 +173,8 @@ class FileServer {
       argv.push_back(key);
     }
     proc_ = std::make_unique<Background>(argv, tmp.path(), "fileserver" + std::to_string(count_));
-    if (auto p = proc_->wait_for("port (\\d+)", false)) port_ = static_cast<std::uint16_t>(std::stoi(*p));
+    if (auto p = proc_->wait_for("port (\\d+)", false))
+      port_ = static_cast<std::uint16_t>(std::stoi(*p));
   }
   std::uint16_t port() const { return port_; }
   std::string log() const { return proc_->err(); }
@@ -182,13 +188,14 @@ class FileServer {
 // `vigil proxy` on tcp:127.0.0.1:0 (or a given --listen), events to a file.
 class ProxyProcess {
  public:
-  ProxyProcess(const TempDir& tmp, const std::string& settings_json, const std::vector<std::string>& extra,
-               const std::string& listen = "tcp:127.0.0.1:0", bool test_mode = true)
+  ProxyProcess(const TempDir& tmp, const std::string& settings_json,
+               const std::vector<std::string>& extra, const std::string& listen = "tcp:127.0.0.1:0",
+               bool test_mode = true)
       : events_(tmp / ("events" + std::to_string(++count_) + ".jsonl")) {
     const std::string settings = tmp / ("settings" + std::to_string(count_) + ".json");
     write_file(settings, settings_json);
-    std::vector<std::string> argv = {vigil_bin(), "proxy", "--settings", settings, "--listen", listen,
-                                     "--events", events_};
+    std::vector<std::string> argv = {vigil_bin(), "proxy", "--settings", settings,
+                                     "--listen",  listen,  "--events",   events_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::map<std::string, std::string> env;
     if (test_mode) env["VIGIL_TEST_MODE"] = "1";
@@ -237,13 +244,17 @@ inline UniqueFd unix_connect(const std::string& path) {
 }
 
 // Sends `request`, reads until the peer closes or `timeout`.
-inline std::string exchange(int fd, const std::string& request, std::chrono::milliseconds timeout = 5s) {
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return {};
+inline std::string exchange(int fd, const std::string& request,
+                            std::chrono::milliseconds timeout = 5s) {
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size()))
+    return {};
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
@@ -256,14 +267,16 @@ inline std::string exchange(int fd, const std::string& request, std::chrono::mil
 }
 
 // A self-signed certificate for `name` made by openssl at test time.
-inline bool make_cert(const TempDir& tmp, const std::string& name, std::string* cert, std::string* key) {
+inline bool make_cert(const TempDir& tmp, const std::string& name, std::string* cert,
+                      std::string* key) {
   *cert = tmp / "cert.pem";
   *key = tmp / "key.pem";
   // An EC key: RSA key generation costs seconds on a busy VM.
-  const Outcome o = run_program({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                                 "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=" + name,
-                                 "-addext", "subjectAltName=DNS:" + name, "-keyout", *key, "-out", *cert},
-                                tmp.path(), 60);
+  const Outcome o =
+      run_program({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                   "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=" + name,
+                   "-addext", "subjectAltName=DNS:" + name, "-keyout", *key, "-out", *cert},
+                  tmp.path(), 60);
   return o.exit_code == 0;
 }
 
@@ -272,7 +285,8 @@ inline std::size_t count_lines_containing(const std::string& text, const std::st
   std::size_t pos = 0;
   while (true) {
     const std::size_t nl = text.find('\n', pos);
-    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    const std::string line =
+        text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     if (line.find(needle) != std::string::npos) ++n;
     if (nl == std::string::npos) break;
     pos = nl + 1;

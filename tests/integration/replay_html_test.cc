@@ -7,6 +7,7 @@
 //
 // The PNG is decoded here (zlib inflate + scanline filters, ~150 lines) so the test needs
 // no image library.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/harness.h"
 
@@ -93,7 +92,8 @@ class Inflater {
     for (int i = 0; i < n; ++i) h->count[lengths[i]]++;
     h->count[0] = 0;
     std::uint16_t offs[16] = {};
-    for (int len = 1; len < 15; ++len) offs[len + 1] = static_cast<std::uint16_t>(offs[len] + h->count[len]);
+    for (int len = 1; len < 15; ++len)
+      offs[len + 1] = static_cast<std::uint16_t>(offs[len] + h->count[len]);
     for (int sym = 0; sym < n; ++sym) {
       if (lengths[sym] != 0) h->symbol[offs[lengths[sym]]++] = static_cast<std::uint16_t>(sym);
     }
@@ -116,13 +116,14 @@ class Inflater {
   }
 
   bool codes(const Huffman& lencode, const Huffman& distcode) {
-    static constexpr std::uint16_t kLBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static constexpr std::uint16_t kLBase[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                                 15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                                 67, 83, 99, 115, 131, 163, 195, 227, 258};
     static constexpr std::uint8_t kLExt[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                                2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    static constexpr std::uint16_t kDBase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,
-                                                 33,  49,  65,  97,  129, 193,  257,  385,  513,  769,
-                                                 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+    static constexpr std::uint16_t kDBase[30] = {
+        1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+        193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
     static constexpr std::uint8_t kDExt[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
     while (true) {
@@ -161,7 +162,8 @@ class Inflater {
   }
 
   bool dynamic() {
-    static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                                11, 4,  12, 3, 13, 2, 14, 1, 15};
     const int nlen = static_cast<int>(bits(5)) + 257;
     const int ndist = static_cast<int>(bits(5)) + 1;
     const int ncode = static_cast<int>(bits(4)) + 4;
@@ -221,7 +223,8 @@ std::uint32_t be32(const std::string& s, std::size_t at) {
 
 // 8-bit RGB or RGBA, not interlaced: what Chromium writes.
 bool decode_png(const std::string& png, Image* img, std::string* why) {
-  if (png.size() < 8 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return *why = "not a PNG", false;
+  if (png.size() < 8 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0)
+    return *why = "not a PNG", false;
   std::size_t at = 8;
   int colour = -1;
   std::string idat;
@@ -235,7 +238,8 @@ bool decode_png(const std::string& png, Image* img, std::string* why) {
       const int depth = static_cast<std::uint8_t>(png[at + 16]);
       colour = static_cast<std::uint8_t>(png[at + 17]);
       const int interlace = static_cast<std::uint8_t>(png[at + 20]);
-      if (depth != 8 || (colour != 2 && colour != 6) || interlace != 0) return *why = "unexpected PNG format", false;
+      if (depth != 8 || (colour != 2 && colour != 6) || interlace != 0)
+        return *why = "unexpected PNG format", false;
     } else if (type == "IDAT") {
       idat += png.substr(at + 8, len);
     } else if (type == "IEND") {
@@ -262,17 +266,26 @@ bool decode_png(const std::string& png, Image* img, std::string* why) {
       const int c = x >= bpp ? prev[x - bpp] : 0;
       int pred = 0;
       switch (filter) {
-        case 0: pred = 0; break;
-        case 1: pred = a; break;
-        case 2: pred = b; break;
-        case 3: pred = (a + b) / 2; break;
+        case 0:
+          pred = 0;
+          break;
+        case 1:
+          pred = a;
+          break;
+        case 2:
+          pred = b;
+          break;
+        case 3:
+          pred = (a + b) / 2;
+          break;
         case 4: {
           const int p = a + b - c;
           const int pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
           pred = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
           break;
         }
-        default: return *why = "bad filter type", false;
+        default:
+          return *why = "bad filter type", false;
       }
       cur[x] = static_cast<std::uint8_t>(line[1 + x] + pred);
     }
@@ -286,7 +299,8 @@ bool decode_png(const std::string& png, Image* img, std::string* why) {
 
 TEST(ReplayHtml, ChromiumShowsTheDenials) {
   if (::access(kChromium, X_OK) != 0) {
-    GTEST_SKIP() << kChromium << " is not installed: the HTML screenshot test needs headless Chromium "
+    GTEST_SKIP() << kChromium
+                 << " is not installed: the HTML screenshot test needs headless Chromium "
                  << "(apt-get install chromium; tools/bootstrap.sh installs it for CI)";
   }
   TempDir d;
@@ -298,14 +312,16 @@ TEST(ReplayHtml, ChromiumShowsTheDenials) {
   const std::string png = d / "shot.png";
   // --no-sandbox: Chromium's own sandbox refuses to run as root (CI); the page is a local
   // file with a CSP that forbids every load, and no script.
-  const std::string cmd = "timeout 120 " + std::string(kChromium) +
-                          " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-                          " --disable-component-update --disable-sync --force-color-profile=srgb --hide-scrollbars"
-                          " --user-data-dir='" + (d / "profile") + "' --screenshot='" + png +
-                          "' --window-size=1200,900 'file://" + (d / "report.html") + "' > '" + (d / "chromium.log") +
-                          "' 2>&1";
+  const std::string cmd =
+      "timeout 120 " + std::string(kChromium) +
+      " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --force-color-profile=srgb --hide-scrollbars"
+      " --user-data-dir='" +
+      (d / "profile") + "' --screenshot='" + png + "' --window-size=1200,900 'file://" +
+      (d / "report.html") + "' > '" + (d / "chromium.log") + "' 2>&1";
   const int rc = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "chromium failed:\n" << read_file(d / "chromium.log");
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << "chromium failed:\n"
+                                                     << read_file(d / "chromium.log");
   ASSERT_TRUE(exists(png)) << read_file(d / "chromium.log");
   const std::string bytes = read_file(png);
   EXPECT_GT(bytes.size(), 10000U) << "a real page, not a blank image";

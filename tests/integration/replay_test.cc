@@ -7,13 +7,12 @@
 //
 // The demo session is the README scenario: a write inside the workspace, one outside it
 // (twice), one to a mandatory-deny file, an allowed and a refused host.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/harness.h"
 
@@ -39,12 +38,23 @@ std::string js(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\x1b': out += "\\u001b"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\x1b':
+        out += "\\u001b";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -55,8 +65,9 @@ class LogText {
   explicit LogText(std::string session) : session_(std::move(session)) {}
   void add(const std::string& src, const std::string& kind, const std::string& body) {
     const std::size_t seq = lines_.size();
-    std::string line = "{\"v\":1,\"seq\":" + std::to_string(seq) + ",\"t\":" + std::to_string(seq * 1000000) +
-                       ",\"session\":" + js(session_) + ",\"src\":" + js(src) + ",\"kind\":" + js(kind) +
+    std::string line = "{\"v\":1,\"seq\":" + std::to_string(seq) +
+                       ",\"t\":" + std::to_string(seq * 1000000) + ",\"session\":" + js(session_) +
+                       ",\"src\":" + js(src) + ",\"kind\":" + js(kind) +
                        (body.empty() ? "" : "," + body) + ",\"prev\":\"" + prev_ + "\"}";
     prev_ = sha256_of(line);
     lines_.push_back(line);
@@ -74,10 +85,11 @@ class LogText {
   std::vector<std::string> lines_;
 };
 
-std::string fs_write(int pid, const std::string& path, const std::string& resolved, const std::string& verdict,
-                     const std::string& reason) {
+std::string fs_write(int pid, const std::string& path, const std::string& resolved,
+                     const std::string& verdict, const std::string& reason) {
   return "\"pid\":" + std::to_string(pid) + ",\"syscall\":\"openat\",\"path\":" + js(path) +
-         ",\"resolved\":" + js(resolved) + ",\"flags\":577,\"verdict\":" + js(verdict) + ",\"reason\":" + js(reason);
+         ",\"resolved\":" + js(resolved) + ",\"flags\":577,\"verdict\":" + js(verdict) +
+         ",\"reason\":" + js(reason);
 }
 
 const std::string kOutsideReason = "outside the writable roots; add it to filesystem.allowWrite";
@@ -88,42 +100,63 @@ const std::string kHookReason = "protected path: git hooks run code on the host"
 // The block the demo session's model received (and replay must reproduce).
 const std::string kDemoAnnotation =
     "<sandbox_violations>\n"
-    "deny openat /home/u/other/x.txt (" + kOutsideReason + ") (x2)\n"
+    "deny openat /home/u/other/x.txt (" +
+    kOutsideReason +
+    ") (x2)\n"
     "deny network-outbound example.org:443 (host is not on the allow list)\n"
-    "deny openat /home/u/proj/.git/hooks/pre-commit (" + kHookReason + ")\n"
+    "deny openat /home/u/proj/.git/hooks/pre-commit (" +
+    kHookReason +
+    ")\n"
     "</sandbox_violations>\n";
 
 // Also used by replay_html_test.cc. `annotation` replaces the recorded block (to forge
 // one); `hostile` adds a write whose path is markup and terminal escapes.
-std::vector<std::string> demo_log_lines(const std::string& log_path, const std::string& annotation = kDemoAnnotation,
+std::vector<std::string> demo_log_lines(const std::string& log_path,
+                                        const std::string& annotation = kDemoAnnotation,
                                         bool hostile = false) {
   LogText log("20250101T000000Z-0123456789ab");
   const std::string cmd = "echo hi > ok.txt; echo x > ../other/x.txt; curl https://example.org";
   log.add("supervisor", "session.start",
-          "\"argv\":[\"bash\",\"-c\"," + js(cmd) + "],\"cwd\":\"/home/u/proj\",\"backend\":\"bwrap\",\"policy_digest\":\"" +
-              std::string(64, 'a') + "\",\"versions\":{\"vigil\":\"0.1.0\",\"bwrap\":\"0.8.0\",\"kernel\":\"6.1.0\"},\"log\":" +
+          "\"argv\":[\"bash\",\"-c\"," + js(cmd) +
+              "],\"cwd\":\"/home/u/proj\",\"backend\":\"bwrap\",\"policy_digest\":\"" +
+              std::string(64, 'a') +
+              "\",\"versions\":{\"vigil\":\"0.1.0\",\"bwrap\":\"0.8.0\",\"kernel\":\"6.1.0\"},"
+              "\"log\":" +
               js(log_path));
-  log.add("observer", "proc.exec", "\"pid\":2,\"ppid\":1,\"argv\":[\"bash\",\"-c\"," + js(cmd) + "],\"cwd\":\"/home/u/proj\"");
-  log.add("observer", "fs.write", fs_write(2, "ok.txt", "/home/u/proj/ok.txt", "allowed", "writable root"));
-  log.add("observer", "fs.write", fs_write(2, "../other/x.txt", "/home/u/other/x.txt", "denied", kOutsideReason));
-  log.add("observer", "proc.exec", "\"pid\":3,\"ppid\":2,\"argv\":[\"curl\",\"https://example.org\"],\"cwd\":\"/home/u/proj\"");
+  log.add(
+      "observer", "proc.exec",
+      "\"pid\":2,\"ppid\":1,\"argv\":[\"bash\",\"-c\"," + js(cmd) + "],\"cwd\":\"/home/u/proj\"");
+  log.add("observer", "fs.write",
+          fs_write(2, "ok.txt", "/home/u/proj/ok.txt", "allowed", "writable root"));
+  log.add("observer", "fs.write",
+          fs_write(2, "../other/x.txt", "/home/u/other/x.txt", "denied", kOutsideReason));
+  log.add(
+      "observer", "proc.exec",
+      "\"pid\":3,\"ppid\":2,\"argv\":[\"curl\",\"https://example.org\"],\"cwd\":\"/home/u/proj\"");
   log.add("proxy", "net.decision",
-          "\"proto\":\"connect\",\"host\":\"pypi.org\",\"port\":443,\"verdict\":\"allowed\",\"rule\":\"pypi.org\","
+          "\"proto\":\"connect\",\"host\":\"pypi.org\",\"port\":443,\"verdict\":\"allowed\","
+          "\"rule\":\"pypi.org\","
           "\"reason\":\"\"");
   log.add("proxy", "net.decision",
-          "\"proto\":\"connect\",\"host\":\"example.org\",\"port\":443,\"verdict\":\"denied\",\"rule\":\"\","
+          "\"proto\":\"connect\",\"host\":\"example.org\",\"port\":443,\"verdict\":\"denied\","
+          "\"rule\":\"\","
           "\"reason\":\"host is not on the allow list\",\"refused_by\":\"not-allowed\"");
   log.add("observer", "fs.write",
-          fs_write(2, ".git/hooks/pre-commit", "/home/u/proj/.git/hooks/pre-commit", "denied", kHookReason));
-  log.add("observer", "fs.write", fs_write(2, "../other/x.txt", "/home/u/other/x.txt", "denied", kOutsideReason));
+          fs_write(2, ".git/hooks/pre-commit", "/home/u/proj/.git/hooks/pre-commit", "denied",
+                   kHookReason));
+  log.add("observer", "fs.write",
+          fs_write(2, "../other/x.txt", "/home/u/other/x.txt", "denied", kOutsideReason));
   if (hostile) {
     log.add("observer", "fs.write",
-            fs_write(2, "<script>alert(1)</script>", "/home/u/proj/\x1b[2J\n\"<b>evil</b>'", "allowed", "writable root"));
+            fs_write(2, "<script>alert(1)</script>", "/home/u/proj/\x1b[2J\n\"<b>evil</b>'",
+                     "allowed", "writable root"));
   }
-  log.add("supervisor", "io.stderr", "\"data\":" + js("bash: ../other/x.txt: Read-only file system\n"));
+  log.add("supervisor", "io.stderr",
+          "\"data\":" + js("bash: ../other/x.txt: Read-only file system\n"));
   log.add("supervisor", "annotation", "\"text\":" + js(annotation));
-  log.add("supervisor", "session.end",
-          "\"exit_code\":1,\"duration_ns\":123456789,\"counters\":{\"fs.denied\":3,\"net.denied\":1}");
+  log.add(
+      "supervisor", "session.end",
+      "\"exit_code\":1,\"duration_ns\":123456789,\"counters\":{\"fs.denied\":3,\"net.denied\":1}");
   return log.lines();
 }
 
@@ -156,7 +189,8 @@ TEST(Replay, AnnotateRefusesARecordedBlockTheEventsDoNotExplain) {
   write_file(d / "demo.jsonl", join_lines(demo_log_lines(d / "demo.jsonl", tampered)));
   auto o = run_vigil({"replay", "--annotate", d / "demo.jsonl"}, d.path());
   EXPECT_EQ(o.exit_code, 1);
-  EXPECT_NE(o.err.find("differs from the one recomputed from the events"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("differs from the one recomputed from the events"), std::string::npos)
+      << o.err;
   EXPECT_EQ(o.out, tampered);
 }
 
@@ -165,13 +199,18 @@ TEST(Replay, TimelineHasTimePidCommandEventVerdict) {
   const std::string log = write_demo_log(d / "demo.jsonl", false);
   auto o = run_vigil({"replay", log}, d.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("TIME        PID     COMMAND          EVENT                VERDICT   DETAIL"), std::string::npos)
+  EXPECT_NE(
+      o.out.find("TIME        PID     COMMAND          EVENT                VERDICT   DETAIL"),
+      std::string::npos)
       << o.out;
-  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    create /home/u/other/x.txt"),
+  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    create "
+                       "/home/u/other/x.txt"),
             std::string::npos)
       << o.out;
-  EXPECT_NE(o.out.find("net.decision         DENIED    connect example.org:443"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("session.end                    exit 1 after 0.123456 s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("net.decision         DENIED    connect example.org:443"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("session.end                    exit 1 after 0.123456 s"), std::string::npos)
+      << o.out;
 }
 
 TEST(Replay, WritesListsEveryAttemptWithItsVerdict) {
@@ -181,8 +220,11 @@ TEST(Replay, WritesListsEveryAttemptWithItsVerdict) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const std::vector<std::string> want = {
       "allowed   create    /home/u/proj/ok.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  writable root",
-      "DENIED    create    /home/u/other/x.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  " + kOutsideReason,
-      "DENIED    create    /home/u/proj/.git/hooks/pre-commit  [openat O_WRONLY|O_CREAT|O_TRUNC]  " + kHookReason,
+      "DENIED    create    /home/u/other/x.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  " +
+          kOutsideReason,
+      "DENIED    create    /home/u/proj/.git/hooks/pre-commit  [openat O_WRONLY|O_CREAT|O_TRUNC] "
+      " " +
+          kHookReason,
   };
   std::size_t at = 0;
   for (const auto& w : want) {
@@ -200,8 +242,9 @@ TEST(Replay, NetListsDecisions) {
   auto o = run_vigil({"replay", "--net", write_demo_log(d / "demo.jsonl", false)}, d.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("allowed   connect  pypi.org:443  pypi.org"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("DENIED    connect  example.org:443  (default)  host is not on the allow list"),
-            std::string::npos)
+  EXPECT_NE(
+      o.out.find("DENIED    connect  example.org:443  (default)  host is not on the allow list"),
+      std::string::npos)
       << o.out;
 }
 
@@ -240,9 +283,12 @@ TEST(Replay, VerifyFailsAtTheRightRecord) {
   deleted.erase(deleted.begin() + 7);
   const std::string whole = join_lines(lines);
   const std::vector<Case> cases = {
-      {"one byte edited in record 3", join_lines(edited), "BROKEN at record 3: record 3 was altered"},
-      {"records 5 and 6 reordered", join_lines(reordered), "BROKEN at record 5: record 5 is out of order"},
-      {"record 7 deleted", join_lines(deleted), "BROKEN at record 7: the record with seq 7 is missing"},
+      {"one byte edited in record 3", join_lines(edited),
+       "BROKEN at record 3: record 3 was altered"},
+      {"records 5 and 6 reordered", join_lines(reordered),
+       "BROKEN at record 5: record 5 is out of order"},
+      {"record 7 deleted", join_lines(deleted),
+       "BROKEN at record 7: the record with seq 7 is missing"},
       {"truncated inside the last record", whole.substr(0, whole.size() - 30),
        "BROKEN at record 11: record 11 is incomplete (no newline)"},
       {"session.end cut off at a line boundary", join_lines({lines.begin(), lines.end() - 1}),
@@ -289,8 +335,10 @@ TEST(Replay, HtmlReportIsWrittenAndEscaped) {
   auto o = run_vigil({"replay", "--html", d / "report.html", log}, d.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const std::string h = read_file(d / "report.html");
-  EXPECT_NE(h.find("<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 4 attempt(s)</h2>"),
-            std::string::npos);
+  EXPECT_NE(
+      h.find(
+          "<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 4 attempt(s)</h2>"),
+      std::string::npos);
   EXPECT_EQ(h.find("<script"), std::string::npos);
   EXPECT_EQ(h.find("<b>evil"), std::string::npos);
   EXPECT_NE(h.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);

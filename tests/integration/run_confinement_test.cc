@@ -1,9 +1,8 @@
 // `vigil run` with the real bwrap: what the command can and cannot do to the host.
 // Every test checks the command's own view (errno) AND a host-side fact.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "supervisor/core/mandatory_denies.h"
 #include "tests/integration/harness.h"
@@ -13,14 +12,18 @@ namespace {
 
 // A python one-liner that tries to write PATH and prints "ok" or the errno name.
 std::vector<std::string> try_write(const std::string& path, const std::string& mode = "w") {
-  return {"run", "--", "python3", "-c",
+  return {"run",
+          "--",
+          "python3",
+          "-c",
           "import sys,errno\n"
           "try:\n"
           "  open(sys.argv[1], sys.argv[2]).write('pwned')\n"
           "  print('ok')\n"
           "except OSError as e:\n"
           "  print(errno.errorcode[e.errno])\n",
-          path, mode};
+          path,
+          mode};
 }
 
 std::string trim(std::string s) {
@@ -74,12 +77,13 @@ TEST(RunConfinement, DenyReadDirectoryIsEmptyAndDenyReadFileUnreadable) {
   make_dirs(secrets / "dir");
   write_file(secrets / "dir/key", "SECRET");
   write_file(secrets / "file.txt", "SECRET2");
-  write_file(settings_dir / "s.json",
-             R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" + secrets / "dir" + R"(", ")" +
-                 secrets / "file.txt" + R"("]}})");
-  auto o = run_vigil({"run", "--settings", settings_dir / "s.json", "--", "sh", "-c",
-                 "ls -A " + secrets / "dir" + "; echo ---; cat " + secrets / "file.txt" + "; echo rc=$?"},
-                ws.path());
+  write_file(settings_dir / "s.json", R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                                          secrets / "dir" + R"(", ")" + secrets / "file.txt" +
+                                          R"("]}})");
+  auto o = run_vigil(
+      {"run", "--settings", settings_dir / "s.json", "--", "sh", "-c",
+       "ls -A " + secrets / "dir" + "; echo ---; cat " + secrets / "file.txt" + "; echo rc=$?"},
+      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   // The directory lists empty (a tmpfs); the file is /dev/null on a nodev mount: EACCES.
   EXPECT_EQ(o.out, "---\nrc=1\n") << o.err;
@@ -89,8 +93,9 @@ TEST(RunConfinement, DenyReadDirectoryIsEmptyAndDenyReadFileUnreadable) {
 
 TEST(RunConfinement, MktempInTmpdirWorksAndTheDirGoesAway) {
   TempDir ws;
-  auto o = run_vigil({"run", "--", "sh", "-c", "f=$(mktemp) && echo data > \"$f\" && echo \"$TMPDIR\""},
-                     ws.path());
+  auto o =
+      run_vigil({"run", "--", "sh", "-c", "f=$(mktemp) && echo data > \"$f\" && echo \"$TMPDIR\""},
+                ws.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::string tmpdir = trim(o.out);
   ASSERT_FALSE(tmpdir.empty());
@@ -181,13 +186,15 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
   make_dirs(ws / ".git/hooks");
   write_file(ws / ".git/config", "[core]\n");
   auto o = run_vigil({"run", "--", "sh", "-c",
-                      "for f in .bashrc .profile .mcp.json .gitconfig; do (echo x > $f) 2>/dev/null && echo made $f; done; "
+                      "for f in .bashrc .profile .mcp.json .gitconfig; do (echo x > $f) "
+                      "2>/dev/null && echo made $f; done; "
                       "mkdir -p .vscode/x 2>/dev/null && echo made vscode; "
                       "mkdir -p .claude/commands 2>/dev/null && echo made claude; echo done"},
                      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out;
-  for (const char* n : {".bashrc", ".profile", ".mcp.json", ".gitconfig", ".vscode", ".claude", ".idea"}) {
+  for (const char* n :
+       {".bashrc", ".profile", ".mcp.json", ".gitconfig", ".vscode", ".claude", ".idea"}) {
     EXPECT_FALSE(exists(ws / n)) << n << " placeholder left behind";
   }
 }
@@ -216,10 +223,11 @@ TEST(RunConfinement, AFileWhereAProtectedDirectoryWouldGoIsCappedAndStillRuns) {
   TempDir ws;
   write_file(ws / ".claude", "");
   write_file(ws / ".bashrc", "");
-  auto o = run_vigil({"run", "--", "sh", "-c",
-                      "(rm -f .claude && mkdir -p .claude/commands && echo pwn > .claude/commands/x) "
-                      "2>/dev/null && echo replaced; echo done"},
-                     ws.path());
+  auto o =
+      run_vigil({"run", "--", "sh", "-c",
+                 "(rm -f .claude && mkdir -p .claude/commands && echo pwn > .claude/commands/x) "
+                 "2>/dev/null && echo replaced; echo done"},
+                ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out << o.err;
   struct stat st {};
@@ -247,18 +255,21 @@ TEST(RunProcesses, RefusesAVigilInitTheSandboxCouldRewrite) {
   const std::string init_fallback = bin.substr(0, bin.rfind('/')) + "/../observer/vigil-init";
   const std::string src_init = exists(init) ? init : init_fallback;
   const std::string cmd = "cp '" + bin + "' '" + (ws / "vigil") + "' && cp '" + src_init + "' '" +
-                          (ws / "vigil-init") + "' && cd '" + ws.path() + "' && ./vigil run -- true 2>err; echo $? > rc";
+                          (ws / "vigil-init") + "' && cd '" + ws.path() +
+                          "' && ./vigil run -- true 2>err; echo $? > rc";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(read_file(ws / "rc"), "2\n");
-  EXPECT_NE(read_file(ws / "err").find("writable inside the sandbox"), std::string::npos) << read_file(ws / "err");
+  EXPECT_NE(read_file(ws / "err").find("writable inside the sandbox"), std::string::npos)
+      << read_file(ws / "err");
 }
 
 TEST(RunProcesses, TheCommandSeesOnlyItsOwnProcessTree) {
   // vigil-init is PID 1 (no bwrap init, no helper beside the command), and it is
   // non-dumpable: its environ cannot be read.
   TempDir ws;
-  auto o = run_vigil({"run", "--", "sh", "-c", "ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; "
-                                               "cat /proc/1/environ >/dev/null 2>&1 || echo environ-refused"},
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; "
+                      "cat /proc/1/environ >/dev/null 2>&1 || echo environ-refused"},
                      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   // 1 = vigil-init, 2 = sh, then ls/grep/sort/tr (pids 3..6): nothing else.
@@ -271,17 +282,20 @@ TEST(RunNetwork, TheOnlyWayOutIsTheBridgeToTheProxyWhichExplainsRefusals) {
   // session's proxy, which refuses a host off the allow list before any DNS lookup, so
   // nothing leaves this machine. The model is told in the annotation block.
   TempDir ws;
-  auto o = run_vigil({"run", "--", "curl", "-sS", "-i", "-m", "10", "http://blocked.example/"}, ws.path());
+  auto o = run_vigil({"run", "--", "curl", "-sS", "-i", "-m", "10", "http://blocked.example/"},
+                     ws.path());
   EXPECT_NE(o.out.find("403"), std::string::npos) << o.out << o.err;
   EXPECT_NE(o.out.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos) << o.out;
   EXPECT_NE(o.err.find("<sandbox_violations>"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("deny network-outbound blocked.example:80 (host is not on the allow list)"),
-            std::string::npos) << o.err;
+            std::string::npos)
+      << o.err;
   // Without the proxy variables there is no route at all: the namespace has only lo
   // and an empty routing table (checked without sending anything anywhere).
-  auto direct = run_vigil({"run", "--", "sh", "-c",
-                           "grep ':' /proc/net/dev | cut -d: -f1 | tr -d ' '; tail -n +2 /proc/net/route | wc -l"},
-                          ws.path());
+  auto direct = run_vigil(
+      {"run", "--", "sh", "-c",
+       "grep ':' /proc/net/dev | cut -d: -f1 | tr -d ' '; tail -n +2 /proc/net/route | wc -l"},
+      ws.path());
   EXPECT_EQ(direct.out, "lo\n0\n") << direct.out << direct.err;
 }
 
@@ -304,12 +318,17 @@ TEST(RunProcesses, ExitCodesPropagate) {
 
 TEST(RunProcesses, NoProcessOutlivesTheCommand) {
   TempDir ws;
-  const std::string m1 = unique_marker("bg"), m2 = unique_marker("setsid"), m3 = unique_marker("dfork");
+  const std::string m1 = unique_marker("bg"), m2 = unique_marker("setsid"),
+                    m3 = unique_marker("dfork");
   const std::string sleeper = "import time; time.sleep(1000)";
   auto o = run_vigil({"run", "--", "sh", "-c",
-                      "python3 -c '" + sleeper + "' " + m1 + " & "
-                      "setsid python3 -c '" + sleeper + "' " + m2 + " & "
-                      "(python3 -c '" + sleeper + "' " + m3 + " &) ; sleep 0.3; exit 0"},
+                      "python3 -c '" + sleeper + "' " + m1 +
+                          " & "
+                          "setsid python3 -c '" +
+                          sleeper + "' " + m2 +
+                          " & "
+                          "(python3 -c '" +
+                          sleeper + "' " + m3 + " &) ; sleep 0.3; exit 0"},
                      ws.path(), 30);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   ::usleep(300 * 1000);
@@ -322,8 +341,10 @@ TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
   // command traps TERM and exits 42, which vigil must pass through.
   const std::string bin = vigil_bin();
   const std::string script =
-      "'" + bin + "' run -- sh -c 'trap \"exit 42\" TERM; echo up > ready; while :; do sleep 0.05; done' & "
-      "v=$!; for i in $(seq 100); do [ -f ready ] && break; sleep 0.05; done; kill -TERM $v; wait $v; echo rc=$?";
+      "'" + bin +
+      "' run -- sh -c 'trap \"exit 42\" TERM; echo up > ready; while :; do sleep 0.05; done' & "
+      "v=$!; for i in $(seq 100); do [ -f ready ] && break; sleep 0.05; done; kill -TERM $v; wait "
+      "$v; echo rc=$?";
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::chdir(ws.path().c_str()) != 0) ::_exit(1);
@@ -332,7 +353,8 @@ TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
   }
   int st = 0;
   ::waitpid(pid, &st, 0);
-  EXPECT_NE(read_file(ws / "out.txt").find("rc=42"), std::string::npos) << read_file(ws / "out.txt");
+  EXPECT_NE(read_file(ws / "out.txt").find("rc=42"), std::string::npos)
+      << read_file(ws / "out.txt");
 }
 
 }  // namespace

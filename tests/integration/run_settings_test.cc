@@ -1,8 +1,8 @@
 // Settings through the real CLI: malformed files are refused with one precise line and
 // exit 2, and nothing runs; a settings file the sandbox could rewrite is refused.
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "tests/integration/harness.h"
 
@@ -18,16 +18,22 @@ struct BadSettings {
 const BadSettings kBad[] = {
     {"bad_json", "{\"filesystem\": {\"allowWrite\": [\".\",]}}", "line 1, column 36"},
     {"unterminated", "{\"filesystem\": {\"allowWrite\": [\"abc]}}", "line 1"},
-    {"unknown_key", "{\"filesystem\": {\"denyWrites\": []}}", "unknown key filesystem.denyWrites; did you mean denyWrite?"},
+    {"unknown_key", "{\"filesystem\": {\"denyWrites\": []}}",
+     "unknown key filesystem.denyWrites; did you mean denyWrite?"},
     {"unknown_top", "{\"netwrok\": {}}", "did you mean network?"},
-    {"wrong_type", "{\"filesystem\": {\"allowWrite\": \"/tmp\"}}", "filesystem.allowWrite: expected an array of paths, got a string"},
+    {"wrong_type", "{\"filesystem\": {\"allowWrite\": \"/tmp\"}}",
+     "filesystem.allowWrite: expected an array of paths, got a string"},
     {"depth_type", "{\"mandatoryDenySearchDepth\": \"3\"}", "expected an integer, got a string"},
     {"depth_range", "{\"mandatoryDenySearchDepth\": 11}", "must be between 1 and 10"},
-    {"glob_allow", "{\"filesystem\": {\"allowWrite\": [\"src/*\"]}}", "filesystem.allowWrite[0]: \"src/*\" is a glob pattern"},
-    {"dotdot", "{\"filesystem\": {\"allowWrite\": [\"../..\"]}}", "climbs out of the working directory"},
-    {"empty_path", "{\"filesystem\": {\"denyRead\": [\"\"]}}", "filesystem.denyRead[0]: path cannot be empty"},
+    {"glob_allow", "{\"filesystem\": {\"allowWrite\": [\"src/*\"]}}",
+     "filesystem.allowWrite[0]: \"src/*\" is a glob pattern"},
+    {"dotdot", "{\"filesystem\": {\"allowWrite\": [\"../..\"]}}",
+     "climbs out of the working directory"},
+    {"empty_path", "{\"filesystem\": {\"denyRead\": [\"\"]}}",
+     "filesystem.denyRead[0]: path cannot be empty"},
     {"unsupported", "{\"credentials\": {}}", "credentials: not supported yet"},
-    {"duplicate", "{\"filesystem\": {\"allowWrite\": [], \"allowWrite\": [\"/\"]}}", "duplicate key filesystem.allowWrite"},
+    {"duplicate", "{\"filesystem\": {\"allowWrite\": [], \"allowWrite\": [\"/\"]}}",
+     "duplicate key filesystem.allowWrite"},
 };
 
 TEST(RunSettings, MalformedSettingsAreRefusedWithOneLineAndNothingRuns) {
@@ -60,8 +66,9 @@ TEST(RunSettings, SettingsInsideAWritableRootAreRefusedUnlessAllowed) {
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--allow-writable-settings"), std::string::npos) << o.err;
   EXPECT_FALSE(exists(ws / "ran"));
-  auto ok = run_vigil({"run", "--settings", ws / "s.json", "--allow-writable-settings", "--", "touch", "ran"},
-                      ws.path());
+  auto ok = run_vigil(
+      {"run", "--settings", ws / "s.json", "--allow-writable-settings", "--", "touch", "ran"},
+      ws.path());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(exists(ws / "ran"));
 }
@@ -70,7 +77,8 @@ TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
   TempDir ws, cfg, other;
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");
   auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "sh", "-c",
-                      "(touch in-cwd) 2>/dev/null || echo cwd-readonly; touch " + other / "x" + " && echo other-ok"},
+                      "(touch in-cwd) 2>/dev/null || echo cwd-readonly; touch " + other / "x" +
+                          " && echo other-ok"},
                      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "cwd-readonly\nother-ok\n");
@@ -79,7 +87,8 @@ TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
 
 TEST(RunSettings, MissingBwrapIsALoudErrorNamingTheFix) {
   TempDir ws, cfg;
-  write_file(cfg / "s.json", R"({"bwrapPath": "/nonexistent/bwrap", "filesystem": {"allowWrite": ["."]}})");
+  write_file(cfg / "s.json",
+             R"({"bwrapPath": "/nonexistent/bwrap", "filesystem": {"allowWrite": ["."]}})");
   auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "touch", "ran"}, ws.path());
   EXPECT_EQ(o.exit_code, 125) << o.err;
   EXPECT_NE(o.err.find("/nonexistent/bwrap"), std::string::npos) << o.err;
@@ -105,11 +114,13 @@ TEST(Explain, PrintsOneMountPerLineWithItsRuleAndPathVerdicts) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("--ro-bind / /"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("--bind " + ws.path() + " " + ws.path()), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("--ro-bind " + ws / ".git/hooks " + ws / ".git/hooks"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--ro-bind " + ws / ".git/hooks " + ws / ".git/hooks"), std::string::npos)
+      << o.out;
   auto p = run_vigil({"explain", "--path", ".git/hooks/pre-commit"}, ws.path());
   EXPECT_NE(p.out.find("write: denied (mandatory: .git/hooks"), std::string::npos) << p.out;
   auto q = run_vigil({"explain", "--path", "/etc/passwd"}, ws.path());
-  EXPECT_NE(q.out.find("write: denied (default: outside the writable roots"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find("write: denied (default: outside the writable roots"), std::string::npos)
+      << q.out;
 }
 
 TEST(Probe, ReportsBwrapAndKernelFeatures) {

@@ -123,7 +123,8 @@ TEST(FilterBench, CompileInstallAndPerSyscallCost) {
   }
   std::printf("compile 3 tables (parent, before fork): median %.1f us (51 runs)\n",
               median(compile_us));
-  std::printf("%-22s %14s %16s %16s\n", "layout", "install (us)", "getppid (ns)", "unshare(0) (ns)");
+  std::printf("%-22s %14s %16s %16s\n", "layout", "install (us)", "getppid (ns)",
+              "unshare(0) (ns)");
   for (const Layout& l : layouts) {
     std::printf("%-22s %14.1f %16.1f %16.1f\n", l.name, median(l.install_us), median(l.ppid_ns),
                 median(l.unshare_ns));

@@ -14,14 +14,13 @@
 // Everything is on 127.0.0.1; counts and durations are bounded.
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -99,7 +98,8 @@ class EpollServer {
         }
         char buf[16384];
         const ssize_t r = ::recv(fd, buf, sizeof buf, 0);
-        auto it = std::find_if(conns_.begin(), conns_.end(), [fd](const auto& p) { return p.first == fd; });
+        auto it = std::find_if(conns_.begin(), conns_.end(),
+                               [fd](const auto& p) { return p.first == fd; });
         if (r <= 0) {
           ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
           if (it != conns_.end()) {
@@ -198,7 +198,8 @@ bool one_connection(std::uint16_t port, const std::string& connect_line) {
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   std::string buf;
   if (!connect_line.empty()) {
-    if (!send_str(fd.get(), connect_line) || !recv_until_has(fd.get(), &buf, "\r\n\r\n")) return false;
+    if (!send_str(fd.get(), connect_line) || !recv_until_has(fd.get(), &buf, "\r\n\r\n"))
+      return false;
     if (buf.rfind("HTTP/1.1 200", 0) != 0) return false;
     buf.clear();
   }
@@ -212,7 +213,8 @@ struct Rate {
   std::uint64_t failures = 0;
 };
 
-Rate connection_rate(std::uint16_t port, const std::string& connect_line, int threads, std::chrono::seconds span) {
+Rate connection_rate(std::uint16_t port, const std::string& connect_line, int threads,
+                     std::chrono::seconds span) {
   std::atomic<std::uint64_t> ok{0}, bad{0};
   const auto end = Clock::now() + span;
   const auto t0 = Clock::now();
@@ -245,7 +247,8 @@ Rate keepalive_rate(std::uint16_t port, const std::string& request, std::chrono:
   return {static_cast<double>(n) / secs, n, 0};
 }
 
-double tunnel_mb_per_s(std::uint16_t port, const std::string& connect_line, std::chrono::seconds span) {
+double tunnel_mb_per_s(std::uint16_t port, const std::string& connect_line,
+                       std::chrono::seconds span) {
   UniqueFd fd = tcp_connect_loopback(port);
   std::string buf;
   if (!connect_line.empty()) {
@@ -280,7 +283,8 @@ std::vector<double> setup_latencies_us(std::uint16_t port, const std::string& co
 
 double pct(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
-  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
+  return sorted[std::min(sorted.size() - 1,
+                         static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
 }
 
 long proc_status_kb(pid_t pid, const char* field) {
@@ -304,7 +308,8 @@ std::size_t proc_fds(pid_t pid) {
 const char* kSettings = R"({"network": {"allowedDomains": ["bench.test"]}})";
 
 TEST(ProxyBench, ThroughputAndLoad) {
-  if (!bench_enabled()) GTEST_SKIP() << "set VIGIL_PROXY_BENCH=1 (and VIGIL_BIN to an optimised build)";
+  if (!bench_enabled())
+    GTEST_SKIP() << "set VIGIL_PROXY_BENCH=1 (and VIGIL_BIN to an optimised build)";
   rlimit rl{};
   ::getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;
@@ -314,12 +319,14 @@ TEST(ProxyBench, ThroughputAndLoad) {
   EpollServer echo(EpollServer::Mode::kEcho);
   EpollServer http(EpollServer::Mode::kHttp);
   SourceServer source;
-  ProxyProcess proxy(tmp, kSettings,
-                     {"--test-resolve", "bench.test=127.0.0.1", "--test-allow-loopback", "--idle-timeout", "60"});
+  ProxyProcess proxy(
+      tmp, kSettings,
+      {"--test-resolve", "bench.test=127.0.0.1", "--test-allow-loopback", "--idle-timeout", "60"});
   ASSERT_TRUE(proxy.ready()) << proxy.err();
   const pid_t ppid = proxy.process().pid();
   const std::uint16_t pp = proxy.port();
-  const std::string connect_echo = "CONNECT bench.test:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n";
+  const std::string connect_echo =
+      "CONNECT bench.test:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n";
   const auto span = std::chrono::seconds(3);
 
   const Rate direct1 = connection_rate(echo.port(), "", 1, span);
@@ -328,13 +335,16 @@ TEST(ProxyBench, ThroughputAndLoad) {
   const Rate proxy8 = connection_rate(pp, connect_echo, 8, span);
   EXPECT_EQ(proxy1.failures + proxy8.failures, 0u);
 
-  const Rate ka_direct = keepalive_rate(http.port(), "GET /x HTTP/1.1\r\nHost: bench.test\r\n\r\n", span);
-  const Rate ka_proxy = keepalive_rate(
-      pp, "GET http://bench.test:" + std::to_string(http.port()) + "/x HTTP/1.1\r\nHost: bench.test\r\n\r\n", span);
+  const Rate ka_direct =
+      keepalive_rate(http.port(), "GET /x HTTP/1.1\r\nHost: bench.test\r\n\r\n", span);
+  const Rate ka_proxy = keepalive_rate(pp,
+                                       "GET http://bench.test:" + std::to_string(http.port()) +
+                                           "/x HTTP/1.1\r\nHost: bench.test\r\n\r\n",
+                                       span);
 
   const double mb_direct = tunnel_mb_per_s(source.port(), "", span);
-  const double mb_proxy =
-      tunnel_mb_per_s(pp, "CONNECT bench.test:" + std::to_string(source.port()) + " HTTP/1.1\r\n\r\n", span);
+  const double mb_proxy = tunnel_mb_per_s(
+      pp, "CONNECT bench.test:" + std::to_string(source.port()) + " HTTP/1.1\r\n\r\n", span);
 
   const auto lat_direct = setup_latencies_us(echo.port(), "", 2000);
   const auto lat_proxy = setup_latencies_us(pp, connect_echo, 2000);
@@ -347,7 +357,8 @@ TEST(ProxyBench, ThroughputAndLoad) {
   for (int i = 0; i < 500; ++i) {
     UniqueFd fd = tcp_connect_loopback(pp);
     std::string buf;
-    ASSERT_TRUE(send_str(fd.get(), connect_echo) && recv_until_has(fd.get(), &buf, "\r\n\r\n")) << i;
+    ASSERT_TRUE(send_str(fd.get(), connect_echo) && recv_until_has(fd.get(), &buf, "\r\n\r\n"))
+        << i;
     ASSERT_TRUE(send_str(fd.get(), "y") && recv_until_has(fd.get(), &buf, "y"));
     tunnels.push_back(std::move(fd));
   }
@@ -389,19 +400,22 @@ TEST(ProxyBench, ThroughputAndLoad) {
   std::printf("%-42s %12s %12s %8s\n", "", "via proxy", "direct", "ratio");
   std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "new CONNECT tunnels/s, 1 client", proxy1.per_second,
               direct1.per_second, 100 * proxy1.per_second / direct1.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "new CONNECT tunnels/s, 8 clients", proxy8.per_second,
-              direct8.per_second, 100 * proxy8.per_second / direct8.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "keep-alive req/s, 1 connection", ka_proxy.per_second,
-              ka_direct.per_second, 100 * ka_proxy.per_second / ka_direct.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "one tunnel MB/s (server -> client)", mb_proxy, mb_direct,
-              100 * mb_proxy / mb_direct);
-  std::printf("%-42s %12.0f %12.0f %+8.0f\n", "connection set-up p50 (us)", pct(lat_proxy, 0.5), pct(lat_direct, 0.5),
-              pct(lat_proxy, 0.5) - pct(lat_direct, 0.5));
+  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "new CONNECT tunnels/s, 8 clients",
+              proxy8.per_second, direct8.per_second, 100 * proxy8.per_second / direct8.per_second);
+  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "keep-alive req/s, 1 connection",
+              ka_proxy.per_second, ka_direct.per_second,
+              100 * ka_proxy.per_second / ka_direct.per_second);
+  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "one tunnel MB/s (server -> client)", mb_proxy,
+              mb_direct, 100 * mb_proxy / mb_direct);
+  std::printf("%-42s %12.0f %12.0f %+8.0f\n", "connection set-up p50 (us)", pct(lat_proxy, 0.5),
+              pct(lat_direct, 0.5), pct(lat_proxy, 0.5) - pct(lat_direct, 0.5));
   std::printf("%-42s %12.0f %12.0f %+8.0f\n", "connection set-up p99 (us)", pct(lat_proxy, 0.99),
               pct(lat_direct, 0.99), pct(lat_proxy, 0.99) - pct(lat_direct, 0.99));
-  std::printf("proxy RSS: %ld KiB after the benchmark (peak %ld KiB); %ld KiB with 500 tunnels + 1000 slow-loris "
-              "open (%zu fds); %ld KiB 1.5 s after they closed (%zu fds, %zu before)\n",
-              rss_after_bench, hwm_after_bench, rss_loaded, fds_loaded, rss_after, fds_after, fds_idle);
+  std::printf(
+      "proxy RSS: %ld KiB after the benchmark (peak %ld KiB); %ld KiB with 500 tunnels + 1000 "
+      "slow-loris "
+      "open (%zu fds); %ld KiB 1.5 s after they closed (%zu fds, %zu before)\n",
+      rss_after_bench, hwm_after_bench, rss_loaded, fds_loaded, rss_after, fds_after, fds_idle);
   std::printf("fresh client under that load: served in %.1f ms\n", fresh_ms);
 }
 

@@ -13,9 +13,18 @@ namespace {
 
 using Tokens = std::vector<std::string>;
 
-const Tokens kPrologue = {"--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-                          "--ro-bind",         "/",             "/",             "--dev",      "/dev",
-                          "--proc",            "/proc"};
+const Tokens kPrologue = {"--die-with-parent",
+                          "--new-session",
+                          "--unshare-all",
+                          "--cap-drop",
+                          "ALL",
+                          "--ro-bind",
+                          "/",
+                          "/",
+                          "--dev",
+                          "/dev",
+                          "--proc",
+                          "/proc"};
 
 PlanOp op(OpKind kind, std::string path, bool exists = true, DenyShape shape = DenyShape::kDir,
           std::string origin = "o") {
@@ -34,11 +43,13 @@ TEST(ArgvBuilderTest, GoldenRepresentativePlan) {
       op(OpKind::kWritable, "/home/u/proj", true, DenyShape::kDir, "filesystem.allowWrite[0]"),
       op(OpKind::kWritable, "/tmp/vigil-1234", true, DenyShape::kDir, "session temp dir"),
       op(OpKind::kHide, "/home/u/.netrc", true, DenyShape::kFile, "filesystem.denyRead[1]"),
-      op(OpKind::kReopenRead, "/home/u/.ssh/known_hosts", true, DenyShape::kFile, "filesystem.allowRead[0]"),
+      op(OpKind::kReopenRead, "/home/u/.ssh/known_hosts", true, DenyShape::kFile,
+         "filesystem.allowRead[0]"),
       op(OpKind::kPin, "/home/u/proj/.git", true, DenyShape::kDir, "mandatory: .git/hooks"),
       op(OpKind::kDenyWrite, "/home/u/proj/.bashrc", false, DenyShape::kFile, "mandatory: .bashrc"),
       op(OpKind::kDenyWrite, "/home/u/proj/.vscode", false, DenyShape::kDir, "mandatory: .vscode"),
-      op(OpKind::kDenyWrite, "/home/u/proj/.git/hooks", true, DenyShape::kDir, "mandatory: .git/hooks"),
+      op(OpKind::kDenyWrite, "/home/u/proj/.git/hooks", true, DenyShape::kDir,
+         "mandatory: .git/hooks"),
   };
   BwrapInputs in;
   in.plan = &plan;
@@ -52,24 +63,55 @@ TEST(ArgvBuilderTest, GoldenRepresentativePlan) {
       "--die-with-parent",
       "--new-session",
       "--unshare-all",
-      "--cap-drop", "ALL",
-      "--ro-bind", "/", "/",
-      "--dev", "/dev",
-      "--proc", "/proc",
-      "--tmpfs", "/home/u/.ssh",
-      "--bind", "/home/u/proj", "/home/u/proj",
-      "--bind", "/tmp/vigil-1234", "/tmp/vigil-1234",
-      "--ro-bind", "/dev/null", "/home/u/.netrc",
-      "--ro-bind", "/home/u/.ssh/known_hosts", "/home/u/.ssh/known_hosts",
-      "--bind", "/home/u/proj/.git", "/home/u/proj/.git",
-      "--ro-bind", "/dev/null", "/home/u/proj/.bashrc",
-      "--ro-bind", "/dev/null", "/home/u/proj/.vscode",
-      "--ro-bind", "/home/u/proj/.git/hooks", "/home/u/proj/.git/hooks",
-      "--setenv", "HTTP_PROXY", "http://127.0.0.1:3128",
-      "--setenv", "TMPDIR", "/tmp/vigil-1234",
-      "--json-status-fd", "5",
-      "--chdir", "/home/u/proj",
-      "--", "bash", "-c", "make test",
+      "--cap-drop",
+      "ALL",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/home/u/.ssh",
+      "--bind",
+      "/home/u/proj",
+      "/home/u/proj",
+      "--bind",
+      "/tmp/vigil-1234",
+      "/tmp/vigil-1234",
+      "--ro-bind",
+      "/dev/null",
+      "/home/u/.netrc",
+      "--ro-bind",
+      "/home/u/.ssh/known_hosts",
+      "/home/u/.ssh/known_hosts",
+      "--bind",
+      "/home/u/proj/.git",
+      "/home/u/proj/.git",
+      "--ro-bind",
+      "/dev/null",
+      "/home/u/proj/.bashrc",
+      "--ro-bind",
+      "/dev/null",
+      "/home/u/proj/.vscode",
+      "--ro-bind",
+      "/home/u/proj/.git/hooks",
+      "/home/u/proj/.git/hooks",
+      "--setenv",
+      "HTTP_PROXY",
+      "http://127.0.0.1:3128",
+      "--setenv",
+      "TMPDIR",
+      "/tmp/vigil-1234",
+      "--json-status-fd",
+      "5",
+      "--chdir",
+      "/home/u/proj",
+      "--",
+      "bash",
+      "-c",
+      "make test",
   };
   EXPECT_EQ(flatten(args), want);
 
@@ -94,17 +136,28 @@ TEST(ArgvBuilderTest, EachOpKindMapsToItsFlag) {
   };
   const std::vector<Row> rows = {
       {"hidden dir -> tmpfs", op(OpKind::kHide, "/s", true, DenyShape::kDir), {"--tmpfs", "/s"}},
-      {"hidden file -> /dev/null read-only", op(OpKind::kHide, "/s.txt", true, DenyShape::kFile),
+      {"hidden file -> /dev/null read-only",
+       op(OpKind::kHide, "/s.txt", true, DenyShape::kFile),
        {"--ro-bind", "/dev/null", "/s.txt"}},
-      {"re-open dir", op(OpKind::kReopenRead, "/h/pub", true, DenyShape::kDir), {"--ro-bind", "/h/pub", "/h/pub"}},
-      {"re-open file", op(OpKind::kReopenRead, "/h/f", true, DenyShape::kFile), {"--ro-bind", "/h/f", "/h/f"}},
+      {"re-open dir",
+       op(OpKind::kReopenRead, "/h/pub", true, DenyShape::kDir),
+       {"--ro-bind", "/h/pub", "/h/pub"}},
+      {"re-open file",
+       op(OpKind::kReopenRead, "/h/f", true, DenyShape::kFile),
+       {"--ro-bind", "/h/f", "/h/f"}},
       {"writable", op(OpKind::kWritable, "/w"), {"--bind", "/w", "/w"}},
       {"pin", op(OpKind::kPin, "/w/a"), {"--bind", "/w/a", "/w/a"}},
-      {"deny existing dir", op(OpKind::kDenyWrite, "/w/d", true, DenyShape::kDir), {"--ro-bind", "/w/d", "/w/d"}},
-      {"deny existing file", op(OpKind::kDenyWrite, "/w/f", true, DenyShape::kFile), {"--ro-bind", "/w/f", "/w/f"}},
-      {"placeholder dir -> /dev/null too", op(OpKind::kDenyWrite, "/w/.vscode", false, DenyShape::kDir),
+      {"deny existing dir",
+       op(OpKind::kDenyWrite, "/w/d", true, DenyShape::kDir),
+       {"--ro-bind", "/w/d", "/w/d"}},
+      {"deny existing file",
+       op(OpKind::kDenyWrite, "/w/f", true, DenyShape::kFile),
+       {"--ro-bind", "/w/f", "/w/f"}},
+      {"placeholder dir -> /dev/null too",
+       op(OpKind::kDenyWrite, "/w/.vscode", false, DenyShape::kDir),
        {"--ro-bind", "/dev/null", "/w/.vscode"}},
-      {"placeholder file -> /dev/null", op(OpKind::kDenyWrite, "/w/.bashrc", false, DenyShape::kFile),
+      {"placeholder file -> /dev/null",
+       op(OpKind::kDenyWrite, "/w/.bashrc", false, DenyShape::kFile),
        {"--ro-bind", "/dev/null", "/w/.bashrc"}},
   };
   for (const auto& r : rows) {
@@ -123,7 +176,8 @@ TEST(ArgvBuilderTest, NoPlanNoOptionalOptions) {
   in.command = {"ls"};
   EXPECT_EQ(flatten(build_bwrap_args(in)), concat(kPrologue, {"--", "ls"}));
   in.json_status_fd = 0;  // fd 0 is a valid fd number
-  EXPECT_EQ(flatten(build_bwrap_args(in)), concat(kPrologue, {"--json-status-fd", "0", "--", "ls"}));
+  EXPECT_EQ(flatten(build_bwrap_args(in)),
+            concat(kPrologue, {"--json-status-fd", "0", "--", "ls"}));
   in.json_status_fd = -1;
   in.command.clear();
   EXPECT_EQ(flatten(build_bwrap_args(in)), concat(kPrologue, {"--"}));
@@ -175,12 +229,8 @@ TEST(ArgvBuilderTest, EmptyArgsAreSafe) {
 // byte-for-byte.
 TEST(ArgvBuilderTest, AwkwardPathsStaySingleTokens) {
   const std::vector<std::string> paths = {
-      "/home/u/my project",
-      "/home/u/line\nbreak",
-      "/home/u/it's \"quoted\"",
-      "/home/u/$(rm -rf ~)`x`;|&",
-      "/home/u/--bind",
-      "/home/u/tab\there",
+      "/home/u/my project",        "/home/u/line\nbreak", "/home/u/it's \"quoted\"",
+      "/home/u/$(rm -rf ~)`x`;|&", "/home/u/--bind",      "/home/u/tab\there",
       "/home/u/caf\xc3\xa9",
   };
   for (const auto& p : paths) {
@@ -193,8 +243,9 @@ TEST(ArgvBuilderTest, AwkwardPathsStaySingleTokens) {
     in.setenv = {{"V", p}};
     in.command = {p, "arg with space"};
     const auto args = build_bwrap_args(in);
-    const Tokens tail = {"--bind", p, p, "--ro-bind", "/dev/null", p + "/s", "--setenv", "V", p,
-                         "--chdir", p, "--", p, "arg with space"};
+    const Tokens tail = {
+        "--bind", p, p,         "--ro-bind", "/dev/null", p + "/s", "--setenv",
+        "V",      p, "--chdir", p,           "--",        p,        "arg with space"};
     EXPECT_EQ(flatten(args), concat(kPrologue, tail));
     // In the fd each one is still exactly one NUL-terminated token.
     const std::string ser = serialize_options_for_args_fd(args);

@@ -39,15 +39,15 @@ TEST(PathExpandTest, LexicallyNormalTable) {
       {"/.", "/"},
       {"/a/b/..", "/a"},
       {"/a/b/../c", "/a/c"},
-      {"/a/../../b", "/b"},     // ".." above "/" stays at "/"
+      {"/a/../../b", "/b"},  // ".." above "/" stays at "/"
       {"/..", "/"},
       {"/../..", "/"},
       {"/../a", "/a"},
       {"/a/b/c/../../d", "/a/d"},
-      {"/a/..b", "/a/..b"},     // "..b" is a name, not ".."
-      {"/a/.b", "/a/.b"},       // ".b" is a name, not "."
-      {"/a/.../b", "/a/.../b"}, // so is "..."
-      {"/a b/c", "/a b/c"},     // spaces are ordinary bytes
+      {"/a/..b", "/a/..b"},      // "..b" is a name, not ".."
+      {"/a/.b", "/a/.b"},        // ".b" is a name, not "."
+      {"/a/.../b", "/a/.../b"},  // so is "..."
+      {"/a b/c", "/a b/c"},      // spaces are ordinary bytes
       {"/a\nb", "/a\nb"},
   };
   for (const auto& r : rows) {
@@ -96,19 +96,20 @@ TEST(PathExpandTest, ExpandSettingsPathTable) {
       {".", C, H, true, "/work/proj"},
       {"./", C, H, true, "/work/proj"},
       {"a/b/", C, H, true, "/work/proj/a/b"},
-      {"a/../b", C, H, true, "/work/proj/b"},        // ".." that stays inside is fine
+      {"a/../b", C, H, true, "/work/proj/b"},  // ".." that stays inside is fine
       {"a/b/../../c", C, H, true, "/work/proj/c"},
       {"a/..", C, H, true, "/work/proj"},
-      {"../proj/x", C, H, true, "/work/proj/x"},     // climbs out and back in: still inside
-      {"x~", C, H, true, "/work/proj/x~"},           // ~ only matters in front
-      {"x", "/work/proj/", H, true, "/work/proj/x"}, // cwd spelled with a trailing /
+      {"../proj/x", C, H, true, "/work/proj/x"},      // climbs out and back in: still inside
+      {"x~", C, H, true, "/work/proj/x~"},            // ~ only matters in front
+      {"x", "/work/proj/", H, true, "/work/proj/x"},  // cwd spelled with a trailing /
       {"x", "/", H, true, "/x"},
       // relative ".." that escapes cwd is refused
       {"..", C, H, false, "climbs out of the working directory"},
       {"../x", C, H, false, "climbs out of the working directory"},
       {"./../x", C, H, false, "climbs out of the working directory"},
       {"a/../../x", C, H, false, "climbs out of the working directory"},
-      {"../projx", C, H, false, "climbs out of the working directory"},  // "/work/projx" is not under "/work/proj"
+      {"../projx", C, H, false,
+       "climbs out of the working directory"},  // "/work/projx" is not under "/work/proj"
       {"..", "/work/proj/", H, false, "climbs out of the working directory"},
       // empty and NUL
       {"", C, H, false, "path cannot be empty"},
@@ -149,7 +150,7 @@ TEST(PathExpandTest, PathIsUnderTable) {
       {"/a", "/a/b", false},  // a parent is not under its child
       {"/", "/a", false},
       {"/b", "/a", false},
-      {"/", "/", true},       // everything absolute is under the root
+      {"/", "/", true},  // everything absolute is under the root
       {"/a", "/", true},
       {"/a/b", "/", true},
       {"", "/", false},
@@ -166,7 +167,7 @@ TEST(PathExpandTest, PathIsUnderTable) {
 
 TEST(PathExpandTest, HasGlobCharsTable) {
   const std::vector<std::pair<std::string, bool>> rows = {
-      {"/a/b", false}, {"/a/*", true},   {"/a/?", true},       {"/a/[ab]", true},
+      {"/a/b", false}, {"/a/*", true},      {"/a/?", true},        {"/a/[ab]", true},
       {"/a/]", false}, {"/a/{x,y}", false}, {"~/.ssh/id_*", true}, {"", false},
   };
   for (const auto& [s, want] : rows) {
@@ -187,11 +188,11 @@ class PathFsTest : public ::testing::Test {
     root_ = fs::canonical(tmpl).string();
     fs::create_directories(root_ + "/real/sub");
     std::ofstream(root_ + "/real/file.txt") << "x";
-    fs::create_directory_symlink(root_ + "/real", root_ + "/link");           // absolute target
-    fs::create_directory_symlink("real/sub", root_ + "/rel");                 // relative target
+    fs::create_directory_symlink(root_ + "/real", root_ + "/link");  // absolute target
+    fs::create_directory_symlink("real/sub", root_ + "/rel");        // relative target
     fs::create_symlink(root_ + "/real/file.txt", root_ + "/filelink");
     fs::create_symlink(root_ + "/nowhere", root_ + "/dangling");
-    fs::create_directory_symlink(root_ + "/link", root_ + "/link2");          // a chain
+    fs::create_directory_symlink(root_ + "/link", root_ + "/link2");  // a chain
   }
   void TearDown() override {
     std::error_code ec;
@@ -245,7 +246,7 @@ TEST_F(PathFsTest, StatPathTable) {
       {R, PathKind::kDir, ""},
       {R + "/real", PathKind::kDir, ""},
       {R + "/real/file.txt", PathKind::kFile, ""},
-      {R + "/link", PathKind::kOther, ""},      // lstat: the link itself
+      {R + "/link", PathKind::kOther, ""},  // lstat: the link itself
       {R + "/dangling", PathKind::kOther, ""},
       {"/", PathKind::kDir, ""},
       {R + "/missing", PathKind::kMissing, R + "/missing"},

@@ -74,12 +74,15 @@ TEST_F(PolicyLoaderFsTest, FullSrtSettingsFile) {
   EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
 
   // network
-  EXPECT_EQ(p.net.allowed_domains, (std::vector<std::string>{"github.com", "*.github.com", "pypi.org"}));
-  EXPECT_EQ(p.net.denied_domains, (std::vector<std::string>{"evil.example.com", "*.tracker.example"}));
+  EXPECT_EQ(p.net.allowed_domains,
+            (std::vector<std::string>{"github.com", "*.github.com", "pypi.org"}));
+  EXPECT_EQ(p.net.denied_domains,
+            (std::vector<std::string>{"evil.example.com", "*.tracker.example"}));
   EXPECT_EQ(p.net.denied_domain_reasons,
             (std::map<std::string, std::string>{{"evil.example.com", "known exfiltration endpoint"},
                                                 {"*.tracker.example", "telemetry"}}));
-  EXPECT_EQ(p.net.denied_resolved_addresses, (std::vector<std::string>{"169.254.169.254", "10.0.0.0/8"}));
+  EXPECT_EQ(p.net.denied_resolved_addresses,
+            (std::vector<std::string>{"169.254.169.254", "10.0.0.0/8"}));
   EXPECT_TRUE(p.net.allow_local_binding);
   EXPECT_EQ(p.net.allow_unix_sockets, (std::vector<std::string>{"/var/run/docker.sock"}));
   EXPECT_TRUE(p.net.allow_mach_lookup.empty());
@@ -90,7 +93,8 @@ TEST_F(PolicyLoaderFsTest, FullSrtSettingsFile) {
   ASSERT_EQ(p.fs.allow_write.size(), 4u);  // the default writable cwd is gone
   ASSERT_EQ(p.fs.deny_write.size(), 2u);
   const std::vector<RuleRow> rows = {
-      {&p.fs.deny_read[0], "~/.ssh", H + "/.ssh", H + "/.ssh", "filesystem.denyRead[0]", PathKind::kDir, ""},
+      {&p.fs.deny_read[0], "~/.ssh", H + "/.ssh", H + "/.ssh", "filesystem.denyRead[0]",
+       PathKind::kDir, ""},
       {&p.fs.deny_read[1], "~/.aws/credentials", H + "/.aws/credentials", H + "/.aws/credentials",
        "filesystem.denyRead[1]", PathKind::kMissing, H + "/.aws"},
       {&p.fs.deny_read[2], "secrets", P + "/secrets", R + "/secrets", "filesystem.denyRead[2]",
@@ -98,15 +102,18 @@ TEST_F(PolicyLoaderFsTest, FullSrtSettingsFile) {
       {&p.fs.allow_read[0], "~/.ssh/known_hosts", H + "/.ssh/known_hosts", H + "/.ssh/known_hosts",
        "filesystem.allowRead[0]", PathKind::kFile, ""},
       {&p.fs.allow_write[0], ".", P, R, "filesystem.allowWrite[0]", PathKind::kDir, ""},
-      {&p.fs.allow_write[1], "./build", P + "/build", R + "/build", "filesystem.allowWrite[1]", PathKind::kDir, ""},
-      {&p.fs.allow_write[2], "~/.cache/tool", H + "/.cache/tool", H + "/.cache/tool", "filesystem.allowWrite[2]",
-       PathKind::kMissing, H + "/.cache/tool"},
+      {&p.fs.allow_write[1], "./build", P + "/build", R + "/build", "filesystem.allowWrite[1]",
+       PathKind::kDir, ""},
+      {&p.fs.allow_write[2], "~/.cache/tool", H + "/.cache/tool", H + "/.cache/tool",
+       "filesystem.allowWrite[2]", PathKind::kMissing, H + "/.cache/tool"},
       // {"path": ..., "literal": true}: glob characters are part of the name
-      {&p.fs.allow_write[3], "out/[gen]*", P + "/out/[gen]*", R + "/out/[gen]*", "filesystem.allowWrite[3]",
-       PathKind::kMissing, R + "/out"},
-      {&p.fs.deny_write[0], "./.env", P + "/.env", R + "/.env", "filesystem.denyWrite[0]", PathKind::kFile, ""},
+      {&p.fs.allow_write[3], "out/[gen]*", P + "/out/[gen]*", R + "/out/[gen]*",
+       "filesystem.allowWrite[3]", PathKind::kMissing, R + "/out"},
+      {&p.fs.deny_write[0], "./.env", P + "/.env", R + "/.env", "filesystem.denyWrite[0]",
+       PathKind::kFile, ""},
       {&p.fs.deny_write[1], "/nonexistent-vigil-test/a/../b", "/nonexistent-vigil-test/b",
-       "/nonexistent-vigil-test/b", "filesystem.denyWrite[1]", PathKind::kMissing, "/nonexistent-vigil-test"},
+       "/nonexistent-vigil-test/b", "filesystem.denyWrite[1]", PathKind::kMissing,
+       "/nonexistent-vigil-test"},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.origin);
@@ -142,51 +149,68 @@ struct BadRow {
 const std::vector<BadRow>& bad_rows() {
   static const std::vector<BadRow> rows = {
       // JSON syntax
-      {"bad_trailing_comma.json", "line 3, column 29", "syntax error while parsing value - unexpected ']'", false},
+      {"bad_trailing_comma.json", "line 3, column 29",
+       "syntax error while parsing value - unexpected ']'", false},
       {"bad_unterminated_string.json", "line 3, column 35",
-       "syntax error while parsing value - invalid string: control character U+000A (LF) must be escaped", false},
+       "syntax error while parsing value - invalid string: control character U+000A (LF) must be "
+       "escaped",
+       false},
       {"bad_duplicate_key.json", "line 5, column 16",
        "duplicate key filesystem.allowWrite (a second value would silently replace the first)"},
       // unknown keys, with and without a suggestion
-      {"bad_unknown_top_key.json", "line 2, column 16", "filesystm: unknown key filesystm; did you mean filesystem?"},
+      {"bad_unknown_top_key.json", "line 2, column 16",
+       "filesystm: unknown key filesystm; did you mean filesystem?"},
       {"bad_typo_denyWrites.json", "line 4, column 19",
        "filesystem.denyWrites: unknown key filesystem.denyWrites; did you mean denyWrite?"},
-      {"bad_unknown_nested_key.json", "line 4, column 21", "network.proxyPort: unknown key network.proxyPort"},
+      {"bad_unknown_nested_key.json", "line 4, column 21",
+       "network.proxyPort: unknown key network.proxyPort"},
       {"bad_unknown_vigil_key.json", "line 2, column 42",
        "vigil.observer.overfow: unknown key vigil.observer.overfow; did you mean overflow?"},
       {"bad_path_object_extra_key.json", "line 3, column 66",
-       "filesystem.denyWrite[0].recursive: unknown key; an entry object has only \"path\" and \"literal\""},
+       "filesystem.denyWrite[0].recursive: unknown key; an entry object has only \"path\" and "
+       "\"literal\""},
       // wrong types and ranges
       {"bad_root_array.json", "line 1, column 1", "(top level): expected an object, got an array"},
       {"bad_network_array.json", "line 1, column 13", "network: expected an object, got an array"},
-      {"bad_allowWrite_string.json", "line 3, column 24", "filesystem.allowWrite: expected an array of paths, got a string"},
+      {"bad_allowWrite_string.json", "line 3, column 24",
+       "filesystem.allowWrite: expected an array of paths, got a string"},
       {"bad_path_number.json", "line 3, column 19",
-       "filesystem.denyRead[0]: expected a path string or {\"path\": ..., \"literal\": true}, got an integer"},
-      {"bad_depth_string.json", "line 2, column 33", "mandatoryDenySearchDepth: expected an integer, got a string"},
-      {"bad_depth_float.json", "line 1, column 32", "mandatoryDenySearchDepth: expected an integer, got a number"},
-      {"bad_depth_zero.json", "line 2, column 31", "mandatoryDenySearchDepth: must be between 1 and 10, got 0"},
-      {"bad_depth_eleven.json", "line 2, column 32", "mandatoryDenySearchDepth: must be between 1 and 10, got 11"},
+       "filesystem.denyRead[0]: expected a path string or {\"path\": ..., \"literal\": true}, got "
+       "an integer"},
+      {"bad_depth_string.json", "line 2, column 33",
+       "mandatoryDenySearchDepth: expected an integer, got a string"},
+      {"bad_depth_float.json", "line 1, column 32",
+       "mandatoryDenySearchDepth: expected an integer, got a number"},
+      {"bad_depth_zero.json", "line 2, column 31",
+       "mandatoryDenySearchDepth: must be between 1 and 10, got 0"},
+      {"bad_depth_eleven.json", "line 2, column 32",
+       "mandatoryDenySearchDepth: must be between 1 and 10, got 11"},
       {"bad_depth_huge.json", "line 1, column 49",
        "mandatoryDenySearchDepth: must be between 1 and 10, got 18446744073709551615"},
       {"bad_allowAllUnixSockets_string.json", "line 3, column 31",
        "network.allowAllUnixSockets: expected a boolean, got a string"},
-      {"bad_reason_empty.json", "line 4, column 43", "network.deniedDomainReasons[\"a.example\"]: reason cannot be empty"},
+      {"bad_reason_empty.json", "line 4, column 43",
+       "network.deniedDomainReasons[\"a.example\"]: reason cannot be empty"},
       {"bad_overflow_value.json", "line 1, column 49",
        "vigil.observer.overflow: expected \"block\" or \"drop\", got \"lossy\\nmode\""},
       {"bad_bwrapPath_relative.json", "line 1, column 21",
        "bwrapPath: must be an absolute path (a relative one could be hijacked)"},
       // paths
       {"bad_allowWrite_glob.json", "line 3, column 33",
-       "filesystem.allowWrite[1]: \"build/*\" is a glob pattern; allowWrite takes directories, not patterns "
+       "filesystem.allowWrite[1]: \"build/*\" is a glob pattern; allowWrite takes directories, not "
+       "patterns "
        "(list each one)"},
       {"bad_denyRead_glob.json", "line 3, column 30",
-       "filesystem.denyRead[0]: \"~/.ssh/id_*\" is a glob pattern; deny globs are not supported yet (for a name "
+       "filesystem.denyRead[0]: \"~/.ssh/id_*\" is a glob pattern; deny globs are not supported "
+       "yet (for a name "
        "that contains *, ? or [ write {\"path\": ..., \"literal\": true})"},
       {"bad_glob_with_newline.json", "line 1, column 37",
-       "filesystem.denyWrite[0]: \"a\\nb*\" is a glob pattern; deny globs are not supported yet (for a name "
+       "filesystem.denyWrite[0]: \"a\\nb*\" is a glob pattern; deny globs are not supported yet "
+       "(for a name "
        "that contains *, ? or [ write {\"path\": ..., \"literal\": true})"},
       {"bad_relative_escape.json", "line 3, column 31",
-       "filesystem.allowWrite[0]: relative path climbs out of the working directory with \"..\"; write the "
+       "filesystem.allowWrite[0]: relative path climbs out of the working directory with \"..\"; "
+       "write the "
        "absolute path if that is meant"},
       {"bad_empty_path.json", "line 3, column 30", "filesystem.denyWrite[1]: path cannot be empty"},
       {"bad_tilde_user.json", "line 3, column 29",
@@ -197,9 +221,11 @@ const std::vector<BadRow>& bad_rows() {
        "filesystem.denyWrite[0]: expected {\"path\": \"<path>\", \"literal\": true}"},
       // srt settings vigil does not implement: refused, never silently dropped
       {"bad_credentials.json", "line 3, column 18",
-       "credentials: not supported yet by vigil (credential masking); remove the key to run under vigil"},
+       "credentials: not supported yet by vigil (credential masking); remove the key to run under "
+       "vigil"},
       {"bad_allowAllUnixSockets.json", "line 3, column 31",
-       "network.allowAllUnixSockets: not supported yet by vigil (dropping the unix-socket filter); only false is "
+       "network.allowAllUnixSockets: not supported yet by vigil (dropping the unix-socket filter); "
+       "only false is "
        "accepted"},
   };
   return rows;
@@ -243,35 +269,45 @@ TEST(PolicyLoaderTest, ParseErrorsInline) {
     std::string message;  // exact, with source "s.json"
   };
   const std::vector<Row> rows = {
-      {"{\"filesystem\": {\"banana\": 1}}", "s.json: line 1, column 27: filesystem.banana: unknown key filesystem.banana"},
+      {"{\"filesystem\": {\"banana\": 1}}",
+       "s.json: line 1, column 27: filesystem.banana: unknown key filesystem.banana"},
       {"{\"filesystem\": {\"DenyRead\": []}}",
-       "s.json: line 1, column 29: filesystem.DenyRead: unknown key filesystem.DenyRead; did you mean denyRead?"},
+       "s.json: line 1, column 29: filesystem.DenyRead: unknown key filesystem.DenyRead; did you "
+       "mean denyRead?"},
       {"{\"network\": {\"allowedDomain\": []}}",
-       "s.json: line 1, column 31: network.allowedDomain: unknown key network.allowedDomain; did you mean "
+       "s.json: line 1, column 31: network.allowedDomain: unknown key network.allowedDomain; did "
+       "you mean "
        "allowedDomains?"},
       {"{\"a.b\": 1}", "s.json: line 1, column 9: [\"a.b\"]: unknown key [\"a.b\"]"},
       {"{\"network\": {\"allowedDomains\": [\"a\", 7]}}",
        "s.json: line 1, column 38: network.allowedDomains[1]: expected a string, got an integer"},
       {"{\"network\": {\"allowedDomains\": \"a\"}}",
-       "s.json: line 1, column 34: network.allowedDomains: expected an array of strings, got a string"},
+       "s.json: line 1, column 34: network.allowedDomains: expected an array of strings, got a "
+       "string"},
       {"{\"network\": {\"deniedDomainReasons\": [\"x\"]}}",
-       "s.json: line 1, column 37: network.deniedDomainReasons: expected an object of strings, got an array"},
+       "s.json: line 1, column 37: network.deniedDomainReasons: expected an object of strings, got "
+       "an array"},
       {"{\"filesystem\": {\"allowGitConfig\": \"yes\"}}",
        "s.json: line 1, column 39: filesystem.allowGitConfig: expected a boolean, got a string"},
       {"{\"filesystem\": {\"disabled\": true}}",
-       "s.json: line 1, column 32: filesystem.disabled: not supported yet by vigil (running without any "
+       "s.json: line 1, column 32: filesystem.disabled: not supported yet by vigil (running "
+       "without any "
        "filesystem policy); only false is accepted"},
       {"{\"allowNestedUserNamespaces\": true}",
-       "s.json: line 1, column 34: allowNestedUserNamespaces: not supported yet by vigil (nested user namespaces "
+       "s.json: line 1, column 34: allowNestedUserNamespaces: not supported yet by vigil (nested "
+       "user namespaces "
        "(they would undo the write denies)); only false is accepted"},
       {"{\"network\": {\"mitmProxy\": {}}}",
-       "s.json: line 1, column 27: network.mitmProxy: not supported yet by vigil (an upstream MITM proxy); remove "
+       "s.json: line 1, column 27: network.mitmProxy: not supported yet by vigil (an upstream MITM "
+       "proxy); remove "
        "the key to run under vigil"},
       {"{\"vigil\": 1}", "s.json: line 1, column 11: vigil: expected an object, got an integer"},
       {"{\"vigil\": {\"observer\": {\"overflow\": 1}}}",
-       "s.json: line 1, column 37: vigil.observer.overflow: expected \"block\" or \"drop\", got an integer"},
+       "s.json: line 1, column 37: vigil.observer.overflow: expected \"block\" or \"drop\", got an "
+       "integer"},
       {"{\"filesystem\": {\"denyRead\": [null]}}",
-       "s.json: line 1, column 33: filesystem.denyRead[0]: expected a path string or {\"path\": ..., \"literal\": "
+       "s.json: line 1, column 33: filesystem.denyRead[0]: expected a path string or {\"path\": "
+       "..., \"literal\": "
        "true}, got null"},
   };
   for (const auto& r : rows) {
@@ -292,7 +328,8 @@ TEST(PolicyLoaderTest, LoadPolicyFileErrors) {
   auto dir = load_policy_file(kDataDir, kNowhere);
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.error().code, Errc::kInvalidPolicy);
-  EXPECT_NE(dir.error().message.find("not a regular file"), std::string::npos) << dir.error().message;
+  EXPECT_NE(dir.error().message.find("not a regular file"), std::string::npos)
+      << dir.error().message;
 
   std::string tmpl = (fs::temp_directory_path() / "vigil-big-XXXXXX").string();
   const int fd = ::mkstemp(tmpl.data());
@@ -308,7 +345,8 @@ TEST(PolicyLoaderTest, LoadPolicyFileErrors) {
   EXPECT_EQ(big.error().message, tmpl + ": larger than 1048576 bytes; not a settings file");
 }
 
-// --- not-applicable keys: accepted, said out loud -------------------------------------------------
+// --- not-applicable keys: accepted, said out loud
+// -------------------------------------------------
 
 TEST(PolicyLoaderTest, NotApplicableKeysWarn) {
   const std::string file = kDataDir + "not_applicable.json";
@@ -318,8 +356,10 @@ TEST(PolicyLoaderTest, NotApplicableKeysWarn) {
       file + ": ripgrep has no effect: vigil scans for mandatory denies with its own walker",
       file + ": seccomp has no effect: vigil installs its own seccomp filters",
       file + ": socatPath has no effect: vigil bridges the proxy without socat",
-      file + ": network.strictAllowlist=false has no effect: vigil never asks, a host off the allow list is "
-             "always refused",
+      file +
+          ": network.strictAllowlist=false has no effect: vigil never asks, a host off the allow "
+          "list is "
+          "always refused",
   };
   EXPECT_EQ(got->warnings, want);
   // The rest of the file still applies.
@@ -334,13 +374,15 @@ TEST(PolicyLoaderTest, FalseForUnsupportedIfOnIsAccepted) {
       "\"windows\": {}}",
       "s.json", kNowhere);
   ASSERT_TRUE(got.ok()) << got.error().message;
-  EXPECT_EQ(got->warnings, (std::vector<std::string>{"s.json: windows has no effect: Windows-only settings"}));
+  EXPECT_EQ(got->warnings,
+            (std::vector<std::string>{"s.json: windows has no effect: Windows-only settings"}));
 }
 
 // --- the embedded default and what a settings file replaces --------------------------------
 
 TEST(PolicyLoaderTest, DefaultPolicy) {
-  const Policy p = default_policy(LoadContext{"/nonexistent-vigil/proj/", "/nonexistent-vigil/home"});
+  const Policy p =
+      default_policy(LoadContext{"/nonexistent-vigil/proj/", "/nonexistent-vigil/home"});
   EXPECT_EQ(p.source, "<embedded default>");
   EXPECT_EQ(p.home, "/nonexistent-vigil/home");
   ASSERT_EQ(p.fs.allow_write.size(), 1u);
@@ -399,17 +441,20 @@ TEST(PolicyLoaderTest, SettingsFileReplacesTheDefaultWritableCwd) {
 }
 
 TEST(PolicyLoaderTest, OverflowAndStrictAllowlistValues) {
-  auto block = parse_policy("{\"vigil\": {\"observer\": {\"overflow\": \"block\"}}, "
-                            "\"network\": {\"strictAllowlist\": true}}",
-                            "s.json", kNowhere);
+  auto block = parse_policy(
+      "{\"vigil\": {\"observer\": {\"overflow\": \"block\"}}, "
+      "\"network\": {\"strictAllowlist\": true}}",
+      "s.json", kNowhere);
   ASSERT_TRUE(block.ok()) << block.error().message;
   EXPECT_EQ(block->vigil.observer_overflow, VigilOptions::Overflow::kBlock);
   EXPECT_TRUE(block->warnings.empty());
-  auto drop = parse_policy("{\"vigil\": {\"observer\": {\"overflow\": \"drop\"}}}", "s.json", kNowhere);
+  auto drop =
+      parse_policy("{\"vigil\": {\"observer\": {\"overflow\": \"drop\"}}}", "s.json", kNowhere);
   ASSERT_TRUE(drop.ok());
   EXPECT_EQ(drop->vigil.observer_overflow, VigilOptions::Overflow::kDrop);
   for (const int depth : {1, 10}) {
-    auto d = parse_policy("{\"mandatoryDenySearchDepth\": " + std::to_string(depth) + "}", "s.json", kNowhere);
+    auto d = parse_policy("{\"mandatoryDenySearchDepth\": " + std::to_string(depth) + "}", "s.json",
+                          kNowhere);
     ASSERT_TRUE(d.ok()) << d.error().message;
     EXPECT_EQ(d->fs.mandatory_deny_search_depth, depth);
   }
@@ -418,9 +463,10 @@ TEST(PolicyLoaderTest, OverflowAndStrictAllowlistValues) {
 // --- nearest_key ------------------------------------------------------------------------------
 
 TEST(PolicyLoaderTest, NearestKeyTable) {
-  const std::vector<std::string_view> fs_keys = {"denyRead", "allowRead", "allowWrite", "denyWrite",
-                                                 "allowGitConfig", "disabled"};
-  const std::vector<std::string_view> top = {"network", "filesystem", "mandatoryDenySearchDepth", "vigil"};
+  const std::vector<std::string_view> fs_keys = {"denyRead",  "allowRead",      "allowWrite",
+                                                 "denyWrite", "allowGitConfig", "disabled"};
+  const std::vector<std::string_view> top = {"network", "filesystem", "mandatoryDenySearchDepth",
+                                             "vigil"};
   struct Row {
     std::string key;
     const std::vector<std::string_view>* candidates;
@@ -430,22 +476,22 @@ TEST(PolicyLoaderTest, NearestKeyTable) {
   const std::vector<std::string_view> tie = {"abd", "abe"};
   const std::vector<Row> rows = {
       {"denyWrites", &fs_keys, "denyWrite"},
-      {"denyWrite", &fs_keys, "denyWrite"},            // exact
-      {"DENYREAD", &fs_keys, "denyRead"},              // case-insensitive
+      {"denyWrite", &fs_keys, "denyWrite"},  // exact
+      {"DENYREAD", &fs_keys, "denyRead"},    // case-insensitive
       {"allow_write", &fs_keys, "allowWrite"},
       {"alowWrite", &fs_keys, "allowWrite"},
       {"allowGitconfig", &fs_keys, "allowGitConfig"},
-      {"banana", &fs_keys, ""},                        // nothing close
+      {"banana", &fs_keys, ""},  // nothing close
       {"", &fs_keys, ""},
       {"netwrk", &top, "network"},
       {"filesystm", &top, "filesystem"},
       {"mandatoryDenySearchDepht", &top, "mandatoryDenySearchDepth"},  // transposition = 2
       {"mandatoryDenyDepth", &top, "mandatoryDenySearchDepth"},        // 6 <= 18/3
       {"vigl", &top, "vigil"},
-      {"vi", &top, ""},                                // distance 3 > limit 2
+      {"vi", &top, ""},  // distance 3 > limit 2
       {"x", &top, ""},
       {"network", &none, ""},
-      {"abc", &tie, "abd"},                            // a tie goes to the first
+      {"abc", &tie, "abd"},  // a tie goes to the first
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.key);

@@ -37,24 +37,38 @@ void expect_rows(const std::vector<ErrorRow>& rows) {
 TEST(SettingsJsonTest, SyntaxErrorPositions) {
   expect_rows({
       // 1-based columns; the position is the offending byte.
-      {"empty input", "", "s.json: line 1, column 1: syntax error while parsing value - unexpected end of input"},
-      {"trailing comma in object", "{\"a\": 1,}", "s.json: line 1, column 9: syntax error while parsing object key"},
-      {"trailing comma on line 3",
-       "{\n  \"filesystem\": {\n    \"allowWrite\": [\"a\",]\n  }\n}",
+      {"empty input", "",
+       "s.json: line 1, column 1: syntax error while parsing value - unexpected end of input"},
+      {"trailing comma in object", "{\"a\": 1,}",
+       "s.json: line 1, column 9: syntax error while parsing object key"},
+      {"trailing comma on line 3", "{\n  \"filesystem\": {\n    \"allowWrite\": [\"a\",]\n  }\n}",
        "s.json: line 3, column 24: syntax error while parsing value"},
-      {"unterminated string at EOF", "{\"x\": \"abc", "s.json: line 1, column 11: syntax error while parsing value - invalid string: missing closing quote"},
+      {"unterminated string at EOF", "{\"x\": \"abc",
+       "s.json: line 1, column 11: syntax error while parsing value - invalid string: missing "
+       "closing quote"},
       {"raw newline inside a string", "{\"x\": \"abc\n\"}",
-       "s.json: line 1, column 11: syntax error while parsing value - invalid string: control character U+000A (LF)"},
-      {"missing colon", "{\n\"a\" 1}", "s.json: line 2, column 5: syntax error while parsing object separator"},
+       "s.json: line 1, column 11: syntax error while parsing value - invalid string: control "
+       "character U+000A (LF)"},
+      {"missing colon", "{\n\"a\" 1}",
+       "s.json: line 2, column 5: syntax error while parsing object separator"},
       // nlohmann reports the last byte of the offending token (the closing quote of "b")
-      {"missing comma", "{\"a\": 1\n \"b\": 2}", "s.json: line 2, column 4: syntax error while parsing object"},
-      {"single quotes", "{'a': 1}", "s.json: line 1, column 2: syntax error while parsing object key"},
-      {"comment (strict JSON)", "{\n// c\n}", "s.json: line 2, column 1: syntax error while parsing object key"},
-      {"bare word", "{\"a\": yes}", "s.json: line 1, column 7: syntax error while parsing value - invalid literal"},
-      {"trailing garbage", "{}\n\n  x", "s.json: line 3, column 3: syntax error while parsing value - invalid literal"},
-      {"second document", "{} {}", "s.json: line 1, column 4: syntax error while parsing value - unexpected '{'; expected end of input"},
-      {"unclosed object", "{\"a\": [1, 2]\n", "s.json: line 2, column 1: syntax error while parsing object"},
-      {"CRLF counts as one line break", "{\r\n\"a\": 1,\r\n}", "s.json: line 3, column 1: syntax error while parsing object key"},
+      {"missing comma", "{\"a\": 1\n \"b\": 2}",
+       "s.json: line 2, column 4: syntax error while parsing object"},
+      {"single quotes", "{'a': 1}",
+       "s.json: line 1, column 2: syntax error while parsing object key"},
+      {"comment (strict JSON)", "{\n// c\n}",
+       "s.json: line 2, column 1: syntax error while parsing object key"},
+      {"bare word", "{\"a\": yes}",
+       "s.json: line 1, column 7: syntax error while parsing value - invalid literal"},
+      {"trailing garbage", "{}\n\n  x",
+       "s.json: line 3, column 3: syntax error while parsing value - invalid literal"},
+      {"second document", "{} {}",
+       "s.json: line 1, column 4: syntax error while parsing value - unexpected '{'; expected end "
+       "of input"},
+      {"unclosed object", "{\"a\": [1, 2]\n",
+       "s.json: line 2, column 1: syntax error while parsing object"},
+      {"CRLF counts as one line break", "{\r\n\"a\": 1,\r\n}",
+       "s.json: line 3, column 1: syntax error while parsing object key"},
       // fine
       {"empty object", "{}", ""},
       {"whitespace around", " \n\t{ }\n\n", ""},
@@ -64,7 +78,8 @@ TEST(SettingsJsonTest, SyntaxErrorPositions) {
 TEST(SettingsJsonTest, DuplicateKeysRefusedWithPath) {
   expect_rows({
       {"top level", "{\"a\": 1, \"a\": 2}",
-       "s.json: line 1, column 12: duplicate key a (a second value would silently replace the first)"},
+       "s.json: line 1, column 12: duplicate key a (a second value would silently replace the "
+       "first)"},
       {"nested, on line 3",
        "{\"filesystem\": {\n  \"allowWrite\": [\"/a\"],\n  \"allowWrite\": [\"/b\"]}}",
        "s.json: line 3, column 14: duplicate key filesystem.allowWrite"},
@@ -73,7 +88,8 @@ TEST(SettingsJsonTest, DuplicateKeysRefusedWithPath) {
        "s.json: line 1, column 58: duplicate key network.deniedDomainReasons[\"a.com\"]"},
       {"inside an array element", "{\"l\": [{}, {\"p\": 1, \"p\": 2}]}",
        "s.json: line 1, column 23: duplicate key l[1].p"},
-      {"same value twice still refused", "{\"a\": true, \"a\": true}", "s.json: line 1, column 15: duplicate key a"},
+      {"same value twice still refused", "{\"a\": true, \"a\": true}",
+       "s.json: line 1, column 15: duplicate key a"},
       // the same key in sibling objects is not a duplicate
       {"siblings", "{\"a\": {\"k\": 1}, \"b\": {\"k\": 1}, \"c\": [{\"k\": 1}, {\"k\": 2}]}", ""},
       // keys differing only in case are different keys
@@ -82,7 +98,8 @@ TEST(SettingsJsonTest, DuplicateKeysRefusedWithPath) {
 }
 
 std::string nested_arrays(int depth) {
-  return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']');
+  return std::string(static_cast<std::size_t>(depth), '[') +
+         std::string(static_cast<std::size_t>(depth), ']');
 }
 
 TEST(SettingsJsonTest, NestingDepthLimit) {
@@ -90,7 +107,8 @@ TEST(SettingsJsonTest, NestingDepthLimit) {
   expect_rows({
       {"32 arrays", nested_arrays(32), ""},
       {"33 arrays", nested_arrays(33), "s.json: line 1, column 33: nesting deeper than 32 levels"},
-      {"10000 arrays", nested_arrays(10000), "s.json: line 1, column 33: nesting deeper than 32 levels"},
+      {"10000 arrays", nested_arrays(10000),
+       "s.json: line 1, column 33: nesting deeper than 32 levels"},
       {"objects count too", "{\"a\":" + nested_arrays(31) + "}", ""},
       {"objects count too (33)", "{\"a\":" + nested_arrays(32) + "}",
        "s.json: line 1, column 37: nesting deeper than 32 levels"},
@@ -133,16 +151,11 @@ TEST(SettingsJsonTest, OffsetsPointAtTheValue) {
     std::string at;  // line_column of offset-1
   };
   const std::vector<Row> rows = {
-      {"", "line 1, column 1"},
-      {"n", "line 2, column 9"},
-      {"s", "line 3, column 11"},
-      {"l", "line 4, column 8"},
-      {"l[0]", "line 4, column 9"},
-      {"l[1]", "line 4, column 15"},
-      {"l[2]", "line 4, column 21"},
-      {"l[3]", "line 4, column 29"},
-      {"o", "line 5, column 8"},
-      {"o[\"a.b\"]", "line 5, column 16"},
+      {"", "line 1, column 1"},      {"n", "line 2, column 9"},
+      {"s", "line 3, column 11"},    {"l", "line 4, column 8"},
+      {"l[0]", "line 4, column 9"},  {"l[1]", "line 4, column 15"},
+      {"l[2]", "line 4, column 21"}, {"l[3]", "line 4, column 29"},
+      {"o", "line 5, column 8"},     {"o[\"a.b\"]", "line 5, column 16"},
   };
   EXPECT_EQ(doc->offsets.size(), rows.size());
   for (const auto& r : rows) {
@@ -197,7 +210,7 @@ TEST(SettingsJsonTest, JsonPathKeyQuoting) {
       {"x", "a b", "x[\"a b\"]"},
       {"x", "a\"b", "x[\"a\\\"b\"]"},
       {"x", "a\\b", "x[\"a\\\\b\"]"},
-      {"x", "a\nb", "x[\"a\\nb\"]"},       // control bytes stay visible, on one line
+      {"x", "a\nb", "x[\"a\\nb\"]"},  // control bytes stay visible, on one line
       {"x", std::string("a\x01", 2), "x[\"a\\u0001\"]"},
       {"x", "*.github.com", "x[\"*.github.com\"]"},
       {"x", "[0]", "x[\"[0]\"]"},

@@ -43,10 +43,18 @@ inline std::optional<std::uint32_t> run_bpf(std::span<const sock_filter> prog,
         a = *w;
         break;
       }
-      case BPF_LD | BPF_W | BPF_LEN: a = sizeof(seccomp_data); break;
-      case BPF_LDX | BPF_W | BPF_LEN: x = sizeof(seccomp_data); break;
-      case BPF_LD | BPF_IMM: a = in.k; break;
-      case BPF_LDX | BPF_IMM: x = in.k; break;
+      case BPF_LD | BPF_W | BPF_LEN:
+        a = sizeof(seccomp_data);
+        break;
+      case BPF_LDX | BPF_W | BPF_LEN:
+        x = sizeof(seccomp_data);
+        break;
+      case BPF_LD | BPF_IMM:
+        a = in.k;
+        break;
+      case BPF_LDX | BPF_IMM:
+        x = in.k;
+        break;
       case BPF_LD | BPF_MEM:
         if (in.k >= BPF_MEMWORDS) return std::nullopt;
         a = mem[in.k];
@@ -63,52 +71,95 @@ inline std::optional<std::uint32_t> run_bpf(std::span<const sock_filter> prog,
         if (in.k >= BPF_MEMWORDS) return std::nullopt;
         mem[in.k] = x;
         break;
-      case BPF_ALU | BPF_ADD | BPF_K: case BPF_ALU | BPF_ADD | BPF_X: a += src; break;
-      case BPF_ALU | BPF_SUB | BPF_K: case BPF_ALU | BPF_SUB | BPF_X: a -= src; break;
-      case BPF_ALU | BPF_MUL | BPF_K: case BPF_ALU | BPF_MUL | BPF_X: a *= src; break;
-      case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
+      case BPF_ALU | BPF_ADD | BPF_K:
+      case BPF_ALU | BPF_ADD | BPF_X:
+        a += src;
+        break;
+      case BPF_ALU | BPF_SUB | BPF_K:
+      case BPF_ALU | BPF_SUB | BPF_X:
+        a -= src;
+        break;
+      case BPF_ALU | BPF_MUL | BPF_K:
+      case BPF_ALU | BPF_MUL | BPF_X:
+        a *= src;
+        break;
+      case BPF_ALU | BPF_DIV | BPF_K:
+      case BPF_ALU | BPF_DIV | BPF_X:
         if (src == 0) return std::nullopt;
         a /= src;
         break;
-      case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
+      case BPF_ALU | BPF_MOD | BPF_K:
+      case BPF_ALU | BPF_MOD | BPF_X:
         if (src == 0) return std::nullopt;
         a %= src;
         break;
-      case BPF_ALU | BPF_AND | BPF_K: case BPF_ALU | BPF_AND | BPF_X: a &= src; break;
-      case BPF_ALU | BPF_OR | BPF_K: case BPF_ALU | BPF_OR | BPF_X: a |= src; break;
-      case BPF_ALU | BPF_XOR | BPF_K: case BPF_ALU | BPF_XOR | BPF_X: a ^= src; break;
-      case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_LSH | BPF_X:
+      case BPF_ALU | BPF_AND | BPF_K:
+      case BPF_ALU | BPF_AND | BPF_X:
+        a &= src;
+        break;
+      case BPF_ALU | BPF_OR | BPF_K:
+      case BPF_ALU | BPF_OR | BPF_X:
+        a |= src;
+        break;
+      case BPF_ALU | BPF_XOR | BPF_K:
+      case BPF_ALU | BPF_XOR | BPF_X:
+        a ^= src;
+        break;
+      case BPF_ALU | BPF_LSH | BPF_K:
+      case BPF_ALU | BPF_LSH | BPF_X:
         a = src < 32 ? a << src : 0;
         break;
-      case BPF_ALU | BPF_RSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_X:
+      case BPF_ALU | BPF_RSH | BPF_K:
+      case BPF_ALU | BPF_RSH | BPF_X:
         a = src < 32 ? a >> src : 0;
         break;
-      case BPF_ALU | BPF_NEG: a = 0u - a; break;
-      case BPF_MISC | BPF_TAX: x = a; break;
-      case BPF_MISC | BPF_TXA: a = x; break;
+      case BPF_ALU | BPF_NEG:
+        a = 0u - a;
+        break;
+      case BPF_MISC | BPF_TAX:
+        x = a;
+        break;
+      case BPF_MISC | BPF_TXA:
+        a = x;
+        break;
       case BPF_JMP | BPF_JA:
         if (in.k >= prog.size() - pc - 1) return std::nullopt;
         pc += in.k;
         break;
-      case BPF_JMP | BPF_JEQ | BPF_K: case BPF_JMP | BPF_JEQ | BPF_X:
-      case BPF_JMP | BPF_JGT | BPF_K: case BPF_JMP | BPF_JGT | BPF_X:
-      case BPF_JMP | BPF_JGE | BPF_K: case BPF_JMP | BPF_JGE | BPF_X:
-      case BPF_JMP | BPF_JSET | BPF_K: case BPF_JMP | BPF_JSET | BPF_X: {
+      case BPF_JMP | BPF_JEQ | BPF_K:
+      case BPF_JMP | BPF_JEQ | BPF_X:
+      case BPF_JMP | BPF_JGT | BPF_K:
+      case BPF_JMP | BPF_JGT | BPF_X:
+      case BPF_JMP | BPF_JGE | BPF_K:
+      case BPF_JMP | BPF_JGE | BPF_X:
+      case BPF_JMP | BPF_JSET | BPF_K:
+      case BPF_JMP | BPF_JSET | BPF_X: {
         bool taken = false;
         switch (BPF_OP(in.code)) {
-          case BPF_JEQ: taken = a == src; break;
-          case BPF_JGT: taken = a > src; break;
-          case BPF_JGE: taken = a >= src; break;
-          default: taken = (a & src) != 0; break;
+          case BPF_JEQ:
+            taken = a == src;
+            break;
+          case BPF_JGT:
+            taken = a > src;
+            break;
+          case BPF_JGE:
+            taken = a >= src;
+            break;
+          default:
+            taken = (a & src) != 0;
+            break;
         }
         const std::size_t off = taken ? in.jt : in.jf;
         if (pc + 1 + off >= prog.size()) return std::nullopt;
         pc += off;
         break;
       }
-      case BPF_RET | BPF_K: return in.k;
-      case BPF_RET | BPF_A: return a;
-      default: return std::nullopt;  // includes every packet-only load seccomp rejects
+      case BPF_RET | BPF_K:
+        return in.k;
+      case BPF_RET | BPF_A:
+        return a;
+      default:
+        return std::nullopt;  // includes every packet-only load seccomp rejects
     }
   }
   return std::nullopt;  // fell off the end: the kernel rejects such a program

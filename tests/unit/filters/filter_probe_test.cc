@@ -3,8 +3,6 @@
 // as vigil-init does), then makes one call. The child reports through its exit status
 // only: no gtest, no allocation after the fork. Where it proves something, the same call
 // also runs in an unfiltered child (the control), to show the errno came from the filter.
-#include <cstdio>
-
 #include <gtest/gtest.h>
 #include <linux/io_uring.h>
 #include <linux/seccomp.h>
@@ -21,6 +19,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -38,8 +37,8 @@ constexpr int kWrongResult = 251;
 
 struct Outcome {
   bool exited = false;
-  int code = -1;    // exit status when exited
-  int signal = 0;   // terminating signal otherwise
+  int code = -1;   // exit status when exited
+  int signal = 0;  // terminating signal otherwise
 };
 
 std::string show(const Outcome& o) {
@@ -146,9 +145,7 @@ int g_open_tree_attr_nr = -1;  // set before the fork; from the one table, not a
 int open_tree_attr_call() {
   return result(::syscall(g_open_tree_attr_nr, -1, "/vigil-no-such-dir", 0, nullptr, 0));
 }
-int open_by_handle_call() {
-  return result(::syscall(SYS_open_by_handle_at, -1, nullptr, 0));
-}
+int open_by_handle_call() { return result(::syscall(SYS_open_by_handle_at, -1, nullptr, 0)); }
 int getppid_call() { return ::getppid() > 0 ? kOk : kWrongResult; }
 int skipped_nr() { return result(::syscall(-1)); }
 int fork_and_wait() {
@@ -161,7 +158,8 @@ int fork_and_wait() {
 int thread_roundtrip() {
   // glibc tries clone3 first and falls back to clone on ENOSYS.
   pthread_t t;
-  const int rc = ::pthread_create(&t, nullptr, [](void*) -> void* { return nullptr; }, nullptr);
+  const int rc = ::pthread_create(
+      &t, nullptr, [](void*) -> void* { return nullptr; }, nullptr);
   if (rc != 0) return rc;
   return ::pthread_join(t, nullptr);
 }
@@ -212,7 +210,7 @@ class FilterProbe : public ::testing::Test {
   std::vector<CompiledFilter> compiled_;
   std::vector<sock_fprog> stack_;  // one program per table
   std::vector<sock_filter> combined_;
-  std::vector<sock_fprog> one_;    // every table in one program
+  std::vector<sock_fprog> one_;  // every table in one program
 };
 
 Outcome err(int e) { return Outcome{true, e, 0}; }
@@ -227,41 +225,41 @@ struct ProbeCase {
 
 TEST_F(FilterProbe, EachCallGetsItsAnswerFromTheKernel) {
   const ProbeCase cases[] = {
-      {"socket(AF_UNIX, SOCK_STREAM)", unix_stream, err(EPERM)},
-      {"socket(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC)", unix_dgram, err(EPERM)},
-      {"socket(AF_UNIX | 1<<32)", unix_upper_bits, err(EPERM)},
-      {"socket(AF_VSOCK)", vsock, err(EPERM)},
-      {"socket(AF_INET, SOCK_STREAM)", inet_tcp, ok()},
-      {"socket(AF_INET6, SOCK_DGRAM)", inet6_udp, ok()},
-      {"socketpair(AF_UNIX, SOCK_DGRAM)", pair_dgram, err(EPERM)},
-      {"socketpair(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC|SOCK_NONBLOCK)", pair_dgram_cloexec, err(EPERM)},
-      {"socketpair(AF_UNIX, SOCK_RAW)", pair_raw, err(EPERM)},
-      {"socketpair(AF_UNIX, SOCK_STREAM)", pair_stream, ok()},
-      {"socketpair(AF_UNIX, SOCK_SEQPACKET)", pair_seqpacket, ok()},
-      {"io_uring_setup", uring_setup, err(EPERM)},
-      {"io_uring_enter", uring_enter, err(EPERM)},
-      {"io_uring_register", uring_register, err(EPERM)},
-      {"unshare(CLONE_NEWUSER)", unshare_user, err(EPERM)},
-      {"unshare(CLONE_NEWUSER | 1<<40)", unshare_user_upper, err(EPERM)},
-      {"unshare(CLONE_NEWNS)", unshare_ns, err(EPERM)},
-      {"clone(CLONE_NEWUSER|SIGCHLD)", clone_user, err(EPERM)},
-      {"clone3", clone3_call, err(ENOSYS)},
-      {"setns", setns_call, err(EPERM)},
-      {"mount", mount_call, err(EPERM)},
-      {"umount2", umount2_call, err(EPERM)},
-      {"pivot_root", pivot_root_call, err(EPERM)},
-      {"open_tree", open_tree_call, err(EPERM)},
-      {"open_tree_attr", open_tree_attr_call, err(EPERM)},
-      {"fsopen", fsopen_call, err(EPERM)},
-      {"mount_setattr", mount_setattr_call, err(EPERM)},
-      {"open_by_handle_at", open_by_handle_call, err(EPERM)},
-      {"getppid", getppid_call, ok()},
-      {"syscall(-1)", skipped_nr, err(ENOSYS)},
-      {"fork + wait", fork_and_wait, ok()},
-      {"pthread_create + join (clone3 falls back to clone)", thread_roundtrip, ok()},
-      {"a filter of the command's own", own_extra_filter, ok()},
+    {"socket(AF_UNIX, SOCK_STREAM)", unix_stream, err(EPERM)},
+    {"socket(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC)", unix_dgram, err(EPERM)},
+    {"socket(AF_UNIX | 1<<32)", unix_upper_bits, err(EPERM)},
+    {"socket(AF_VSOCK)", vsock, err(EPERM)},
+    {"socket(AF_INET, SOCK_STREAM)", inet_tcp, ok()},
+    {"socket(AF_INET6, SOCK_DGRAM)", inet6_udp, ok()},
+    {"socketpair(AF_UNIX, SOCK_DGRAM)", pair_dgram, err(EPERM)},
+    {"socketpair(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC|SOCK_NONBLOCK)", pair_dgram_cloexec, err(EPERM)},
+    {"socketpair(AF_UNIX, SOCK_RAW)", pair_raw, err(EPERM)},
+    {"socketpair(AF_UNIX, SOCK_STREAM)", pair_stream, ok()},
+    {"socketpair(AF_UNIX, SOCK_SEQPACKET)", pair_seqpacket, ok()},
+    {"io_uring_setup", uring_setup, err(EPERM)},
+    {"io_uring_enter", uring_enter, err(EPERM)},
+    {"io_uring_register", uring_register, err(EPERM)},
+    {"unshare(CLONE_NEWUSER)", unshare_user, err(EPERM)},
+    {"unshare(CLONE_NEWUSER | 1<<40)", unshare_user_upper, err(EPERM)},
+    {"unshare(CLONE_NEWNS)", unshare_ns, err(EPERM)},
+    {"clone(CLONE_NEWUSER|SIGCHLD)", clone_user, err(EPERM)},
+    {"clone3", clone3_call, err(ENOSYS)},
+    {"setns", setns_call, err(EPERM)},
+    {"mount", mount_call, err(EPERM)},
+    {"umount2", umount2_call, err(EPERM)},
+    {"pivot_root", pivot_root_call, err(EPERM)},
+    {"open_tree", open_tree_call, err(EPERM)},
+    {"open_tree_attr", open_tree_attr_call, err(EPERM)},
+    {"fsopen", fsopen_call, err(EPERM)},
+    {"mount_setattr", mount_setattr_call, err(EPERM)},
+    {"open_by_handle_at", open_by_handle_call, err(EPERM)},
+    {"getppid", getppid_call, ok()},
+    {"syscall(-1)", skipped_nr, err(ENOSYS)},
+    {"fork + wait", fork_and_wait, ok()},
+    {"pthread_create + join (clone3 falls back to clone)", thread_roundtrip, ok()},
+    {"a filter of the command's own", own_extra_filter, ok()},
 #if defined(__x86_64__)
-      {"x32 getpid", x32_call, killed(SIGSYS)},
+    {"x32 getpid", x32_call, killed(SIGSYS)},
 #endif
   };
   for (const ProbeCase& c : cases) {
@@ -301,8 +299,10 @@ TEST_F(FilterProbe, I386IntEightyIsKilled) {
   // IA-32 emulation is off (ia32_emulation=0, or a host that runs 64-bit code only):
   // int 0x80 faults before seccomp runs, so the filter cannot be seen acting here.
   EXPECT_EQ(show(got), show(control)) << "still fatal with the filters";
-  std::fprintf(stderr, "note: IA-32 emulation is off on this kernel (int 0x80 -> %s before seccomp "
-                       "runs); BpfFilterStack covers the i386 arch check\n", show(control).c_str());
+  std::fprintf(stderr,
+               "note: IA-32 emulation is off on this kernel (int 0x80 -> %s before seccomp "
+               "runs); BpfFilterStack covers the i386 arch check\n",
+               show(control).c_str());
 #else
   GTEST_SKIP() << "x86_64 only";
 #endif

@@ -5,6 +5,8 @@
 //
 // Regenerate the golden files after an intended change (then review `git diff`):
 //   VIGIL_UPDATE_GOLDEN=1 build/tests/vigil_unit_tests --gtest_filter='FilterGolden.*'
+#include "filters/filter_specs.h"
+
 #include <gtest/gtest.h>
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
@@ -21,7 +23,6 @@
 
 #include "filters/bpf_compile.h"
 #include "filters/bpf_disasm.h"
-#include "filters/filter_specs.h"
 #include "filters/syscall_names.h"
 
 namespace vigil {
@@ -61,7 +62,8 @@ TEST(FilterSpecs, DescribeReadsLikeTheTable) {
   EXPECT_EQ(describe(errno_action(ENOSYS)), "ERRNO(ENOSYS)");
   EXPECT_EQ(describe(kill_process_action()), "KILL_PROCESS");
   EXPECT_EQ(describe(allow_action()), "ALLOW");
-  EXPECT_EQ(seccomp_ret(errno_action(EPERM)), static_cast<std::uint32_t>(SECCOMP_RET_ERRNO | EPERM));
+  EXPECT_EQ(seccomp_ret(errno_action(EPERM)),
+            static_cast<std::uint32_t>(SECCOMP_RET_ERRNO | EPERM));
 }
 
 TEST(FilterSpecs, WorkerFiltersInInstallOrder) {
@@ -103,16 +105,19 @@ TEST(FilterCompile, RefusesRowsItCannotExpress) {
   // A syscall x86_64 does not have (libseccomp gives a negative pseudo-number).
   static constexpr FilterRule kPseudo[] = {{"socketcall", {}, errno_action(EPERM), "test"}};
 #if defined(__x86_64__)
-  EXPECT_FALSE(compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kPseudo}).ok());
+  EXPECT_FALSE(
+      compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kPseudo}).ok());
 #endif
 
   // A row whose action is the default would be a silent no-op: libseccomp refuses it.
   static constexpr FilterRule kNoop[] = {{"read", {}, allow_action(), "test"}};
-  EXPECT_FALSE(compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kNoop}).ok());
+  EXPECT_FALSE(
+      compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kNoop}).ok());
 
   static constexpr FilterRule kBadArg[] = {
       {"read", {ArgTest{6, 1, 1, "arg6"}}, errno_action(EPERM), "test"}};
-  EXPECT_FALSE(compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kBadArg}).ok());
+  EXPECT_FALSE(
+      compile_filter(FilterSpec{"t", "t", allow_action(), kill_process_action(), kBadArg}).ok());
 }
 
 TEST(FilterCompile, CombinesOnlyTablesThatCannotDisagree) {
@@ -123,8 +128,10 @@ TEST(FilterCompile, CombinesOnlyTablesThatCannotDisagree) {
   // Two tables with rows on one syscall: the stack and one program could answer
   // differently, so combining them is refused.
   static constexpr FilterRule kMoreUnshare[] = {
-      {"unshare", {ArgTest{0, 0x40000000, 0x40000000, "flags & CLONE_NEWNET"}},
-       errno_action(EACCES), "test"}};
+      {"unshare",
+       {ArgTest{0, 0x40000000, 0x40000000, "flags & CLONE_NEWNET"}},
+       errno_action(EACCES),
+       "test"}};
   static constexpr FilterSpec kOverlap{"overlap", "t", allow_action(), kill_process_action(),
                                        kMoreUnshare};
   const FilterSpec* with_overlap[] = {&namespaces_filter(), &kOverlap};
@@ -133,8 +140,8 @@ TEST(FilterCompile, CombinesOnlyTablesThatCannotDisagree) {
   EXPECT_NE(r.error().message.find("also has rows for this syscall"), std::string::npos)
       << r.error().message;
 
-  static constexpr FilterSpec kKillByDefault{"strict", "t", kill_process_action(),
-                                             kill_process_action(), {}};
+  static constexpr FilterSpec kKillByDefault{
+      "strict", "t", kill_process_action(), kill_process_action(), {}};
   const FilterSpec* mixed[] = {&namespaces_filter(), &kKillByDefault};
   EXPECT_FALSE(compile_combined(mixed).ok());
 }
@@ -175,7 +182,8 @@ TEST(FilterDisasm, CombinedProgramKeepsEveryRow) {
   ASSERT_TRUE(prog.ok());
   const Disassembly d = disassemble_combined(worker_filters(), *prog);
   EXPECT_TRUE(d.rows_never_returned.empty()) << d.text;
-  EXPECT_NE(d.text.find("<- unix-block#1 socket(domain == AF_UNIX): "), std::string::npos) << d.text;
+  EXPECT_NE(d.text.find("<- unix-block#1 socket(domain == AF_UNIX): "), std::string::npos)
+      << d.text;
   EXPECT_NE(d.text.find("<- namespaces#5 clone3: "), std::string::npos) << d.text;
 }
 
@@ -185,14 +193,18 @@ TEST(FilterDisasm, ReportsARowTheProgramLost) {
   ASSERT_TRUE(prog.ok());
   const Disassembly d = disassemble(unix_block_filter(), *prog);
   EXPECT_EQ(d.rows_never_returned.size(), unix_block_filter().rules.size());
-  EXPECT_NE(d.text.find("WARNING: no path returns #1 socket(domain == AF_UNIX)"), std::string::npos);
+  EXPECT_NE(d.text.find("WARNING: no path returns #1 socket(domain == AF_UNIX)"),
+            std::string::npos);
 }
 
 TEST(FilterDisasm, SurvivesProgramsLibseccompDoesNotWrite) {
   const sock_filter odd[] = {
-      BPF_STMT(BPF_LD | BPF_IMM, 7),      BPF_STMT(BPF_MISC | BPF_TAX, 0),
-      BPF_STMT(BPF_ST, 1),                BPF_JUMP(BPF_JMP | BPF_JGT | BPF_X, 0, 0, 1),
-      BPF_STMT(BPF_JMP | BPF_JA, 0),      BPF_STMT(BPF_RET | BPF_A, 0),
+      BPF_STMT(BPF_LD | BPF_IMM, 7),
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),
+      BPF_STMT(BPF_ST, 1),
+      BPF_JUMP(BPF_JMP | BPF_JGT | BPF_X, 0, 0, 1),
+      BPF_STMT(BPF_JMP | BPF_JA, 0),
+      BPF_STMT(BPF_RET | BPF_A, 0),
       {0xffff, 0, 0, 0},
   };
   const Disassembly d = disassemble(unix_block_filter(), odd);

@@ -18,7 +18,8 @@ IpAddress ip(const std::string& s) { return boost::asio::ip::make_address(s); }
 
 GuardContext context() {
   GuardContext g;
-  g.denied = *parse_denied_resolved_addresses({"10.0.0.0/8", "192.168.1.5", "fd00:abcd::/32", "203.0.113.7/24"});
+  g.denied = *parse_denied_resolved_addresses(
+      {"10.0.0.0/8", "192.168.1.5", "fd00:abcd::/32", "203.0.113.7/24"});
   g.host_addresses = {ip("192.0.2.10"), ip("2001:db8::10"), ip("127.0.0.1"), ip("::1")};
   g.extra_metadata = {ip("198.51.100.254")};
   return g;
@@ -36,8 +37,8 @@ TEST(AddressGuard, Table) {
       {"93.184.216.34", C::kPass},
       {"1.1.1.1", C::kPass},
       {"2606:2800:220:1:248:1893:25c8:1946", C::kPass},
-      {"100.64.0.1", C::kPass},     // CGNAT is not denied by default (as srt)
-      {"172.16.0.1", C::kPass},     // private ranges: list them in deniedResolvedAddresses
+      {"100.64.0.1", C::kPass},  // CGNAT is not denied by default (as srt)
+      {"172.16.0.1", C::kPass},  // private ranges: list them in deniedResolvedAddresses
       {"11.0.0.1", C::kPass},
       {"192.168.1.6", C::kPass},
       {"203.0.114.1", C::kPass},
@@ -83,10 +84,10 @@ TEST(AddressGuard, Table) {
       {"::ffff:10.1.2.3", C::kDeniedBlock},
       {"::ffff:192.0.2.10", C::kHostAddress},
       {"::ffff:93.184.216.34", C::kPass},
-      {"64:ff9b::7f00:1", C::kLoopback},        // NAT64
+      {"64:ff9b::7f00:1", C::kLoopback},  // NAT64
       {"64:ff9b::a9fe:a9fe", C::kMetadata},
-      {"::127.0.0.1", C::kLoopback},            // IPv4-compatible
-      {"2002:7f00:1::1", C::kLoopback},         // 6to4 through 127.0.0.1
+      {"::127.0.0.1", C::kLoopback},     // IPv4-compatible
+      {"2002:7f00:1::1", C::kLoopback},  // 6to4 through 127.0.0.1
       {"2002:a9fe:a9fe::1", C::kMetadata},
       {"2001:0:4136:e378:8000:63bf:3fff:fdd2", C::kPass},  // Teredo, public client
       {"2001::5601:5601", C::kMetadata},                   // Teredo carrying 169.254.169.254
@@ -105,7 +106,8 @@ TEST(AddressGuard, Table) {
 TEST(AddressGuard, Reasons) {
   const GuardContext g = context();
   EXPECT_EQ(guard_address(ip("127.0.0.1"), g).why, "a loopback address");
-  EXPECT_EQ(guard_address(ip("10.1.2.3"), g).why, "in network.deniedResolvedAddresses[0] (10.0.0.0/8)");
+  EXPECT_EQ(guard_address(ip("10.1.2.3"), g).why,
+            "in network.deniedResolvedAddresses[0] (10.0.0.0/8)");
   EXPECT_EQ(guard_address(ip("::ffff:169.254.169.254"), g).why,
             "a cloud metadata endpoint (it carries 169.254.169.254)");
 }
@@ -142,9 +144,15 @@ TEST(AddressGuard, ParseBlocks) {
     unsigned prefix;
   };
   const std::vector<Good> good = {
-      {"10.0.0.0/8", "10.0.0.0", 8},      {"10.1.2.3/8", "10.0.0.0", 8},   {"192.168.1.5", "192.168.1.5", 32},
-      {"0.0.0.0/0", "0.0.0.0", 0},        {"fd00::/8", "fd00::", 8},        {"[::1]", "::1", 128},
-      {"::ffff:0:0/96", "::ffff:0.0.0.0", 96}, {"10.0.0.0/32", "10.0.0.0", 32}, {"2001:db8::1/127", "2001:db8::", 127},
+      {"10.0.0.0/8", "10.0.0.0", 8},
+      {"10.1.2.3/8", "10.0.0.0", 8},
+      {"192.168.1.5", "192.168.1.5", 32},
+      {"0.0.0.0/0", "0.0.0.0", 0},
+      {"fd00::/8", "fd00::", 8},
+      {"[::1]", "::1", 128},
+      {"::ffff:0:0/96", "::ffff:0.0.0.0", 96},
+      {"10.0.0.0/32", "10.0.0.0", 32},
+      {"2001:db8::1/127", "2001:db8::", 127},
   };
   for (const auto& r : good) {
     SCOPED_TRACE(r.in);
@@ -153,8 +161,9 @@ TEST(AddressGuard, ParseBlocks) {
     EXPECT_EQ(b->network.to_string(), r.network);
     EXPECT_EQ(b->prefix, r.prefix);
   }
-  for (const std::string bad : {"", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/x", "10.0.0/8", "example.com",
-                                "10.0.0.0/8/8", "fe80::1%eth0", "10.0.0.0/-1", "1.2.3.4 ", "127.1"}) {
+  for (const std::string bad :
+       {"", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/x", "10.0.0/8", "example.com",
+        "10.0.0.0/8/8", "fe80::1%eth0", "10.0.0.0/-1", "1.2.3.4 ", "127.1"}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(parse_address_block(bad).ok());
   }
@@ -168,7 +177,8 @@ TEST(AddressGuard, ParseBlocks) {
 TEST(AddressGuard, BuiltinMetadataList) {
   const auto& m = builtin_metadata_addresses();
   ASSERT_EQ(m.size(), 3u);
-  for (const auto& a : m) EXPECT_EQ(guard_address(a, GuardContext{}).check, C::kMetadata) << a.to_string();
+  for (const auto& a : m)
+    EXPECT_EQ(guard_address(a, GuardContext{}).check, C::kMetadata) << a.to_string();
 }
 
 }  // namespace

@@ -33,19 +33,19 @@ TEST(Chunked, Table) {
       {"0\r\n", false, false, 3},
       {"0\r\n\r", false, false, 4},
       // errors
-      {"\r\n", false, true, 0},                    // no size
+      {"\r\n", false, true, 0},  // no size
       {"x\r\n", false, true, 0},
       {"0x5\r\nhello\r\n0\r\n\r\n", false, true, 0},  // prefix
       {"+5\r\nhello\r\n", false, true, 0},
-      {" 5\r\nhello\r\n", false, true, 0},           // leading space
-      {"5\nhello\r\n0\r\n\r\n", false, true, 0},     // bare LF after size
-      {"5\r\nhello\n0\r\n\r\n", false, true, 0},     // bare LF after data
-      {"5\r\nhelloX\r\n", false, true, 0},           // data longer than size
-      {"0\r\n\n", false, true, 0},                   // bare LF at the end
-      {"0\r\nX: y\n\r\n", false, true, 0},           // bare LF in trailer
-      {"0\r\n y\r\n\r\n", false, true, 0},           // trailer starting with space
-      {"5;a\x01\r\nhello\r\n", false, true, 0},      // control byte in extension
-      {"10000000000000000\r\n", false, true, 0},     // 17 hex digits: overflow
+      {" 5\r\nhello\r\n", false, true, 0},              // leading space
+      {"5\nhello\r\n0\r\n\r\n", false, true, 0},        // bare LF after size
+      {"5\r\nhello\n0\r\n\r\n", false, true, 0},        // bare LF after data
+      {"5\r\nhelloX\r\n", false, true, 0},              // data longer than size
+      {"0\r\n\n", false, true, 0},                      // bare LF at the end
+      {"0\r\nX: y\n\r\n", false, true, 0},              // bare LF in trailer
+      {"0\r\n y\r\n\r\n", false, true, 0},              // trailer starting with space
+      {"5;a\x01\r\nhello\r\n", false, true, 0},         // control byte in extension
+      {"10000000000000000\r\n", false, true, 0},        // 17 hex digits: overflow
       {std::string(40, '0') + "\r\n", false, true, 0},  // too many digits
   };
   for (const auto& r : rows) {
@@ -92,7 +92,8 @@ TEST(Chunked, LargeChunkStreams) {
   const std::string block(1 << 16, 'z');
   std::uint64_t total = 0;
   while (total < 0xffffffffull) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), 0xffffffffull - total));
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), 0xffffffffull - total));
     r = s.feed(std::string_view(block).substr(0, n));
     ASSERT_EQ(r.consumed, n);
     total += n;

@@ -35,8 +35,8 @@ const List kMeta = {"169.254.169.254"};
 
 // Each deny IPv6 spelling is on the allow list too, so only the IPv4 deny entry can
 // refuse it: the rule column then proves that entry did.
-const List kMetaV6Allowed = {"[::ffff:169.254.169.254]", "[64:ff9b::a9fe:a9fe]", "[2002:a9fe:a9fe::1]",
-                             "[2001::5601:5601]", "[::169.254.169.254]"};
+const List kMetaV6Allowed = {"[::ffff:169.254.169.254]", "[64:ff9b::a9fe:a9fe]",
+                             "[2002:a9fe:a9fe::1]", "[2001::5601:5601]", "[::169.254.169.254]"};
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
@@ -85,7 +85,8 @@ const std::vector<Row>& rows() {
       {{"example.com", "*.example.com"}, {}, "www.example.com", 443, A, "*.example.com"},
       {{"*.co.uk"}, {}, "shop.co.uk", 443, A, "*.co.uk"},
       {{"*.co.uk"}, {}, "co.uk", 443, D, ""},
-      {{"*.nip.io"}, {}, "127.0.0.1.nip.io", 80, A, "*.nip.io"},  // a name; the address guard judges its IP
+      {{"*.nip.io"}, {}, "127.0.0.1.nip.io", 80, A, "*.nip.io"},  // a name; the address guard
+                                                                  // judges its IP
       {{"*.a.b.example.com"}, {}, "x.a.b.example.com", 443, A, "*.a.b.example.com"},
       {{"*.a.b.example.com"}, {}, "a.b.example.com", 443, D, ""},
       {{"*.a.b.example.com"}, {}, "x.b.example.com", 443, D, ""},
@@ -97,9 +98,24 @@ const std::vector<Row>& rows() {
       {kGithub, {}, "gist.github.com.attacker.net", 443, D, ""},
 
       // --- one middle label -----------------------------------------------------------
-      {{"bedrock.*.amazonaws.com"}, {}, "bedrock.us-east-1.amazonaws.com", 443, A, "bedrock.*.amazonaws.com"},
-      {{"bedrock.*.amazonaws.com"}, {}, "BEDROCK.EU-WEST-1.AMAZONAWS.COM.", 443, A, "bedrock.*.amazonaws.com"},
-      {{"bedrock.*.amazonaws.com"}, {}, "bedrock.x.amazonaws.com", 443, A, "bedrock.*.amazonaws.com"},
+      {{"bedrock.*.amazonaws.com"},
+       {},
+       "bedrock.us-east-1.amazonaws.com",
+       443,
+       A,
+       "bedrock.*.amazonaws.com"},
+      {{"bedrock.*.amazonaws.com"},
+       {},
+       "BEDROCK.EU-WEST-1.AMAZONAWS.COM.",
+       443,
+       A,
+       "bedrock.*.amazonaws.com"},
+      {{"bedrock.*.amazonaws.com"},
+       {},
+       "bedrock.x.amazonaws.com",
+       443,
+       A,
+       "bedrock.*.amazonaws.com"},
       {{"bedrock.*.amazonaws.com"}, {}, "bedrock.amazonaws.com", 443, D, ""},
       {{"bedrock.*.amazonaws.com"}, {}, "bedrock.a.b.amazonaws.com", 443, D, ""},
       {{"bedrock.*.amazonaws.com"}, {}, "x.bedrock.us-east-1.amazonaws.com", 443, D, ""},
@@ -114,7 +130,12 @@ const std::vector<Row>& rows() {
       {{"a.b.*.example.com"}, {}, "b.c.example.com", 443, D, ""},
       {{"a.b.*.example.com"}, {}, "x.a.b.c.example.com", 443, D, ""},
       {{"a.b.*.example.com"}, {}, "a.x.c.example.com", 443, D, ""},
-      {{"bedrock.*.amazonaws.com:443"}, {}, "bedrock.us-east-1.amazonaws.com", 443, A, "bedrock.*.amazonaws.com:443"},
+      {{"bedrock.*.amazonaws.com:443"},
+       {},
+       "bedrock.us-east-1.amazonaws.com",
+       443,
+       A,
+       "bedrock.*.amazonaws.com:443"},
       {{"bedrock.*.amazonaws.com:443"}, {}, "bedrock.us-east-1.amazonaws.com", 80, D, ""},
 
       // --- ports ----------------------------------------------------------------------
@@ -150,10 +171,30 @@ const std::vector<Row>& rows() {
       {{"example.com", "*.example.com"}, {"*:22"}, "git.example.com", 22, D, "*:22"},
       {{"example.com", "*.example.com"}, {"*:22"}, "1.2.3.4", 22, D, "*:22"},
       {{"example.com", "*.example.com"}, {"*:22"}, "1.2.3.4", 443, D, ""},
-      {{"*.example.com"}, {"*.internal.example.com"}, "db.internal.example.com", 5432, D, "*.internal.example.com"},
-      {{"*.example.com"}, {"*.internal.example.com"}, "internal.example.com", 443, A, "*.example.com"},
-      {{"*.example.com"}, {"bedrock.*.example.com"}, "bedrock.x.example.com", 443, D, "bedrock.*.example.com"},
-      {{"*.example.com"}, {"bedrock.*.example.com"}, "bedrock.example.com", 443, A, "*.example.com"},
+      {{"*.example.com"},
+       {"*.internal.example.com"},
+       "db.internal.example.com",
+       5432,
+       D,
+       "*.internal.example.com"},
+      {{"*.example.com"},
+       {"*.internal.example.com"},
+       "internal.example.com",
+       443,
+       A,
+       "*.example.com"},
+      {{"*.example.com"},
+       {"bedrock.*.example.com"},
+       "bedrock.x.example.com",
+       443,
+       D,
+       "bedrock.*.example.com"},
+      {{"*.example.com"},
+       {"bedrock.*.example.com"},
+       "bedrock.example.com",
+       443,
+       A,
+       "*.example.com"},
       {{"example.com"}, {"example.com"}, "example.com", 443, D, "example.com"},
       {{"example.com"}, {"example.com:443"}, "example.com", 80, A, "example.com"},
       {{"example.com"}, {"other.com", "example.com"}, "example.com", 443, D, "example.com"},
@@ -217,7 +258,12 @@ const std::vector<Row>& rows() {
       {{}, {"[::ffff:169.254.169.254]"}, "2002:a9fe:a9fe::", 80, D, "[::ffff:169.254.169.254]"},
       {{"169.254.169.254"}, {"169.254.169.254:80"}, "169.254.169.254", 80, D, "169.254.169.254:80"},
       {{"169.254.169.254"}, {"169.254.169.254:80"}, "0xa9fea9fe", 443, A, "169.254.169.254"},
-      {{"169.254.169.254"}, {"169.254.169.254:80"}, "::ffff:169.254.169.254", 443, A, "169.254.169.254"},
+      {{"169.254.169.254"},
+       {"169.254.169.254:80"},
+       "::ffff:169.254.169.254",
+       443,
+       A,
+       "169.254.169.254"},
       {{}, {"0xa9fea9fe"}, "169.254.169.254", 80, D, "0xa9fea9fe"},
 
       // --- IPv6 entries -------------------------------------------------------------
@@ -236,7 +282,12 @@ const std::vector<Row>& rows() {
       {{"[64:ff9b::10.0.0.1]"}, {}, "10.0.0.1", 80, A, "[64:ff9b::10.0.0.1]"},
       {{"[2002:a00:1::]"}, {}, "10.0.0.1", 80, D, ""},
       {{"[fd00:ec2::254]"}, {"[FD00:EC2::254]"}, "fd00:ec2::254", 80, D, "[FD00:EC2::254]"},
-      {{"[fd00:ec2::254]"}, {"[FD00:EC2::254]"}, "fd00:ec2:0:0:0:0:0:254", 80, D, "[FD00:EC2::254]"},
+      {{"[fd00:ec2::254]"},
+       {"[FD00:EC2::254]"},
+       "fd00:ec2:0:0:0:0:0:254",
+       80,
+       D,
+       "[FD00:EC2::254]"},
       {{"[fd00:ec2::254]"}, {}, "[FD00:ec2::0254]", 80, A, "[fd00:ec2::254]"},
       {{"[fd00:ec2::254]"}, {}, "fd00:ec2::255", 80, D, ""},
 
@@ -255,8 +306,8 @@ std::string describe(const Row& r) {
     for (const auto& e : l) s += (s.size() > 1 ? ", " : "") + quote_for_message(e);
     return s + "]";
   };
-  return "allowed=" + join(r.allowed) + " denied=" + join(r.denied) + " host=" + quote_for_message(r.host) +
-         " port=" + std::to_string(r.port);
+  return "allowed=" + join(r.allowed) + " denied=" + join(r.denied) +
+         " host=" + quote_for_message(r.host) + " port=" + std::to_string(r.port);
 }
 
 TEST(DomainMatcher, Table) {
@@ -286,8 +337,9 @@ TEST(DomainMatcher, Table) {
 }
 
 TEST(DomainMatcher, Reasons) {
-  const auto m = DomainMatcher::build({"github.com", "*.github.com"}, {"github.com:22", "gist.github.com"},
-                                      {{"github.com:22", "SSH pushes to GitHub are blocked; use an https:// remote"}});
+  const auto m = DomainMatcher::build(
+      {"github.com", "*.github.com"}, {"github.com:22", "gist.github.com"},
+      {{"github.com:22", "SSH pushes to GitHub are blocked; use an https:// remote"}});
   ASSERT_TRUE(m.ok()) << m.error().message;
   const auto gh = *canonicalize_host("github.com");
 
@@ -339,13 +391,15 @@ TEST(DomainMatcher, ErrorNamesTheFirstBadEntryWithItsPath) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, Errc::kInvalidPolicy);
   EXPECT_EQ(m.error().message,
-            "network.allowedDomains[3]: \"*.com\": a wildcard must cover at least two labels (write *.example.com)");
+            "network.allowedDomains[3]: \"*.com\": a wildcard must cover at least two labels "
+            "(write *.example.com)");
 }
 
 TEST(DomainMatcher, DeniedErrorsAfterAllowedOnes) {
   const auto m = DomainMatcher::build({"a.com"}, {"x.com", "*.*.x.com"}, {});
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().message, "network.deniedDomains[1]: \"*.*.x.com\": only one wildcard label is allowed");
+  EXPECT_EQ(m.error().message,
+            "network.deniedDomains[1]: \"*.*.x.com\": only one wildcard label is allowed");
 }
 
 struct BadEntry {
@@ -426,8 +480,9 @@ const std::vector<BadEntry>& bad_entries() {
       {kA, "exa!mple.com", "invalid character"},
       {kA, "exa%mple.com", "'%'"},
       {kA, std::string(64, 'a') + ".com", "longer than 63"},
-      {kA, "*." + std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') + "." +
-               std::string(62, 'd'),
+      {kA,
+       "*." + std::string(63, 'a') + "." + std::string(63, 'b') + "." + std::string(63, 'c') + "." +
+           std::string(62, 'd'),
        "longer than 253"},
   };
   return table;
@@ -452,15 +507,17 @@ TEST(DomainMatcher, InvalidEntries) {
 TEST(DomainMatcher, UnknownReasonKeyIsAnError) {
   const auto typo = DomainMatcher::build({}, {"github.com:22"}, {{"GitHub.com:22", "use https"}});
   ASSERT_FALSE(typo.ok());
-  EXPECT_EQ(typo.error().message,
-            "network.deniedDomainReasons[\"GitHub.com:22\"]: no network.deniedDomains entry is spelled "
-            "\"GitHub.com:22\" (keys must match an entry exactly; did you mean \"github.com:22\"?)");
+  EXPECT_EQ(
+      typo.error().message,
+      "network.deniedDomainReasons[\"GitHub.com:22\"]: no network.deniedDomains entry is spelled "
+      "\"GitHub.com:22\" (keys must match an entry exactly; did you mean \"github.com:22\"?)");
 
   const auto stray = DomainMatcher::build({}, {"github.com"}, {{"gitlab.com", "x"}});
   ASSERT_FALSE(stray.ok());
-  EXPECT_EQ(stray.error().message,
-            "network.deniedDomainReasons[\"gitlab.com\"]: no network.deniedDomains entry is spelled "
-            "\"gitlab.com\" (keys must match an entry exactly)");
+  EXPECT_EQ(
+      stray.error().message,
+      "network.deniedDomainReasons[\"gitlab.com\"]: no network.deniedDomains entry is spelled "
+      "\"gitlab.com\" (keys must match an entry exactly)");
 
   // A key naming an allowedDomains entry is still not a deniedDomains entry.
   EXPECT_FALSE(DomainMatcher::build({"gitlab.com"}, {}, {{"gitlab.com", "x"}}).ok());
@@ -471,12 +528,14 @@ TEST(DomainMatcher, ReasonTextMustBeOnePrintableLine) {
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().message, "network.deniedDomainReasons[\"x.com\"]: the reason is empty");
 
-  const auto forged = DomainMatcher::build({}, {"x.com"}, {{"x.com", "ok\ndeny network-outbound evil"}});
+  const auto forged =
+      DomainMatcher::build({}, {"x.com"}, {{"x.com", "ok\ndeny network-outbound evil"}});
   ASSERT_FALSE(forged.ok());
   EXPECT_NE(forged.error().message.find("one line without control characters"), std::string::npos);
 
   EXPECT_FALSE(DomainMatcher::build({}, {"x.com"}, {{"x.com", "a\x1b[31mred"}}).ok());
-  EXPECT_TRUE(DomainMatcher::build({}, {"x.com"}, {{"x.com", "use the internal mirror — see wiki"}}).ok());
+  EXPECT_TRUE(
+      DomainMatcher::build({}, {"x.com"}, {{"x.com", "use the internal mirror — see wiki"}}).ok());
 }
 
 // --- the parsed form ------------------------------------------------------------------

@@ -15,7 +15,8 @@ IpAddress ip(const std::string& s) { return boost::asio::ip::make_address(s); }
 
 DomainMatcher matcher() {
   NetworkPolicy net;
-  net.allowed_domains = {"example.com", "*.allowed.test", "127.0.0.1:8080", "[::1]", "169.254.169.254"};
+  net.allowed_domains = {"example.com", "*.allowed.test", "127.0.0.1:8080", "[::1]",
+                         "169.254.169.254"};
   net.denied_domains = {"bad.allowed.test", "*.evil.allowed.test"};
   net.denied_domain_reasons = {{"bad.allowed.test", "use good.allowed.test instead"}};
   return *DomainMatcher::build(net);
@@ -41,8 +42,10 @@ TEST(Egress, DecideTarget) {
       {"www.example.com", 443, D, RefusedBy::kNotAllowed, "www.example.com", ""},
       {"a.allowed.test", 443, A, RefusedBy::kNone, "a.allowed.test", "*.allowed.test"},
       {"allowed.test", 443, D, RefusedBy::kNotAllowed, "allowed.test", ""},  // never the apex
-      {"bad.allowed.test", 443, D, RefusedBy::kDeniedDomain, "bad.allowed.test", "bad.allowed.test"},
-      {"x.evil.allowed.test", 443, D, RefusedBy::kDeniedDomain, "x.evil.allowed.test", "*.evil.allowed.test"},
+      {"bad.allowed.test", 443, D, RefusedBy::kDeniedDomain, "bad.allowed.test",
+       "bad.allowed.test"},
+      {"x.evil.allowed.test", 443, D, RefusedBy::kDeniedDomain, "x.evil.allowed.test",
+       "*.evil.allowed.test"},
       // IP literals: allowed only by an entry naming that IP, and then explicit
       {"127.0.0.1", 8080, A, RefusedBy::kNone, "127.0.0.1", "127.0.0.1:8080", true},
       {"0x7f.1", 8080, A, RefusedBy::kNone, "127.0.0.1", "127.0.0.1:8080", true},
@@ -79,7 +82,8 @@ TEST(Egress, DecideTarget) {
 
 TEST(Egress, Reasons) {
   const DomainMatcher m = matcher();
-  EXPECT_EQ(decide_target(m, Proto::kHttp, "bad.allowed.test", 80).event.reason, "use good.allowed.test instead");
+  EXPECT_EQ(decide_target(m, Proto::kHttp, "bad.allowed.test", 80).event.reason,
+            "use good.allowed.test instead");
   EXPECT_EQ(decide_target(m, Proto::kHttp, "nope.test", 80).event.reason, kReasonNotAllowed);
   EXPECT_EQ(decide_target(m, Proto::kHttp, "a..b", 80).event.reason,
             "malformed host: empty label (two dots in a row, or a leading dot)");
@@ -99,11 +103,13 @@ TEST(Egress, GuardAfterResolution) {
   EXPECT_EQ(d.event.rule, "*.allowed.test");  // the rule that allowed the name stays
   EXPECT_EQ(d.event.address, "127.0.0.1");
   EXPECT_EQ(d.event.guard_check, "loopback");
-  EXPECT_EQ(d.event.reason, "address guard: a.allowed.test resolves to 127.0.0.1, a loopback address");
+  EXPECT_EQ(d.event.reason,
+            "address guard: a.allowed.test resolves to 127.0.0.1, a loopback address");
 
   // Mixed answers: the bad addresses are dropped, the connection uses a good one.
   d = decide_target(m, Proto::kSocks5, "a.allowed.test", 443);
-  passing = choose_addresses(d, {ip("169.254.169.254"), ip("93.184.216.34"), ip("192.0.2.10"), ip("1.1.1.1")}, g);
+  passing = choose_addresses(
+      d, {ip("169.254.169.254"), ip("93.184.216.34"), ip("192.0.2.10"), ip("1.1.1.1")}, g);
   ASSERT_EQ(passing.size(), 2u);
   EXPECT_EQ(passing[0].to_string(), "93.184.216.34");
   EXPECT_EQ(passing[1].to_string(), "1.1.1.1");
@@ -135,16 +141,18 @@ TEST(Egress, ExplicitIpLiteralPassesTheGuard) {
   ASSERT_TRUE(d.allowed());
   EXPECT_TRUE(choose_addresses(d, {*literal_address(d)}, g).empty());
   EXPECT_EQ(d.event.guard_check, "denied-block");
-  EXPECT_EQ(d.event.reason,
-            "address guard: 169.254.169.254 is in network.deniedResolvedAddresses[0] (169.254.0.0/16)");
+  EXPECT_EQ(
+      d.event.reason,
+      "address guard: 169.254.169.254 is in network.deniedResolvedAddresses[0] (169.254.0.0/16)");
 }
 
 TEST(Egress, EventJson) {
   const DomainMatcher m = matcher();
   TargetDecision d = decide_target(m, Proto::kHttp, "bad.allowed.test", 80);
-  EXPECT_EQ(to_json(d.event),
-            R"({"kind":"net.decision","proto":"http","host":"bad.allowed.test","port":80,"verdict":"deny",)"
-            R"("rule":"bad.allowed.test","reason":"use good.allowed.test instead","refused_by":"denied-domain"})");
+  EXPECT_EQ(
+      to_json(d.event),
+      R"({"kind":"net.decision","proto":"http","host":"bad.allowed.test","port":80,"verdict":"deny",)"
+      R"("rule":"bad.allowed.test","reason":"use good.allowed.test instead","refused_by":"denied-domain"})");
   // Bytes a client chose cannot break the log line.
   d = decide_target(m, Proto::kSocks5, std::string("a\xff\n\"b", 5), 1);
   const std::string j = to_json(d.event);

@@ -120,7 +120,8 @@ const std::vector<Good>& good_cases() {
       {"[::ffff:127.0.0.1]", Kind::kIPv6, "::ffff:127.0.0.1", "127.0.0.1", E::kMapped},
       {"::ffff:7f00:1", Kind::kIPv6, "::ffff:127.0.0.1", "127.0.0.1", E::kMapped},
       {"::FFFF:A9FE:A9FE", Kind::kIPv6, "::ffff:169.254.169.254", "169.254.169.254", E::kMapped},
-      {"0:0:0:0:0:ffff:a9fe:a9fe", Kind::kIPv6, "::ffff:169.254.169.254", "169.254.169.254", E::kMapped},
+      {"0:0:0:0:0:ffff:a9fe:a9fe", Kind::kIPv6, "::ffff:169.254.169.254", "169.254.169.254",
+       E::kMapped},
       {"::ffff:0.0.0.0", Kind::kIPv6, "::ffff:0.0.0.0", "0.0.0.0", E::kMapped},
       {"::127.0.0.1", Kind::kIPv6, "::127.0.0.1", "127.0.0.1", E::kCompatible},
       {"::7f00:1", Kind::kIPv6, "::127.0.0.1", "127.0.0.1", E::kCompatible},
@@ -128,16 +129,18 @@ const std::vector<Good>& good_cases() {
       {"::2", Kind::kIPv6, "::2", "0.0.0.2", E::kCompatible},
       {"64:ff9b::7f00:1", Kind::kIPv6, "64:ff9b::7f00:1", "127.0.0.1", E::kNat64},
       {"64:ff9b::127.0.0.1", Kind::kIPv6, "64:ff9b::7f00:1", "127.0.0.1", E::kNat64},
-      {"[64:FF9B::169.254.169.254]", Kind::kIPv6, "64:ff9b::a9fe:a9fe", "169.254.169.254", E::kNat64},
+      {"[64:FF9B::169.254.169.254]", Kind::kIPv6, "64:ff9b::a9fe:a9fe", "169.254.169.254",
+       E::kNat64},
       {"2002:7f00:1::", Kind::kIPv6, "2002:7f00:1::", "127.0.0.1", E::k6to4},
       {"2002:a9fe:a9fe::1", Kind::kIPv6, "2002:a9fe:a9fe::1", "169.254.169.254", E::k6to4},
-      {"2002:a9fe:a9fe:ffff:ffff:ffff:ffff:ffff", Kind::kIPv6, "2002:a9fe:a9fe:ffff:ffff:ffff:ffff:ffff",
-       "169.254.169.254", E::k6to4},
+      {"2002:a9fe:a9fe:ffff:ffff:ffff:ffff:ffff", Kind::kIPv6,
+       "2002:a9fe:a9fe:ffff:ffff:ffff:ffff:ffff", "169.254.169.254", E::k6to4},
       // Teredo: client IPv4 is the last 32 bits, inverted (RFC 4380's example: 192.0.2.45).
-      {"2001:0:4136:e378:8000:63bf:3fff:fdd2", Kind::kIPv6, "2001:0:4136:e378:8000:63bf:3fff:fdd2", "192.0.2.45",
-       E::kTeredo},
+      {"2001:0:4136:e378:8000:63bf:3fff:fdd2", Kind::kIPv6, "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+       "192.0.2.45", E::kTeredo},
       {"2001::5601:5601", Kind::kIPv6, "2001::5601:5601", "169.254.169.254", E::kTeredo},
-      {"2001:0:1:2:3:4:80ff:fffe", Kind::kIPv6, "2001:0:1:2:3:4:80ff:fffe", "127.0.0.1", E::kTeredo},
+      {"2001:0:1:2:3:4:80ff:fffe", Kind::kIPv6, "2001:0:1:2:3:4:80ff:fffe", "127.0.0.1",
+       E::kTeredo},
       // Near misses: not the prefix, so no embedded address.
       {"64:ff9b:1::7f00:1", Kind::kIPv6, "64:ff9b:1::7f00:1"},
       {"2001:db8::7f00:1", Kind::kIPv6, "2001:db8::7f00:1"},
@@ -274,14 +277,15 @@ TEST(HostCanon, Malformed) {
     EXPECT_EQ(r.error().code, Errc::kInvalidPolicy);
     EXPECT_NE(r.error().message.find(c.fragment), std::string::npos) << r.error().message;
     // The message names the input, quoted so control bytes stay escaped.
-    EXPECT_EQ(r.error().message.rfind("host " + quote_for_message(c.in) + ": ", 0), 0u) << r.error().message;
+    EXPECT_EQ(r.error().message.rfind("host " + quote_for_message(c.in) + ": ", 0), 0u)
+        << r.error().message;
   }
 }
 
 // The numbers glibc refuses we refuse too (a refusal is safe; the reverse is the bug).
 TEST(HostCanon, RejectedNumbersAreRejectedByGlibcToo) {
-  for (const char* s : {"256.0.0.1", "1.2.3.256", "1.2.65536", "1.16777216", "4294967296", "0x100000000",
-                        "08.0.0.1", "0119", "1.2.3.4.5", "0x", "1.2.3.0x"}) {
+  for (const char* s : {"256.0.0.1", "1.2.3.256", "1.2.65536", "1.16777216", "4294967296",
+                        "0x100000000", "08.0.0.1", "0119", "1.2.3.4.5", "0x", "1.2.3.0x"}) {
     SCOPED_TRACE(s);
     in_addr a{};
     EXPECT_EQ(inet_aton(s, &a), 0);

@@ -17,8 +17,8 @@ using namespace std::string_literals;
 struct HeadRow {
   std::string in;
   ParseState state;
-  int status = 0;             // kError: the status the proxy answers
-  std::string method = "";    // kComplete
+  int status = 0;           // kError: the status the proxy answers
+  std::string method = "";  // kComplete
   std::string target = "";
   std::size_t headers = 0;
 };
@@ -27,13 +27,18 @@ TEST(HttpRequestHead, Table) {
   const std::size_t kBig = kMaxHeadBytes;
   const std::vector<HeadRow> rows = {
       // complete
-      {"GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a.test/", 1},
+      {"GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", ParseState::kComplete, 0, "GET",
+       "http://a.test/", 1},
       {"GET http://a.test/ HTTP/1.0\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a.test/", 0},
       {"CONNECT a.test:443 HTTP/1.1\r\n\r\n", ParseState::kComplete, 0, "CONNECT", "a.test:443", 0},
-      {"GET http://a.test/ HTTP/1.1\nHost: a\n\n", ParseState::kComplete, 0, "GET", "http://a.test/", 1},  // bare LF
-      {"\r\n\r\nGET http://a/ HTTP/1.1\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a/", 0},  // leading CRLFs
-      {"GET http://a/ HTTP/1.1\r\nX:\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a/", 1},    // empty value
-      {"GET http://a/ HTTP/1.1\r\nX: \xC3\xA9t\xC3\xA9\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a/", 1},
+      {"GET http://a.test/ HTTP/1.1\nHost: a\n\n", ParseState::kComplete, 0, "GET",
+       "http://a.test/", 1},  // bare LF
+      {"\r\n\r\nGET http://a/ HTTP/1.1\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a/",
+       0},  // leading CRLFs
+      {"GET http://a/ HTTP/1.1\r\nX:\r\n\r\n", ParseState::kComplete, 0, "GET", "http://a/",
+       1},  // empty value
+      {"GET http://a/ HTTP/1.1\r\nX: \xC3\xA9t\xC3\xA9\r\n\r\n", ParseState::kComplete, 0, "GET",
+       "http://a/", 1},
       {"M-SEARCH http://a/ HTTP/1.1\r\n\r\n", ParseState::kComplete, 0, "M-SEARCH", "http://a/", 0},
       // incomplete
       {"", ParseState::kIncomplete},
@@ -42,26 +47,29 @@ TEST(HttpRequestHead, Table) {
       {"\r", ParseState::kIncomplete},
       {"\r\n", ParseState::kIncomplete},
       // errors
-      {"GET  http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},         // two spaces
-      {"GET http://a/ HTTP/1.1 \r\n\r\n", ParseState::kError, 400},         // trailing space
-      {"GET http://a/\r\n\r\n", ParseState::kError, 400},                   // HTTP/0.9
+      {"GET  http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},  // two spaces
+      {"GET http://a/ HTTP/1.1 \r\n\r\n", ParseState::kError, 400},  // trailing space
+      {"GET http://a/\r\n\r\n", ParseState::kError, 400},            // HTTP/0.9
       {"GET http://a/ HTTP/2.0\r\n\r\n", ParseState::kError, 505},
       {"GET http://a/ HTTP/1.2\r\n\r\n", ParseState::kError, 505},
       {"GET http://a/ HTTX/1.1\r\n\r\n", ParseState::kError, 400},
       {"GET http://a/ http/1.1\r\n\r\n", ParseState::kError, 400},
-      {"G(T http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},           // method not a token
-      {"GET http://a/\x7f HTTP/1.1\r\n\r\n", ParseState::kError, 400},       // DEL in target
-      {"GET http://a/\xC3\xA9 HTTP/1.1\r\n\r\n", ParseState::kError, 400},   // raw UTF-8 in target
-      {"GET http://a/ HTTP/1.1\r\nHost : a\r\n\r\n", ParseState::kError, 400},  // space before colon
-      {"GET http://a/ HTTP/1.1\r\nHost a\r\n\r\n", ParseState::kError, 400},   // no colon
-      {"GET http://a/ HTTP/1.1\r\n: a\r\n\r\n", ParseState::kError, 400},      // empty name
+      {"G(T http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},          // method not a token
+      {"GET http://a/\x7f HTTP/1.1\r\n\r\n", ParseState::kError, 400},      // DEL in target
+      {"GET http://a/\xC3\xA9 HTTP/1.1\r\n\r\n", ParseState::kError, 400},  // raw UTF-8 in target
+      {"GET http://a/ HTTP/1.1\r\nHost : a\r\n\r\n", ParseState::kError,
+       400},                                                                  // space before colon
+      {"GET http://a/ HTTP/1.1\r\nHost a\r\n\r\n", ParseState::kError, 400},  // no colon
+      {"GET http://a/ HTTP/1.1\r\n: a\r\n\r\n", ParseState::kError, 400},     // empty name
       {"GET http://a/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", ParseState::kError, 400},  // obs-fold
       {"GET http://a/ HTTP/1.1\r\nX: a\rb\r\n\r\n", ParseState::kError, 400},     // bare CR
       {"GET http://a/ HTTP/1.1\r\nX: a\x01\r\n\r\n", ParseState::kError, 400},    // control byte
       {"GET http://a/ HTTP/1.1\r\nX: a\0b\r\n\r\n"s, ParseState::kError, 400},    // NUL
-      {"\rGET http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},             // bare CR before
-      {"GET http://a/ HTTP/1.1\r\nX: " + std::string(kBig, 'a') + "\r\n\r\n", ParseState::kError, 431},
-      {"GET http://a/ HTTP/1.1\r\nX: " + std::string(kBig, 'a'), ParseState::kError, 431},  // no end yet
+      {"\rGET http://a/ HTTP/1.1\r\n\r\n", ParseState::kError, 400},              // bare CR before
+      {"GET http://a/ HTTP/1.1\r\nX: " + std::string(kBig, 'a') + "\r\n\r\n", ParseState::kError,
+       431},
+      {"GET http://a/ HTTP/1.1\r\nX: " + std::string(kBig, 'a'), ParseState::kError,
+       431},  // no end yet
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.in.substr(0, 80));
@@ -144,8 +152,8 @@ TEST(HttpResponseHead, Table) {
   const std::vector<Row> rows = {
       {"HTTP/1.1 200 OK\r\n\r\n", ParseState::kComplete, 200, "OK"},
       {"HTTP/1.0 404 Not Found\r\nX: y\r\n\r\n", ParseState::kComplete, 404, "Not Found"},
-      {"HTTP/1.1 204\r\n\r\n", ParseState::kComplete, 204, ""},    // no reason, no space
-      {"HTTP/1.1 204 \r\n\r\n", ParseState::kComplete, 204, ""},   // empty reason
+      {"HTTP/1.1 204\r\n\r\n", ParseState::kComplete, 204, ""},   // no reason, no space
+      {"HTTP/1.1 204 \r\n\r\n", ParseState::kComplete, 204, ""},  // empty reason
       {"HTTP/1.1 100 Continue\r\n\r\n", ParseState::kComplete, 100, "Continue"},
       {"HTTP/1.1 200 OK\r\n", ParseState::kIncomplete, 0, ""},
       {"HTTP/1.1 20 OK\r\n\r\n", ParseState::kError, 0, ""},
@@ -184,14 +192,14 @@ TEST(HttpTarget, AuthorityForm) {
       {"[::1]:8080", true, "::1", 8080},
       {"127.0.0.1:65535", true, "127.0.0.1", 65535},
       {"a:00080", true, "a", 80},
-      {"example.com", false, "", 0},       // port required
+      {"example.com", false, "", 0},  // port required
       {"example.com:", false, "", 0},
       {"example.com:0", false, "", 0},
       {"example.com:65536", false, "", 0},
       {"example.com:123456", false, "", 0},
       {"example.com:-1", false, "", 0},
       {"example.com:+80", false, "", 0},
-      {"::1:80", false, "", 0},            // IPv6 without brackets
+      {"::1:80", false, "", 0},  // IPv6 without brackets
       {"[::1]", false, "", 0},
       {"[::1", false, "", 0},
       {"[::1]x:80", false, "", 0},
@@ -229,9 +237,9 @@ TEST(HttpTarget, AbsoluteForm) {
       {"http://example.com:/x", true, "example.com", 80, "/x"},  // empty port = default
       {"http://[::1]:81/x", true, "::1", 81, "/x"},
       {"http://127.1/", true, "127.1", 80, "/"},
-      {"https://example.com/", false, "", 0, ""},   // must use CONNECT
+      {"https://example.com/", false, "", 0, ""},  // must use CONNECT
       {"ftp://example.com/", false, "", 0, ""},
-      {"/path", false, "", 0, ""},                  // origin-form
+      {"/path", false, "", 0, ""},  // origin-form
       {"*", false, "", 0, ""},
       {"http://user:pw@example.com/", false, "", 0, ""},
       {"http://allowed.test@evil.test/", false, "", 0, ""},
@@ -290,8 +298,18 @@ TEST(HttpFraming, Requests) {
       {{{"Content-Length", "10000000000000000000"}}, 1, false, K::kNone, 0, 400},  // 20 digits
       {{{"Transfer-Encoding", "chunked"}}, 1, true, K::kChunked, 0, 0},
       {{{"Transfer-Encoding", "gzip, Chunked"}}, 1, true, K::kChunked, 0, 0},
-      {{{"Transfer-Encoding", "gzip"}, {"Transfer-Encoding", "chunked"}}, 1, true, K::kChunked, 0, 0},
-      {{{"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}}, 1, false, K::kNone, 0, 400},  // smuggling
+      {{{"Transfer-Encoding", "gzip"}, {"Transfer-Encoding", "chunked"}},
+       1,
+       true,
+       K::kChunked,
+       0,
+       0},
+      {{{"Transfer-Encoding", "chunked"}, {"Content-Length", "5"}},
+       1,
+       false,
+       K::kNone,
+       0,
+       400},  // smuggling
       {{{"Transfer-Encoding", "chunked, gzip"}}, 1, false, K::kNone, 0, 400},
       {{{"Transfer-Encoding", "chunked, chunked"}}, 1, false, K::kNone, 0, 400},
       {{{"Transfer-Encoding", "gzip"}}, 1, false, K::kNone, 0, 501},
@@ -326,11 +344,14 @@ TEST(HttpFraming, Responses) {
   EXPECT_EQ(response_framing(resp(304, {{"Content-Length", "9"}}), "GET").framing.kind, K::kNone);
   EXPECT_EQ(response_framing(resp(100, {}), "GET").framing.kind, K::kNone);
   EXPECT_EQ(response_framing(resp(200, {}), "GET").framing.kind, K::kUntilClose);
-  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "chunked"}}), "GET").framing.kind, K::kChunked);
-  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "chunked"}, {"Content-Length", "3"}}), "GET")
+  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "chunked"}}), "GET").framing.kind,
+            K::kChunked);
+  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "chunked"}, {"Content-Length", "3"}}),
+                             "GET")
                 .framing.kind,
             K::kChunked);
-  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "gzip"}}), "GET").framing.kind, K::kUntilClose);
+  EXPECT_EQ(response_framing(resp(200, {{"Transfer-Encoding", "gzip"}}), "GET").framing.kind,
+            K::kUntilClose);
   EXPECT_FALSE(response_framing(resp(200, {{"Content-Length", "x"}}), "GET").ok);
 }
 
@@ -339,7 +360,8 @@ TEST(HttpFraming, KeepAlive) {
   EXPECT_FALSE(client_wants_keep_alive(request_with({{"Connection", "close"}})));
   EXPECT_FALSE(client_wants_keep_alive(request_with({{"Connection", "keep-alive, Close"}})));
   EXPECT_FALSE(client_wants_keep_alive(request_with({{"Proxy-Connection", "close"}})));
-  EXPECT_FALSE(client_wants_keep_alive(request_with({{"Connection", "keep-alive"}}, 0)));  // 1.0: one exchange
+  EXPECT_FALSE(client_wants_keep_alive(
+      request_with({{"Connection", "keep-alive"}}, 0)));  // 1.0: one exchange
   ResponseHead r;
   r.minor_version = 1;
   EXPECT_TRUE(upstream_keeps_alive(r, {BodyFraming::Kind::kLength, 3}));

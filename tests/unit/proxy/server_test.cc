@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,9 +15,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -25,9 +26,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
 #include "supervisor/core/unique_fd.h"
 
@@ -84,7 +82,8 @@ std::string recv_until(int fd, const std::function<bool(const std::string&)>& do
   const auto deadline = Clock::now() + timeout;
   if (eof != nullptr) *eof = false;
   while (!done(out)) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -100,7 +99,8 @@ std::string recv_until(int fd, const std::function<bool(const std::string&)>& do
 }
 
 std::string recv_all(int fd, std::chrono::milliseconds timeout = 5000ms, bool* eof = nullptr) {
-  return recv_until(fd, [](const std::string&) { return false; }, timeout, eof);
+  return recv_until(
+      fd, [](const std::string&) { return false; }, timeout, eof);
 }
 
 // One complete HTTP response with a Content-Length body (what the test backend sends).
@@ -161,7 +161,8 @@ class Backend {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     ::getsockname(listen_.get(), reinterpret_cast<sockaddr*>(&ss), &len);
-    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                     : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     if (ok_) thread_ = std::thread([this] { loop(); });
   }
   ~Backend() {
@@ -210,8 +211,9 @@ void http_backend(int fd, const std::string& tag) {
   std::string buf;
   while (true) {
     bool eof = false;
-    std::string more = recv_until(fd, [&](const std::string& s) { return (buf + s).find("\r\n\r\n") != std::string::npos; },
-                                  5000ms, &eof);
+    std::string more = recv_until(
+        fd, [&](const std::string& s) { return (buf + s).find("\r\n\r\n") != std::string::npos; },
+        5000ms, &eof);
     buf += more;
     const std::size_t head_end = buf.find("\r\n\r\n");
     if (head_end == std::string::npos) return;
@@ -220,23 +222,28 @@ void http_backend(int fd, const std::string& tag) {
     std::string body;
     if (const std::size_t cl = head.find("Content-Length: "); cl != std::string::npos) {
       const std::size_t len = std::stoul(head.substr(cl + 16));
-      if (buf.size() < len) buf += recv_until(fd, [&](const std::string& s) { return buf.size() + s.size() >= len; });
+      if (buf.size() < len)
+        buf += recv_until(fd, [&](const std::string& s) { return buf.size() + s.size() >= len; });
       body = buf.substr(0, len);
       buf.erase(0, len);
     } else if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
       if (buf.find("0\r\n\r\n") == std::string::npos) {
-        buf += recv_until(fd, [&](const std::string& s) { return (buf + s).find("0\r\n\r\n") != std::string::npos; });
+        buf += recv_until(fd, [&](const std::string& s) {
+          return (buf + s).find("0\r\n\r\n") != std::string::npos;
+        });
       }
       const std::size_t end = buf.find("0\r\n\r\n") + 5;
       body = buf.substr(0, end);
       buf.erase(0, end);
     }
     const std::string request_line = head.substr(0, head.find("\r\n"));
-    const std::string host_line = head.substr(head.find("Host: "), head.find("\r\n", head.find("Host: ")) - head.find("Host: "));
-    const std::string reply_body = tag + " " + request_line + " " + host_line + (body.empty() ? "" : " body=" + body);
+    const std::string host_line = head.substr(
+        head.find("Host: "), head.find("\r\n", head.find("Host: ")) - head.find("Host: "));
+    const std::string reply_body =
+        tag + " " + request_line + " " + host_line + (body.empty() ? "" : " body=" + body);
     const bool close = head.find("Connection: close") != std::string::npos;
-    std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(reply_body.size()) + "\r\n" +
-                        (close ? "Connection: close\r\n" : "") + "\r\n" + reply_body;
+    std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(reply_body.size()) +
+                        "\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" + reply_body;
     if (!send_all(fd, reply) || close) return;
   }
 }
@@ -358,10 +365,13 @@ TEST(ProxyServer, HttpGetReachesAllowedName) {
   UniqueFd c = px.connect();
   ASSERT_TRUE(c);
   ASSERT_TRUE(send_all(c.get(), get("http://A.TEST:" + std::to_string(be.port()) + "/x?y")));
-  const std::string r = recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+  const std::string r =
+      recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
   EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
   // Rewritten to origin-form, Host rebuilt from the target (the client's Host ignored).
-  EXPECT_NE(r.find("one GET /x?y HTTP/1.1 Host: a.test:" + std::to_string(be.port())), std::string::npos) << r;
+  EXPECT_NE(r.find("one GET /x?y HTTP/1.1 Host: a.test:" + std::to_string(be.port())),
+            std::string::npos)
+      << r;
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].proto, Proto::kHttp);
@@ -382,7 +392,8 @@ TEST(ProxyServer, KeepAliveDecidesEveryRequestAndSwitchesUpstream) {
   for (const std::string& url : {"http://a.test:" + p1 + "/1", "http://a.test:" + p1 + "/2",
                                  "http://b.test:" + p2 + "/3", "http://a.test:" + p1 + "/4"}) {
     ASSERT_TRUE(send_all(c.get(), get(url)));
-    const std::string r = recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+    const std::string r =
+        recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
     EXPECT_NE(r.find("200 OK"), std::string::npos) << url << ": " << r;
     all += r;
   }
@@ -412,11 +423,13 @@ TEST(ProxyServer, ChunkedBodyAndPipelinedRequests) {
   Proxy px({"a.test"});
   UniqueFd c = px.connect();
   const std::string url = "http://a.test:" + std::to_string(be.port());
-  const std::string pipelined = "POST " + url + "/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                                "5\r\nhello\r\n0\r\n\r\n" + get(url + "/next") +
-                                "POST " + url + "/cl HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+  const std::string pipelined = "POST " + url +
+                                "/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                "5\r\nhello\r\n0\r\n\r\n" + get(url + "/next") + "POST " + url +
+                                "/cl HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
   ASSERT_TRUE(send_all(c.get(), pipelined));
-  const std::string r = recv_until(c.get(), [](const std::string& s) { return has_full_response(s, 3); });
+  const std::string r =
+      recv_until(c.get(), [](const std::string& s) { return has_full_response(s, 3); });
   EXPECT_NE(r.find("be POST /up HTTP/1.1"), std::string::npos) << r;
   EXPECT_NE(r.find("body=5\r\nhello\r\n0\r\n\r\n"), std::string::npos) << r;
   EXPECT_NE(r.find("be GET /next HTTP/1.1"), std::string::npos) << r;
@@ -427,28 +440,34 @@ TEST(ProxyServer, ChunkedBodyAndPipelinedRequests) {
 }
 
 TEST(ProxyServer, RefusalsSayWhy) {
-  Proxy px({"a.test"}, Proxy::test_options(), {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}, {"bad.test"});
+  Proxy px({"a.test"}, Proxy::test_options(), {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0},
+           {"bad.test"});
   {
     UniqueFd c = px.connect();
     ASSERT_TRUE(send_all(c.get(), "CONNECT nope.test:443 HTTP/1.1\r\n\r\n"));
     const std::string r = recv_all(c.get());
     EXPECT_EQ(r.rfind("HTTP/1.1 403 host is not on the allow list\r\n", 0), 0u) << r;
     EXPECT_NE(r.find("\r\nX-Proxy-Error: blocked-by-allowlist\r\n"), std::string::npos);
-    EXPECT_NE(r.find("\r\n\r\nConnection blocked by network allowlist: host is not on the allow list\n"),
-              std::string::npos);
+    EXPECT_NE(
+        r.find("\r\n\r\nConnection blocked by network allowlist: host is not on the allow list\n"),
+        std::string::npos);
   }
   {
     UniqueFd c = px.connect();
     ASSERT_TRUE(send_all(c.get(), get("http://bad.test/")));
     const std::string r = recv_all(c.get());
-    EXPECT_EQ(r.rfind("HTTP/1.1 403 denied by network.deniedDomains entry \"bad.test\"\r\n", 0), 0u) << r;
+    EXPECT_EQ(r.rfind("HTTP/1.1 403 denied by network.deniedDomains entry \"bad.test\"\r\n", 0), 0u)
+        << r;
   }
   {
     UniqueFd c = px.connect();
     ASSERT_TRUE(send_all(c.get(), "CONNECT a..test:443 HTTP/1.1\r\n\r\n"));
     const std::string r = recv_all(c.get());
-    EXPECT_EQ(r.rfind("HTTP/1.1 403 malformed host: empty label (two dots in a row, or a leading dot)\r\n", 0),
-              0u)
+    EXPECT_EQ(
+        r.rfind(
+            "HTTP/1.1 403 malformed host: empty label (two dots in a row, or a leading dot)\r\n",
+            0),
+        0u)
         << r;
   }
   const auto ev = px.sink().decisions();
@@ -465,8 +484,10 @@ TEST(ProxyServer, MalformedRequestsGetA4xxAndNoDecision) {
       {"GET /origin-form HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
       {"GET https://a.test/ HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
       {"GET http://a.test/ HTTP/2.0\r\n\r\n", "HTTP/1.1 505 "},
-      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 400 "},
-      {"GET http://a.test/ HTTP/1.1\r\nX: " + std::string(70000, 'a') + "\r\n\r\n", "HTTP/1.1 431 "},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+       "HTTP/1.1 400 "},
+      {"GET http://a.test/ HTTP/1.1\r\nX: " + std::string(70000, 'a') + "\r\n\r\n",
+       "HTTP/1.1 431 "},
       {"CONNECT a.test HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
   };
   for (const auto& [req, want] : cases) {
@@ -484,8 +505,10 @@ TEST(ProxyServer, ConnectTunnelWithHalfClose) {
   Proxy px({"a.test"});
   UniqueFd c = px.connect();
   // The first bytes of the tunnel ride in the same segment as the CONNECT.
-  ASSERT_TRUE(send_all(c.get(), "CONNECT a.test:" + std::to_string(be.port()) + " HTTP/1.1\r\n\r\nearly-"));
-  const std::string established = recv_until(c.get(), [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+  ASSERT_TRUE(
+      send_all(c.get(), "CONNECT a.test:" + std::to_string(be.port()) + " HTTP/1.1\r\n\r\nearly-"));
+  const std::string established = recv_until(
+      c.get(), [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
   ASSERT_EQ(established.rfind("HTTP/1.1 200 Connection Established\r\n\r\n", 0), 0u) << established;
   ASSERT_TRUE(send_all(c.get(), "hello"));
   // Half-close: the client is done sending but still reads everything the server says.
@@ -604,7 +627,10 @@ TEST(ProxyServer, AddressGuardRefusesLoopbackForAnAllowedName) {
     UniqueFd c = px.connect();
     send_all(c.get(), get("http://a.test:" + std::to_string(be.port()) + "/"));
     const std::string r = recv_all(c.get());
-    EXPECT_EQ(r.rfind("HTTP/1.1 403 address guard: a.test resolves to 127.0.0.1, a loopback address\r\n", 0), 0u)
+    EXPECT_EQ(
+        r.rfind("HTTP/1.1 403 address guard: a.test resolves to 127.0.0.1, a loopback address\r\n",
+                0),
+        0u)
         << r;
     EXPECT_NE(r.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos);
   }
@@ -639,8 +665,10 @@ TEST(ProxyServer, DeniedResolvedAddressesApply) {
   UniqueFd c = px.connect();
   send_all(c.get(), "CONNECT a.test:80 HTTP/1.1\r\n\r\n");
   const std::string r = recv_all(c.get());
-  EXPECT_NE(r.find("403 address guard: a.test resolves to 127.0.0.1, in network.deniedResolvedAddresses[0]"),
-            std::string::npos)
+  EXPECT_NE(
+      r.find(
+          "403 address guard: a.test resolves to 127.0.0.1, in network.deniedResolvedAddresses[0]"),
+      std::string::npos)
       << r;
 }
 
@@ -710,7 +738,9 @@ TEST(ProxyServer, IdleTunnelIsClosed) {
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(100ms);
     send_all(c.get(), "x");
-    EXPECT_EQ(recv_until(c.get(), [](const std::string& s) { return !s.empty(); }, 1000ms), "x");
+    EXPECT_EQ(recv_until(
+                  c.get(), [](const std::string& s) { return !s.empty(); }, 1000ms),
+              "x");
   }
   // ...silence closes it.
   const auto t0 = Clock::now();
@@ -731,7 +761,8 @@ TEST(ProxyServer, ConnectionCapQueuesInsteadOfServing) {
   send_all(third.get(), get("http://a.test:" + std::to_string(be.port()) + "/"));
   EXPECT_EQ(recv_all(third.get(), 300ms), "");  // not served while two are open
   a.reset();
-  const std::string r = recv_until(third.get(), [](const std::string& s) { return has_full_response(s); });
+  const std::string r =
+      recv_until(third.get(), [](const std::string& s) { return has_full_response(s); });
   EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
   EXPECT_LE(px.stats().peak_active, 2u);
 }
@@ -744,12 +775,15 @@ TEST(ProxyServer, GracefulThenForcedShutdown) {
   UniqueFd idle = px.connect();
   UniqueFd busy = px.connect();
   send_all(busy.get(), "CONNECT a.test:" + std::to_string(be.port()) + " HTTP/1.1\r\n\r\n");
-  recv_until(busy.get(), [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+  recv_until(busy.get(),
+             [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
   px.server().shutdown();
   EXPECT_TRUE(closed_by_peer(idle.get(), 300ms));  // idle: closed at once
-  EXPECT_FALSE(connect_tcp(px.port()));             // no longer listening
-  send_all(busy.get(), "still");                    // in flight: still served during the grace
-  EXPECT_EQ(recv_until(busy.get(), [](const std::string& s) { return s.size() >= 5; }, 300ms), "still");
+  EXPECT_FALSE(connect_tcp(px.port()));            // no longer listening
+  send_all(busy.get(), "still");                   // in flight: still served during the grace
+  EXPECT_EQ(recv_until(
+                busy.get(), [](const std::string& s) { return s.size() >= 5; }, 300ms),
+            "still");
   EXPECT_TRUE(closed_by_peer(busy.get(), 2000ms));  // then cut
   for (int i = 0; i < 100 && !px.stopped(); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(px.stopped());
@@ -769,7 +803,8 @@ TEST(ProxyServer, UnixSocketListener) {
     UniqueFd c = connect_unix(path);
     ASSERT_TRUE(c);
     send_all(c.get(), get("http://a.test:" + std::to_string(be.port()) + "/u"));
-    const std::string r = recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+    const std::string r =
+        recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
     EXPECT_NE(r.find("unix GET /u"), std::string::npos) << r;
     // SOCKS over the same socket.
     UniqueFd s = connect_unix(path);
@@ -812,7 +847,8 @@ TEST(ProxyServer, BadPolicyIsAnErrorWithItsPath) {
   net.denied_resolved_addresses = {"10.0.0.0/8", "10.0.0.0/99"};
   s = Server::create(io, net, {}, make_static_resolver({}), std::make_shared<RecordingSink>());
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().message.rfind("network.deniedResolvedAddresses[1]", 0), 0u) << s.error().message;
+  EXPECT_EQ(s.error().message.rfind("network.deniedResolvedAddresses[1]", 0), 0u)
+      << s.error().message;
 }
 
 // A reader that does not read slows the writer on the other side: the proxy holds at
@@ -904,8 +940,9 @@ TEST(ListenAddress, Parse) {
   EXPECT_EQ(parse_listen_address("tcp:[::1]:0")->host, "::1");
   EXPECT_EQ(parse_listen_address("tcp:127.0.0.2:1")->text(), "tcp:127.0.0.2:1");
   EXPECT_EQ(parse_listen_address("tcp:[::1]:80")->text(), "tcp:[::1]:80");
-  for (const char* bad : {"unix:relative.sock", "unix:", "tcp:0.0.0.0:3128", "tcp:10.0.0.1:80", "tcp:localhost:80",
-                          "tcp:127.0.0.1", "tcp:127.0.0.1:70000", "tcp:127.0.0.1:x", "udp:127.0.0.1:53", ""}) {
+  for (const char* bad :
+       {"unix:relative.sock", "unix:", "tcp:0.0.0.0:3128", "tcp:10.0.0.1:80", "tcp:localhost:80",
+        "tcp:127.0.0.1", "tcp:127.0.0.1:70000", "tcp:127.0.0.1:x", "udp:127.0.0.1:53", ""}) {
     EXPECT_FALSE(parse_listen_address(bad).ok()) << bad;
   }
 }

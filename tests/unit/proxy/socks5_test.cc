@@ -66,24 +66,55 @@ TEST(Socks5, Request) {
   Bytes v6 = {5, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x1F, 0x90};
   Bytes mapped = {5, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1, 0, 80};
   const std::vector<Row> rows = {
-      {{5, 1, 0, 1, 127, 0, 0, 1, 0, 80}, ParseState::kComplete, T::kIPv4, "127.0.0.1", 80, Reply::kSucceeded},
-      {{5, 1, 0, 1, 169, 254, 169, 254, 1, 187}, ParseState::kComplete, T::kIPv4, "169.254.169.254", 443,
+      {{5, 1, 0, 1, 127, 0, 0, 1, 0, 80},
+       ParseState::kComplete,
+       T::kIPv4,
+       "127.0.0.1",
+       80,
+       Reply::kSucceeded},
+      {{5, 1, 0, 1, 169, 254, 169, 254, 1, 187},
+       ParseState::kComplete,
+       T::kIPv4,
+       "169.254.169.254",
+       443,
        Reply::kSucceeded},
       {v6, ParseState::kComplete, T::kIPv6, "::1", 8080, Reply::kSucceeded},
       {mapped, ParseState::kComplete, T::kIPv6, "::ffff:127.0.0.1", 80, Reply::kSucceeded},
-      {with_name("example.com", 443), ParseState::kComplete, T::kDomain, "example.com", 443, Reply::kSucceeded},
-      {with_name("", 443), ParseState::kComplete, T::kDomain, "", 443, Reply::kSucceeded},  // judged later
-      {with_name(std::string(255, 'a'), 1), ParseState::kComplete, T::kDomain, std::string(255, 'a'), 1,
+      {with_name("example.com", 443), ParseState::kComplete, T::kDomain, "example.com", 443,
        Reply::kSucceeded},
+      {with_name("", 443), ParseState::kComplete, T::kDomain, "", 443,
+       Reply::kSucceeded},  // judged later
+      {with_name(std::string(255, 'a'), 1), ParseState::kComplete, T::kDomain,
+       std::string(255, 'a'), 1, Reply::kSucceeded},
       {{5, 1, 0, 1, 127, 0, 0, 1, 0}, ParseState::kIncomplete, T::kIPv4, "", 0, Reply::kSucceeded},
       {{5, 1, 0, 3}, ParseState::kIncomplete, T::kDomain, "", 0, Reply::kSucceeded},
       {{5, 1, 0, 3, 5, 'a'}, ParseState::kIncomplete, T::kDomain, "", 0, Reply::kSucceeded},
       {{5, 1}, ParseState::kIncomplete, T::kDomain, "", 0, Reply::kSucceeded},
       {{4}, ParseState::kError, T::kDomain, "", 0, Reply::kGeneralFailure},
-      {{5, 2, 0, 1, 127, 0, 0, 1, 0, 80}, ParseState::kError, T::kDomain, "", 0, Reply::kCommandNotSupported},
-      {{5, 3, 0, 1, 127, 0, 0, 1, 0, 80}, ParseState::kError, T::kDomain, "", 0, Reply::kCommandNotSupported},
-      {{5, 1, 1, 1, 127, 0, 0, 1, 0, 80}, ParseState::kError, T::kDomain, "", 0, Reply::kGeneralFailure},
-      {{5, 1, 0, 2, 127, 0, 0, 1, 0, 80}, ParseState::kError, T::kDomain, "", 0, Reply::kAddressTypeNotSupported},
+      {{5, 2, 0, 1, 127, 0, 0, 1, 0, 80},
+       ParseState::kError,
+       T::kDomain,
+       "",
+       0,
+       Reply::kCommandNotSupported},
+      {{5, 3, 0, 1, 127, 0, 0, 1, 0, 80},
+       ParseState::kError,
+       T::kDomain,
+       "",
+       0,
+       Reply::kCommandNotSupported},
+      {{5, 1, 1, 1, 127, 0, 0, 1, 0, 80},
+       ParseState::kError,
+       T::kDomain,
+       "",
+       0,
+       Reply::kGeneralFailure},
+      {{5, 1, 0, 2, 127, 0, 0, 1, 0, 80},
+       ParseState::kError,
+       T::kDomain,
+       "",
+       0,
+       Reply::kAddressTypeNotSupported},
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     SCOPED_TRACE(i);
@@ -103,7 +134,8 @@ TEST(Socks5, Request) {
 }
 
 TEST(Socks5, Replies) {
-  EXPECT_EQ(reply(Reply::kNotAllowed), (std::array<std::uint8_t, 10>{5, 2, 0, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(reply(Reply::kNotAllowed),
+            (std::array<std::uint8_t, 10>{5, 2, 0, 1, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(reply(Reply::kSucceeded)[1], 0);
   EXPECT_EQ(socks4_rejection(), (std::array<std::uint8_t, 8>{0, 91, 0, 0, 0, 0, 0, 0}));
 }

@@ -51,7 +51,8 @@ std::map<std::string, Built>& built() {
       }
       b.profile = *p;
       b.parsed = sbpl::load(b.profile.text);
-      b.ev = std::make_unique<sbpl::Evaluator>(sbpl::Evaluator{b.parsed.get(), sbfix::param_map(b.profile), {}});
+      b.ev = std::make_unique<sbpl::Evaluator>(
+          sbpl::Evaluator{b.parsed.get(), sbfix::param_map(b.profile), {}});
       m.emplace(c.name, std::move(b));
     }
     return m;
@@ -62,8 +63,9 @@ std::map<std::string, Built>& built() {
 // macOS verdict for an access: a read is file-read-data; a write must be allowed (or
 // denied) as both file-write-create and file-write-data, under both precedence readings.
 bool mac_allows(const Built& b, const std::string& path, Access access) {
-  std::vector<std::string> ops = access == kR ? std::vector<std::string>{"file-read-data"}
-                                              : std::vector<std::string>{"file-write-create", "file-write-data"};
+  std::vector<std::string> ops =
+      access == kR ? std::vector<std::string>{"file-read-data"}
+                   : std::vector<std::string>{"file-write-create", "file-write-data"};
   std::optional<bool> verdict;
   for (const auto& op : ops) {
     for (const auto prec : {sbpl::Precedence::kLastMatch, sbpl::Precedence::kSpecificFirst}) {
@@ -72,7 +74,8 @@ bool mac_allows(const Built& b, const std::string& path, Access access) {
       r.path = path;
       const bool allow = b.ev->decide(r, prec).allow;
       if (verdict) {
-        EXPECT_EQ(*verdict, allow) << "operations or precedence readings disagree: " << op << " " << path;
+        EXPECT_EQ(*verdict, allow)
+            << "operations or precedence readings disagree: " << op << " " << path;
       }
       verdict = allow;
     }
@@ -84,8 +87,10 @@ bool mac_allows(const Built& b, const std::string& path, Access access) {
 bool matches_a_mandatory_deny(const std::string& path, bool allow_git_config) {
   static const auto compiled = [] {
     std::vector<std::pair<bool, std::regex>> v;  // (is .git/config, regex)
-    for (const auto& d : mandatory_denies()) v.emplace_back(d.git_config, std::regex(mandatory_deny_regex(d), std::regex::extended));
-    for (const auto& re : mandatory_head_regexes()) v.emplace_back(false, std::regex(re, std::regex::extended));
+    for (const auto& d : mandatory_denies())
+      v.emplace_back(d.git_config, std::regex(mandatory_deny_regex(d), std::regex::extended));
+    for (const auto& re : mandatory_head_regexes())
+      v.emplace_back(false, std::regex(re, std::regex::extended));
     return v;
   }();
   for (const auto& [git_config, re] : compiled) {
@@ -127,10 +132,11 @@ const std::vector<Row>& rows() {
       {"default", "/private/tmp/other", kW, kD},
       {"default", P + "/.gitignore", kW, kA},
       {"default", P + "/.github/workflows/ci.yml", kW, kA},
-      {"default", P + "/a/b/.bashrc", kW, kA, Mac::kStricter},            // deeper than the scan saw
-      {"default", T + "/repo/.git/hooks/post-checkout", kW, kA, Mac::kStricter},  // temp: not scanned
-      {"default", P + "/sub/.git/config", kW, kA, Mac::kStricter},        // created after the scan
-      {"default", P + "/sub/.git", kW, kA, Mac::kStricter},               // git init, or mv prepared .git
+      {"default", P + "/a/b/.bashrc", kW, kA, Mac::kStricter},  // deeper than the scan saw
+      {"default", T + "/repo/.git/hooks/post-checkout", kW, kA,
+       Mac::kStricter},                                             // temp: not scanned
+      {"default", P + "/sub/.git/config", kW, kA, Mac::kStricter},  // created after the scan
+      {"default", P + "/sub/.git", kW, kA, Mac::kStricter},         // git init, or mv prepared .git
       // hide the home, re-open one directory, the project inside stays readable
       {"deny_read_allow_read", H + "/.ssh/id_rsa", kR, kD},
       {"deny_read_allow_read", H + "/.ssh/id_rsa", kW, kE},
@@ -172,18 +178,21 @@ const std::vector<Row>& rows() {
 TEST(SeatbeltAgreement, TableAgainstTheLinuxResolver) {
   ASSERT_GE(rows().size(), 40u);
   for (const auto& row : rows()) {
-    SCOPED_TRACE(std::string(row.policy) + " " + (row.access == kR ? "read " : "write ") + row.path);
+    SCOPED_TRACE(std::string(row.policy) + " " + (row.access == kR ? "read " : "write ") +
+                 row.path);
     const auto it = built().find(row.policy);
     ASSERT_NE(it, built().end());
     const Built& b = it->second;
     const Decision linux_d = decide(b.plan, row.path, row.access);
-    ASSERT_EQ(linux_d.verdict, row.linux_verdict) << "the table is wrong about Linux: " << linux_d.reason;
+    ASSERT_EQ(linux_d.verdict, row.linux_verdict)
+        << "the table is wrong about Linux: " << linux_d.reason;
     const bool mac = mac_allows(b, row.path, row.access);
     if (row.mac == Mac::kStricter) {
       EXPECT_FALSE(mac) << "expected macOS to be stricter here";
       EXPECT_TRUE(matches_a_mandatory_deny(row.path, b.c.policy.fs.allow_git_config));
     } else {
-      EXPECT_EQ(mac, linux_d.verdict == Verdict::kAllowed) << "macOS and Linux disagree (" << linux_d.rule << ")";
+      EXPECT_EQ(mac, linux_d.verdict == Verdict::kAllowed)
+          << "macOS and Linux disagree (" << linux_d.rule << ")";
     }
     // The /private twin of the path gets the same verdict.
     for (const auto& twin : private_twins(row.path)) {
@@ -215,8 +224,10 @@ TEST(SeatbeltAgreement, NeverMorePermissiveThanLinuxOnEveryPlannedPath) {
           EXPECT_TRUE(linux_allows) << name << ": macOS allows what Linux denies: " << path;
         } else if (linux_allows) {
           ++stricter;
-          EXPECT_TRUE(access == kW && matches_a_mandatory_deny(path, b.c.policy.fs.allow_git_config))
-              << name << ": macOS denies " << (access == kR ? "read " : "write ") << path << " without a reason";
+          EXPECT_TRUE(access == kW &&
+                      matches_a_mandatory_deny(path, b.c.policy.fs.allow_git_config))
+              << name << ": macOS denies " << (access == kR ? "read " : "write ") << path
+              << " without a reason";
         }
       }
     }

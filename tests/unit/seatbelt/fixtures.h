@@ -17,8 +17,8 @@ inline const std::string kHome = "/Users/dev";
 inline const std::string kProj = "/Users/dev/proj";
 inline const std::string kTag = "vigil_0123456789abcdef";
 
-inline PathRule rule(const std::string& resolved, const std::string& origin, PathKind kind = PathKind::kDir,
-                     const std::string& literal = "") {
+inline PathRule rule(const std::string& resolved, const std::string& origin,
+                     PathKind kind = PathKind::kDir, const std::string& literal = "") {
   PathRule r;
   r.written = literal.empty() ? resolved : literal;
   r.literal = literal.empty() ? resolved : literal;
@@ -56,11 +56,14 @@ inline Case default_case(std::string name = "default") {
   c.policy.cwd = kProj;
   c.policy.home = kHome;
   c.policy.fs.allow_write.push_back(rule(kProj, "default: the working directory"));
-  PathRule tmp = rule("/private/tmp/vigil-s/tmp", "session temp dir", PathKind::kDir, "/tmp/vigil-s/tmp");
+  PathRule tmp =
+      rule("/private/tmp/vigil-s/tmp", "session temp dir", PathKind::kDir, "/tmp/vigil-s/tmp");
   tmp.session_temp = true;
   c.policy.fs.allow_write.push_back(tmp);
-  c.found.push_back(ProtectedPath{kProj + "/.git/hooks", mandatory(".git/hooks"), true, DenyShape::kDir});
-  c.found.push_back(ProtectedPath{kProj + "/.git/config", mandatory(".git/config"), true, DenyShape::kFile});
+  c.found.push_back(
+      ProtectedPath{kProj + "/.git/hooks", mandatory(".git/hooks"), true, DenyShape::kDir});
+  c.found.push_back(
+      ProtectedPath{kProj + "/.git/config", mandatory(".git/config"), true, DenyShape::kFile});
   bool claude_planned = false;
   for (const auto& d : mandatory_denies()) {
     if (d.relpath.starts_with(".git/")) continue;
@@ -84,14 +87,16 @@ inline std::vector<Case> golden_cases() {
     // hidden home) stays readable and writable because a writable root re-opens reads.
     Case c = default_case("deny_read_allow_read");
     c.policy.fs.deny_read.push_back(rule(kHome, "filesystem.denyRead[0]"));
-    c.policy.fs.deny_read.push_back(rule("/private/etc/ssh", "filesystem.denyRead[1]", PathKind::kDir, "/etc/ssh"));
+    c.policy.fs.deny_read.push_back(
+        rule("/private/etc/ssh", "filesystem.denyRead[1]", PathKind::kDir, "/etc/ssh"));
     c.policy.fs.allow_read.push_back(rule(kHome + "/.config/git", "filesystem.allowRead[0]"));
     out.push_back(std::move(c));
   }
   {
     Case c = default_case("deny_write");
     c.policy.fs.deny_write.push_back(rule(kProj + "/secrets", "filesystem.denyWrite[0]"));
-    c.policy.fs.deny_write.push_back(rule(kProj + "/build/out.bin", "filesystem.denyWrite[1]", PathKind::kFile));
+    c.policy.fs.deny_write.push_back(
+        rule(kProj + "/build/out.bin", "filesystem.denyWrite[1]", PathKind::kFile));
     PathRule missing = rule(kProj + "/gen/new/x", "filesystem.denyWrite[2]", PathKind::kMissing);
     missing.first_missing = kProj + "/gen";
     c.policy.fs.deny_write.push_back(missing);
@@ -136,9 +141,11 @@ inline std::vector<Case> golden_cases() {
     // Nested writable roots, a root under /tmp (both spellings), a read-denied file
     // inside the project, pseudo-terminals on.
     Case c = default_case("nested_roots_pty");
-    c.policy.fs.allow_write.push_back(rule("/private/tmp/build", "filesystem.allowWrite[0]", PathKind::kDir, "/tmp/build"));
+    c.policy.fs.allow_write.push_back(
+        rule("/private/tmp/build", "filesystem.allowWrite[0]", PathKind::kDir, "/tmp/build"));
     c.policy.fs.allow_write.push_back(rule(kProj + "/sub", "filesystem.allowWrite[1]"));
-    c.policy.fs.deny_read.push_back(rule(kProj + "/.env", "filesystem.denyRead[0]", PathKind::kFile));
+    c.policy.fs.deny_read.push_back(
+        rule(kProj + "/.env", "filesystem.denyRead[0]", PathKind::kFile));
     c.policy.fs.deny_write.push_back(rule(kProj + "/sub/vendor", "filesystem.denyWrite[0]"));
     c.policy.macos.allow_pty = true;
     out.push_back(std::move(c));

@@ -70,11 +70,13 @@ void compare_or_update(const std::string& path, const std::string& actual) {
   int line = 0;
   while (true) {
     ++line;
-    const bool ga = static_cast<bool>(std::getline(a, la)), ge = static_cast<bool>(std::getline(e, le));
+    const bool ga = static_cast<bool>(std::getline(a, la)),
+               ge = static_cast<bool>(std::getline(e, le));
     if (!ga && !ge) break;
     if (la != le || ga != ge) break;
   }
-  ADD_FAILURE() << path << " differs at line " << line << "\n  golden:    " << le << "\n  generated: " << la
+  ADD_FAILURE() << path << " differs at line " << line << "\n  golden:    " << le
+                << "\n  generated: " << la
                 << "\n(VIGIL_UPDATE_GOLDEN=1 rewrites it; review the diff with git diff)";
 }
 
@@ -148,11 +150,12 @@ TEST(SeatbeltGolden, RulesAreWellFormedAndOrderedAsTheSemanticsNeed) {
             // later one must be the deny.
             if (pa->path == pb->path) {
               EXPECT_FALSE(b.allow && pa->subpath == pb->subpath)
-                  << "allow after deny on " << pa->path << " (rules " << a.index << ", " << b.index << ")";
+                  << "allow after deny on " << pa->path << " (rules " << a.index << ", " << b.index
+                  << ")";
             } else if (pb->subpath) {
               EXPECT_FALSE(path_is_under(pa->path, pb->path))
-                  << pb->path << " (rule " << b.index << ") is broader than " << pa->path << " (rule " << a.index
-                  << ") but comes after it";
+                  << pb->path << " (rule " << b.index << ") is broader than " << pa->path
+                  << " (rule " << a.index << ") but comes after it";
             }
           }
         }

@@ -34,10 +34,17 @@ Want V(std::int64_t pid, std::string proc, std::string op, std::string target, T
        std::uint32_t count = 1) {
   return Want{'V', pid, std::move(proc), std::move(op), std::move(target), kind, "", 0, count};
 }
-Want Net(std::int64_t pid, std::string proc, std::string target, std::string host, std::uint16_t port,
-         std::uint32_t count = 1) {
-  return Want{'V', pid, std::move(proc), "network-outbound", std::move(target), Target::kHostPort,
-              std::move(host), port, count};
+Want Net(std::int64_t pid, std::string proc, std::string target, std::string host,
+         std::uint16_t port, std::uint32_t count = 1) {
+  return Want{'V',
+              pid,
+              std::move(proc),
+              "network-outbound",
+              std::move(target),
+              Target::kHostPort,
+              std::move(host),
+              port,
+              count};
 }
 Want only(char what) {
   Want w;
@@ -55,7 +62,8 @@ std::vector<std::string> read_lines(const std::string& path) {
   return out;
 }
 
-std::vector<Result<SeatbeltLogEvent>> run(const std::vector<std::string>& lines, const std::string& tag = kOurs) {
+std::vector<Result<SeatbeltLogEvent>> run(const std::vector<std::string>& lines,
+                                          const std::string& tag = kOurs) {
   SeatbeltLogReader reader(tag);
   std::vector<Result<SeatbeltLogEvent>> out;
   for (const auto& l : lines) {
@@ -68,15 +76,20 @@ std::vector<Result<SeatbeltLogEvent>> run(const std::vector<std::string>& lines,
 char letter(const Result<SeatbeltLogEvent>& e) {
   if (!e.ok()) return 'E';
   switch (e->kind) {
-    case Kind::kViolation: return 'V';
-    case Kind::kOtherSession: return 'O';
-    case Kind::kIgnored: return 'I';
-    case Kind::kLoss: return 'L';
+    case Kind::kViolation:
+      return 'V';
+    case Kind::kOtherSession:
+      return 'O';
+    case Kind::kIgnored:
+      return 'I';
+    case Kind::kLoss:
+      return 'L';
   }
   return '?';
 }
 
-void expect_events(const std::vector<Result<SeatbeltLogEvent>>& got, const std::vector<Want>& want) {
+void expect_events(const std::vector<Result<SeatbeltLogEvent>>& got,
+                   const std::vector<Want>& want) {
   std::string got_s, want_s;
   for (const auto& g : got) got_s += letter(g);
   for (const auto& w : want) want_s += w.what;
@@ -107,15 +120,19 @@ TEST(SeatbeltLogReport, Grammar) {
     std::string process, op, target;
     std::uint32_t count;
   } rows[] = {
-      {"Sandbox: touch(12) deny(1) file-write-create /a b/c", 12, "touch", "file-write-create", "/a b/c", 1},
-      {"Sandbox: Google Chrome Helper(7) deny(1) mach-lookup com.x", 7, "Google Chrome Helper", "mach-lookup",
-       "com.x", 1},
+      {"Sandbox: touch(12) deny(1) file-write-create /a b/c", 12, "touch", "file-write-create",
+       "/a b/c", 1},
+      {"Sandbox: Google Chrome Helper(7) deny(1) mach-lookup com.x", 7, "Google Chrome Helper",
+       "mach-lookup", "com.x", 1},
       {"Sandbox: a (b)(7) deny(1) signal", 7, "a (b)", "signal", "", 1},
-      {"Sandbox: qlmanage(37213) deny(1) mach-register com.apple.tsm.portname (per-pid)", 37213, "qlmanage",
-       "mach-register", "com.apple.tsm.portname (per-pid)", 1},
-      {"1 duplicate report for Sandbox: n(7) deny(1) network-outbound *:443", 7, "n", "network-outbound", "*:443", 1},
-      {"41 duplicate reports for Sandbox: n(7) deny(1) file-read-data /x", 7, "n", "file-read-data", "/x", 41},
-      {"Sandbox: p(2147483647) deny(1) file-read-data /x", 2147483647, "p", "file-read-data", "/x", 1},
+      {"Sandbox: qlmanage(37213) deny(1) mach-register com.apple.tsm.portname (per-pid)", 37213,
+       "qlmanage", "mach-register", "com.apple.tsm.portname (per-pid)", 1},
+      {"1 duplicate report for Sandbox: n(7) deny(1) network-outbound *:443", 7, "n",
+       "network-outbound", "*:443", 1},
+      {"41 duplicate reports for Sandbox: n(7) deny(1) file-read-data /x", 7, "n", "file-read-data",
+       "/x", 41},
+      {"Sandbox: p(2147483647) deny(1) file-read-data /x", 2147483647, "p", "file-read-data", "/x",
+       1},
   };
   for (const auto& row : rows) {
     auto r = parse_sandbox_report(row.in);
@@ -137,7 +154,8 @@ TEST(SeatbeltLogReport, Grammar) {
       "Sandbox: p(1) deny(1) file-read-data(x) /x",
       "Sandbox:p(1) deny(1) file-read-data /x",
       "sandbox: p(1) deny(1) file-read-data /x",
-      "Sandbox: " + std::string(70, 'n') + "(1) deny(1) file-read-data /x",  // no process name is that long
+      "Sandbox: " + std::string(70, 'n') +
+          "(1) deny(1) file-read-data /x",  // no process name is that long
       "Sandbox: p(1) deny(1) file-read-data /x(2) deny(1) file-write-data /y",  // ambiguous
       "0 duplicate reports for Sandbox: p(1) deny(1) file-read-data /x",
       "9999999999 duplicate reports for Sandbox: p(1) deny(1) file-read-data /x",
@@ -158,13 +176,16 @@ TEST(SeatbeltLogReport, TargetKinds) {
     std::string host;
     std::uint16_t port;
   } rows[] = {
-      {"Sandbox: c(1) deny(1) network-outbound 93.184.216.34:443", Target::kHostPort, "93.184.216.34", 443},
+      {"Sandbox: c(1) deny(1) network-outbound 93.184.216.34:443", Target::kHostPort,
+       "93.184.216.34", 443},
       {"Sandbox: c(1) deny(1) network-outbound [::1]:8080", Target::kHostPort, "::1", 8080},
       {"Sandbox: c(1) deny(1) network-outbound remote:*:443", Target::kHostPort, "*", 443},
       {"Sandbox: c(1) deny(1) network-bind local:*:8080", Target::kHostPort, "*", 8080},
-      {"Sandbox: c(1) deny(1) network-outbound localhost:65535", Target::kHostPort, "localhost", 65535},
+      {"Sandbox: c(1) deny(1) network-outbound localhost:65535", Target::kHostPort, "localhost",
+       65535},
       {"Sandbox: c(1) deny(1) network-outbound localhost:65536", Target::kName, "", 0},
-      {"Sandbox: c(1) deny(1) network-outbound /private/var/run/mDNSResponder", Target::kPath, "", 0},
+      {"Sandbox: c(1) deny(1) network-outbound /private/var/run/mDNSResponder", Target::kPath, "",
+       0},
       {"Sandbox: c(1) deny(1) network-outbound evil\"host:443", Target::kName, "", 0},
       {"Sandbox: c(1) deny(1) mach-lookup com.apple.x:1", Target::kName, "", 0},
       {"Sandbox: c(1) deny(1) file-read-data /x:443", Target::kPath, "", 0},
@@ -180,29 +201,33 @@ TEST(SeatbeltLogReport, TargetKinds) {
 }
 
 TEST(SeatbeltLogReader, NdjsonSession) {
-  expect_events(run(read_lines(kDir + "ndjson_session.log")),
-                {
-                    kI,  // the banner
-                    V(4242, "touch", "file-write-create", "/Users/dev/outside.txt", Target::kPath),
-                    Net(4243, "curl", "93.184.216.34:443", "93.184.216.34", 443),
-                    kO,  // another session's tag
-                    kI,  // written by /usr/bin/logger, not the kernel
-                    V(4244, "python3.12", "file-write-data", "/Users/dev/proj/.git/hooks/pre-commit", Target::kPath, 3),
-                    V(4245, "sh", "file-write-create", "/Users/dev/proj/x\n" + kOther, Target::kPath),
-                    kL,
-                    V(4246, "git", "mach-lookup", "com.apple.SecurityServer", Target::kName),
-                    kO,  // untagged
-                    kI,  // not a log event
-                    V(4247, "com.example (helper)", "file-read-data", "/Users/dev/.ssh/id_ed25519", Target::kPath),
-                    V(4248, "sh", "file-write-data", "/tmp/a) deny(1) b", Target::kPath),
-                    V(4249, "docker", "network-outbound", "/private/var/run/docker.sock", Target::kPath),
-                    V(4250, "kill", "signal", "", Target::kNone),
-                    Net(4251, "curl", "remote:[2606:4700::6810:84e5]:443", "2606:4700::6810:84e5", 443),
-                    kE,  // ambiguous: a process named to imitate the grammar
-                    kI,  // the kernel, our tag, but not a report
-                    V(4253, "ls", "file-read-data", "/Users/dev/Documents", Target::kPath),
-                    V(4254, "touch", "file-write-create", "/Users/dev/caf\xc3\xa9/\xe2\x82\xac", Target::kPath),
-                });
+  expect_events(
+      run(read_lines(kDir + "ndjson_session.log")),
+      {
+          kI,  // the banner
+          V(4242, "touch", "file-write-create", "/Users/dev/outside.txt", Target::kPath),
+          Net(4243, "curl", "93.184.216.34:443", "93.184.216.34", 443),
+          kO,  // another session's tag
+          kI,  // written by /usr/bin/logger, not the kernel
+          V(4244, "python3.12", "file-write-data", "/Users/dev/proj/.git/hooks/pre-commit",
+            Target::kPath, 3),
+          V(4245, "sh", "file-write-create", "/Users/dev/proj/x\n" + kOther, Target::kPath),
+          kL,
+          V(4246, "git", "mach-lookup", "com.apple.SecurityServer", Target::kName),
+          kO,  // untagged
+          kI,  // not a log event
+          V(4247, "com.example (helper)", "file-read-data", "/Users/dev/.ssh/id_ed25519",
+            Target::kPath),
+          V(4248, "sh", "file-write-data", "/tmp/a) deny(1) b", Target::kPath),
+          V(4249, "docker", "network-outbound", "/private/var/run/docker.sock", Target::kPath),
+          V(4250, "kill", "signal", "", Target::kNone),
+          Net(4251, "curl", "remote:[2606:4700::6810:84e5]:443", "2606:4700::6810:84e5", 443),
+          kE,  // ambiguous: a process named to imitate the grammar
+          kI,  // the kernel, our tag, but not a report
+          V(4253, "ls", "file-read-data", "/Users/dev/Documents", Target::kPath),
+          V(4254, "touch", "file-write-create", "/Users/dev/caf\xc3\xa9/\xe2\x82\xac",
+            Target::kPath),
+      });
 }
 
 TEST(SeatbeltLogReader, TheOtherSessionSeesOnlyItsOwn) {
@@ -249,11 +274,14 @@ TEST(SeatbeltLogReader, NdjsonGarbage) {
 TEST(SeatbeltLogReader, CompactSession) {
   expect_events(run(read_lines(kDir + "compact_session.log")),
                 {
-                    kI, kI,  // banner, column header
+                    kI,
+                    kI,  // banner, column header
                     V(4242, "touch", "file-write-create", "/Users/dev/outside.txt", Target::kPath),
-                    kO,      // another session's report, completed by the next header
-                    kI, kI,  // logger's forgery, then our tag on a line of its own
-                    kI, kI,  // a process calling itself "kernel" with pid 778
+                    kO,  // another session's report, completed by the next header
+                    kI,
+                    kI,  // logger's forgery, then our tag on a line of its own
+                    kI,
+                    kI,  // a process calling itself "kernel" with pid 778
                     V(4245, "sh", "file-write-create", "/Users/dev/proj/x\ny", Target::kPath),
                     Net(4246, "node", "140.82.112.3:443", "140.82.112.3", 443, 2),
                     kO,  // untagged kernel report
@@ -267,9 +295,11 @@ TEST(SeatbeltLogReader, DefaultSyslogAndConsoleStyles) {
                 {
                     kI,
                     V(4242, "touch", "file-write-create", "/Users/dev/a.txt", Target::kPath),
-                    kI, kI,  // bash's forgery, our tag
+                    kI,
+                    kI,  // bash's forgery, our tag
                     V(4243, "cp", "file-write-data", "/Users/dev/b.txt", Target::kPath),
-                    kI, kI,  // logger's forgery, our tag
+                    kI,
+                    kI,  // logger's forgery, our tag
                     V(4244, "mv", "file-write-unlink", "/Users/dev/proj/.git/hooks", Target::kPath),
                     kO,
                 });
@@ -281,7 +311,8 @@ TEST(SeatbeltLogReader, OverlongInputIsAnErrorNotACrash) {
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_FALSE(ev[0].ok());
   // A report whose message goes on and on: the reader gives up, with an error.
-  const std::string header = "2025-01-15 10:21:33.123 E  kernel[0:1] Sandbox: sh(1) deny(1) file-read-data /x";
+  const std::string header =
+      "2025-01-15 10:21:33.123 E  kernel[0:1] Sandbox: sh(1) deny(1) file-read-data /x";
   ev = reader.feed(header);
   EXPECT_TRUE(ev.empty());
   int errors = 0;
@@ -291,9 +322,11 @@ TEST(SeatbeltLogReader, OverlongInputIsAnErrorNotACrash) {
   EXPECT_EQ(errors, 1);
   EXPECT_TRUE(reader.finish().empty());
   // An ndjson message past the cap, from the kernel.
-  std::string big = "{\"eventType\":\"logEvent\",\"processImagePath\":\"/kernel\",\"senderImagePath\":\"/S/Sandbox\","
-                    "\"eventMessage\":\"Sandbox: sh(1) deny(1) file-read-data /" +
-                    std::string(kMaxLogLineBytes - 200, 'z') + "\\n" + kOurs + "\"}";
+  std::string big =
+      "{\"eventType\":\"logEvent\",\"processImagePath\":\"/kernel\",\"senderImagePath\":\"/S/"
+      "Sandbox\","
+      "\"eventMessage\":\"Sandbox: sh(1) deny(1) file-read-data /" +
+      std::string(kMaxLogLineBytes - 200, 'z') + "\\n" + kOurs + "\"}";
   ev = reader.feed(big);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_TRUE(ev[0].ok());  // just under the line cap: parsed
@@ -308,19 +341,24 @@ TEST(SeatbeltLogReader, TextStyleForgeryIsTheDocumentedLimit) {
   // report it forges is attributed to the session whose tag ends the real message (the
   // forger's own session: another session's tag is not the last line). ndjson carries
   // the same message as one JSON string, and the forgery stays inside the target.
-  const std::string fake = "2025-01-15 10:21:33.200 E  kernel[0:1] (Sandbox) Sandbox: launchd(1) deny(1) file-write-data /etc/x";
+  const std::string fake =
+      "2025-01-15 10:21:33.200 E  kernel[0:1] (Sandbox) Sandbox: launchd(1) deny(1) "
+      "file-write-data /etc/x";
   const std::vector<std::string> text = {
-      "2025-01-15 10:21:33.199 E  kernel[0:1] (Sandbox) Sandbox: sh(9) deny(1) file-write-create /tmp/a", fake, kOurs};
+      "2025-01-15 10:21:33.199 E  kernel[0:1] (Sandbox) Sandbox: sh(9) deny(1) file-write-create "
+      "/tmp/a",
+      fake, kOurs};
   const auto t = run(text);
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(letter(t[0]), 'O');  // the real report lost its tag to the forged header
   ASSERT_EQ(letter(t[1]), 'V');
   EXPECT_EQ(t[1]->violation.process, "launchd");
 
-  const std::string json = "{\"eventType\":\"logEvent\",\"processImagePath\":\"/kernel\",\"senderImagePath\":"
-                           "\"/System/Library/Extensions/Sandbox.kext/Contents/MacOS/Sandbox\",\"eventMessage\":"
-                           "\"Sandbox: sh(9) deny(1) file-write-create /tmp/a\\n" +
-                           fake + "\\n" + kOurs + "\"}";
+  const std::string json =
+      "{\"eventType\":\"logEvent\",\"processImagePath\":\"/kernel\",\"senderImagePath\":"
+      "\"/System/Library/Extensions/Sandbox.kext/Contents/MacOS/Sandbox\",\"eventMessage\":"
+      "\"Sandbox: sh(9) deny(1) file-write-create /tmp/a\\n" +
+      fake + "\\n" + kOurs + "\"}";
   const auto j = run({json});
   ASSERT_EQ(j.size(), 1u);
   ASSERT_EQ(letter(j[0]), 'V');
@@ -341,8 +379,15 @@ TEST(SeatbeltLogStream, ArgvAsksForThisSessionsKernelReportsAsNdjson) {
   auto argv = log_stream_argv(kOurs);
   ASSERT_TRUE(argv.ok());
   const std::vector<std::string> want = {
-      "/usr/bin/log", "stream", "--style", "ndjson", "--level", "default", "--predicate",
-      "process == \"kernel\" AND sender == \"Sandbox\" AND eventMessage ENDSWITH \"" + kOurs + "\""};
+      "/usr/bin/log",
+      "stream",
+      "--style",
+      "ndjson",
+      "--level",
+      "default",
+      "--predicate",
+      "process == \"kernel\" AND sender == \"Sandbox\" AND eventMessage ENDSWITH \"" + kOurs +
+          "\""};
   EXPECT_EQ(*argv, want);
   EXPECT_FALSE(log_stream_argv("bad\" OR 1 == 1 OR \"").ok());
   EXPECT_FALSE(log_stream_argv("").ok());

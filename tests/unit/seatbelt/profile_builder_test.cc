@@ -40,7 +40,8 @@ const sbpl::Evaluator& evaluator_for(const SeatbeltProfile& p) {
     Compiled c;
     c.prof = sbpl::load(p.text);
     EXPECT_EQ(c.prof->error, "");
-    c.ev = std::make_unique<sbpl::Evaluator>(sbpl::Evaluator{c.prof.get(), sbfix::param_map(p), {}});
+    c.ev =
+        std::make_unique<sbpl::Evaluator>(sbpl::Evaluator{c.prof.get(), sbfix::param_map(p), {}});
     it = cache.emplace(std::move(key), std::move(c)).first;
   }
   return *it->second.ev;
@@ -64,9 +65,23 @@ TEST(SeatbeltRegexEscape, EveryMetacharacterIsEscaped) {
   struct Row {
     std::string in, out;
   } rows[] = {
-      {".", "\\."},   {"[", "\\["},   {"]", "]"},     {"(", "\\("},   {")", "\\)"},   {"{", "\\{"},
-      {"}", "}"},   {"*", "\\*"},   {"+", "\\+"},   {"?", "\\?"},   {"^", "\\^"},   {"$", "\\$"},
-      {"|", "\\|"},   {"\\", "\\\\"}, {"a-b_c/ ~", "a-b_c/ ~"}, {".git/hooks", "\\.git/hooks"}, {"a[b]c{2}", "a\\[b]c\\{2}"},
+      {".", "\\."},
+      {"[", "\\["},
+      {"]", "]"},
+      {"(", "\\("},
+      {")", "\\)"},
+      {"{", "\\{"},
+      {"}", "}"},
+      {"*", "\\*"},
+      {"+", "\\+"},
+      {"?", "\\?"},
+      {"^", "\\^"},
+      {"$", "\\$"},
+      {"|", "\\|"},
+      {"\\", "\\\\"},
+      {"a-b_c/ ~", "a-b_c/ ~"},
+      {".git/hooks", "\\.git/hooks"},
+      {"a[b]c{2}", "a\\[b]c\\{2}"},
       {"", ""},
   };
   for (const auto& row : rows) {
@@ -98,13 +113,14 @@ TEST(SeatbeltRegexEscape, FoldsLetterCaseOnlyWhenAsked) {
   EXPECT_EQ(*regex_escape(".Git", true), "\\.[gG][iI][tT]");
   EXPECT_EQ(*regex_escape(".Git", false), "\\.Git");
   const std::regex re("^" + *regex_escape(".git/hooks", true) + "$", std::regex::extended);
-  for (const char* s : {".git/hooks", ".GIT/HOOKS", ".Git/Hooks"}) EXPECT_TRUE(std::regex_match(s, re)) << s;
+  for (const char* s : {".git/hooks", ".GIT/HOOKS", ".Git/Hooks"})
+    EXPECT_TRUE(std::regex_match(s, re)) << s;
   EXPECT_FALSE(std::regex_match(std::string(".gitxhooks"), re));
 }
 
 TEST(SeatbeltRegexEscape, RefusesControlAndNonAsciiBytes) {
   for (const std::string& bad : {std::string("a\nb"), std::string("a\0b", 3), std::string("\x7f"),
-                                std::string("caf\xc3\xa9"), std::string("\t")}) {
+                                 std::string("caf\xc3\xa9"), std::string("\t")}) {
     EXPECT_FALSE(regex_escape(bad, false).ok()) << bad;
   }
 }
@@ -148,13 +164,13 @@ TEST(SeatbeltPathValue, AcceptsAnythingMacosCanNameAndRefusesTheRest) {
       {"/back\\slash", true},
       {"/semi;colon (copy)", true},
       {"/caf\xc3\xa9/\xe2\x82\xac/\xf0\x9f\x98\x80", true},  // é, €, an emoji
-      {"/" + std::string(1023, 'a'), true},                 // 1024 bytes
-      {"/" + std::string(1024, 'a'), false},                // 1025 bytes
+      {"/" + std::string(1023, 'a'), true},                  // 1024 bytes
+      {"/" + std::string(1024, 'a'), false},                 // 1025 bytes
       {"relative/path", false},
       {"", false},
       {std::string("/nul\0byte", 9), false},
-      {"/latin1-\xe9", false},           // not UTF-8
-      {"/overlong-\xc0\xaf", false},     // overlong '/'
+      {"/latin1-\xe9", false},             // not UTF-8
+      {"/overlong-\xc0\xaf", false},       // overlong '/'
       {"/surrogate-\xed\xa0\x80", false},  // UTF-16 surrogate
       {"/truncated-\xe2\x82", false},
       {"/too-big-\xf4\x90\x80\x80", false},  // past U+10FFFF
@@ -202,7 +218,8 @@ TEST(SeatbeltProfile, TextIsFixedTokensAndEveryParamIsUsedAndDeclared) {
       EXPECT_TRUE(declared.insert(x.name).second) << "duplicate " << x.name;
     }
     const std::regex ref("\\(param \"([^\"]*)\"\\)");
-    for (auto it = std::sregex_iterator(p.text.begin(), p.text.end(), ref); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(p.text.begin(), p.text.end(), ref);
+         it != std::sregex_iterator(); ++it) {
       used.insert((*it)[1]);
     }
     EXPECT_EQ(declared, used) << c.name;
@@ -270,7 +287,8 @@ TEST(SeatbeltProfile, UnpassablePathsAreRefusedWithTheRuleNamed) {
     auto r = build_seatbelt_profile(SeatbeltInputs{&c.policy, &plan, c.session});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, Errc::kInvalidPolicy);
-    EXPECT_NE(r.error().message.find("filesystem.denyRead[3]"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("filesystem.denyRead[3]"), std::string::npos)
+        << r.error().message;
     EXPECT_NE(r.error().message.find(row.msg), std::string::npos) << r.error().message;
   }
 }
@@ -282,14 +300,16 @@ TEST(SeatbeltProfile, BadSessionValuesAreRefused) {
     auto r = build_seatbelt_profile(SeatbeltInputs{&c.policy, &plan, SeatbeltSession{tag, {3128}}});
     EXPECT_FALSE(r.ok()) << tag;
   }
-  auto r = build_seatbelt_profile(SeatbeltInputs{&c.policy, &plan, SeatbeltSession{sbfix::kTag, {0}}});
+  auto r =
+      build_seatbelt_profile(SeatbeltInputs{&c.policy, &plan, SeatbeltSession{sbfix::kTag, {0}}});
   EXPECT_FALSE(r.ok());
   r = build_seatbelt_profile(SeatbeltInputs{nullptr, &plan, c.session});
   EXPECT_FALSE(r.ok());
 }
 
 TEST(SeatbeltProfile, BadMachNamesAreRefused) {
-  for (const std::string& name : std::vector<std::string>{"", "*", "com.x y", "a*b", "bad\"name", std::string(300, 'a')}) {
+  for (const std::string& name :
+       std::vector<std::string>{"", "*", "com.x y", "a*b", "bad\"name", std::string(300, 'a')}) {
     sbfix::Case c = sbfix::default_case();
     c.policy.net.allow_mach_lookup = {name};
     const Plan plan = c.plan();
@@ -308,8 +328,9 @@ TEST(SeatbeltProfile, EveryMandatoryDenyIsPresentAndMatchesAtAnyDepth) {
     EXPECT_NE(p.text.find("(regex " + *sbpl_string(re) + ")"), std::string::npos) << d.relpath;
     const std::string rel(d.relpath);
     // Depth 1 and depth 9, in the project, in the temp dir, anywhere; any letter case.
-    for (const std::string& base : {kProj, kProj + "/a/b/c/d/e/f/g/h", std::string("/private/tmp/vigil-s/tmp/x"),
-                                   std::string("/Users/dev/elsewhere")}) {
+    for (const std::string& base :
+         {kProj, kProj + "/a/b/c/d/e/f/g/h", std::string("/private/tmp/vigil-s/tmp/x"),
+          std::string("/Users/dev/elsewhere")}) {
       EXPECT_TRUE(denied(p, "file-write-create", base + "/" + rel)) << base << "/" << rel;
       EXPECT_TRUE(denied(p, "file-write-data", base + "/" + rel + "/inside")) << rel;
       std::string upper = rel;
@@ -336,7 +357,8 @@ TEST(SeatbeltProfile, NetworkIsRemoteIpToTheProxyPortsOnly) {
   for (const auto& c : sbfix::golden_cases()) {
     const auto p = build(c);
     for (const auto port : c.session.proxy_ports) {
-      EXPECT_NE(p.text.find("(allow network-outbound (remote ip \"localhost:" + std::to_string(port) + "\"))"),
+      EXPECT_NE(p.text.find("(allow network-outbound (remote ip \"localhost:" +
+                            std::to_string(port) + "\"))"),
                 std::string::npos)
           << c.name;
     }
@@ -353,8 +375,10 @@ TEST(SeatbeltProfile, NetworkIsRemoteIpToTheProxyPortsOnly) {
     sbpl::Evaluator ev{prof.get(), sbfix::param_map(p), {}};
     for (const std::string remote : {"93.184.216.34:443", "localhost:22", "localhost:5432"}) {
       sbpl::Request r{"network-outbound", "", remote, "", ""};
-      const bool local_binding = c.policy.net.allow_local_binding && remote.starts_with("localhost:");
-      EXPECT_EQ(ev.decide(r, sbpl::Precedence::kLastMatch).allow, local_binding) << c.name << " " << remote;
+      const bool local_binding =
+          c.policy.net.allow_local_binding && remote.starts_with("localhost:");
+      EXPECT_EQ(ev.decide(r, sbpl::Precedence::kLastMatch).allow, local_binding)
+          << c.name << " " << remote;
     }
     for (const auto port : c.session.proxy_ports) {
       sbpl::Request r{"network-outbound", "", "localhost:" + std::to_string(port), "", ""};
@@ -367,11 +391,14 @@ TEST(SeatbeltProfile, TheEvaluatorCatchesALocalIpFilter) {
   // The check above is only as good as the evaluator's model of (local ip ...): a profile
   // written with it must be seen admitting an arbitrary host.
   const std::string text =
-      "(version 1)\n(deny default (with message \"t\"))\n(allow network-outbound (local ip \"localhost:3128\"))\n";
+      "(version 1)\n(deny default (with message \"t\"))\n(allow network-outbound (local ip "
+      "\"localhost:3128\"))\n";
   auto prof = sbpl::load(text);
   ASSERT_EQ(prof->error, "");
   sbpl::Evaluator ev{prof.get(), {}, {}};
-  EXPECT_TRUE(ev.decide({"network-outbound", "", "93.184.216.34:443", "", ""}, sbpl::Precedence::kLastMatch).allow);
+  EXPECT_TRUE(
+      ev.decide({"network-outbound", "", "93.184.216.34:443", "", ""}, sbpl::Precedence::kLastMatch)
+          .allow);
 }
 
 TEST(SeatbeltProfile, OptInsAreOffByDefaultAndWarnWhenOn) {
@@ -381,17 +408,19 @@ TEST(SeatbeltProfile, OptInsAreOffByDefaultAndWarnWhenOn) {
     const char* service;
     const char* warning;
   } rows[] = {
-      {"weaker", [](Policy* p) { p->macos.enable_weaker_network_isolation = true; }, "com.apple.trustd.agent",
-       "enableWeakerNetworkIsolation"},
-      {"events", [](Policy* p) { p->macos.allow_apple_events = true; }, "com.apple.coreservices.appleevents",
-       "allowAppleEvents"},
+      {"weaker", [](Policy* p) { p->macos.enable_weaker_network_isolation = true; },
+       "com.apple.trustd.agent", "enableWeakerNetworkIsolation"},
+      {"events", [](Policy* p) { p->macos.allow_apple_events = true; },
+       "com.apple.coreservices.appleevents", "allowAppleEvents"},
   };
   const auto off = build(sbfix::default_case());
   EXPECT_TRUE(off.warnings.empty());
   auto off_prof = sbpl::load(off.text);
   sbpl::Evaluator off_ev{off_prof.get(), sbfix::param_map(off), {}};
   for (const auto& row : rows) {
-    EXPECT_FALSE(off_ev.decide({"mach-lookup", "", "", row.service, ""}, sbpl::Precedence::kLastMatch).allow);
+    EXPECT_FALSE(
+        off_ev.decide({"mach-lookup", "", "", row.service, ""}, sbpl::Precedence::kLastMatch)
+            .allow);
     sbfix::Case c = sbfix::default_case(row.name);
     row.set(&c.policy);
     const auto on = build(c);
@@ -399,7 +428,8 @@ TEST(SeatbeltProfile, OptInsAreOffByDefaultAndWarnWhenOn) {
     EXPECT_NE(on.warnings[0].find(row.warning), std::string::npos);
     auto prof = sbpl::load(on.text);
     sbpl::Evaluator ev{prof.get(), sbfix::param_map(on), {}};
-    EXPECT_TRUE(ev.decide({"mach-lookup", "", "", row.service, ""}, sbpl::Precedence::kLastMatch).allow);
+    EXPECT_TRUE(
+        ev.decide({"mach-lookup", "", "", row.service, ""}, sbpl::Precedence::kLastMatch).allow);
   }
   EXPECT_EQ(off.text.find("appleevent-send"), std::string::npos);
 }
@@ -410,17 +440,24 @@ TEST(SeatbeltProfile, MachServicesAreNamedWithoutWildcards) {
   EXPECT_EQ(p.text.find("global-name-regex"), std::string::npos);
   auto prof = sbpl::load(p.text);
   sbpl::Evaluator ev{prof.get(), {}, {}};
-  EXPECT_TRUE(ev.decide({"mach-lookup", "", "", "com.apple.logd", ""}, sbpl::Precedence::kLastMatch).allow);
-  EXPECT_FALSE(ev.decide({"mach-lookup", "", "", "com.apple.SecurityServer", ""}, sbpl::Precedence::kLastMatch).allow);
-  EXPECT_FALSE(ev.decide({"mach-lookup", "", "", "com.apple.logd.x", ""}, sbpl::Precedence::kLastMatch).allow);
+  EXPECT_TRUE(
+      ev.decide({"mach-lookup", "", "", "com.apple.logd", ""}, sbpl::Precedence::kLastMatch).allow);
+  EXPECT_FALSE(ev.decide({"mach-lookup", "", "", "com.apple.SecurityServer", ""},
+                         sbpl::Precedence::kLastMatch)
+                   .allow);
+  EXPECT_FALSE(
+      ev.decide({"mach-lookup", "", "", "com.apple.logd.x", ""}, sbpl::Precedence::kLastMatch)
+          .allow);
 }
 
 TEST(SeatbeltProfile, UnlinkIsDeniedOnEveryProtectedPathAndItsWritableAncestors) {
   // A denyWrite three levels deep, a read-denied file, a placeholder, nested roots.
   sbfix::Case c = sbfix::default_case();
   c.policy.fs.allow_write.push_back(sbfix::rule(kProj + "/sub", "filesystem.allowWrite[0]"));
-  c.policy.fs.deny_write.push_back(sbfix::rule(kProj + "/sub/a/b/locked", "filesystem.denyWrite[0]"));
-  c.policy.fs.deny_read.push_back(sbfix::rule(kProj + "/conf/.env", "filesystem.denyRead[0]", PathKind::kFile));
+  c.policy.fs.deny_write.push_back(
+      sbfix::rule(kProj + "/sub/a/b/locked", "filesystem.denyWrite[0]"));
+  c.policy.fs.deny_read.push_back(
+      sbfix::rule(kProj + "/conf/.env", "filesystem.denyRead[0]", PathKind::kFile));
   const Plan plan = c.plan();
   const auto p = build(c);
   int protected_seen = 0;
@@ -428,16 +465,17 @@ TEST(SeatbeltProfile, UnlinkIsDeniedOnEveryProtectedPathAndItsWritableAncestors)
     if (op.kind != OpKind::kDenyWrite && op.kind != OpKind::kHide) continue;
     ++protected_seen;
     EXPECT_TRUE(denied(p, "file-write-unlink", op.path)) << op.path;
-    for (std::string dir = op.path.substr(0, op.path.rfind('/')); dir.size() > std::string("/Users/dev").size();
-         dir = dir.substr(0, dir.rfind('/'))) {
+    for (std::string dir = op.path.substr(0, op.path.rfind('/'));
+         dir.size() > std::string("/Users/dev").size(); dir = dir.substr(0, dir.rfind('/'))) {
       EXPECT_TRUE(denied(p, "file-write-unlink", dir)) << "ancestor " << dir << " of " << op.path;
       for (const auto& twin : private_twins(dir)) EXPECT_TRUE(denied(p, "file-write-unlink", twin));
     }
   }
   EXPECT_GE(protected_seen, 15);
   // Unrelated files and directories in the same roots can still be removed and renamed.
-  for (const std::string& ok : {kProj + "/src/main.c", kProj + "/sub/a/other", kProj + "/sub/a/b/sibling",
-                               kProj + "/conf/app.yaml", std::string("/private/tmp/vigil-s/tmp/f")}) {
+  for (const std::string& ok :
+       {kProj + "/src/main.c", kProj + "/sub/a/other", kProj + "/sub/a/b/sibling",
+        kProj + "/conf/app.yaml", std::string("/private/tmp/vigil-s/tmp/f")}) {
     EXPECT_FALSE(denied(p, "file-write-unlink", ok)) << ok;
   }
   // The directory holding .git/hooks (and .claude/...) can be neither renamed away nor
@@ -456,11 +494,13 @@ TEST(SeatbeltProfile, UnlinkIsDeniedOnEveryProtectedPathAndItsWritableAncestors)
 
 TEST(SeatbeltProfile, EveryPathIsEmittedInBothSpellings) {
   sbfix::Case c = sbfix::default_case();
-  c.policy.fs.allow_write.push_back(sbfix::rule("/private/var/folders/ab/T", "filesystem.allowWrite[0]",
-                                                PathKind::kDir, "/var/folders/ab/T"));
-  c.policy.fs.deny_write.push_back(sbfix::rule("/private/var/folders/ab/T/keep", "filesystem.denyWrite[0]"));
-  c.policy.fs.deny_read.push_back(sbfix::rule("/private/etc/secret", "filesystem.denyRead[0]", PathKind::kFile,
-                                              "/etc/secret"));
+  c.policy.fs.allow_write.push_back(sbfix::rule("/private/var/folders/ab/T",
+                                                "filesystem.allowWrite[0]", PathKind::kDir,
+                                                "/var/folders/ab/T"));
+  c.policy.fs.deny_write.push_back(
+      sbfix::rule("/private/var/folders/ab/T/keep", "filesystem.denyWrite[0]"));
+  c.policy.fs.deny_read.push_back(
+      sbfix::rule("/private/etc/secret", "filesystem.denyRead[0]", PathKind::kFile, "/etc/secret"));
   const auto p = build(c);
   struct Row {
     std::string op, path;
@@ -478,7 +518,8 @@ TEST(SeatbeltProfile, EveryPathIsEmittedInBothSpellings) {
       {"file-read-data", "/private/etc/secret", true},
       {"file-read-data", "/private/etc/hosts", false},
   };
-  for (const auto& row : rows) EXPECT_EQ(denied(p, row.op, row.path), row.deny) << row.op << " " << row.path;
+  for (const auto& row : rows)
+    EXPECT_EQ(denied(p, row.op, row.path), row.deny) << row.op << " " << row.path;
 }
 
 TEST(SeatbeltProfile, DevicesAShellWrites) {

@@ -99,8 +99,8 @@ inline ParseResult read_all(std::string_view s) {
     } else {
       Node n;
       n.type = Node::Type::kSymbol;
-      while (i < s.size() && s[i] != ' ' && s[i] != '\n' && s[i] != '\t' && s[i] != '(' && s[i] != ')' &&
-             s[i] != '"' && s[i] != ';') {
+      while (i < s.size() && s[i] != ' ' && s[i] != '\n' && s[i] != '\t' && s[i] != '(' &&
+             s[i] != ')' && s[i] != '"' && s[i] != ';') {
         n.text += s[i++];
       }
       emit(std::move(n));
@@ -135,15 +135,16 @@ inline std::unique_ptr<Profile> load(std::string_view text) {
     return p;
   }
   const auto& f = p->parsed.forms;
-  if (f.size() < 2 || !f[0].is_list() || f[0].children.size() != 2 || !f[0].children[0].is_symbol("version") ||
-      f[0].children[1].text != "1") {
+  if (f.size() < 2 || !f[0].is_list() || f[0].children.size() != 2 ||
+      !f[0].children[0].is_symbol("version") || f[0].children[1].text != "1") {
     p->error = "first form is not (version 1)";
     return p;
   }
   const Node& d = f[1];
   if (!d.is_list() || d.children.size() != 3 || !d.children[0].is_symbol("deny") ||
-      !d.children[1].is_symbol("default") || !d.children[2].is_list() || d.children[2].children.size() != 3 ||
-      !d.children[2].children[0].is_symbol("with") || !d.children[2].children[1].is_symbol("message") ||
+      !d.children[1].is_symbol("default") || !d.children[2].is_list() ||
+      d.children[2].children.size() != 3 || !d.children[2].children[0].is_symbol("with") ||
+      !d.children[2].children[1].is_symbol("message") ||
       d.children[2].children[2].type != Node::Type::kString) {
     p->error = "second form is not (deny default (with message \"...\"))";
     return p;
@@ -193,10 +194,10 @@ inline std::unique_ptr<Profile> load(std::string_view text) {
 enum class Precedence { kLastMatch, kSpecificFirst };
 
 struct Request {
-  std::string op;    // "file-write-create", "network-outbound", "mach-lookup", ...
-  std::string path;  // file ops
-  std::string remote;  // network-outbound: "localhost:3128", "93.184.216.34:443"
-  std::string name;    // mach-lookup: the service
+  std::string op;          // "file-write-create", "network-outbound", "mach-lookup", ...
+  std::string path;        // file ops
+  std::string remote;      // network-outbound: "localhost:3128", "93.184.216.34:443"
+  std::string name;        // mach-lookup: the service
   std::string vnode_type;  // "DIRECTORY", "REGULAR-FILE", or empty when unknown
 };
 
@@ -257,7 +258,8 @@ struct Evaluator {
       const auto v = arg(1);
       if (!file_op || !v) return false;
       auto it = regex_cache.find(*v);
-      if (it == regex_cache.end()) it = regex_cache.emplace(*v, std::regex(*v, std::regex::extended)).first;
+      if (it == regex_cache.end())
+        it = regex_cache.emplace(*v, std::regex(*v, std::regex::extended)).first;
       return std::regex_search(r.path, it->second);
     }
     if (k == "vnode-type") {

@@ -24,10 +24,10 @@ struct Row {
 // closing brace, `drop` removes a field by name.
 std::string fs_write(const std::string& extra = "", const std::string& drop = "") {
   std::vector<std::pair<std::string, std::string>> fields = {
-      {"kind", R"("fs.write")"},   {"pid", "42"},
-      {"syscall", R"("openat")"},  {"path", R"("../x.txt")"},
+      {"kind", R"("fs.write")"},     {"pid", "42"},
+      {"syscall", R"("openat")"},    {"path", R"("../x.txt")"},
       {"resolved", R"("/w/x.txt")"}, {"flags", "577"},
-      {"verdict", R"("denied")"},  {"reason", R"("read-only file system")"},
+      {"verdict", R"("denied")"},    {"reason", R"("read-only file system")"},
   };
   std::string out = "{";
   for (const auto& [k, v] : fields) {
@@ -44,7 +44,8 @@ std::string fs_with(const std::string& key, const std::string& value) {
   return fs_write("\"" + key + "\":" + value, key);
 }
 
-const std::string kExec = R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":["/bin/sh","-c","echo hi"],"cwd":"/w"})";
+const std::string kExec =
+    R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":["/bin/sh","-c","echo hi"],"cwd":"/w"})";
 const std::string kStats = R"({"kind":"observer.stats","events":10,"dropped":0,"held":2})";
 
 std::vector<Row> rows() {
@@ -66,17 +67,20 @@ std::vector<Row> rows() {
       {"fs.write empty path as read", fs_with("path", R"("")"), Expect::kOk},
       {"fs.write non-UTF-8 path as b64", fs_with("path", R"({"b64":"/2E="})"), Expect::kOk},
       {"fs.write unicode escape path", fs_with("path", R"("caf\u00e9")"), Expect::kOk},
-      {"fs.write path of exactly 4096 bytes", fs_with("path", "\"" + std::string(4096, 'p') + "\""), Expect::kOk},
+      {"fs.write path of exactly 4096 bytes", fs_with("path", "\"" + std::string(4096, 'p') + "\""),
+       Expect::kOk},
       {"fs.write flags 0", fs_with("flags", "0"), Expect::kOk},
-      {"fs.write every trapped syscall name: unlinkat", fs_with("syscall", R"("unlinkat")"), Expect::kOk},
+      {"fs.write every trapped syscall name: unlinkat", fs_with("syscall", R"("unlinkat")"),
+       Expect::kOk},
       {"fs.write fchmodat2", fs_with("syscall", R"("fchmodat2")"), Expect::kOk},
       {"proc.exec", kExec, Expect::kOk},
       {"proc.exec with b64 arg and truncated",
-       R"({"kind":"proc.exec","pid":7,"ppid":0,"argv":[{"b64":"/w=="}],"cwd":"/","truncated":true})", Expect::kOk},
+       R"({"kind":"proc.exec","pid":7,"ppid":0,"argv":[{"b64":"/w=="}],"cwd":"/","truncated":true})",
+       Expect::kOk},
       {"proc.exec 256 args (the limit)", max_args, Expect::kOk},
       {"observer.stats", kStats, Expect::kOk},
-      {"whitespace around tokens", " { \"kind\" : \"observer.stats\", \"events\":1,\"dropped\":0,\"held\":0 } ",
-       Expect::kOk},
+      {"whitespace around tokens",
+       " { \"kind\" : \"observer.stats\", \"events\":1,\"dropped\":0,\"held\":0 } ", Expect::kOk},
 
       // --- malformed -------------------------------------------------------------------
       {"empty line", "", Expect::kMalformed},
@@ -97,10 +101,12 @@ std::vector<Row> rows() {
       {"pid exponent", fs_with("pid", "4e1"), Expect::kMalformed},
       {"pid huge", fs_with("pid", "99999999999999999999999"), Expect::kMalformed},
       {"syscall not trapped (read)", fs_with("syscall", R"("read")"), Expect::kMalformed},
-      {"syscall with text appended", fs_with("syscall", R"("openat /etc/passwd")"), Expect::kMalformed},
+      {"syscall with text appended", fs_with("syscall", R"("openat /etc/passwd")"),
+       Expect::kMalformed},
       {"verdict unknown", fs_with("verdict", R"("maybe")"), Expect::kMalformed},
       {"verdict wrong case", fs_with("verdict", R"("DENIED")"), Expect::kMalformed},
-      {"path 4097 bytes", fs_with("path", "\"" + std::string(4097, 'p') + "\""), Expect::kMalformed},
+      {"path 4097 bytes", fs_with("path", "\"" + std::string(4097, 'p') + "\""),
+       Expect::kMalformed},
       {"path with escaped NUL", fs_with("path", R"("a\u0000b")"), Expect::kMalformed},
       {"b64 path decoding to NUL", fs_with("path", R"({"b64":"AA=="})"), Expect::kMalformed},
       {"b64 not base64", fs_with("path", R"({"b64":"!!!!"})"), Expect::kMalformed},
@@ -115,21 +121,29 @@ std::vector<Row> rows() {
       {"nesting too deep", fs_with("path", "[[[[[[1]]]]]]"), Expect::kMalformed},
       {"flags negative", fs_with("flags", "-1"), Expect::kMalformed},
       {"flags float", fs_with("flags", "1.5"), Expect::kMalformed},
-      {"reason too long", fs_with("reason", "\"" + std::string(1025, 'r') + "\""), Expect::kMalformed},
+      {"reason too long", fs_with("reason", "\"" + std::string(1025, 'r') + "\""),
+       Expect::kMalformed},
       {"raw control byte in a string", fs_with("reason", "\"a\nb\""), Expect::kMalformed},
       {"raw invalid UTF-8 in a string", fs_with("path", "\"\xff\xfe\""), Expect::kMalformed},
       {"lone surrogate escape", fs_with("path", R"("\ud800")"), Expect::kMalformed},
-      {"line over 64 KiB", fs_with("reason", "\"" + std::string(70000, 'r') + "\""), Expect::kMalformed},
+      {"line over 64 KiB", fs_with("reason", "\"" + std::string(70000, 'r') + "\""),
+       Expect::kMalformed},
       {"argv with 257 entries", many_args, Expect::kMalformed},
-      {"argv entry a number", R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[1],"cwd":"/w"})", Expect::kMalformed},
-      {"argv not an array", R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":"sh","cwd":"/w"})", Expect::kMalformed},
+      {"argv entry a number", R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[1],"cwd":"/w"})",
+       Expect::kMalformed},
+      {"argv not an array", R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":"sh","cwd":"/w"})",
+       Expect::kMalformed},
       {"argv entry over 16 KiB",
-       R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[")" + std::string(16385, 'a') + R"("],"cwd":"/w"})",
+       R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[")" + std::string(16385, 'a') +
+           R"("],"cwd":"/w"})",
        Expect::kMalformed},
       {"truncated not a bool",
-       R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[],"cwd":"/w","truncated":"yes"})", Expect::kMalformed},
-      {"observer.stats negative", R"({"kind":"observer.stats","events":-1,"dropped":0,"held":0})", Expect::kMalformed},
-      {"observer.stats missing held", R"({"kind":"observer.stats","events":1,"dropped":0})", Expect::kMalformed},
+       R"({"kind":"proc.exec","pid":7,"ppid":1,"argv":[],"cwd":"/w","truncated":"yes"})",
+       Expect::kMalformed},
+      {"observer.stats negative", R"({"kind":"observer.stats","events":-1,"dropped":0,"held":0})",
+       Expect::kMalformed},
+      {"observer.stats missing held", R"({"kind":"observer.stats","events":1,"dropped":0})",
+       Expect::kMalformed},
       {"JSON null", "null", Expect::kMalformed},
 
       // --- forged: the envelope and the kinds are the supervisor's -----------------------
@@ -139,7 +153,8 @@ std::vector<Row> rows() {
       {"sets prev", fs_write(R"("prev":"00")"), Expect::kForged},
       {"sets src", fs_write(R"("src":"supervisor")"), Expect::kForged},
       {"session.start", R"({"kind":"session.start"})", Expect::kForged},
-      {"session.end", R"({"kind":"session.end","exit_code":0,"duration_ns":1,"counters":{}})", Expect::kForged},
+      {"session.end", R"({"kind":"session.end","exit_code":0,"duration_ns":1,"counters":{}})",
+       Expect::kForged},
       {"net.decision (the proxy's)",
        R"({"kind":"net.decision","proto":"http","host":"a.com","port":80,"verdict":"allowed","rule":"a.com","reason":""})",
        Expect::kForged},
@@ -178,7 +193,8 @@ TEST(EventSchemaTest, UntrustedLineTable) {
 }
 
 TEST(EventSchemaTest, UntrustedFieldsDecodeToExactValues) {
-  auto got = parse_untrusted_event_line(fs_write(R"("from":{"b64":"/2E="},"from_resolved":"/w/a")"));
+  auto got =
+      parse_untrusted_event_line(fs_write(R"("from":{"b64":"/2E="},"from_resolved":"/w/a")"));
   ASSERT_TRUE(got.ok()) << got.error().message;
   const auto& w = std::get<FsWrite>(*got);
   EXPECT_EQ(w.pid, 42);
@@ -188,7 +204,9 @@ TEST(EventSchemaTest, UntrustedFieldsDecodeToExactValues) {
   EXPECT_EQ(w.flags, 577U);
   EXPECT_EQ(w.verdict, Verdict::kDenied);
   EXPECT_EQ(w.reason, "read-only file system");
-  EXPECT_EQ(w.from, "\xff" "a");
+  EXPECT_EQ(w.from,
+            "\xff"
+            "a");
   EXPECT_EQ(w.from_resolved, "/w/a");
 
   auto exec = parse_untrusted_event_line(kExec);
@@ -217,20 +235,28 @@ std::vector<Event> one_of_each() {
     e.body = std::move(b);
     evs.push_back(std::move(e));
   };
-  add(Source::kSupervisor, SessionStart{{"bash", "-c", "touch /x; caf\xc3\xa9"}, "/w", "bwrap",
-                                        std::string(64, 'a'), {"0.1.0", "0.8.0", "6.1.0"}, "/s/x.jsonl"});
+  add(Source::kSupervisor, SessionStart{{"bash", "-c", "touch /x; caf\xc3\xa9"},
+                                        "/w",
+                                        "bwrap",
+                                        std::string(64, 'a'),
+                                        {"0.1.0", "0.8.0", "6.1.0"},
+                                        "/s/x.jsonl"});
   add(Source::kObserver, ProcExec{7, 1, {"/bin/touch", "\xff\xfe"}, "/w", true});
-  add(Source::kObserver, FsWrite{7, "renameat2", "b", "/w/b", 1, Verdict::kDenied, "nope", "a", "/w/a"});
+  add(Source::kObserver,
+      FsWrite{7, "renameat2", "b", "/w/b", 1, Verdict::kDenied, "nope", "a", "/w/a"});
   add(Source::kObserver, FsWrite{7, "openat", "\x80x", "", 0x241, Verdict::kEphemeral, "", "", ""});
-  add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "", "not allowed",
-                                  "not-allowed", "", ""});
-  add(Source::kProxy, NetDecision{NetProto::kSocks5, "::1", 22, NetVerdict::kAllowed, "*.x", "", "", "::1", ""});
+  add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
+                                  "not allowed", "not-allowed", "", ""});
+  add(Source::kProxy,
+      NetDecision{NetProto::kSocks5, "::1", 22, NetVerdict::kAllowed, "*.x", "", "", "::1", ""});
   add(Source::kProxy, NetUpstreamFailure{NetProto::kHttp, "a.b", 80, "", "connection refused"});
   add(Source::kSupervisor, IoStdout{std::string("bin\0ary\n\xff", 9)});
   add(Source::kSupervisor, IoStderr{"plain text\n"});
   add(Source::kObserver, ObserverStats{3, 1, 2});
-  add(Source::kSupervisor, Annotation{"<sandbox_violations>\ndeny x\n</sandbox_violations>\n", true});
-  add(Source::kSupervisor, SessionEnd{std::nullopt, 9, 12345, {{"fs.denied", 2}, {"lines.forged", 1}}});
+  add(Source::kSupervisor,
+      Annotation{"<sandbox_violations>\ndeny x\n</sandbox_violations>\n", true});
+  add(Source::kSupervisor,
+      SessionEnd{std::nullopt, 9, 12345, {{"fs.denied", 2}, {"lines.forged", 1}}});
   add(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}});
   return evs;
 }
@@ -257,10 +283,11 @@ TEST(EventSchemaTest, CanonicalLineLayout) {
   e.src = Source::kObserver;
   e.prev = std::string(kGenesisPrev);
   e.body = FsWrite{42, "openat", "x", "/w/x", 577, Verdict::kDenied, "r", "", ""};
-  EXPECT_EQ(serialize(e),
-            R"({"v":1,"seq":3,"t":99,"session":"s1","src":"observer","kind":"fs.write","pid":42,"syscall":"openat",)"
-            R"("path":"x","resolved":"/w/x","flags":577,"verdict":"denied","reason":"r","prev":")" +
-                std::string(kGenesisPrev) + R"("})");
+  EXPECT_EQ(
+      serialize(e),
+      R"({"v":1,"seq":3,"t":99,"session":"s1","src":"observer","kind":"fs.write","pid":42,"syscall":"openat",)"
+      R"("path":"x","resolved":"/w/x","flags":577,"verdict":"denied","reason":"r","prev":")" +
+          std::string(kGenesisPrev) + R"("})");
 }
 
 TEST(EventSchemaTest, LogRecordsMustBeCanonical) {
@@ -323,9 +350,12 @@ TEST(EventSchemaTest, LogRecordEnvelopeIsRequiredAndChecked) {
 
 TEST(EventSchemaTest, ValidateBoundsWhatTheWriterMayLog) {
   const Limits lim = Limits::log();
-  EXPECT_TRUE(validate(Body{FsWrite{1, "openat", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
-  EXPECT_FALSE(validate(Body{FsWrite{1, "read", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
-  EXPECT_FALSE(validate(Body{FsWrite{0, "openat", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
+  EXPECT_TRUE(
+      validate(Body{FsWrite{1, "openat", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
+  EXPECT_FALSE(
+      validate(Body{FsWrite{1, "read", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
+  EXPECT_FALSE(
+      validate(Body{FsWrite{0, "openat", "x", "/x", 0, Verdict::kDenied, "", "", ""}}, lim).ok());
   EXPECT_FALSE(validate(Body{SessionEnd{}}, lim).ok()) << "neither exit_code nor signal";
   EXPECT_FALSE(validate(Body{SessionEnd{0, 9, 0, {}}}, lim).ok()) << "both";
   EXPECT_FALSE(validate(Body{SessionStart{{}, "/", "docker", "", {}, ""}}, lim).ok());
@@ -336,8 +366,9 @@ TEST(EventSchemaTest, ValidateBoundsWhatTheWriterMayLog) {
 }
 
 TEST(EventSchemaTest, Base64IsStrictAndRoundTrips) {
-  for (const std::string& s : {std::string(""), std::string("f"), std::string("fo"), std::string("foo"),
-                              std::string("foob"), std::string("\0\xff\x80", 3)}) {
+  for (const std::string& s :
+       {std::string(""), std::string("f"), std::string("fo"), std::string("foo"),
+        std::string("foob"), std::string("\0\xff\x80", 3)}) {
     const std::string enc = base64_encode(s);
     auto dec = base64_decode(enc);
     ASSERT_TRUE(dec.has_value()) << enc;

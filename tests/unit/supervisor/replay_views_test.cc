@@ -1,10 +1,7 @@
 // `vigil replay`'s pure views: write actions and flag names, the timeline/writes/net
 // text, the annotation check, the JSON filter, and the HTML report's escaping of hostile
 // log content (paths that are markup, quotes, newlines, control bytes).
-#include "supervisor/replay_command.h"
-
 #include <fcntl.h>
-
 #include <gtest/gtest.h>
 
 #include <set>
@@ -12,6 +9,7 @@
 #include <vector>
 
 #include "supervisor/annotation.h"
+#include "supervisor/replay_command.h"
 
 namespace vigil::replay {
 namespace {
@@ -49,18 +47,24 @@ const std::string kHostile = "/w/<script>alert(\"x\")</script>\n'quoted'&amp;\x1
 
 LogBuilder sample() {
   LogBuilder b;
-  b.add(Source::kSupervisor, SessionStart{{"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+  b.add(Source::kSupervisor,
+        SessionStart{
+            {"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
   b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
-  b.add(Source::kObserver, FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK, Verdict::kAllowed,
-                                   "writable root", "", ""});
-  b.add(Source::kObserver, FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY | O_CREAT, Verdict::kDenied,
-                                   "outside the writable roots; add it to filesystem.allowWrite", "", ""});
-  b.add(Source::kObserver, FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a"});
-  b.add(Source::kObserver, FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", ""});
+  b.add(Source::kObserver,
+        FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK,
+                Verdict::kAllowed, "writable root", "", ""});
+  b.add(Source::kObserver,
+        FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY | O_CREAT, Verdict::kDenied,
+                "outside the writable roots; add it to filesystem.allowWrite", "", ""});
+  b.add(Source::kObserver,
+        FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a"});
+  b.add(Source::kObserver,
+        FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", ""});
   b.add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
                                     "host is not on the allow list", "not-allowed", "", ""});
-  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "pypi.org", 80, NetVerdict::kAllowed, "pypi.org", "", "",
-                                    "151.101.0.223", ""});
+  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "pypi.org", 80, NetVerdict::kAllowed,
+                                    "pypi.org", "", "", "151.101.0.223", ""});
   b.add(Source::kSupervisor, IoStderr{"touch: cannot touch '/etc/x': Read-only file system\n"});
   return b;
 }
@@ -113,14 +117,17 @@ TEST(ReplayViewsTest, FlagNames) {
 TEST(ReplayViewsTest, TimelineShowsTimePidCommandEventVerdict) {
   const std::string t = render_timeline(sample().log());
   EXPECT_NE(t.find("TIME"), std::string::npos);
-  EXPECT_NE(t.find("0.003000    5       touch            fs.write             allowed   create /w/a"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("0.003000    5       touch            fs.write             allowed   create /w/a"),
+      std::string::npos)
       << t;
-  EXPECT_NE(t.find("DENIED    create /etc/x  [openat O_WRONLY|O_CREAT]  outside the writable roots"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("DENIED    create /etc/x  [openat O_WRONLY|O_CREAT]  outside the writable roots"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find("rename /w/a -> /w/b"), std::string::npos) << t;
-  EXPECT_NE(t.find("net.decision         DENIED    connect example.org:443"), std::string::npos) << t;
+  EXPECT_NE(t.find("net.decision         DENIED    connect example.org:443"), std::string::npos)
+      << t;
   EXPECT_NE(t.find("io.stderr"), std::string::npos) << t;
   // The hostile path is one escaped line: no raw newline or ESC from the log.
   EXPECT_EQ(t.find('\x1b'), std::string::npos);
@@ -132,10 +139,13 @@ TEST(ReplayViewsTest, TimelineShowsTimePidCommandEventVerdict) {
 
 TEST(ReplayViewsTest, WritesListsEveryAttemptWithItsVerdict) {
   const std::string w = render_writes(sample().log());
-  EXPECT_NE(w.find("allowed   create    /w/a  [openat O_WRONLY|O_CREAT|O_NOCTTY|O_NONBLOCK]  writable root"),
-            std::string::npos)
+  EXPECT_NE(
+      w.find(
+          "allowed   create    /w/a  [openat O_WRONLY|O_CREAT|O_NOCTTY|O_NONBLOCK]  writable root"),
+      std::string::npos)
       << w;
-  EXPECT_NE(w.find("DENIED    create    /etc/x  [openat O_WRONLY|O_CREAT]"), std::string::npos) << w;
+  EXPECT_NE(w.find("DENIED    create    /etc/x  [openat O_WRONLY|O_CREAT]"), std::string::npos)
+      << w;
   EXPECT_NE(w.find("allowed   rename    /w/a -> /w/b  [renameat2]"), std::string::npos) << w;
   EXPECT_EQ(w.find("example.org"), std::string::npos) << "writes only";
   EXPECT_EQ(w.find('\x1b'), std::string::npos);
@@ -145,7 +155,8 @@ TEST(ReplayViewsTest, WritesListsEveryAttemptWithItsVerdict) {
 
 TEST(ReplayViewsTest, NetListsDecisions) {
   const std::string n = render_net(sample().log());
-  EXPECT_NE(n.find("DENIED    connect  example.org:443  (default)  host is not on the allow list"), std::string::npos)
+  EXPECT_NE(n.find("DENIED    connect  example.org:443  (default)  host is not on the allow list"),
+            std::string::npos)
       << n;
   EXPECT_NE(n.find("allowed   http     pypi.org:80  pypi.org"), std::string::npos) << n;
 }
@@ -157,7 +168,8 @@ TEST(ReplayViewsTest, JsonFilter) {
   for (const char c : fsw) lines += c == '\n';
   EXPECT_EQ(lines, 4U);
   EXPECT_EQ(fsw.substr(0, fsw.find('\n')), log.records[2].line) << "the exact record line";
-  EXPECT_EQ(render_json(log, "net.*").size(), log.records[6].line.size() + log.records[7].line.size() + 2);
+  EXPECT_EQ(render_json(log, "net.*").size(),
+            log.records[6].line.size() + log.records[7].line.size() + 2);
   EXPECT_EQ(render_json(log, "nothing"), "");
   EXPECT_EQ(render_json(log, "fs"), "") << "a bare prefix is not a kind";
   lines = 0;
@@ -167,7 +179,8 @@ TEST(ReplayViewsTest, JsonFilter) {
 
 TEST(ReplayViewsTest, AnnotationCheck) {
   LogBuilder b = sample();
-  const std::string block = annotation_from_events(b.events(), AnnotationOptions{kAnnotationMaxLines, "/s.jsonl"});
+  const std::string block =
+      annotation_from_events(b.events(), AnnotationOptions{kAnnotationMaxLines, "/s.jsonl"});
   ASSERT_FALSE(block.empty());
   b.add(Source::kSupervisor, Annotation{block, false});
   b.add(Source::kSupervisor, SessionEnd{1, std::nullopt, 5, {}});
@@ -205,22 +218,27 @@ std::string html_of(const LogBuilder& b) {
 
 TEST(ReplayViewsTest, HtmlEscapesEverythingFromTheLog) {
   LogBuilder b = sample();
-  b.add(Source::kObserver, ProcExec{9, 5, {"<img src=x onerror=alert(1)>", "\" onmouseover=\"x"}, "/w/'><b>", false});
-  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "<iframe>", 80, NetVerdict::kDenied, "</td></tr>", "<style>", "", "", ""});
+  b.add(Source::kObserver,
+        ProcExec{9, 5, {"<img src=x onerror=alert(1)>", "\" onmouseover=\"x"}, "/w/'><b>", false});
+  b.add(Source::kProxy, NetDecision{NetProto::kHttp, "<iframe>", 80, NetVerdict::kDenied,
+                                    "</td></tr>", "<style>", "", "", ""});
   b.add(Source::kSupervisor, IoStdout{"<script>document.write(1)</script>\n\x1b]0;title\x07"});
   const std::string h = html_of(b);
-  for (const char* raw : {"<script", "<img", "<iframe", "</script", "<b>", "onerror=alert(1)>", "\" onmouseover",
-                          "\x1b", "\x07", "'>"}) {
+  for (const char* raw : {"<script", "<img", "<iframe", "</script", "<b>", "onerror=alert(1)>",
+                          "\" onmouseover", "\x1b", "\x07", "'>"}) {
     EXPECT_EQ(h.find(raw), std::string::npos) << "raw from the log: " << raw;
   }
-  EXPECT_NE(h.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;\\x0a&#39;quoted&#39;&amp;amp;\\x1b[31m"),
+  EXPECT_NE(h.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/"
+                   "script&gt;\\x0a&#39;quoted&#39;&amp;amp;\\x1b[31m"),
             std::string::npos);
   EXPECT_NE(h.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
-  EXPECT_NE(h.find("rule &lt;/td&gt;&lt;/tr&gt;"), std::string::npos) << "a rule that closes our table cell";
+  EXPECT_NE(h.find("rule &lt;/td&gt;&lt;/tr&gt;"), std::string::npos)
+      << "a rule that closes our table cell";
   EXPECT_NE(h.find("/s/&lt;log&gt;.jsonl"), std::string::npos);
   // Exactly our own markup: one <style>, no <script>, no external reference.
   std::size_t styles = 0;
-  for (std::size_t at = h.find("<style"); at != std::string::npos; at = h.find("<style", at + 1)) ++styles;
+  for (std::size_t at = h.find("<style"); at != std::string::npos; at = h.find("<style", at + 1))
+    ++styles;
   EXPECT_EQ(styles, 1U);
   for (const char* external : {"http://", "https://", "src=\"", "href", "@import", "url("}) {
     EXPECT_EQ(h.find(external), std::string::npos) << external;
@@ -230,11 +248,15 @@ TEST(ReplayViewsTest, HtmlEscapesEverythingFromTheLog) {
 
 TEST(ReplayViewsTest, HtmlHighlightsDenials) {
   const std::string h = html_of(sample());
-  EXPECT_NE(h.find(std::string("section.denials h2{background:") + std::string(kDenyColour)), std::string::npos);
-  EXPECT_NE(h.find("<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 3 attempt(s)</h2>"),
-            std::string::npos)
+  EXPECT_NE(h.find(std::string("section.denials h2{background:") + std::string(kDenyColour)),
+            std::string::npos);
+  EXPECT_NE(
+      h.find(
+          "<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 3 attempt(s)</h2>"),
+      std::string::npos)
       << h;
-  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>openat</td><td class=\"p\">/etc/x</td>"),
+  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>openat</td><td "
+                   "class=\"p\">/etc/x</td>"),
             std::string::npos);
   EXPECT_NE(h.find("id=\"files\""), std::string::npos);
   EXPECT_NE(h.find("id=\"network\""), std::string::npos);
@@ -253,7 +275,8 @@ TEST(ReplayViewsTest, HtmlSaysWhenTheChainIsBroken) {
   v.broken_at = 4;
   v.why = "record 4 was altered <b>";
   const std::string h = render_html(sample().log(), v, "x");
-  EXPECT_NE(h.find("hash chain BROKEN at record 4: record 4 was altered &lt;b&gt;"), std::string::npos);
+  EXPECT_NE(h.find("hash chain BROKEN at record 4: record 4 was altered &lt;b&gt;"),
+            std::string::npos);
 }
 
 TEST(ReplayViewsTest, VerifyText) {
@@ -262,7 +285,8 @@ TEST(ReplayViewsTest, VerifyText) {
   ok.complete = true;
   ok.records = 9;
   ok.head = std::string(64, 'a');
-  EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nhead " + ok.head + "\n");
+  EXPECT_EQ(render_verify(ok),
+            "ok: 9 records, chain intact, session ended\nhead " + ok.head + "\n");
   VerifyReport bad;
   bad.broken_at = 3;
   bad.why = "record 3 was altered\x1b[2J";

@@ -3,10 +3,9 @@
 // the right record for each kind of tampering.
 #include "supervisor/session_log.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -70,19 +69,27 @@ SessionLog::Clock stepping_clock() {
 
 // A complete 9-record session: start, exec, three writes, a refused host, stderr, the
 // annotation, the end.
-std::string write_sample(const std::string& path, std::string id = "sess-1", std::string* head = nullptr) {
+std::string write_sample(const std::string& path, std::string id = "sess-1",
+                         std::string* head = nullptr) {
   auto log = SessionLog::create(path, std::move(id), stepping_clock());
   EXPECT_TRUE(log.ok()) << log.error().message;
   auto add = [&](Source s, Body b) {
     auto r = log->append(s, std::move(b));
     EXPECT_TRUE(r.ok()) << r.error().message;
   };
-  add(Source::kSupervisor, SessionStart{{"bash", "-c", "make"}, "/w", "bwrap", std::string(64, 'e'), {"0.1.0", "0.8.0", "6.1"}, path});
+  add(Source::kSupervisor, SessionStart{{"bash", "-c", "make"},
+                                        "/w",
+                                        "bwrap",
+                                        std::string(64, 'e'),
+                                        {"0.1.0", "0.8.0", "6.1"},
+                                        path});
   add(Source::kObserver, ProcExec{2, 1, {"/usr/bin/make"}, "/w", false});
-  add(Source::kObserver, FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed, "writable root", "", ""});
-  add(Source::kObserver, FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied, "read-only", "", ""});
-  add(Source::kObserver, FsWrite{2, "unlinkat", ".git/hooks/pre-commit", "/w/.git/hooks/pre-commit", 0,
-                                 Verdict::kDenied, "protected path", "", ""});
+  add(Source::kObserver,
+      FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed, "writable root", "", ""});
+  add(Source::kObserver,
+      FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied, "read-only", "", ""});
+  add(Source::kObserver, FsWrite{2, "unlinkat", ".git/hooks/pre-commit", "/w/.git/hooks/pre-commit",
+                                 0, Verdict::kDenied, "protected path", "", ""});
   add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
                                   "host is not on the allow list", "not-allowed", "", ""});
   add(Source::kSupervisor, IoStderr{"make: *** error\n"});
@@ -140,7 +147,9 @@ TEST(SessionLogTest, RefusesRecordsItCouldNotReadBack) {
   TempDir dir;
   auto log = SessionLog::create(dir.path() + "/s.jsonl", "a", stepping_clock());
   ASSERT_TRUE(log.ok());
-  EXPECT_FALSE(log->append(Source::kObserver, FsWrite{1, "not-a-syscall", "x", "/x", 0, Verdict::kDenied, "", "", ""}).ok());
+  EXPECT_FALSE(log->append(Source::kObserver,
+                           FsWrite{1, "not-a-syscall", "x", "/x", 0, Verdict::kDenied, "", "", ""})
+                   .ok());
   EXPECT_FALSE(log->append(Source::kSupervisor, SessionEnd{}).ok());
   EXPECT_EQ(log->records(), 0U) << "a refused record takes no seq";
   EXPECT_EQ(slurp(dir.path() + "/s.jsonl"), "");
@@ -170,7 +179,8 @@ TEST(SessionLogTest, ListenerSeesEveryRecordInOrder) {
     EXPECT_EQ(serialize(e), line);
     seen.push_back(line);
   });
-  for (int k = 0; k < 5; ++k) ASSERT_TRUE(log->append(Source::kSupervisor, IoStdout{std::to_string(k)}).ok());
+  for (int k = 0; k < 5; ++k)
+    ASSERT_TRUE(log->append(Source::kSupervisor, IoStdout{std::to_string(k)}).ok());
   EXPECT_EQ(join(seen), slurp(dir.path() + "/s.jsonl"));
 }
 
@@ -185,7 +195,8 @@ TEST(SessionLogTest, ConcurrentAppendsStayOneChain) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 200; ++k) {
         auto r = log->append(t % 2 ? Source::kProxy : Source::kObserver,
-                             t % 2 ? Body{NetDecision{NetProto::kHttp, "h", 80, NetVerdict::kAllowed, "h", "", "", "", ""}}
+                             t % 2 ? Body{NetDecision{NetProto::kHttp, "h", 80,
+                                                      NetVerdict::kAllowed, "h", "", "", "", ""}}
                                    : Body{ProcExec{t + 1, 1, {"x"}, "/", false}});
         ASSERT_TRUE(r.ok());
       }
@@ -226,43 +237,111 @@ TEST(SessionLogTest, VerifyNamesTheBrokenRecord) {
 
   const std::vector<Tamper> table = {
       {"untouched", [](auto l) { return join(l); }, std::nullopt, "", true},
-      {"one byte of a path in record 3", [](auto l) { l[3] = flip(l[3], "\"path\":\"/etc/"); return join(l); }, 3,
-       "record 3 was altered"},
-      {"one hex digit of record 4's prev", [](auto l) { l[4] = flip(l[4], "\"prev\":\""); return join(l); }, 4,
-       "record 4 was altered"},
-      {"one digit of record 5's t (forwards)", [](auto l) { l[5] = flip(l[5], "\"t\":5"); return join(l); }, 5,
-       "record 5 was altered"},
-      {"record 5's t set backwards", [](auto l) {
+      {"one byte of a path in record 3",
+       [](auto l) {
+         l[3] = flip(l[3], "\"path\":\"/etc/");
+         return join(l);
+       },
+       3, "record 3 was altered"},
+      {"one hex digit of record 4's prev",
+       [](auto l) {
+         l[4] = flip(l[4], "\"prev\":\"");
+         return join(l);
+       },
+       4, "record 4 was altered"},
+      {"one digit of record 5's t (forwards)",
+       [](auto l) {
+         l[5] = flip(l[5], "\"t\":5");
+         return join(l);
+       },
+       5, "record 5 was altered"},
+      {"record 5's t set backwards",
+       [](auto l) {
          const auto at = l[5].find("\"t\":5000");
          l[5].replace(at, 8, "\"t\":10");
          return join(l);
-       }, 5, "time goes backwards"},
-      {"record 2's seq", [](auto l) { l[2] = flip(l[2], "\"seq\":"); return join(l); }, 2, "seq"},
-      {"record 6 made invalid JSON", [](auto l) { l[6].pop_back(); return join(l); }, 6, "not a valid record"},
-      {"record 4 deleted", [](auto l) { l.erase(l.begin() + 4); return join(l); }, 4,
-       "the record with seq 4 is missing"},
-      {"record 0 deleted", [](auto l) { l.erase(l.begin()); return join(l); }, 0, "not session.start"},
-      {"records 3 and 4 swapped", [](auto l) { std::swap(l[3], l[4]); return join(l); }, 3, "out of order"},
-      {"record 3 duplicated", [](auto l) { l.insert(l.begin() + 4, l[3]); return join(l); }, 4, "duplicated"},
-      {"truncated inside the last record", [](auto l) {
+       },
+       5, "time goes backwards"},
+      {"record 2's seq",
+       [](auto l) {
+         l[2] = flip(l[2], "\"seq\":");
+         return join(l);
+       },
+       2, "seq"},
+      {"record 6 made invalid JSON",
+       [](auto l) {
+         l[6].pop_back();
+         return join(l);
+       },
+       6, "not a valid record"},
+      {"record 4 deleted",
+       [](auto l) {
+         l.erase(l.begin() + 4);
+         return join(l);
+       },
+       4, "the record with seq 4 is missing"},
+      {"record 0 deleted",
+       [](auto l) {
+         l.erase(l.begin());
+         return join(l);
+       },
+       0, "not session.start"},
+      {"records 3 and 4 swapped",
+       [](auto l) {
+         std::swap(l[3], l[4]);
+         return join(l);
+       },
+       3, "out of order"},
+      {"record 3 duplicated",
+       [](auto l) {
+         l.insert(l.begin() + 4, l[3]);
+         return join(l);
+       },
+       4, "duplicated"},
+      {"truncated inside the last record",
+       [](auto l) {
          std::string t = join(l);
          return t.substr(0, t.size() - 20);
-       }, 8, "truncated"},
-      {"truncated inside record 5", [](auto l) {
+       },
+       8, "truncated"},
+      {"truncated inside record 5",
+       [](auto l) {
          std::string t;
          for (int i = 0; i < 5; ++i) t += l[i] + "\n";
          return t + l[5].substr(0, 40);
-       }, 5, "truncated"},
-      {"a record appended after session.end", [](auto l) { l.push_back(l[2]); return join(l); }, 9,
-       "after session.end"},
-      {"record 4 replaced by another session's", [&](auto l) { l[4] = other_lines[4]; return join(l); }, 4,
-       "another session"},
-      {"session.end removed", [](auto l) { l.pop_back(); return join(l); }, std::nullopt, "without session.end",
-       false},
-      {"the last two records removed", [](auto l) { l.resize(7); return join(l); }, std::nullopt,
-       "without session.end", false},
+       },
+       5, "truncated"},
+      {"a record appended after session.end",
+       [](auto l) {
+         l.push_back(l[2]);
+         return join(l);
+       },
+       9, "after session.end"},
+      {"record 4 replaced by another session's",
+       [&](auto l) {
+         l[4] = other_lines[4];
+         return join(l);
+       },
+       4, "another session"},
+      {"session.end removed",
+       [](auto l) {
+         l.pop_back();
+         return join(l);
+       },
+       std::nullopt, "without session.end", false},
+      {"the last two records removed",
+       [](auto l) {
+         l.resize(7);
+         return join(l);
+       },
+       std::nullopt, "without session.end", false},
       {"empty file", [](auto) { return std::string(); }, 0, "empty log"},
-      {"a blank line inserted", [](auto l) { l.insert(l.begin() + 2, ""); return join(l); }, 2, "not a valid record"},
+      {"a blank line inserted",
+       [](auto l) {
+         l.insert(l.begin() + 2, "");
+         return join(l);
+       },
+       2, "not a valid record"},
   };
   const auto lines = split(original);
   for (const auto& t : table) {
@@ -320,7 +399,8 @@ TEST(SessionLogTest, DefaultLogPathTable) {
            {"/x", "/h", "../up", ""},
            {"/x", "/h", "", ""},
        }) {
-    SCOPED_TRACE(std::string(r.xdg ? r.xdg : "(unset)") + " " + (r.home ? r.home : "(unset)") + " " + r.id);
+    SCOPED_TRACE(std::string(r.xdg ? r.xdg : "(unset)") + " " + (r.home ? r.home : "(unset)") +
+                 " " + r.id);
     auto got = default_log_path(r.id, r.xdg, r.home);
     if (r.want.empty()) {
       EXPECT_FALSE(got.ok());
@@ -363,7 +443,8 @@ TEST(SessionLogTest, PolicyDigestIsStableAndCoversThePolicy) {
   Policy p;
   p.source = "<embedded default>";
   p.cwd = "/w";
-  p.fs.allow_write.push_back(PathRule{"./", "/w", "/w", "default: working directory", PathKind::kDir, "", false, false});
+  p.fs.allow_write.push_back(
+      PathRule{"./", "/w", "/w", "default: working directory", PathKind::kDir, "", false, false});
   const std::string d = policy_digest(p);
   EXPECT_EQ(d.size(), 64U);
   EXPECT_EQ(policy_digest(p), d);

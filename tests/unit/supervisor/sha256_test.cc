@@ -19,23 +19,32 @@ struct Vector {
 std::vector<Vector> vectors() {
   return {
       {"empty", "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
-      {"abc (FIPS 180-4 one block)", "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"abc (FIPS 180-4 one block)", "abc",
+       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
       {"448 bits (two blocks)", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
       {"896 bits",
-       "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+       "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmn"
+       "opqrsmnopqrstnopqrstu",
        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
-      {"one million a", std::string(1000000, 'a'), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+      {"one million a", std::string(1000000, 'a'),
+       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
       {"55 a (length fits the last block)", std::string(55, 'a'),
        "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"},
       {"56 a (length needs another block)", std::string(56, 'a'),
        "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"},
-      {"63 a", std::string(63, 'a'), "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34"},
-      {"64 a", std::string(64, 'a'), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"},
-      {"65 a", std::string(65, 'a'), "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0"},
-      {"119 a", std::string(119, 'a'), "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"},
-      {"120 a", std::string(120, 'a'), "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c"},
-      {"128 a", std::string(128, 'a'), "6836cf13bac400e9105071cd6af47084dfacad4e5e302c94bfed24e013afb73e"},
+      {"63 a", std::string(63, 'a'),
+       "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34"},
+      {"64 a", std::string(64, 'a'),
+       "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"},
+      {"65 a", std::string(65, 'a'),
+       "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0"},
+      {"119 a", std::string(119, 'a'),
+       "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"},
+      {"120 a", std::string(120, 'a'),
+       "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c"},
+      {"128 a", std::string(128, 'a'),
+       "6836cf13bac400e9105071cd6af47084dfacad4e5e302c94bfed24e013afb73e"},
   };
 }
 
@@ -48,10 +57,12 @@ TEST(Sha256Test, KnownVectors) {
 
 TEST(Sha256Test, StreamingInPiecesEqualsOneShot) {
   for (const auto& v : vectors()) {
-    for (const std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{63}, std::size_t{64}, std::size_t{65}}) {
+    for (const std::size_t piece :
+         {std::size_t{1}, std::size_t{3}, std::size_t{63}, std::size_t{64}, std::size_t{65}}) {
       SCOPED_TRACE(v.name + " in pieces of " + std::to_string(piece));
       Sha256 s;
-      for (std::size_t i = 0; i < v.input.size(); i += piece) s.update(std::string_view(v.input).substr(i, piece));
+      for (std::size_t i = 0; i < v.input.size(); i += piece)
+        s.update(std::string_view(v.input).substr(i, piece));
       EXPECT_EQ(to_hex(s.finish()), v.hex);
     }
   }
