@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/result.h"
+
 namespace vigil {
 
 struct RunArgs {
@@ -15,6 +17,7 @@ struct RunArgs {
   std::vector<std::string> command;  // argv, already including "bash -c" for -c
   std::optional<std::string> log;  // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
+  bool capture_output = true;        // --output capture|inherit
 };
 int cmd_run(const RunArgs& args);
 
@@ -28,7 +31,8 @@ int cmd_explain(const ExplainArgs& args);
 
 int cmd_probe(bool json);
 
-// bwrap to use: settings bwrapPath, else the first "bwrap" on PATH. Empty when none.
-std::string find_bwrap(const std::optional<std::string>& configured);
+// Prints "vigil: <message>" on stderr; returns the exit status for that kind of error
+// (2 for a bad policy or refused input, 71 for a machine that cannot sandbox).
+int report(const Error& e);
 
 }  // namespace vigil

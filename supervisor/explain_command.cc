@@ -14,8 +14,6 @@
 
 namespace vigil {
 
-int report(const Error& e);
-
 namespace {
 
 std::string quote(const std::string& s) {
@@ -39,7 +37,7 @@ constexpr const char* kExplainTmp = "/tmp/vigil-session/tmp";
 // bwrap and the Seatbelt rendering.
 Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   auto prepared =
-      prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp});
+      prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp, {}});
   if (prepared) {
     for (const auto& w : prepared->warnings)
       std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());

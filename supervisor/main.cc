@@ -37,6 +37,12 @@ int main(int argc, char** argv) {
                       "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
   run_cmd->add_option("--violations-fd", run.violations_fd,
                       "also write the violations as JSON to this fd");
+  std::string output_mode = "capture";
+  run_cmd
+      ->add_option("--output", output_mode,
+                   "capture (default: the command's stdout/stderr pass through vigil and into "
+                   "the session log) or inherit (straight to this terminal; not logged)")
+      ->check(CLI::IsMember({"capture", "inherit"}));
   run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
       ->check(CLI::IsMember({"on", "off"}));
   auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
@@ -52,6 +58,7 @@ int main(int argc, char** argv) {
     if (run.command.empty())
       throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
     run.sandbox = sandbox_mode == "on";
+    run.capture_output = output_mode == "capture";
   });
 
   vigil::ExplainArgs explain;

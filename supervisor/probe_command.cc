@@ -12,6 +12,7 @@
 #include "filters/seccomp_probe.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/session_runner.h"
 
 namespace vigil {
 namespace {

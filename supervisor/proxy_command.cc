@@ -32,13 +32,12 @@
 
 #include "proxy/resolver.h"
 #include "proxy/server.h"
+#include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
 #include "supervisor/sandbox_plan.h"
 
 namespace vigil {
-
-int report(const Error& e);  // run_command.cc
 
 namespace {
 

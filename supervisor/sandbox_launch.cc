@@ -22,6 +22,10 @@ namespace {
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
+// Longer than any line the observer may send (events::Limits::untrusted().max_line), so
+// a cut line is always refused by the parser.
+constexpr size_t kMaxEventLine = 64 * 1024;
+
 sigset_t handled_set() {
   sigset_t set;
   sigemptyset(&set);
@@ -78,15 +82,14 @@ struct WaitOutcome {
   int exit_code = 0;
 };
 
-// Consumes the complete JSON lines bwrap wrote to --json-status-fd: "child-pid" (the
-// sandbox's init) and "exit-code" (the command's status). bwrap is trusted, but a line
-// that does not parse is skipped rather than fatal.
-void parse_status_lines(std::string* buf, pid_t* init_pid, WaitOutcome* out) {
-  size_t nl;
-  while ((nl = buf->find('\n')) != std::string::npos) {
-    auto j = nlohmann::json::parse(buf->substr(0, nl), nullptr, false);
-    buf->erase(0, nl + 1);
-    if (!j.is_object()) continue;
+// Consumes the JSON lines bwrap wrote to --json-status-fd: "child-pid" (the sandbox's
+// init) and "exit-code" (the command's status). bwrap terminates every line; `at_end`
+// also takes an unterminated last one. bwrap is trusted, but a line that does not parse
+// is skipped rather than fatal.
+void parse_status_lines(std::string* buf, bool at_end, pid_t* init_pid, WaitOutcome* out) {
+  auto take = [&](std::string_view line) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return;
     if (auto it = j.find("child-pid"); it != j.end() && it->is_number_integer()) {
       *init_pid = it->get<pid_t>();
     }
@@ -94,67 +97,107 @@ void parse_status_lines(std::string* buf, pid_t* init_pid, WaitOutcome* out) {
       out->have_exit_code = true;
       out->exit_code = it->get<int>();
     }
+  };
+  size_t start = 0, nl;
+  while ((nl = buf->find('\n', start)) != std::string::npos) {
+    take(std::string_view(*buf).substr(start, nl - start));
+    start = nl + 1;
+  }
+  buf->erase(0, start);
+  if (at_end && !buf->empty()) {
+    take(*buf);
+    buf->clear();
   }
 }
 
-// Splits what a pipe delivers into lines; a line longer than `max` is cut and flagged
-// by the consumer (the events pipe carries untrusted text).
-struct LineReader {
-  int fd = -1;
-  bool open = false;
+// One pipe the supervisor reads while the command runs. Reads are non-blocking until
+// the command has exited, then blocking to the end (everything that could write is gone:
+// the sandbox's PID namespace dies with its init).
+struct PipeReader {
+  UniqueFd fd;
   std::string buf;
-  // Reads what is there; returns false at EOF or error.
-  bool read_some() {
+  bool open() const { return static_cast<bool>(fd); }
+  // Appends what is there to `buf`; closes at EOF or on an error.
+  void read_some() {
     char chunk[65536];
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
     if (n > 0) {
       buf.append(chunk, static_cast<size_t>(n));
-      return true;
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      fd.reset();
     }
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
-    open = false;
-    return false;
   }
+  void set_blocking() {
+    if (fd) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  }
+  // Hands each complete line to f. The events pipe carries untrusted text: a line longer
+  // than `max_line` is handed over cut at that length (the consumer's parser refuses it
+  // as malformed, so it is counted) and the rest of it, up to its newline, is skipped,
+  // so the buffer stays bounded whatever the sandbox writes.
   template <class F>
-  void take_lines(F&& f) {
+  void take_lines(F&& f, size_t max_line) {
     size_t start = 0, nl;
     while ((nl = buf.find('\n', start)) != std::string::npos) {
-      f(std::string_view(buf).substr(start, nl - start));
+      if (!skipping) f(std::string_view(buf).substr(start, nl - start));
+      skipping = false;
       start = nl + 1;
     }
     buf.erase(0, start);
+    if (buf.size() > max_line) {
+      if (!skipping) f(std::string_view(buf).substr(0, max_line + 1));
+      skipping = true;
+      buf.clear();
+    }
   }
+  bool skipping = false;  // inside an overlong line, until its newline
 };
 
-// Waits for `child`, forwarding signals. When `status_fd` is valid, reads bwrap's JSON
-// status lines from it: "child-pid" (the sandbox init) and "exit-code". Event lines from
-// `events_fd` go to `on_event` as they arrive, and to the end of the pipe after exit.
-Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd, int events_fd,
-                                    const std::function<void(std::string_view)>& on_event) {
+// The pipes one wait loop serves.
+struct Pipes {
+  PipeReader status;
+  PipeReader events;
+  PipeReader out;
+  PipeReader err;
+};
+
+// Forwards what the command's stdout/stderr pipe delivered; closes the pipe when the
+// destination is gone, so that the command gets EPIPE as it would have without us.
+void pass_output(PipeReader& r, OutputStream which, const LaunchIo& io) {
+  if (r.buf.empty()) return;
+  const bool keep = io.on_output(which, r.buf);
+  r.buf.clear();
+  if (!keep) r.fd.reset();
+}
+
+// Waits for `child`, forwarding signals. bwrap's status lines give the sandbox's init
+// (signals go there) and the command's exit code; event lines and output chunks are
+// passed on as they arrive, and to the end of their pipes after the exit.
+Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const sigset_t set = handled_set();
   UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
   if (!sfd) return system_error("signalfd");
   WaitOutcome out;
   pid_t init_pid = -1;
-  LineReader status{status_fd, status_fd >= 0, {}};
-  LineReader events{events_fd, events_fd >= 0, {}};
-  auto drain_status = [&] {
-    status.buf += '\n';  // parse_status_lines wants complete lines; harmless if empty
-    parse_status_lines(&status.buf, &init_pid, &out);
+  const bool confined = p.status.open();
+  auto pass_all = [&] {
+    parse_status_lines(&p.status.buf, false, &init_pid, &out);
+    p.events.take_lines(io.on_event_line, kMaxEventLine);
+    pass_output(p.out, OutputStream::kStdout, io);
+    pass_output(p.err, OutputStream::kStderr, io);
   };
   while (true) {
-    pollfd fds[3] = {{sfd.get(), POLLIN, 0},
-                     {status.open ? status.fd : -1, POLLIN, 0},
-                     {events.open ? events.fd : -1, POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0) {
+    PipeReader* readers[] = {&p.status, &p.events, &p.out, &p.err};
+    pollfd fds[5] = {{sfd.get(), POLLIN, 0}};
+    for (size_t i = 0; i < 4; ++i)
+      fds[i + 1] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
+    if (::poll(fds, 5, -1) < 0) {
       if (errno == EINTR) continue;
       return system_error("poll");
     }
-    if (fds[1].revents != 0 && status.read_some()) parse_status_lines(&status.buf, &init_pid, &out);
-    if (fds[2].revents != 0) {
-      events.read_some();
-      events.take_lines(on_event);
+    for (size_t i = 0; i < 4; ++i) {
+      if (fds[i + 1].revents != 0) readers[i]->read_some();
     }
+    pass_all();
     if (fds[0].revents == 0) continue;
     signalfd_siginfo si{};
     if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
@@ -163,25 +206,35 @@ Result<WaitOutcome> wait_forwarding(pid_t child, int status_fd, int events_fd,
       if (init_pid > 0) {
         // vigil-init (the sandbox's PID 1) handles these and passes them on.
         ::kill(init_pid, sig);
-      } else if (status_fd < 0) {
+      } else if (!confined) {
         ::kill(child, sig);  // unconfined: the child is the command
       }
       continue;
     }
     int wstatus = 0;
     if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
-    // Everything that could write is gone: read both pipes to their end.
-    while (status.open && status.read_some()) {
+    // Everything that could write is gone: read every pipe to its end.
+    for (PipeReader* r : readers) {
+      r->set_blocking();
+      while (r->open()) {
+        r->read_some();
+        pass_all();
+      }
     }
-    drain_status();
-    if (events.open) {
-      ::fcntl(events.fd, F_SETFL, ::fcntl(events.fd, F_GETFL) & ~O_NONBLOCK);
-      while (events.open && events.read_some()) events.take_lines(on_event);
-      events.take_lines(on_event);
-    }
+    parse_status_lines(&p.status.buf, true, &init_pid, &out);
     out.status = wstatus;
     return out;
   }
+}
+
+// A pipe for one of the command's output streams: the read end is ours (non-blocking),
+// the write end becomes the command's fd 1 or 2.
+Result<std::pair<UniqueFd, UniqueFd>> make_output_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
+  std::pair<UniqueFd, UniqueFd> p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  ::fcntl(p.first.get(), F_SETFL, O_NONBLOCK);
+  return p;
 }
 
 }  // namespace
@@ -206,10 +259,21 @@ Result<StatusPipe> make_status_pipe() {
 }
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
-                                  StatusPipe status, EventPipe* events,
-                                  const std::function<void(std::string_view)>& on_event) {
+                                  StatusPipe status, LaunchIo& io) {
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args));
   if (!memfd) return std::move(memfd).error();
+  Pipes pipes;
+  UniqueFd out_write, err_write;
+  if (io.capture_output) {
+    auto o = make_output_pipe();
+    if (!o) return std::move(o).error();
+    auto e = make_output_pipe();
+    if (!e) return std::move(e).error();
+    pipes.out.fd = std::move(o->first);
+    out_write = std::move(o->second);
+    pipes.err.fd = std::move(e->first);
+    err_write = std::move(e->second);
+  }
   const std::string fd_arg = std::to_string(memfd->get());
   std::vector<const char*> argv = {bwrap_path.c_str(), "--args", fd_arg.c_str()};
   const std::vector<std::string> command = command_tokens(args);
@@ -222,25 +286,41 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  // dup2 onto itself clears FD_CLOEXEC: exactly these two fds reach bwrap.
+  // dup2 onto itself clears FD_CLOEXEC: exactly these fds reach bwrap.
   posix_spawn_file_actions_adddup2(&actions, memfd->get(), memfd->get());
   posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
-  if (events != nullptr)
-    posix_spawn_file_actions_adddup2(&actions, events->write.get(), events->write.get());
+  if (io.events != nullptr)
+    posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
+  if (io.capture_output) {
+    posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
+  }
   // Its own process group: terminal signals reach vigil, which forwards them.
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setsigmask(&attr, &block.old());
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  // SIGPIPE back to its default: the CLI ignores it (a closed stdout must not kill the
+  // supervisor mid-log), and an ignored disposition would survive the exec.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
                                const_cast<char* const*>(argv.data()), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
+  // that could write to it is gone.
   status.write.reset();
-  if (events != nullptr) events->write.reset();  // only the sandbox holds it now: EOF = done
-  auto waited = wait_forwarding(pid, status.read.get(), events != nullptr ? events->read.get() : -1,
-                                on_event);
+  if (io.events != nullptr) io.events->write.reset();
+  out_write.reset();
+  err_write.reset();
+  pipes.status.fd = std::move(status.read);
+  if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
+  auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();
   if (waited->have_exit_code) return LaunchResult{waited->exit_code};
   if (WIFSIGNALED(waited->status)) {
@@ -269,7 +349,10 @@ Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(code);
   }
-  auto waited = wait_forwarding(pid, -1, -1, [](std::string_view) {});
+  Pipes none;
+  LaunchIo io;
+  io.on_event_line = [](std::string_view) {};
+  auto waited = wait_forwarding(pid, none, io);
   if (!waited) return std::move(waited).error();
   return LaunchResult{status_to_exit(waited->status)};
 }

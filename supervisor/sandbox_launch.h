@@ -33,13 +33,28 @@ struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
 };
 
+enum class OutputStream { kStdout, kStderr };
+
+// What flows back out of the sandbox while the command runs, besides its exit status.
+struct LaunchIo {
+  // The observer's event lines. When set, its write end is passed into the sandbox (for
+  // vigil-init's --events-fd); every line read from it goes to `on_event_line`, until
+  // the pipe closes.
+  EventPipe* events = nullptr;
+  std::function<void(std::string_view)> on_event_line;
+  // Capture: the command's stdout and stderr are pipes that the supervisor reads, and
+  // every chunk goes to `on_output` as it arrives (which forwards and logs it). It
+  // returns false when its destination is gone (a closed stdout): that pipe is then
+  // closed, so the command sees EPIPE/SIGPIPE exactly as it would without vigil.
+  // Without capture the command inherits the supervisor's stdout and stderr.
+  bool capture_output = false;
+  std::function<bool(OutputStream, std::string_view)> on_output;
+};
+
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap
 // could not be started, Errc::kUnsupported when it exited before starting the command.
-// `events`, when given, has its write end passed into the sandbox (for vigil-init's
-// --events-fd); every line read from it goes to `on_event`, until it closes.
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
-                                  StatusPipe status, EventPipe* events,
-                                  const std::function<void(std::string_view)>& on_event);
+                                  StatusPipe status, LaunchIo& io);
 
 // Runs argv directly (for --sandbox off); same signal forwarding and exit mapping.
 Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv);

@@ -83,13 +83,17 @@ Result<std::string> current_dir() {
 }
 
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
-  auto cwd = current_dir();
+  auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
   if (!cwd) return std::move(cwd).error();
+  if (cwd->empty() || (*cwd)[0] != '/') {
+    return make_error(Errc::kInvalidPolicy, "the workspace directory must be an absolute path");
+  }
   const char* home = std::getenv("HOME");
   LoadContext ctx{*cwd, home != nullptr ? home : ""};
   PreparedSandbox out;
   if (req.settings_path) {
-    auto p = load_policy_file(*req.settings_path, ctx);
+    const std::string& given = *req.settings_path;
+    auto p = load_policy_file(given.empty() || given[0] == '/' ? given : join(*cwd, given), ctx);
     if (!p) return std::move(p).error();
     out.policy = std::move(p).value();
   } else {

@@ -17,6 +17,9 @@ struct PlanRequest {
   std::optional<std::string> settings_path;
   bool allow_writable_settings = false;
   std::string session_tmp;  // empty for explain (no session)
+  // The workspace: what relative settings paths and a relative settings file are
+  // resolved against, and the default writable root. Empty: this process's cwd.
+  std::string cwd;
 };
 
 struct PreparedSandbox {

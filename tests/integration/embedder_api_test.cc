@@ -1,0 +1,93 @@
+// The embedder API (supervisor/session_runner.h) in-process, with the real bwrap and the
+// vigil-init built beside this test binary: events arrive live and in log order, output
+// comes through the callback, and the outcome carries the status and the annotation.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "supervisor/session_runner.h"
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+TEST(EmbedderApi, RunsACommandWithLiveEventsOutputAndOutcome) {
+  TempDir ws, outside, state;
+  SessionRequest req;
+  req.cwd = ws.path();
+  req.log_path = state / "api.jsonl";
+  req.command = {"/bin/sh", "-c",
+                 "echo hello; echo inside > inside.txt; echo no 2>/dev/null > '" + (outside / "x") +
+                     "'; echo bye >&2; exit 7"};
+  std::vector<events::Event> seen;
+  std::string out, err;
+  SessionCallbacks cb;
+  cb.on_event = [&](const events::Event& e) { seen.push_back(e); };
+  cb.on_output = [&](OutputStream s, std::string_view bytes) {
+    (s == OutputStream::kStdout ? out : err).append(bytes);
+    return true;
+  };
+  auto outcome = run_session(req, cb);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+
+  EXPECT_EQ(outcome->exit_code, 7);
+  EXPECT_EQ(outcome->log_path, state / "api.jsonl");
+  EXPECT_EQ(read_file(ws / "inside.txt"), "inside\n");
+  EXPECT_FALSE(exists(outside / "x"));
+  EXPECT_EQ(out, "hello\n");
+  // stderr: the command's own line, then the block for the model.
+  ASSERT_FALSE(outcome->annotation.empty());
+  EXPECT_EQ(err, "bye\n" + outcome->annotation);
+  EXPECT_NE(outcome->annotation.find(outside / "x"), std::string::npos) << outcome->annotation;
+  EXPECT_NE(outcome->violations_json.find("\"denied\""), std::string::npos);
+
+  // Every record, in seq order, from session.start to session.end, the denied write among
+  // them with the kernel's verdict.
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen.front().kind(), events::Kind::kSessionStart);
+  EXPECT_EQ(seen.back().kind(), events::Kind::kSessionEnd);
+  bool denied = false, allowed = false;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].seq, i) << "events out of order";
+    if (const auto* w = std::get_if<events::FsWrite>(&seen[i].body)) {
+      if (w->resolved == outside / "x" && w->verdict == Verdict::kDenied) denied = true;
+      if (w->resolved == ws / "inside.txt" && w->verdict == Verdict::kAllowed) allowed = true;
+    }
+  }
+  EXPECT_TRUE(denied);
+  EXPECT_TRUE(allowed);
+  // What the callbacks saw is what the log holds.
+  size_t lines = 0;
+  for (char c : read_file(outcome->log_path)) lines += c == '\n';
+  EXPECT_EQ(lines, seen.size());
+}
+
+TEST(EmbedderApi, ABadPolicyIsAnErrorAndRunsNothing) {
+  TempDir ws;
+  write_file(ws / "bad.json", R"({"filesystem": {"denyWrites": []}})");
+  SessionRequest req;
+  req.cwd = ws.path();
+  req.settings = "bad.json";  // relative: resolved against req.cwd, not this process's cwd
+  req.log_path = ws / "never.jsonl";
+  req.command = {"/bin/sh", "-c", "touch ran"};
+  auto outcome = run_session(req, {});
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code, Errc::kInvalidPolicy);
+  EXPECT_NE(outcome.error().message.find("denyWrite"), std::string::npos)
+      << outcome.error().message;
+  EXPECT_FALSE(exists(ws / "ran"));
+  EXPECT_FALSE(exists(ws / "never.jsonl"));
+}
+
+TEST(EmbedderApi, ARelativeWorkspaceIsRefused) {
+  SessionRequest req;
+  req.cwd = "relative/dir";
+  req.command = {"/bin/true"};
+  auto outcome = run_session(req, {});
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code, Errc::kInvalidPolicy);
+}
+
+}  // namespace
+}  // namespace vigil::test
