@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "supervisor/core/bounded_json.h"
+
 namespace vigil::events {
 namespace {
 
@@ -28,85 +30,9 @@ static_assert(std::variant_size_v<Body> == kKindNames.size());
 
 constexpr std::int64_t kMaxPid = 4194304;  // PID_MAX_LIMIT on 64-bit Linux
 
-// ---------------------------------------------------------------------------------------
-// Bounded JSON: nlohmann's SAX interface, building the DOM ourselves so that nesting is
-// bounded (a deep document would otherwise cost stack in the DOM's destructor) and a
-// duplicate key is an error (with last-one-wins, {"verdict":"denied","verdict":"allowed"}
-// reads differently to different parsers).
-class BoundedDom {
- public:
-  explicit BoundedDom(int max_depth) : max_depth_(max_depth) {}
-
-  bool null() { return value(json(nullptr)); }
-  bool boolean(bool v) { return value(json(v)); }
-  bool number_integer(json::number_integer_t v) { return value(json(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return value(json(v)); }
-  bool number_float(json::number_float_t v, const json::string_t&) { return value(json(v)); }
-  bool string(json::string_t& v) { return value(json(std::move(v))); }
-  bool binary(json::binary_t&) { return fail("binary value"); }
-  bool start_object(std::size_t) { return open(json::object()); }
-  bool start_array(std::size_t) { return open(json::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-  bool key(json::string_t& k) {
-    Frame& f = stack_.back();
-    if (f.node->contains(k)) return fail("duplicate key");
-    pending_key_ = std::move(k);
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    return fail("not valid JSON");
-  }
-
-  json& root() { return root_; }
-  const std::string& error() const { return error_; }
-
- private:
-  struct Frame {
-    json* node;
-  };
-  json* place(json v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    json* parent = stack_.back().node;
-    if (parent->is_object()) {
-      json& slot = (*parent)[pending_key_];
-      slot = std::move(v);
-      return &slot;
-    }
-    parent->push_back(std::move(v));
-    return &parent->back();
-  }
-  bool value(json v) {
-    place(std::move(v));
-    return true;
-  }
-  bool open(json container) {
-    if (static_cast<int>(stack_.size()) >= max_depth_) return fail("nested too deeply");
-    json* slot = place(std::move(container));
-    stack_.push_back(Frame{slot});
-    return true;
-  }
-  bool close() {
-    stack_.pop_back();
-    return true;
-  }
-  bool fail(std::string why) {
-    if (error_.empty()) error_ = std::move(why);
-    return false;
-  }
-
-  int max_depth_;
-  json root_;
-  std::vector<Frame> stack_;
-  std::string pending_key_;
-  std::string error_;
-};
-
 Result<json> parse_bounded(std::string_view line, int max_depth) {
-  BoundedDom dom(max_depth);
+  // Bounded nesting, duplicate keys refused (supervisor/core/bounded_json.h).
+  BoundedJsonBuilder dom(max_depth);
   bool ok = false;
   try {
     ok = json::sax_parse(line.begin(), line.end(), &dom);
@@ -116,7 +42,19 @@ Result<json> parse_bounded(std::string_view line, int max_depth) {
     ok = false;
   }
   if (!ok) {
-    return make_error(Errc::kInvalidPolicy, dom.error().empty() ? "not valid JSON" : dom.error());
+    using K = BoundedJsonBuilder::Problem::Kind;
+    switch (dom.problem().kind) {
+      case K::kTooDeep:
+        return make_error(Errc::kInvalidPolicy, "nested too deeply");
+      case K::kDuplicateKey:
+        return make_error(Errc::kInvalidPolicy, "duplicate key");
+      case K::kBinary:
+        return make_error(Errc::kInvalidPolicy, "binary value");
+      case K::kSyntax:
+      case K::kNone:
+        break;
+    }
+    return make_error(Errc::kInvalidPolicy, "not valid JSON");
   }
   if (!dom.root().is_object()) return make_error(Errc::kInvalidPolicy, "not a JSON object");
   return std::move(dom.root());

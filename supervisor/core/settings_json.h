@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "supervisor/core/bounded_json.h"  // json_path_key, json_path_index
 #include "supervisor/core/result.h"
 
 namespace vigil {
@@ -31,9 +32,5 @@ Result<SettingsJson> parse_settings_json(std::string text, std::string_view sour
 
 // "line L, column C" for a byte offset of `text` (1-based, counting bytes).
 std::string line_column(std::string_view text, std::size_t offset);
-
-// Appends a key to a JSON path: identifiers with '.', others with ["..."].
-std::string json_path_key(std::string_view parent, std::string_view key);
-std::string json_path_index(std::string_view parent, std::size_t index);
 
 }  // namespace vigil
