@@ -13,6 +13,7 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/event_schema.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/net_events.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
@@ -49,49 +50,16 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
   return {};
 }
 
+#if defined(__APPLE__)
+// supervisor/macos_launch.cc: sandbox-exec instead of bwrap (nothing below is built there).
+int cmd_run_macos(const RunArgs& args);
+int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
+#else
+
 namespace {
 
-events::NetProto to_event_proto(proxy::Proto p) {
-  switch (p) {
-    case proxy::Proto::kHttp:
-      return events::NetProto::kHttp;
-    case proxy::Proto::kConnect:
-      return events::NetProto::kConnect;
-    case proxy::Proto::kSocks5:
-      return events::NetProto::kSocks5;
-    case proxy::Proto::kSocks4:
-      return events::NetProto::kSocks4;
-  }
-  return events::NetProto::kHttp;
-}
-
-events::NetDecision to_event(const proxy::NetDecision& d) {
-  events::NetDecision e;
-  e.proto = to_event_proto(d.proto);
-  e.host = d.host;
-  e.port = d.port;
-  e.verdict = d.verdict == proxy::Verdict::kAllow ? events::NetVerdict::kAllowed
-                                                  : events::NetVerdict::kDenied;
-  e.rule = d.rule;
-  e.reason = d.reason;
-  e.refused_by = proxy::to_string(d.refused_by);
-  e.address = d.address;
-  e.guard_check = d.guard_check;
-  return e;
-}
-
-events::NetUpstreamFailure to_event(const proxy::UpstreamFailure& f) {
-  events::NetUpstreamFailure e;
-  e.proto = to_event_proto(f.proto);
-  e.host = f.host;
-  e.port = f.port;
-  e.address = f.address;
-  e.what = f.what;
-  return e;
-}
-
 // What the command's environment gains inside the sandbox.
-std::vector<std::pair<std::string, std::string>> session_environment(const std::string& tmp) {
+std::vector<std::pair<std::string, std::string> > session_environment(const std::string& tmp) {
   const std::string http = "http://127.0.0.1:3128";
   const std::string socks = "socks5h://127.0.0.1:1080";
   return {
@@ -187,8 +155,8 @@ int cmd_run(const RunArgs& args) {
   // list gets a 403 with the reason; with no allow list, every host does).
   auto proxy = SessionProxy::start(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, to_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, to_event(f)); });
+      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); });
   if (!proxy) return report(proxy.error());
   in.setenv = session_environment(session->tmp());
   in.late_ro_binds = {session->proxy_socket()};
@@ -263,5 +231,6 @@ int cmd_run(const RunArgs& args) {
     std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
   return launched->exit_code;
 }
+#endif  // !__APPLE__
 
 }  // namespace vigil

@@ -29,10 +29,20 @@ class SessionProxy {
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const std::string& socket_path,
                                                      OnDecision on_decision, OnFailure on_failure);
+  // The same on any listen address. macOS has no vigil-init bridge: the sandboxed command
+  // reaches the proxy directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free
+  // one; local_address() says which), and the Seatbelt profile allows exactly that port.
+  static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
+                                                     const proxy::ListenAddress& where,
+                                                     OnDecision on_decision, OnFailure on_failure);
   ~SessionProxy();  // graceful shutdown, then joins the thread
 
   // Stops accepting and closes connections; waits for the thread.
   void stop();
+
+  // What the listener is bound to (the real port for tcp port 0). Fixed once start()
+  // returned, so it may be read from any thread.
+  const proxy::ListenAddress& local_address() const { return bound_; }
 
  private:
   class Sink;
@@ -41,6 +51,7 @@ class SessionProxy {
   std::shared_ptr<Sink> sink_;
   std::unique_ptr<proxy::Server> server_;
   std::thread thread_;
+  proxy::ListenAddress bound_;
   bool stopped_ = false;
 };
 
