@@ -15,14 +15,14 @@
 namespace vigil {
 namespace {
 
+std::string join(const std::string& dir, std::string_view rel) {
+  return dir == "/" ? "/" + std::string(rel) : dir + "/" + std::string(rel);
+}
+
 #if !defined(__APPLE__)
 // A ".git" that is a file points git at another repository's config and hooks.
 constexpr MandatoryDeny kGitPointer{".git", DenyShape::kFile,
                                     "git follows it to a repository's config and hooks"};
-
-std::string join(const std::string& dir, std::string_view rel) {
-  return dir == "/" ? "/" + std::string(rel) : dir + "/" + std::string(rel);
-}
 
 // What the scan found, as resolved paths the plan can mount over.
 Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<ProtectedPath>* out,
