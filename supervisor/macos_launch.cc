@@ -43,6 +43,7 @@
 #include "supervisor/annotation.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/path_expand.h"
 #include "supervisor/event_schema.h"
 #include "supervisor/macos_session.h"
 #include "supervisor/net_events.h"
@@ -392,6 +393,16 @@ int cmd_run_macos(const RunArgs& args) {
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); });
   if (!proxy) return report(proxy.error());
   const std::uint16_t port = (*proxy)->local_address().port;
+
+  // As on Linux, the session cannot rewrite its own log.
+  std::string log_abs = log->path();
+  if (log_abs.empty() || log_abs[0] != '/') {
+    auto here = current_dir();
+    if (!here) return report(here.error());
+    log_abs = *here + "/" + log_abs;
+  }
+  const std::string log_dir = resolve_symlinks(log_abs.substr(0, log_abs.rfind('/')));
+  deny_writes_to_log_dir(prepared->policy, prepared->plan, prepared->protected_paths, log_dir);
 
   const std::string tag = seatbelt_log_tag(id);
   auto profile = build_seatbelt_profile(

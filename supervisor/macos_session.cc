@@ -37,6 +37,18 @@ std::vector<std::pair<std::string, std::string>> macos_session_environment(
   };
 }
 
+bool deny_writes_to_log_dir(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
+                            const std::string& log_dir) {
+  if (decide(plan, log_dir, Access::kWrite).verdict == Verdict::kDenied) return false;
+  PathRule r;
+  r.written = r.literal = r.resolved = log_dir;
+  r.origin = "the session log's directory";
+  r.kind = PathKind::kDir;
+  policy.fs.deny_write.push_back(std::move(r));
+  plan = build_plan(policy, found);
+  return true;
+}
+
 bool is_seatbelt_write_operation(std::string_view op) {
   // The names themselves are listed once, with the Linux syscalls, in event_schema.cc.
   return (op.starts_with("file-write-") || op == "file-link") && events::is_known_write_syscall(op);

@@ -32,6 +32,13 @@ std::string seatbelt_log_tag(std::string_view session_id);
 std::vector<std::pair<std::string, std::string>> macos_session_environment(
     const std::string& tmp, std::uint16_t proxy_port);
 
+// A log the session could rewrite proves nothing. Linux binds the log's directory
+// read-only; here, when `log_dir` (resolved, existing) is writable under `policy`, it
+// becomes a denyWrite rule and the plan is rebuilt from the policy and `found`, so the
+// profile denies it like any other. Returns whether a rule was added.
+bool deny_writes_to_log_dir(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
+                            const std::string& log_dir);
+
 // The Seatbelt operations that are writes, as the fs.write `syscall` field names them
 // (events::is_known_write_syscall() accepts exactly these too).
 bool is_seatbelt_write_operation(std::string_view op);

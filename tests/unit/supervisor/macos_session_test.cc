@@ -55,6 +55,27 @@ TEST(MacosSession, EnvironmentPointsEveryClientAtTheOnePort) {
   EXPECT_EQ(m["GIT_SSH_COMMAND"], "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:49152 %h %p'");
 }
 
+TEST(MacosSession, LogDirectoryInsideAWritableRootBecomesUnwritable) {
+  sbfix::Case c = sbfix::default_case();
+  Plan plan = c.plan();
+  const std::string dir = sbfix::kProj + "/logs";
+  ASSERT_EQ(decide(plan, dir + "/s.jsonl", Access::kWrite).verdict, Verdict::kAllowed);
+  ASSERT_TRUE(deny_writes_to_log_dir(c.policy, plan, c.found, dir));
+  EXPECT_EQ(decide(plan, dir + "/s.jsonl", Access::kWrite).verdict, Verdict::kDenied);
+  EXPECT_EQ(decide(plan, dir, Access::kWrite).verdict, Verdict::kDenied);
+  EXPECT_EQ(decide(plan, sbfix::kProj + "/src/a.c", Access::kWrite).verdict, Verdict::kAllowed);
+  // The profile built from it carries the directory as a parameter of a deny rule.
+  auto profile = build_seatbelt_profile(SeatbeltInputs{&c.policy, &plan, c.session});
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  bool passed = false;
+  for (const auto& p : profile->params) passed = passed || p.value == dir;
+  EXPECT_TRUE(passed);
+  // Already unwritable (the default state dir is outside every root): nothing added.
+  const std::size_t rules = c.policy.fs.deny_write.size();
+  EXPECT_FALSE(deny_writes_to_log_dir(c.policy, plan, c.found, "/Users/dev/.local/state/vigil"));
+  EXPECT_EQ(c.policy.fs.deny_write.size(), rules);
+}
+
 TEST(MacosSession, WriteOperations) {
   for (const char* op : {"file-write-create", "file-write-data", "file-write-unlink",
                          "file-write-mode", "file-write-xattr", "file-link"}) {
