@@ -32,15 +32,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "seatbelt/log_parser.h"
 #include "seatbelt/profile_builder.h"
 #include "seatbelt/sandbox_exec_argv.h"
-#include "supervisor/annotation.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/path_expand.h"
@@ -51,6 +48,7 @@
 #include "supervisor/session_dir.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_proxy.h"
+#include "supervisor/session_record.h"
 
 extern char** environ;
 
@@ -351,37 +349,10 @@ int cmd_run_macos(const RunArgs& args) {
   for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
 
   const std::string id = new_session_id();
-  Result<std::string> log_path =
-      args.log ? Result<std::string>(*args.log)
-               : default_log_path(id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
-  if (!log_path) return report(log_path.error());
-  if (!args.log) {
-    if (auto r = prepare_log_dir(*log_path); !r) return report(r.error());
-  }
-  auto log = SessionLog::create(*log_path, id);
-  if (!log) return report(log.error());
-  ViolationCollector collector;
-  log->set_listener([&](const events::Event& e, const std::string&) { collector.add(e); });
-  // Appended to from the proxy's thread too: the counters need their own lock.
-  std::mutex counters_mu;
-  std::map<std::string, std::uint64_t> counters;
-  auto append = [&](events::Source src, events::Body body) {
-    if (auto r = log->append(src, std::move(body)); !r) {
-      std::lock_guard<std::mutex> lock(counters_mu);
-      ++counters["log.append_failed"];
-    }
-  };
-  {
-    events::SessionStart start;
-    start.argv = args.command;
-    start.backend = "seatbelt";
-    start.policy_digest = policy_digest(prepared->policy);
-    start.versions.vigil = "0.1.0";
-    start.log = log->path();
-    auto here = current_dir();
-    start.cwd = here ? *here : "";
-    append(events::Source::kSupervisor, std::move(start));
-  }
+  auto record = SessionRecord::open(args, id, "seatbelt", prepared->policy);
+  if (!record) return report(record.error());
+  SessionRecord& rec = **record;
+  auto append = [&rec](events::Source src, events::Body body) { rec.append(src, std::move(body)); };
 
   proxy::ListenAddress where;
   where.kind = proxy::ListenAddress::Kind::kTcp;
@@ -395,7 +366,7 @@ int cmd_run_macos(const RunArgs& args) {
   const std::uint16_t port = (*proxy)->local_address().port;
 
   // As on Linux, the session cannot rewrite its own log.
-  std::string log_abs = log->path();
+  std::string log_abs = rec.path();
   if (log_abs.empty() || log_abs[0] != '/') {
     auto here = current_dir();
     if (!here) return report(here.error());
@@ -450,35 +421,9 @@ int cmd_run_macos(const RunArgs& args) {
   if (!waited) return report(waited.error());
   const int exit_code = status_to_exit(waited->status);
 
-  const std::string block = render_annotation(collector, {kAnnotationMaxLines, log->path()});
-  if (!block.empty()) {
-    std::fflush(stdout);
-    std::fputs("\n", stderr);
-    std::fputs(block.c_str(), stderr);
-    std::fflush(stderr);
-    append(events::Source::kSupervisor, events::Annotation{block, true});
-  }
-  if (args.violations_fd) {
-    const std::string json =
-        render_violations_json(collector, {kAnnotationMaxLines, log->path()}, id) + "\n";
-    (void)!::write(*args.violations_fd, json.data(), json.size());
-  }
-  events::SessionEnd end;
-  if (WIFSIGNALED(waited->status)) {
-    end.signal = WTERMSIG(waited->status);
-  } else {
-    end.exit_code = exit_code;
-  }
-  end.duration_ns = log->elapsed_ns();
-  {
-    std::lock_guard<std::mutex> lock(counters_mu);
-    end.counters = counters;
-  }
-  for (const auto& [k, v] : feed.counters()) end.counters[k] += v;
-  if (!listening) ++end.counters["seatbelt.log_unavailable"];
-  append(events::Source::kSupervisor, std::move(end));
-  if (auto r = log->close(); !r)
-    std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
+  for (const auto& [k, v] : feed.counters()) rec.count(k, v);
+  if (!listening) rec.count("seatbelt.log_unavailable");
+  rec.finish(exit_code, args.violations_fd, stderr);
   return exit_code;
 }
 
