@@ -403,8 +403,7 @@ int cmd_run_macos(const RunArgs& args) {
   }
   LogStream* live = listening ? &*stream : nullptr;
 
-  auto child =
-      spawn(*argv, merged_environment(macos_session_environment(session->tmp(), port)), {});
+  auto child = spawn(*argv, merged_environment(proxy_environment(session->tmp(), port, port)), {});
   if (!child) {
     ignore_forwarded_signals(false);
     (*proxy)->stop();

@@ -16,27 +16,6 @@ std::string seatbelt_log_tag(std::string_view session_id) {
   return tag;
 }
 
-std::vector<std::pair<std::string, std::string>> macos_session_environment(
-    const std::string& tmp, std::uint16_t proxy_port) {
-  const std::string where = "127.0.0.1:" + std::to_string(proxy_port);
-  const std::string http = "http://" + where;
-  const std::string socks = "socks5h://" + where;
-  return {
-      {"TMPDIR", tmp},
-      {"HTTP_PROXY", http},
-      {"HTTPS_PROXY", http},
-      {"http_proxy", http},
-      {"https_proxy", http},
-      {"ALL_PROXY", socks},
-      {"all_proxy", socks},
-      // Empty on purpose: the profile allows no other destination anyway.
-      {"NO_PROXY", ""},
-      {"no_proxy", ""},
-      // macOS's nc is OpenBSD's: -X 5 -x speaks SOCKS5 to the proxy.
-      {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x " + where + " %h %p'"},
-  };
-}
-
 bool deny_writes_to_log_dir(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
                             const std::string& log_dir) {
   if (decide(plan, log_dir, Access::kWrite).verdict == Verdict::kDenied) return false;

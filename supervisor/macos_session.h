@@ -26,12 +26,6 @@ namespace vigil {
 // Always satisfies valid_log_tag(): shortened to 64 bytes, padded to 8.
 std::string seatbelt_log_tag(std::string_view session_id);
 
-// What the command's environment gains on macOS: the session temp dir, and every proxy
-// variable pointing at the session proxy's one loopback port (it tells HTTP from SOCKS by
-// the first byte, so HTTP_PROXY and ALL_PROXY name the same port).
-std::vector<std::pair<std::string, std::string>> macos_session_environment(
-    const std::string& tmp, std::uint16_t proxy_port);
-
 // A log the session could rewrite proves nothing. Linux binds the log's directory
 // read-only; here, when `log_dir` (resolved, existing) is writable under `policy`, it
 // becomes a denyWrite rule and the plan is rebuilt from the policy and `found`, so the

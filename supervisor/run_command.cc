@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
+#include "observer/bridge.h"
 #include "supervisor/annotation.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
@@ -58,24 +59,9 @@ int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
 
 namespace {
 
-// What the command's environment gains inside the sandbox.
-std::vector<std::pair<std::string, std::string> > session_environment(const std::string& tmp) {
-  const std::string http = "http://127.0.0.1:3128";
-  const std::string socks = "socks5h://127.0.0.1:1080";
-  return {
-      {"TMPDIR", tmp},
-      {"HTTP_PROXY", http},
-      {"HTTPS_PROXY", http},
-      {"http_proxy", http},
-      {"https_proxy", http},
-      {"ALL_PROXY", socks},
-      {"all_proxy", socks},
-      // Empty on purpose: nothing bypasses the proxy (there is no other route anyway).
-      {"NO_PROXY", ""},
-      {"no_proxy", ""},
-      // ssh (git over ssh) through SOCKS5 with OpenBSD netcat, where it is installed.
-      {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:1080 %h %p'"},
-  };
+// What the command's environment gains inside the sandbox: the bridges' ports.
+auto session_environment(const std::string& tmp) {
+  return proxy_environment(tmp, init::kHttpProxyPort, init::kSocksProxyPort);
 }
 
 }  // namespace

@@ -10,6 +10,27 @@
 
 namespace vigil {
 
+std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
+                                                                   std::uint16_t http_port,
+                                                                   std::uint16_t socks_port) {
+  const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
+  const std::string socks_at = "127.0.0.1:" + std::to_string(socks_port);
+  const std::string socks = "socks5h://" + socks_at;
+  return {
+      {"TMPDIR", tmp},
+      {"HTTP_PROXY", http},
+      {"HTTPS_PROXY", http},
+      {"http_proxy", http},
+      {"https_proxy", http},
+      {"ALL_PROXY", socks},
+      {"all_proxy", socks},
+      {"NO_PROXY", ""},
+      {"no_proxy", ""},
+      // ssh (git over ssh) through SOCKS5 with OpenBSD netcat (macOS's nc is one).
+      {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x " + socks_at + " %h %p'"},
+  };
+}
+
 class SessionProxy::Sink : public proxy::EventSink {
  public:
   Sink(OnDecision d, OnFailure f) : on_decision_(std::move(d)), on_failure_(std::move(f)) {}

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "proxy/events.h"
@@ -18,6 +20,15 @@
 #include "supervisor/core/result.h"
 
 namespace vigil {
+
+// What the command's environment gains: the session temp dir, and every proxy variable
+// pointing at the session proxy on 127.0.0.1 (Linux: vigil-init's bridges, 3128 and 1080;
+// macOS: the proxy's one TCP port for both, since it tells HTTP from SOCKS by the first
+// byte). NO_PROXY is empty on purpose: nothing bypasses the proxy (there is no other
+// route anyway). Pure.
+std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
+                                                                   std::uint16_t http_port,
+                                                                   std::uint16_t socks_port);
 
 class SessionProxy {
  public:

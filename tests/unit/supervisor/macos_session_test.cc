@@ -10,6 +10,7 @@
 #include "seatbelt/profile_builder.h"
 #include "supervisor/annotation.h"
 #include "supervisor/session_log.h"
+#include "supervisor/session_proxy.h"
 #include "tests/unit/seatbelt/fixtures.h"
 
 namespace vigil {
@@ -43,7 +44,7 @@ TEST(MacosSession, LogTagFromSessionIds) {
 }
 
 TEST(MacosSession, EnvironmentPointsEveryClientAtTheOnePort) {
-  const auto env = macos_session_environment("/private/tmp/vigil-501/s/tmp", 49152);
+  const auto env = proxy_environment("/private/tmp/vigil-501/s/tmp", 49152, 49152);
   std::map<std::string, std::string> m(env.begin(), env.end());
   EXPECT_EQ(m["TMPDIR"], "/private/tmp/vigil-501/s/tmp");
   for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
@@ -53,6 +54,13 @@ TEST(MacosSession, EnvironmentPointsEveryClientAtTheOnePort) {
   EXPECT_EQ(m["NO_PROXY"], "");
   EXPECT_EQ(m["no_proxy"], "");
   EXPECT_EQ(m["GIT_SSH_COMMAND"], "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:49152 %h %p'");
+  // Linux: the bridges' two ports.
+  const auto linux_env = proxy_environment("/t", 3128, 1080);
+  std::map<std::string, std::string> l(linux_env.begin(), linux_env.end());
+  EXPECT_EQ(l["HTTPS_PROXY"], "http://127.0.0.1:3128");
+  EXPECT_EQ(l["ALL_PROXY"], "socks5h://127.0.0.1:1080");
+  EXPECT_EQ(l["GIT_SSH_COMMAND"], "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:1080 %h %p'");
+  EXPECT_EQ(linux_env.size(), env.size());
 }
 
 TEST(MacosSession, LogDirectoryInsideAWritableRootBecomesUnwritable) {
