@@ -718,16 +718,4 @@ Result<SeatbeltProfile> build_seatbelt_profile(const SeatbeltInputs& in) {
   return out;
 }
 
-std::vector<std::string> sandbox_exec_argv(const SeatbeltProfile& profile,
-                                           const std::vector<std::string>& command) {
-  std::vector<std::string> argv{"/usr/bin/sandbox-exec", "-p", profile.text};
-  for (const auto& p : profile.params) {
-    argv.push_back("-D");
-    argv.push_back(p.name + "=" + p.value);
-  }
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
-}
-
 }  // namespace vigil

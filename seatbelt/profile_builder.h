@@ -68,10 +68,7 @@ struct SeatbeltProfile {
 
 Result<SeatbeltProfile> build_seatbelt_profile(const SeatbeltInputs& in);
 
-// /usr/bin/sandbox-exec -p TEXT -D NAME=VALUE... -- COMMAND...: one argv element per
-// value, for posix_spawn (never a shell).
-std::vector<std::string> sandbox_exec_argv(const SeatbeltProfile& profile,
-                                           const std::vector<std::string>& command);
+// The argv for /usr/bin/sandbox-exec: seatbelt/sandbox_exec_argv.h.
 
 // ---- the pieces, exposed for table tests ----
 

@@ -4,7 +4,9 @@
 #include <cstdio>
 
 #include "bwrap/argv_builder.h"
+#if !defined(__APPLE__)
 #include "filters/bpf_disasm.h"
+#endif
 #include "observer/bridge.h"
 #include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
@@ -49,10 +51,14 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
 
 int cmd_explain(const ExplainArgs& args) {
   if (args.filters) {  // the filters do not depend on the policy
+#if defined(__APPLE__)
+    return report(make_error(Errc::kUnsupported, "--filters: seccomp filters are Linux-only"));
+#else
     auto text = explain_filters();
     if (!text) return report(text.error());
     std::fputs(text->c_str(), stdout);
     return 0;
+#endif
   }
   auto prepared = prepare_for_explain(args);
   if (!prepared) return report(prepared.error());

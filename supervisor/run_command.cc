@@ -24,6 +24,11 @@ int report(const Error& e) {
   return exit_code_for(e);
 }
 
+#if defined(__APPLE__)
+// supervisor/macos_launch.cc: sandbox-exec instead of bwrap (run_session is Linux's).
+int cmd_run_macos(const RunArgs& args);
+int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
+#else
 int cmd_run(const RunArgs& args) {
   if (!args.sandbox) {
     std::fprintf(stderr,
@@ -49,5 +54,6 @@ int cmd_run(const RunArgs& args) {
   }
   return outcome->exit_code;
 }
+#endif  // !__APPLE__
 
 }  // namespace vigil

@@ -6,20 +6,23 @@
 #include <cstdlib>
 #include <set>
 
+#if !defined(__APPLE__)
 #include "bwrap/mandatory_scan.h"
+#endif
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/policy_loader.h"
 
 namespace vigil {
 namespace {
 
-// A ".git" that is a file points git at another repository's config and hooks.
-constexpr MandatoryDeny kGitPointer{".git", DenyShape::kFile,
-                                    "git follows it to a repository's config and hooks"};
-
 std::string join(const std::string& dir, std::string_view rel) {
   return dir == "/" ? "/" + std::string(rel) : dir + "/" + std::string(rel);
 }
+
+#if !defined(__APPLE__)
+// A ".git" that is a file points git at another repository's config and hooks.
+constexpr MandatoryDeny kGitPointer{".git", DenyShape::kFile,
+                                    "git follows it to a repository's config and hooks"};
 
 // What the scan found, as resolved paths the plan can mount over.
 Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<ProtectedPath>* out,
@@ -72,6 +75,7 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<P
   }
   return {};
 }
+#endif  // !__APPLE__
 
 }  // namespace
 
@@ -110,11 +114,15 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     tmp.session_temp = true;
     out.policy.fs.allow_write.push_back(std::move(tmp));
   }
+#if !defined(__APPLE__)
+  // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
+  // depth, whatever exists now (seatbelt/profile_builder.h).
   for (const auto& root : out.policy.fs.allow_write) {
     if (root.session_temp || root.kind != PathKind::kDir) continue;
     if (auto r = scan_root(out.policy, root, &out.protected_paths, &out.warnings); !r)
       return r.error();
   }
+#endif
   out.plan = build_plan(out.policy, out.protected_paths);
 
   if (req.settings_path && !req.allow_writable_settings) {

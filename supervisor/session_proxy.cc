@@ -4,10 +4,32 @@
 #include <signal.h>
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/address.hpp>
 
 #include "proxy/resolver.h"
 
 namespace vigil {
+
+std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
+                                                                   std::uint16_t http_port,
+                                                                   std::uint16_t socks_port) {
+  const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
+  const std::string socks_at = "127.0.0.1:" + std::to_string(socks_port);
+  const std::string socks = "socks5h://" + socks_at;
+  return {
+      {"TMPDIR", tmp},
+      {"HTTP_PROXY", http},
+      {"HTTPS_PROXY", http},
+      {"http_proxy", http},
+      {"https_proxy", http},
+      {"ALL_PROXY", socks},
+      {"all_proxy", socks},
+      {"NO_PROXY", ""},
+      {"no_proxy", ""},
+      // ssh (git over ssh) through SOCKS5 with OpenBSD netcat (macOS's nc is one).
+      {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x " + socks_at + " %h %p'"},
+  };
+}
 
 class SessionProxy::Sink : public proxy::EventSink {
  public:
@@ -24,16 +46,34 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& n
                                                           const std::string& socket_path,
                                                           OnDecision on_decision,
                                                           OnFailure on_failure) {
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kUnix;
+  where.path = socket_path;
+  return start(net, where, std::move(on_decision), std::move(on_failure));
+}
+
+Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
+                                                          const proxy::ListenAddress& where,
+                                                          OnDecision on_decision,
+                                                          OnFailure on_failure) {
+  if (where.kind == proxy::ListenAddress::Kind::kTcp) {
+    // Anything that can reach the listener can use the session's allowlist: loopback
+    // only (proxy::Server::listen binds whatever it is given).
+    boost::system::error_code ec;
+    const auto addr = boost::asio::ip::make_address(where.host, ec);
+    if (ec || !addr.is_loopback()) {
+      return make_error(Errc::kInternal,
+                        "session proxy: " + where.text() + " is not a loopback address");
+    }
+  }
   std::unique_ptr<SessionProxy> p(new SessionProxy());
   p->sink_ = std::make_shared<Sink>(std::move(on_decision), std::move(on_failure));
   auto server = proxy::Server::create(p->io_, net, proxy::ServerOptions{},
                                       proxy::make_system_resolver(p->io_.get_executor()), p->sink_);
   if (!server) return std::move(server).error();
   p->server_ = std::move(server).value();
-  proxy::ListenAddress where;
-  where.kind = proxy::ListenAddress::Kind::kUnix;
-  where.path = socket_path;
   if (auto r = p->server_->listen(where); !r) return std::move(r).error();
+  p->bound_ = p->server_->local_address();
   p->server_->start();
   // The thread starts with every signal blocked (a new thread inherits its creator's
   // mask): SIGCHLD and the forwarded signals must reach the supervisor's signalfd on the
@@ -56,6 +96,10 @@ void SessionProxy::stop() {
   server_->abort();
   io_.stop();
   if (thread_.joinable()) thread_.join();
+  // io_.stop() can win the race with the posted abort(): the listener would stay open
+  // (and, in TCP mode, keep accepting into its backlog) until the destructor. The
+  // io_context is not running any more, so the server may be destroyed here.
+  server_.reset();
 }
 
 SessionProxy::~SessionProxy() { stop(); }

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "proxy/events.h"
@@ -18,6 +20,15 @@
 #include "supervisor/core/result.h"
 
 namespace vigil {
+
+// What the command's environment gains: the session temp dir, and every proxy variable
+// pointing at the session proxy on 127.0.0.1 (Linux: vigil-init's bridges, 3128 and 1080;
+// macOS: the proxy's one TCP port for both, since it tells HTTP from SOCKS by the first
+// byte). NO_PROXY is empty on purpose: nothing bypasses the proxy (there is no other
+// route anyway). Pure.
+std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
+                                                                   std::uint16_t http_port,
+                                                                   std::uint16_t socks_port);
 
 class SessionProxy {
  public:
@@ -29,10 +40,20 @@ class SessionProxy {
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const std::string& socket_path,
                                                      OnDecision on_decision, OnFailure on_failure);
+  // The same on any listen address. macOS has no vigil-init bridge: the sandboxed command
+  // reaches the proxy directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free
+  // one; local_address() says which), and the Seatbelt profile allows exactly that port.
+  static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
+                                                     const proxy::ListenAddress& where,
+                                                     OnDecision on_decision, OnFailure on_failure);
   ~SessionProxy();  // graceful shutdown, then joins the thread
 
   // Stops accepting and closes connections; waits for the thread.
   void stop();
+
+  // What the listener is bound to (the real port for tcp port 0). Fixed once start()
+  // returned, so it may be read from any thread.
+  const proxy::ListenAddress& local_address() const { return bound_; }
 
  private:
   class Sink;
@@ -41,6 +62,7 @@ class SessionProxy {
   std::shared_ptr<Sink> sink_;
   std::unique_ptr<proxy::Server> server_;
   std::thread thread_;
+  proxy::ListenAddress bound_;
   bool stopped_ = false;
 };
 

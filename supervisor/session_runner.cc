@@ -12,14 +12,16 @@
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
-#include "observer/bridge.h"
+#include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/net_events.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_proxy.h"
+#include "supervisor/session_record.h"
 
 namespace vigil {
 
@@ -53,71 +55,6 @@ bool write_all_to(int fd, std::string_view bytes) {
   return true;
 }
 
-namespace {
-
-events::NetProto to_event_proto(proxy::Proto p) {
-  switch (p) {
-    case proxy::Proto::kHttp:
-      return events::NetProto::kHttp;
-    case proxy::Proto::kConnect:
-      return events::NetProto::kConnect;
-    case proxy::Proto::kSocks5:
-      return events::NetProto::kSocks5;
-    case proxy::Proto::kSocks4:
-      return events::NetProto::kSocks4;
-  }
-  return events::NetProto::kHttp;
-}
-
-events::NetDecision to_event(const proxy::NetDecision& d) {
-  events::NetDecision e;
-  e.proto = to_event_proto(d.proto);
-  e.host = d.host;
-  e.port = d.port;
-  e.verdict = d.verdict == proxy::Verdict::kAllow ? events::NetVerdict::kAllowed
-                                                  : events::NetVerdict::kDenied;
-  e.rule = d.rule;
-  e.reason = d.reason;
-  e.refused_by = proxy::to_string(d.refused_by);
-  e.address = d.address;
-  e.guard_check = d.guard_check;
-  return e;
-}
-
-events::NetUpstreamFailure to_event(const proxy::UpstreamFailure& f) {
-  events::NetUpstreamFailure e;
-  e.proto = to_event_proto(f.proto);
-  e.host = f.host;
-  e.port = f.port;
-  e.address = f.address;
-  e.what = f.what;
-  return e;
-}
-
-// What the command's environment gains inside the sandbox.
-std::vector<std::pair<std::string, std::string>> session_environment(const std::string& tmp) {
-  // The bridges vigil-init binds inside the sandbox's network namespace.
-  const std::string http = "http://127.0.0.1:" + std::to_string(init::kHttpProxyPort);
-  const std::string socks = "socks5h://127.0.0.1:" + std::to_string(init::kSocksProxyPort);
-  return {
-      {"TMPDIR", tmp},
-      {"HTTP_PROXY", http},
-      {"HTTPS_PROXY", http},
-      {"http_proxy", http},
-      {"https_proxy", http},
-      {"ALL_PROXY", socks},
-      {"all_proxy", socks},
-      // Empty on purpose: nothing bypasses the proxy (there is no other route anyway).
-      {"NO_PROXY", ""},
-      {"no_proxy", ""},
-      // ssh (git over ssh) through SOCKS5 with OpenBSD netcat, where it is installed.
-      {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x 127.0.0.1:" +
-                              std::to_string(init::kSocksProxyPort) + " %h %p'"},
-  };
-}
-
-}  // namespace
-
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
@@ -149,42 +86,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // model is told about are collected from exactly what was logged.
   SessionOutcome outcome;
   outcome.session_id = new_session_id();
-  Result<std::string> log_path =
-      request.log_path ? Result<std::string>(*request.log_path)
-                       : default_log_path(outcome.session_id, std::getenv("XDG_STATE_HOME"),
-                                          std::getenv("HOME"));
-  if (!log_path) return std::move(log_path).error();
-  if (!request.log_path) {
-    if (auto r = prepare_log_dir(*log_path); !r) return std::move(r).error();
-  }
-  auto log = SessionLog::create(*log_path, outcome.session_id);
-  if (!log) return std::move(log).error();
-  outcome.log_path = log->path();
-  ViolationCollector collector;
-  log->set_listener([&](const events::Event& e, const std::string&) {
-    collector.add(e);
-    if (callbacks.on_event) callbacks.on_event(e);
-  });
-  // Touched only on this thread (the proxy's thread appends through the log alone).
-  std::map<std::string, std::uint64_t>& counters = outcome.counters;
-  std::mutex append_failures_mu;
-  std::uint64_t append_failures = 0;
-  auto append = [&](events::Source src, events::Body body) {
-    if (auto r = log->append(src, std::move(body)); !r) {
-      std::lock_guard lock(append_failures_mu);
-      ++append_failures;
-    }
+  auto opened = SessionRecord::open({request.log_path, outcome.session_id, "bwrap",
+                                     &prepared->policy, request.command, *cwd, callbacks.on_event});
+  if (!opened) return std::move(opened).error();
+  SessionRecord& record = **opened;
+  outcome.log_path = record.path();
+  auto append = [&record](events::Source src, events::Body body) {
+    record.append(src, std::move(body));
   };
-  {
-    events::SessionStart start;
-    start.argv = request.command;
-    start.backend = "bwrap";
-    start.policy_digest = policy_digest(prepared->policy);
-    start.versions.vigil = "0.1.0";
-    start.log = log->path();
-    start.cwd = *cwd;
-    append(events::Source::kSupervisor, std::move(start));
-  }
 
   auto status = make_status_pipe();
   if (!status) return std::move(status).error();
@@ -198,13 +107,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // list gets a 403 with the reason; with no allow list, every host does).
   auto proxy = SessionProxy::start(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, to_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, to_event(f)); });
+      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); });
   if (!proxy) return std::move(proxy).error();
-  in.setenv = session_environment(session->tmp());
+  // The bridges vigil-init binds inside the sandbox's network namespace.
+  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
   in.late_ro_binds = {session->proxy_socket()};
   // A log the session could rewrite proves nothing: its directory is read-only inside.
-  const std::string log_dir = log->path().substr(0, log->path().rfind('/'));
+  const std::string log_dir = record.path().substr(0, record.path().rfind('/'));
   if (decide(prepared->plan, resolve_symlinks(log_dir), Access::kWrite).verdict !=
       Verdict::kDenied) {
     in.late_ro_binds.push_back(resolve_symlinks(log_dir));
@@ -229,13 +139,13 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (!body) {
       switch (events::fault_of(body.error())) {
         case events::LineFault::kMalformed:
-          ++counters["lines.malformed"];
+          record.count("lines.malformed");
           break;
         case events::LineFault::kForged:
-          ++counters["lines.forged"];
+          record.count("lines.forged");
           break;
         case events::LineFault::kUnsupported:
-          ++counters["lines.unsupported"];
+          record.count("lines.unsupported");
           break;
       }
       return;
@@ -265,7 +175,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     }
     if (s == OutputStream::kStderr) stderr_ends_line = bytes.back() == '\n';
     const bool open = forward(s, bytes);
-    if (!open) ++counters[s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed"];
+    if (!open) record.count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
@@ -275,9 +185,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   outcome.exit_code = launched->exit_code;
 
   // Tell the model what was stopped, after everything the command printed.
-  const AnnotationOptions shown{kAnnotationMaxLines, log->path()};
-  outcome.annotation = render_annotation(collector, shown);
-  outcome.violations_json = render_violations_json(collector, shown, outcome.session_id) + "\n";
+  outcome.annotation = record.annotation();
+  outcome.violations_json = record.violations_json();
   if (!outcome.annotation.empty() && request.annotate_stderr) {
     // Uncaptured stderr may end anywhere: then a newline always goes first.
     const bool newline_before = !request.capture_output || !stderr_ends_line;
@@ -288,20 +197,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       std::fflush(stdout);
       write_all_to(STDERR_FILENO, text);
     }
-    append(events::Source::kSupervisor, events::Annotation{outcome.annotation, newline_before});
+    record.log_annotation(outcome.annotation, newline_before);
   }
-  if (append_failures != 0) counters["log.append_failed"] = append_failures;
-  events::SessionEnd end;
-  if (launched->exit_code > 128 && launched->exit_code < 128 + 65) {
-    end.signal = launched->exit_code - 128;
+  auto counters = record.end(outcome.exit_code);
+  if (!counters) {
+    std::fprintf(stderr, "vigil: warning: %s\n", counters.error().message.c_str());
   } else {
-    end.exit_code = launched->exit_code;
+    outcome.counters = std::move(counters).value();
   }
-  end.duration_ns = log->elapsed_ns();
-  end.counters = counters;
-  append(events::Source::kSupervisor, std::move(end));
-  if (auto r = log->close(); !r)
-    std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
   return outcome;
 }
 

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "seatbelt/sandbox_exec_argv.h"
 #include "tests/unit/seatbelt/fixtures.h"
 #include "tests/unit/seatbelt/sbpl_eval.h"
 
@@ -266,8 +267,9 @@ TEST(SeatbeltProfile, HostilePathsStayParameterValues) {
   EXPECT_TRUE(denied(p, "file-write-create", evil + "/inner/f"));
   // The argv carries it as one element.
   const auto argv = sandbox_exec_argv(p, {"/bin/sh", "-c", "true"});
+  ASSERT_TRUE(argv.ok()) << argv.error().message;
   int hits = 0;
-  for (const auto& a : argv) hits += a.find(evil) != std::string::npos ? 1 : 0;
+  for (const auto& a : *argv) hits += a.find(evil) != std::string::npos ? 1 : 0;
   EXPECT_GE(hits, 1);
 }
 
@@ -535,7 +537,9 @@ TEST(SeatbeltProfile, DevicesAShellWrites) {
 TEST(SeatbeltProfile, SandboxExecArgvKeepsEveryValueOneElement) {
   const auto c = sbfix::golden_cases()[8];  // hostile_paths
   const auto p = build(c);
-  const auto argv = sandbox_exec_argv(p, {"/bin/bash", "-c", "echo hi"});
+  const auto built = sandbox_exec_argv(p, {"/bin/bash", "-c", "echo hi"});
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  const auto& argv = *built;
   ASSERT_GE(argv.size(), 7u);
   EXPECT_EQ(argv[0], "/usr/bin/sandbox-exec");
   EXPECT_EQ(argv[1], "-p");

@@ -1,0 +1,95 @@
+#include "supervisor/session_record.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace vigil {
+
+Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
+  Result<std::string> log_path =
+      start.log_path
+          ? Result<std::string>(*start.log_path)
+          : default_log_path(start.id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  if (!log_path) return std::move(log_path).error();
+  if (!start.log_path) {
+    if (auto r = prepare_log_dir(*log_path); !r) return std::move(r).error();
+  }
+  auto log = SessionLog::create(*log_path, start.id);
+  if (!log) return std::move(log).error();
+  std::unique_ptr<SessionRecord> rec(new SessionRecord(std::move(log).value(), start.id));
+  SessionRecord* self = rec.get();
+  rec->log_.set_listener(
+      [self, on_event = std::move(start.on_event)](const events::Event& e, const std::string&) {
+        self->collector_.add(e);
+        if (on_event) on_event(e);
+      });
+  events::SessionStart first;
+  first.argv = std::move(start.argv);
+  first.backend = start.backend;
+  if (start.policy != nullptr) first.policy_digest = policy_digest(*start.policy);
+  first.versions.vigil = "0.1.0";
+  first.log = rec->log_.path();
+  first.cwd = std::move(start.cwd);
+  rec->append(events::Source::kSupervisor, std::move(first));
+  return rec;
+}
+
+void SessionRecord::append(events::Source src, events::Body body) {
+  if (auto r = log_.append(src, std::move(body)); !r) count("log.append_failed");
+}
+
+void SessionRecord::count(const std::string& name, std::uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_[name] += n;
+}
+
+std::string SessionRecord::annotation() const {
+  return render_annotation(collector_, {kAnnotationMaxLines, log_.path()});
+}
+
+std::string SessionRecord::violations_json() const {
+  return render_violations_json(collector_, {kAnnotationMaxLines, log_.path()}, id_);
+}
+
+void SessionRecord::log_annotation(const std::string& block, bool newline_before) {
+  append(events::Source::kSupervisor, events::Annotation{block, newline_before});
+}
+
+Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code) {
+  events::SessionEnd last;
+  if (exit_code > 128 && exit_code < 128 + 65) {
+    last.signal = exit_code - 128;
+  } else {
+    last.exit_code = exit_code;
+  }
+  last.duration_ns = log_.elapsed_ns();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last.counters = counters_;
+  }
+  auto counters = last.counters;
+  append(events::Source::kSupervisor, std::move(last));
+  if (auto r = log_.close(); !r) return std::move(r).error();
+  return counters;
+}
+
+void SessionRecord::finish(int exit_code, std::optional<int> violations_fd, std::FILE* err) {
+  const std::string block = annotation();
+  if (!block.empty()) {
+    // After everything the command printed, which may not have ended its line.
+    std::fflush(stdout);
+    std::fputs("\n", err);
+    std::fputs(block.c_str(), err);
+    std::fflush(err);
+    log_annotation(block, true);
+  }
+  if (violations_fd) {
+    const std::string json = violations_json();
+    (void)!::write(*violations_fd, json.data(), json.size());
+  }
+  if (auto r = end(exit_code); !r)
+    std::fprintf(err, "vigil: warning: %s\n", r.error().message.c_str());
+}
+
+}  // namespace vigil

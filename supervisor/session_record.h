@@ -1,0 +1,77 @@
+// The record of one session, the same on every platform: the hash-chained session log
+// (opened where the request or the default says), the violations collected from exactly
+// what was logged, counters, the <sandbox_violations> block and its JSON form, and
+// session.end.
+//
+// run_session() (Linux, supervisor/session_runner.cc) and the macOS launcher
+// (supervisor/macos_launch.cc) both keep their session through this. append() and
+// count() are thread-safe (the proxy's thread logs its decisions); the rest is for the
+// launching thread.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/annotation.h"
+#include "supervisor/core/policy.h"
+#include "supervisor/core/result.h"
+#include "supervisor/event_schema.h"
+#include "supervisor/session_log.h"
+
+namespace vigil {
+
+class SessionRecord {
+ public:
+  struct Start {
+    std::optional<std::string> log_path;  // none: $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
+    std::string id;                       // new_session_id()
+    std::string backend;                  // "bwrap", "seatbelt"
+    const Policy* policy = nullptr;
+    std::vector<std::string> argv;
+    std::string cwd;
+    // Called with every record as it is written, in order (the embedder's live stream).
+    std::function<void(const events::Event&)> on_event;
+  };
+  // Creates the log (the default location prepared, private) and logs session.start.
+  static Result<std::unique_ptr<SessionRecord>> open(Start start);
+
+  // A failed append is counted (log.append_failed), never fatal: the command runs on.
+  void append(events::Source src, events::Body body);
+  void count(const std::string& name, std::uint64_t n = 1);
+
+  const std::string& id() const { return id_; }
+  const std::string& path() const { return log_.path(); }
+
+  // What the model is told: the block ("" when nothing was denied) and the same as JSON
+  // (one line, newline included), from exactly what was logged so far.
+  std::string annotation() const;
+  std::string violations_json() const;
+  // Logs the block as delivered after the command's stderr.
+  void log_annotation(const std::string& block, bool newline_before);
+  // session.end with `exit_code` (or the signal when it is 128+N) and the counters, then
+  // the log is fsynced and closed. Returns the counters.
+  Result<std::map<std::string, std::uint64_t>> end(int exit_code);
+
+  // The CLI's ending, for a launcher that does not capture output: the annotation to
+  // `err` on a line of its own (after flushing stdout) when anything was denied, the JSON
+  // to `violations_fd` when given, then end(); a log that cannot be closed is a warning.
+  void finish(int exit_code, std::optional<int> violations_fd, std::FILE* err);
+
+ private:
+  SessionRecord(SessionLog log, std::string id) : log_(std::move(log)), id_(std::move(id)) {}
+
+  SessionLog log_;
+  std::string id_;
+  ViolationCollector collector_;  // fed under the log's lock (its listener)
+  std::mutex mu_;                 // counters_
+  std::map<std::string, std::uint64_t> counters_;
+};
+
+}  // namespace vigil

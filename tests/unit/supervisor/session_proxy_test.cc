@@ -1,0 +1,145 @@
+// The session proxy's TCP mode (what `vigil run` uses on macOS, where there is no bridge):
+// a real listener on 127.0.0.1 with a kernel-chosen port, real HTTP and SOCKS5 clients on
+// that one port, and the decisions reaching the session's callback. Loopback only: every
+// target is refused by the allowlist before any lookup, so nothing leaves the machine.
+#include "supervisor/session_proxy.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+struct Decisions {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<proxy::NetDecision> seen;
+
+  void add(const proxy::NetDecision& d) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(d);
+    cv.notify_all();
+  }
+  bool wait_for(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() >= n; });
+  }
+};
+
+UniqueFd connect_loopback(std::uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd) return fd;
+  timeval tv{10, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return UniqueFd();
+  return fd;
+}
+
+bool send_all(int fd, std::string_view s) {
+  while (!s.empty()) {
+    const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    s.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Reads until `want` bytes arrived, the peer closed, or the timeout hit.
+std::string read_some(int fd, std::size_t want) {
+  std::string out;
+  char buf[4096];
+  while (out.size() < want) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+TEST(SessionProxy, TcpListenerOnAKernelChosenLoopbackPort) {
+  Decisions decisions;
+  NetworkPolicy net;  // no allowed domains: every host is refused, with the reason
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kTcp;
+  where.host = "127.0.0.1";
+  where.port = 0;
+  auto p = SessionProxy::start(
+      net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
+      [](const proxy::UpstreamFailure&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const proxy::ListenAddress bound = (*p)->local_address();
+  EXPECT_EQ(bound.kind, proxy::ListenAddress::Kind::kTcp);
+  EXPECT_EQ(bound.host, "127.0.0.1");
+  ASSERT_NE(bound.port, 0);
+
+  // HTTP CONNECT on the port.
+  {
+    UniqueFd c = connect_loopback(bound.port);
+    ASSERT_TRUE(c.valid());
+    ASSERT_TRUE(
+        send_all(c.get(), "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"));
+    const std::string reply = read_some(c.get(), 1 << 16);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 403", 0), 0u) << reply;
+    EXPECT_NE(reply.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos) << reply;
+  }
+  ASSERT_TRUE(decisions.wait_for(1));
+
+  // SOCKS5 on the same port (routed by the first byte): greeting, then CONNECT by name.
+  {
+    UniqueFd c = connect_loopback(bound.port);
+    ASSERT_TRUE(c.valid());
+    ASSERT_TRUE(send_all(c.get(), std::string("\x05\x01\x00", 3)));
+    EXPECT_EQ(read_some(c.get(), 2), std::string("\x05\x00", 2));
+    std::string req("\x05\x01\x00\x03", 4);
+    const std::string host = "denied.example.org";
+    req += static_cast<char>(host.size());
+    req += host;
+    req += std::string("\x00\x50", 2);  // port 80
+    ASSERT_TRUE(send_all(c.get(), req));
+    const std::string reply = read_some(c.get(), 10);
+    ASSERT_GE(reply.size(), 2u);
+    EXPECT_EQ(reply[0], '\x05');
+    EXPECT_EQ(reply[1], '\x02');  // connection not allowed by ruleset
+  }
+  ASSERT_TRUE(decisions.wait_for(2));
+
+  (*p)->stop();
+  {
+    std::lock_guard<std::mutex> lock(decisions.mu);
+    ASSERT_EQ(decisions.seen.size(), 2u);
+    EXPECT_EQ(decisions.seen[0].host, "example.com");
+    EXPECT_EQ(decisions.seen[0].port, 443);
+    EXPECT_EQ(decisions.seen[0].verdict, proxy::Verdict::kDeny);
+    EXPECT_EQ(decisions.seen[1].host, "denied.example.org");
+    EXPECT_EQ(decisions.seen[1].proto, proxy::Proto::kSocks5);
+    EXPECT_EQ(decisions.seen[1].verdict, proxy::Verdict::kDeny);
+  }
+  // Stopped: the port no longer accepts.
+  EXPECT_FALSE(connect_loopback(bound.port).valid());
+}
+
+TEST(SessionProxy, RefusesANonLoopbackTcpAddress) {
+  NetworkPolicy net;
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kTcp;
+  where.host = "0.0.0.0";
+  auto p = SessionProxy::start(
+      net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
+  EXPECT_FALSE(p.ok());
+}
+
+}  // namespace
+}  // namespace vigil
