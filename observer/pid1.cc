@@ -107,6 +107,12 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     ::_exit(worker());
   }
 
+  // Read while the worker installs its filters (on the other CPU, where there is one):
+  // the command's exec is the observer's first notification, and it waits for this.
+  // bwrap finished every mount before it ran us, so the table is final.
+  std::optional<std::vector<Mount>> mounts;
+  if (observer != nullptr) mounts = load_mounts();
+
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event sev{};
   sev.events = EPOLLIN;
@@ -148,8 +154,9 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
         lev.events = EPOLLIN;
         lev.data.u64 = kListenerTag;
         ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener.get(), &lev);
-        auto o = Observer::create(std::move(listener), observer->events_fd, load_mounts(),
-                                  observer->overflow);
+        auto o = Observer::create(std::move(listener), observer->events_fd,
+                                  mounts ? std::move(*mounts) : load_mounts(), observer->overflow);
+        mounts.reset();
         if (o) obs.emplace(std::move(o).value());
         continue;
       }

@@ -183,7 +183,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   }
   // The guard's inputs as of now (interface addresses refreshed at most once a second).
   const GuardContext& guard_context();
-  // Waits (bounded) for the metadata.google.internal lookup started by start().
+  // Waits (bounded) for the metadata.google.internal lookup started by the first connection.
   asio::awaitable<void> metadata_ready();
 
   std::function<void()> on_stopped_;
@@ -216,6 +216,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   asio::steady_timer metadata_event_;  // cancelled when the metadata lookup is done
   asio::steady_timer trim_timer_;
   bool trim_pending_ = false;
+  bool metadata_started_ = false;
   bool metadata_done_ = false;
   bool started_ = false;
   bool stopping_ = false;
@@ -1029,7 +1030,9 @@ void Server::Impl::start() {
   if (started_) return;
   started_ = true;
   auto self = shared_from_this();
-  asio::co_spawn(io_, lookup_metadata(), [self](std::exception_ptr) {});
+  // The metadata lookup waits for the first client (spawn_connection): most commands
+  // never use the network, and a lookup at start cost every `vigil run` a thread and a
+  // getaddrinfo (NSS modules, a DNS query) while the sandbox was starting.
   asio::co_spawn(io_, accept_loop(), [self](std::exception_ptr) {});
 }
 
@@ -1066,6 +1069,12 @@ asio::awaitable<void> Server::Impl::accept_loop() {
 }
 
 void Server::Impl::spawn_connection(UniqueFd fd) {
+  if (!metadata_started_) {
+    // Runs while this client sends its request and its own host is resolved; a request
+    // waits for it (bounded) only after that.
+    metadata_started_ = true;
+    asio::co_spawn(io_, lookup_metadata(), [self = shared_from_this()](std::exception_ptr) {});
+  }
   const bool is_tcp = protocol_.family() != AF_UNIX;
   if (is_tcp) set_nodelay(fd.get());
   GenericSocket sock(io_);

@@ -4,7 +4,7 @@
 // prev is the SHA-256 of the previous record's exact line, so an edited, deleted or
 // reordered record breaks the chain. Every record is one write(2) of the whole line to an
 // O_APPEND file: a crash of vigil loses at most the record being written (it is in the
-// kernel's page cache once write returns; close() also fsyncs).
+// kernel's page cache once write returns; close() starts the write-back to disk).
 //
 // Reading: load_log() parses a log for `vigil replay`; verify_log() checks the chain and
 // names the first broken record and why.
@@ -86,7 +86,8 @@ class SessionLog {
   std::uint64_t records() const;  // records written
   std::uint64_t elapsed_ns() const;
 
-  // fsync and close. Appends after close fail. The destructor closes without fsync.
+  // Starts write-back to disk (without waiting) and closes. Appends after close fail. The
+  // destructor closes without starting write-back.
   Result<void> close();
 
  private:

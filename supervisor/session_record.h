@@ -56,7 +56,7 @@ class SessionRecord {
   // Logs the block as delivered after the command's stderr.
   void log_annotation(const std::string& block, bool newline_before);
   // session.end with `exit_code` (or the signal when it is 128+N) and the counters, then
-  // the log is fsynced and closed. Returns the counters.
+  // the log is closed (its write-back started). Returns the counters.
   Result<std::map<std::string, std::uint64_t>> end(int exit_code);
 
   // The CLI's ending, for a launcher that does not capture output: the annotation to

@@ -316,6 +316,29 @@ TEST(RunProcesses, ExitCodesPropagate) {
   EXPECT_EQ(run_vigil({"run", "--", "./noexec.sh"}, ws.path()).exit_code, 126);
 }
 
+TEST(RunProcesses, PathLookupSkipsWhatExecvpSkipsAndRunsScriptsWithoutAShebang) {
+  // vigil-init walks $PATH itself before installing the observer's filter; it must pick
+  // what execvp would: not a directory, not a file without x, and a #!-less script runs
+  // under /bin/sh.
+  TempDir ws;
+  make_dirs(ws / "bin1/tool");
+  make_dirs(ws / "bin2");
+  make_dirs(ws / "bin3");
+  write_file(ws / "bin2/tool", "echo from-bin2\n");
+  write_file(ws / "bin2/only-here", "echo never\n");
+  write_file(ws / "bin3/tool", "echo from-bin3\n");
+  ASSERT_EQ(::chmod((ws / "bin2/tool").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((ws / "bin2/only-here").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((ws / "bin3/tool").c_str(), 0755), 0);
+  const std::map<std::string, std::string> env = {
+      {"PATH", ws / "bin1" + ":" + ws / "bin2" + ":" + ws / "bin3" + ":/usr/bin:/bin"}};
+  auto r = run_vigil({"run", "--", "tool"}, ws.path(), 60, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(trim(r.out), "from-bin3");
+  // Found, but nowhere executable: execvp's EACCES, as a shell reports it.
+  EXPECT_EQ(run_vigil({"run", "--", "only-here"}, ws.path(), 60, env).exit_code, 126);
+}
+
 TEST(RunProcesses, NoProcessOutlivesTheCommand) {
   TempDir ws;
   const std::string m1 = unique_marker("bg"), m2 = unique_marker("setsid"),

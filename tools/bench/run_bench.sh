@@ -5,6 +5,8 @@
 # throw-away git workspace:
 #   @bwrap  a bare bubblewrap with a minimal sandbox argv (the floor for any bwrap sandbox)
 #   @vigil  $VIGIL run -- true
+#   @before $VIGIL_BEFORE run -- true, when given: an earlier build, for a before/after
+#           comparison in the same interleaved run
 #   @srt    srt -c true, the reference (Anthropic's sandbox-runtime CLI), with a settings
 #           file that allows writes to the workspace (passed with --settings; the user's
 #           ~/.srt-settings.json is never read or written)
@@ -31,6 +33,7 @@ NO_VIGIL=0
 NO_INSTALL=0
 NO_SCAN=0
 VIGIL=${VIGIL:-}
+VIGIL_BEFORE=${VIGIL_BEFORE:-}
 LAUNCHER=${VIGIL_LAUNCH_BENCH:-}
 SRT_BIN=${SRT:-}
 SRT_DIR=${SRT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vigil-bench/srt}
@@ -45,6 +48,9 @@ usage: $(basename "$0") [options]
 
   --vigil PATH      vigil binary (default: \$VIGIL, else $REPO_ROOT/build/supervisor/vigil)
   --no-vigil        measure only the references (bwrap, srt, fork)
+  --vigil-before PATH  also time this vigil binary (an earlier build, with its vigil-init
+                    where it finds it) as @before, interleaved with the rest (default:
+                    \$VIGIL_BEFORE)
   --launcher PATH   vigil_launch_bench binary (default: \$VIGIL_LAUNCH_BENCH, else found in
                     build-bench/ or build/ under the repo, else compiled into a temp dir)
   --srt PATH        use this srt CLI instead of the cached install (default: \$SRT)
@@ -73,6 +79,7 @@ while (($#)); do
   case $1 in
     --vigil) VIGIL=${2:?--vigil needs a path}; shift 2 ;;
     --no-vigil) NO_VIGIL=1; shift ;;
+    --vigil-before) VIGIL_BEFORE=${2:?--vigil-before needs a path}; shift 2 ;;
     --launcher) LAUNCHER=${2:?--launcher needs a path}; shift 2 ;;
     --srt) SRT_BIN=${2:?--srt needs a path}; shift 2 ;;
     --srt-dir) SRT_DIR=${2:?--srt-dir needs a directory}; shift 2 ;;
@@ -205,6 +212,10 @@ find_vigil() {
     die "vigil binary not found at '$given'. Build it (cmake --build build --target vigil), pass --vigil PATH (or set \$VIGIL), or use --no-vigil to measure only the references."
   fi
   VIGIL=$(abspath "$given")
+  if [[ -n $VIGIL_BEFORE ]]; then
+    [[ -x $VIGIL_BEFORE ]] || die "--vigil-before $VIGIL_BEFORE is not an executable"
+    VIGIL_BEFORE=$(abspath "$VIGIL_BEFORE")
+  fi
 }
 
 # ---------------------------------------------------------------- workspace
@@ -294,12 +305,18 @@ SRT_CMD=("$SRT_BIN" --settings "$SRT_SETTINGS" -c true)
 VIGIL_CMD=("$VIGIL" run $VIGIL_RUN_ARGS -- true)
 "${BWRAP_CMD[@]}" || die "bare bwrap failed (exit $?): ${BWRAP_CMD[*]}"
 "${SRT_CMD[@]}" || die "srt failed (exit $?): ${SRT_CMD[*]}"
+# shellcheck disable=SC2206  # VIGIL_RUN_ARGS is split into words on purpose
+BEFORE_CMD=("$VIGIL_BEFORE" run $VIGIL_RUN_ARGS -- true)
 if ((!NO_VIGIL)); then
   "${VIGIL_CMD[@]}" || die "vigil failed (exit $?): ${VIGIL_CMD[*]}"
+  if [[ -n $VIGIL_BEFORE ]]; then
+    "${BEFORE_CMD[@]}" || die "vigil (before) failed (exit $?): ${BEFORE_CMD[*]}"
+  fi
 fi
 
 BENCH_ARGS=(-n "$ROUNDS" -w "$WARMUPS" @bwrap "${BWRAP_CMD[@]}")
 ((NO_VIGIL)) || BENCH_ARGS+=(:: @vigil "${VIGIL_CMD[@]}")
+((NO_VIGIL)) || [[ -z $VIGIL_BEFORE ]] || BENCH_ARGS+=(:: @before "${BEFORE_CMD[@]}")
 BENCH_ARGS+=(:: @srt "${SRT_CMD[@]}" :: @fork /bin/true)
 
 say "timing $ROUNDS rounds (+$WARMUPS warm-up) with $LAUNCHER; srt costs ~0.5-0.7 s a run, so expect ~$(((ROUNDS + WARMUPS) * 6 / 10 + 1)) s"
@@ -329,7 +346,9 @@ M_BWRAP=$(median_of bwrap)
 M_SRT=$(median_of srt)
 M_FORK=$(median_of fork)
 M_VIGIL=
+M_BEFORE=
 ((NO_VIGIL)) || M_VIGIL=$(median_of vigil)
+((NO_VIGIL)) || [[ -z $VIGIL_BEFORE ]] || M_BEFORE=$(median_of before)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 echo "vigil launch benchmark: $(uname -srm), $(nproc) CPUs, load $LOAD1 at start, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -346,6 +365,10 @@ if ((MARKDOWN)); then
     echo "| vigil / bwrap | $(ratio "$M_VIGIL" "$M_BWRAP") |"
     echo "| vigil / srt | $(ratio "$M_VIGIL" "$M_SRT") |"
     echo "| srt / vigil | $(ratio "$M_SRT" "$M_VIGIL") |"
+    if [[ -n $M_BEFORE ]]; then
+      echo "| before / bwrap | $(ratio "$M_BEFORE" "$M_BWRAP") |"
+      echo "| vigil / before | $(ratio "$M_VIGIL" "$M_BEFORE") |"
+    fi
   fi
   if [[ -n $SCAN_OUT ]]; then
     echo
@@ -359,8 +382,11 @@ else
   cat "$RESULT"
   if [[ -n $M_VIGIL ]]; then
     echo "vigil/bwrap = $(ratio "$M_VIGIL" "$M_BWRAP")   vigil/srt = $(ratio "$M_VIGIL" "$M_SRT")   (srt/vigil = $(ratio "$M_SRT" "$M_VIGIL"))"
+    if [[ -n $M_BEFORE ]]; then
+      echo "before/bwrap = $(ratio "$M_BEFORE" "$M_BWRAP")   vigil/before = $(ratio "$M_VIGIL" "$M_BEFORE")"
+    fi
   fi
-  echo "medians (ms): bwrap $M_BWRAP  srt $M_SRT  fork $M_FORK${M_VIGIL:+  vigil $M_VIGIL}"
+  echo "medians (ms): bwrap $M_BWRAP  srt $M_SRT  fork $M_FORK${M_VIGIL:+  vigil $M_VIGIL}${M_BEFORE:+  before $M_BEFORE}"
   if [[ -n $SCAN_OUT ]]; then
     echo
     echo "mandatory-deny scan (vigil_scan_bench ${SCAN_BENCH_ARGS:-with its defaults}):"

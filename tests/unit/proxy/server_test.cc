@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -657,6 +658,66 @@ TEST(ProxyServer, AddressGuardRefusesLoopbackForAnAllowedName) {
   }
   EXPECT_EQ(ev[0].guard_check, "loopback");
   EXPECT_EQ(ev[2].guard_check, "metadata");
+}
+
+// A static table that also records every name it was asked for.
+class CountingResolver final : public Resolver {
+ public:
+  explicit CountingResolver(std::map<std::string, std::vector<IpAddress>> table)
+      : inner_(make_static_resolver(std::move(table))) {}
+  boost::asio::awaitable<Result<std::vector<IpAddress>>> resolve(
+      std::string name, std::chrono::milliseconds timeout) override {
+    {
+      std::lock_guard lock(mu_);
+      asked_.push_back(name);
+    }
+    auto r = co_await inner_->resolve(std::move(name), timeout);
+    co_return r;
+  }
+  std::vector<std::string> asked() {
+    std::lock_guard lock(mu_);
+    return asked_;
+  }
+
+ private:
+  std::shared_ptr<Resolver> inner_;
+  std::mutex mu_;
+  std::vector<std::string> asked_;
+};
+
+TEST(ProxyServer, MetadataNameIsLookedUpOnlyOnceAClientComes) {
+  // No lookup while nobody uses the proxy (most sessions never do): it cost every launch
+  // a thread and a getaddrinfo. The first client starts it (the guard's use of the answer
+  // is covered in address_guard_test); everything here resolves to loopback.
+  auto resolver = std::make_shared<CountingResolver>(std::map<std::string, std::vector<IpAddress>>{
+      {"metadata.google.internal", {boost::asio::ip::make_address("127.0.0.2")}},
+      {"a.test", {boost::asio::ip::make_address("127.0.0.1")}}});
+  boost::asio::io_context io;
+  NetworkPolicy net;
+  net.allowed_domains = {"a.test"};
+  auto server =
+      Server::create(io, net, Proxy::test_options(), resolver, std::make_shared<RecordingSink>());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  ASSERT_TRUE((*server)->listen({ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}).ok());
+  (*server)->start();
+  std::thread runner([&] { io.run(); });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(resolver->asked().empty());
+  Backend be([](int fd) { http_backend(fd, "x"); });
+  for (int i = 0; i < 2; ++i) {
+    UniqueFd c = connect_tcp((*server)->local_address().port);
+    send_all(c.get(), get("http://a.test:" + std::to_string(be.port()) + "/"));
+    const std::string r =
+        recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+    EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
+  }
+  const auto asked = resolver->asked();
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), "metadata.google.internal"), 1);
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), "a.test"), 2);
+  boost::asio::post(io, [&] { server->reset(); });
+  for (int i = 0; i < 200 && !io.stopped(); ++i) std::this_thread::sleep_for(5ms);
+  io.stop();
+  runner.join();
 }
 
 TEST(ProxyServer, DeniedResolvedAddressesApply) {
