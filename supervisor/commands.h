@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/proxy_test_options.h"
+
 namespace vigil {
 
 struct RunArgs {
@@ -15,6 +17,7 @@ struct RunArgs {
   std::vector<std::string> command;  // argv, already including "bash -c" for -c
   std::optional<std::string> log;  // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
+  ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
 };
 int cmd_run(const RunArgs& args);
 

@@ -113,6 +113,9 @@ std::vector<std::pair<std::string, std::string>> session_environment(const std::
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
+  auto proxy_test = check_proxy_test_options(args.proxy_test);
+  if (!proxy_test) return report(proxy_test.error());
+  warn_proxy_test_mode(*proxy_test);
   if (!args.sandbox) {
     std::fprintf(stderr,
                  "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
@@ -188,7 +191,8 @@ int cmd_run(const RunArgs& args) {
   auto proxy = SessionProxy::start(
       prepared->policy.net, session->proxy_socket(),
       [&](const proxy::NetDecision& d) { append(events::Source::kProxy, to_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, to_event(f)); });
+      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, to_event(f)); },
+      *proxy_test);
   if (!proxy) return report(proxy.error());
   in.setenv = session_environment(session->tmp());
   in.late_ro_binds = {session->proxy_socket()};

@@ -5,8 +5,6 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 
-#include "proxy/resolver.h"
-
 namespace vigil {
 
 class SessionProxy::Sink : public proxy::EventSink {
@@ -23,11 +21,14 @@ class SessionProxy::Sink : public proxy::EventSink {
 Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
                                                           const std::string& socket_path,
                                                           OnDecision on_decision,
-                                                          OnFailure on_failure) {
+                                                          OnFailure on_failure,
+                                                          const ProxyTestHooks& test) {
   std::unique_ptr<SessionProxy> p(new SessionProxy());
   p->sink_ = std::make_shared<Sink>(std::move(on_decision), std::move(on_failure));
-  auto server = proxy::Server::create(p->io_, net, proxy::ServerOptions{},
-                                      proxy::make_system_resolver(p->io_.get_executor()), p->sink_);
+  proxy::ServerOptions options;
+  options.test_allow_loopback = test.allow_loopback;
+  auto server = proxy::Server::create(p->io_, net, options,
+                                      make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
   if (!server) return std::move(server).error();
   p->server_ = std::move(server).value();
   proxy::ListenAddress where;

@@ -16,6 +16,7 @@
 #include "proxy/server.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
+#include "supervisor/proxy_test_options.h"
 
 namespace vigil {
 
@@ -23,12 +24,14 @@ class SessionProxy {
  public:
   // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path),
   // binds `socket_path`, and starts serving on a thread of its own.
-  // The callbacks run on the proxy's thread, in decision order.
+  // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
+  // for tests only (proxy_test_options.h; already checked against VIGIL_TEST_MODE).
   using OnDecision = std::function<void(const proxy::NetDecision&)>;
   using OnFailure = std::function<void(const proxy::UpstreamFailure&)>;
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const std::string& socket_path,
-                                                     OnDecision on_decision, OnFailure on_failure);
+                                                     OnDecision on_decision, OnFailure on_failure,
+                                                     const ProxyTestHooks& test = {});
   ~SessionProxy();  // graceful shutdown, then joins the thread
 
   // Stops accepting and closes connections; waits for the thread.
