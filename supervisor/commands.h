@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "supervisor/core/result.h"
+#include "supervisor/proxy_test_options.h"
 
 namespace vigil {
 
@@ -18,6 +19,7 @@ struct RunArgs {
   std::optional<std::string> log;  // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
   bool capture_output = true;        // --output capture|inherit
+  ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
 };
 int cmd_run(const RunArgs& args);
 

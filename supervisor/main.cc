@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"capture", "inherit"}));
   run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
       ->check(CLI::IsMember({"on", "off"}));
+  vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
   auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
   run_cmd->add_option("command", run.command, "command and arguments (after --)");
   run_cmd->positionals_at_end();

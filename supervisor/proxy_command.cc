@@ -7,12 +7,8 @@
 // announced on stderr as "vigil: proxy listening on <address>" (with the real port for
 // tcp:...:0). SIGINT/SIGTERM: graceful shutdown; a second signal cuts everything.
 //
-// Test-only options, refused unless VIGIL_TEST_MODE=1 is in the environment (so that no
-// production configuration can weaken the address guard by accident):
-//   --test-resolve NAME=IP[,IP...]  answer NAME from this table; with any of these, the
-//                                   system resolver is not used at all (hermetic tests)
-//   --test-allow-loopback           loopback addresses pass the address guard, so a test
-//                                   server on 127.0.0.1 is reachable by an allowed name
+// Test-only options (--test-resolve, --test-allow-loopback), refused unless
+// VIGIL_TEST_MODE=1: supervisor/proxy_test_options.h, shared with `vigil run`.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -20,12 +16,10 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +29,7 @@
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/proxy_test_options.h"
 #include "supervisor/sandbox_plan.h"
 
 namespace vigil {
@@ -50,43 +45,8 @@ struct ProxyArgs {
   double idle_timeout_s = 300;
   double shutdown_grace_s = 5;
   std::size_t max_connections = 4096;
-  bool test_allow_loopback = false;
-  std::vector<std::string> test_resolve;
+  ProxyTestOptions test;
 };
-
-bool test_mode() {
-  const char* v = std::getenv("VIGIL_TEST_MODE");
-  return v != nullptr && std::string(v) == "1";
-}
-
-Result<std::map<std::string, std::vector<proxy::IpAddress>>> parse_test_resolve(
-    const std::vector<std::string>& entries) {
-  std::map<std::string, std::vector<proxy::IpAddress>> table;
-  for (const auto& e : entries) {
-    const std::size_t eq = e.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": write NAME=IP[,IP...]");
-    }
-    auto canon = proxy::canonicalize_host(e.substr(0, eq));
-    if (!canon || canon->kind != proxy::CanonicalHost::Kind::kName) {
-      return make_error(Errc::kInvalidPolicy,
-                        "--test-resolve " + e + ": the name is not a host name");
-    }
-    std::string rest = e.substr(eq + 1);
-    auto& list = table[canon->text];
-    std::size_t start = 0;
-    while (start <= rest.size()) {
-      const std::size_t comma = std::min(rest.find(',', start), rest.size());
-      boost::system::error_code ec;
-      const auto addr = asio::ip::make_address(rest.substr(start, comma - start), ec);
-      if (ec)
-        return make_error(Errc::kInvalidPolicy, "--test-resolve " + e + ": not an IP address list");
-      list.push_back(addr);
-      start = comma + 1;
-    }
-  }
-  return table;
-}
 
 // Each client connection can hold two descriptors (client, upstream): raise the soft
 // limit to the hard one and keep the connection cap within it.
@@ -108,21 +68,14 @@ std::chrono::milliseconds seconds_to_ms(double s) {
 }
 
 int run_proxy(const ProxyArgs& a) {
-  if ((a.test_allow_loopback || !a.test_resolve.empty()) && !test_mode()) {
-    std::fprintf(
-        stderr,
-        "vigil: --test-allow-loopback and --test-resolve weaken the proxy for tests; they are "
-        "refused unless VIGIL_TEST_MODE=1 is set\n");
-    return to_int(ExitCode::kUsage);
-  }
+  auto test = check_proxy_test_options(a.test);
+  if (!test) return report(test.error());
   if (a.idle_timeout_s <= 0 || a.shutdown_grace_s < 0) {
     std::fprintf(stderr, "vigil: --idle-timeout must be > 0 and --shutdown-grace >= 0\n");
     return to_int(ExitCode::kUsage);
   }
   auto listen = proxy::parse_listen_address(a.listen);
   if (!listen) return report(listen.error());
-  auto test_table = parse_test_resolve(a.test_resolve);
-  if (!test_table) return report(test_table.error());
 
   auto cwd = current_dir();
   if (!cwd) return report(cwd.error());
@@ -152,9 +105,8 @@ int run_proxy(const ProxyArgs& a) {
   options.idle_timeout = seconds_to_ms(a.idle_timeout_s);
   options.shutdown_grace = seconds_to_ms(a.shutdown_grace_s);
   options.max_connections = fit_to_fd_limit(a.max_connections);
-  options.test_allow_loopback = a.test_allow_loopback;
-  auto resolver = a.test_resolve.empty() ? proxy::make_system_resolver(io.get_executor())
-                                         : proxy::make_static_resolver(std::move(*test_table));
+  options.test_allow_loopback = test->allow_loopback;
+  auto resolver = make_proxy_resolver(*test, io.get_executor());
   auto sink = std::make_shared<proxy::JsonLinesSink>(std::move(events_fd));
   auto server = proxy::Server::create(io, policy->net, options, resolver, sink);
   if (!server) {
@@ -177,9 +129,7 @@ int run_proxy(const ProxyArgs& a) {
     io.stop();
   });
   (*server)->start();
-  if (a.test_allow_loopback) {
-    std::fprintf(stderr, "vigil: warning: TEST MODE: loopback addresses pass the address guard\n");
-  }
+  warn_proxy_test_mode(*test);
   std::fprintf(stderr, "vigil: proxy listening on %s\n", (*server)->local_address().text().c_str());
   std::fflush(stderr);
   io.run();
@@ -207,10 +157,7 @@ std::function<int()> add_proxy_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-connections", args->max_connections, "concurrent client connections")
       ->capture_default_str();
-  cmd->add_flag("--test-allow-loopback", args->test_allow_loopback,
-                "TEST ONLY (needs VIGIL_TEST_MODE=1): loopback passes the address guard");
-  cmd->add_option("--test-resolve", args->test_resolve,
-                  "TEST ONLY (needs VIGIL_TEST_MODE=1): NAME=IP[,IP...] replaces DNS");
+  add_proxy_test_options(*cmd, args->test);
   return [args] { return run_proxy(*args); };
 }
 

@@ -30,6 +30,9 @@ int cmd_run_macos(const RunArgs& args);
 int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
 #else
 int cmd_run(const RunArgs& args) {
+  auto proxy_test = check_proxy_test_options(args.proxy_test);
+  if (!proxy_test) return report(proxy_test.error());
+  warn_proxy_test_mode(*proxy_test);
   if (!args.sandbox) {
     std::fprintf(stderr,
                  "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
@@ -47,6 +50,7 @@ int cmd_run(const RunArgs& args) {
   request.allow_writable_settings = args.allow_writable_settings;
   request.log_path = args.log;
   request.capture_output = args.capture_output;
+  request.proxy_test = *proxy_test;
   auto outcome = run_session(request, {});
   if (!outcome) return report(outcome.error());
   if (args.violations_fd) {

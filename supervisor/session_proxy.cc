@@ -6,8 +6,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/address.hpp>
 
-#include "proxy/resolver.h"
-
 namespace vigil {
 
 std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
@@ -45,17 +43,19 @@ class SessionProxy::Sink : public proxy::EventSink {
 Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
                                                           const std::string& socket_path,
                                                           OnDecision on_decision,
-                                                          OnFailure on_failure) {
+                                                          OnFailure on_failure,
+                                                          const ProxyTestHooks& test) {
   proxy::ListenAddress where;
   where.kind = proxy::ListenAddress::Kind::kUnix;
   where.path = socket_path;
-  return start(net, where, std::move(on_decision), std::move(on_failure));
+  return start(net, where, std::move(on_decision), std::move(on_failure), test);
 }
 
 Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
                                                           const proxy::ListenAddress& where,
                                                           OnDecision on_decision,
-                                                          OnFailure on_failure) {
+                                                          OnFailure on_failure,
+                                                          const ProxyTestHooks& test) {
   if (where.kind == proxy::ListenAddress::Kind::kTcp) {
     // Anything that can reach the listener can use the session's allowlist: loopback
     // only (proxy::Server::listen binds whatever it is given).
@@ -68,8 +68,10 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& n
   }
   std::unique_ptr<SessionProxy> p(new SessionProxy());
   p->sink_ = std::make_shared<Sink>(std::move(on_decision), std::move(on_failure));
-  auto server = proxy::Server::create(p->io_, net, proxy::ServerOptions{},
-                                      proxy::make_system_resolver(p->io_.get_executor()), p->sink_);
+  proxy::ServerOptions options;
+  options.test_allow_loopback = test.allow_loopback;
+  auto server = proxy::Server::create(p->io_, net, options,
+                                      make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
   if (!server) return std::move(server).error();
   p->server_ = std::move(server).value();
   if (auto r = p->server_->listen(where); !r) return std::move(r).error();

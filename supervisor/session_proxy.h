@@ -18,6 +18,7 @@
 #include "proxy/server.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
+#include "supervisor/proxy_test_options.h"
 
 namespace vigil {
 
@@ -34,18 +35,21 @@ class SessionProxy {
  public:
   // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path),
   // binds `socket_path`, and starts serving on a thread of its own.
-  // The callbacks run on the proxy's thread, in decision order.
+  // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
+  // for tests only (proxy_test_options.h; already checked against VIGIL_TEST_MODE).
   using OnDecision = std::function<void(const proxy::NetDecision&)>;
   using OnFailure = std::function<void(const proxy::UpstreamFailure&)>;
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const std::string& socket_path,
-                                                     OnDecision on_decision, OnFailure on_failure);
+                                                     OnDecision on_decision, OnFailure on_failure,
+                                                     const ProxyTestHooks& test = {});
   // The same on any listen address. macOS has no vigil-init bridge: the sandboxed command
   // reaches the proxy directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free
   // one; local_address() says which), and the Seatbelt profile allows exactly that port.
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const proxy::ListenAddress& where,
-                                                     OnDecision on_decision, OnFailure on_failure);
+                                                     OnDecision on_decision, OnFailure on_failure,
+                                                     const ProxyTestHooks& test = {});
   ~SessionProxy();  // graceful shutdown, then joins the thread
 
   // Stops accepting and closes connections; waits for the thread.

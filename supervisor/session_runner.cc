@@ -108,7 +108,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   auto proxy = SessionProxy::start(
       prepared->policy.net, session->proxy_socket(),
       [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); });
+      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
+      request.proxy_test);
   if (!proxy) return std::move(proxy).error();
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);

@@ -30,6 +30,7 @@
 
 #include "supervisor/core/result.h"
 #include "supervisor/event_schema.h"
+#include "supervisor/proxy_test_options.h"
 #include "supervisor/sandbox_launch.h"
 
 namespace vigil {
@@ -51,6 +52,9 @@ struct SessionRequest {
   // Append the <sandbox_violations> block to the command's stderr (through on_output when
   // capturing, else to fd 2) when something was denied, as srt-based harnesses expect.
   bool annotate_stderr = true;
+  // Tests only: weaken the session proxy so that a test server on loopback is reachable
+  // (see supervisor/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
+  ProxyTestHooks proxy_test;
 };
 
 struct SessionCallbacks {

@@ -4,7 +4,9 @@
 #   2. dev build (warnings are errors): unit tests, then integration tests with the real
 #      bwrap as the calling user;
 #   3. ASan+UBSan build: unit tests;
-#   4. when run as root: the integration tests again as an unprivileged user.
+#   4. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
+#      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
+#   5. when run as root: the integration tests again as an unprivileged user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -51,6 +53,15 @@ echo "== sanitizer build (build-asan/)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs" --target vigil_unit_tests
 run_suite "unit tests under ASan+UBSan" build-asan/tests/vigil_unit_tests
+
+echo "== fuzz targets over their committed corpora (build-fuzz/, clang)"
+if tools/fuzz.sh regress; then
+  passed=$((passed + $(tools/fuzz.sh list | wc -l)))
+else
+  echo "fuzz regression FAILED"
+  echo "summary: $passed passed, $((failed + 1)) failed"
+  exit 1
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   # Most users are not root: every guarantee is tested again as one. The binaries are

@@ -1,15 +1,29 @@
-// Loopback load and benchmark for `vigil proxy`, side by side with a direct connection
-// to the same server. Runs only with VIGIL_PROXY_BENCH=1 (it takes ~40 s and wants an
-// optimised build: VIGIL_BIN=<release build>/supervisor/vigil); prints a table.
+// Loopback benchmark of vigil's egress proxy side by side with the reference's (srt's,
+// Anthropic's sandbox-runtime) and a direct connection, all in one run; and a load test
+// of both proxies. Runs only with VIGIL_PROXY_BENCH=1 and wants an optimised build
+// (VIGIL_BIN=<release build>/supervisor/vigil); prints a table. About 2 minutes.
 //
+// The three paths are measured in interleaved rounds (VIGIL_PROXY_BENCH_ROUNDS, default
+// 5; each round runs every measurement once per path, in a rotated order, so a burst of
+// load from elsewhere on the machine hits all three alike); the table gives medians over
+// the rounds and ratios:
 //   new CONNECT tunnels/s (1 client, and 8 in parallel): connect, CONNECT, 200, 1-byte
 //     echo, close — vs connect, 1-byte echo, close direct
 //   keep-alive req/s on one connection: absolute-form GET through the proxy vs
-//     origin-form GET direct
+//     origin-form GET direct; p50/p99 of each request's round trip
 //   one tunnel MB/s: a server streaming to the client through CONNECT vs direct
-//   p50/p99 added latency of one CONNECT tunnel set-up
-//   the proxy's RSS (VmHWM/VmRSS) and descriptors, under 500 open tunnels and 1,000
-//     slow-loris connections (while a fresh client still gets served), and after
+//   p50/p99 of one CONNECT tunnel set-up (the latency a proxy adds to a new connection)
+//   each proxy process's RSS (VmRSS, peak VmHWM) after the rounds, and under 500 open
+//     tunnels plus 1,000 slow-loris connections (while a fresh client still gets
+//     served); vigil's descriptors and RSS after they close
+//
+// Both proxies allow exactly "127.0.0.1" (an IP literal on the allow list passes either
+// one's address guard: no test option, no DNS) and are asked for 127.0.0.1:PORT.
+// vigil's: `vigil proxy --listen tcp:127.0.0.1:0` (the server `vigil run` embeds). srt's:
+// tools/bench/srt_proxy.mjs, which starts it as srt does (SandboxManager.initialize in a
+// node process); every request carries srt's proxy token. srt is found through
+// $SRT_PKG (the package directory), else the cache tools/bench/run_bench.sh installs it
+// to; without it (or node) the srt column is left out, with a message.
 //
 // Everything is on 127.0.0.1; counts and durations are bounded.
 #include <arpa/inet.h>
@@ -23,10 +37,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,7 +245,10 @@ Rate connection_rate(std::uint16_t port, const std::string& connect_line, int th
   return {static_cast<double>(ok.load()) / secs, ok.load(), bad.load()};
 }
 
-Rate keepalive_rate(std::uint16_t port, const std::string& request, std::chrono::seconds span) {
+// Requests on one kept-alive connection; each request's round trip (us) is appended to
+// `latencies_us`.
+Rate keepalive_rate(std::uint16_t port, const std::string& request, std::chrono::seconds span,
+                    std::vector<double>* latencies_us) {
   UniqueFd fd = tcp_connect_loopback(port);
   const int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -238,13 +257,15 @@ Rate keepalive_rate(std::uint16_t port, const std::string& request, std::chrono:
   const auto end = t0 + span;
   std::string buf;
   while (Clock::now() < end) {
+    const auto r0 = Clock::now();
     if (!send_str(fd.get(), request)) break;
     buf.clear();
     if (!recv_until_has(fd.get(), &buf, "\r\n\r\nok")) break;
+    latencies_us->push_back(std::chrono::duration<double, std::micro>(Clock::now() - r0).count());
     ++n;
   }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  return {static_cast<double>(n) / secs, n, 0};
+  return {static_cast<double>(n) / secs, n, n == 0 ? 1u : 0u};
 }
 
 double tunnel_mb_per_s(std::uint16_t port, const std::string& connect_line,
@@ -269,20 +290,20 @@ double tunnel_mb_per_s(std::uint16_t port, const std::string& connect_line,
   return static_cast<double>(bytes) / secs / 1e6;
 }
 
-std::vector<double> setup_latencies_us(std::uint16_t port, const std::string& connect_line, int n) {
-  std::vector<double> out;
+void setup_latencies_us(std::uint16_t port, const std::string& connect_line, int n,
+                        std::vector<double>* out) {
   for (int i = 0; i < n; ++i) {
     const auto t0 = Clock::now();
     if (one_connection(port, connect_line)) {
-      out.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      out->push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
   }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
-double pct(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto& sorted = v;
   return sorted[std::min(sorted.size() - 1,
                          static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
 }
@@ -305,118 +326,287 @@ std::size_t proc_fds(pid_t pid) {
   return n;
 }
 
-const char* kSettings = R"({"network": {"allowedDomains": ["bench.test"]}})";
+double median(std::vector<double> v) { return pct(std::move(v), 0.5); }
 
-TEST(ProxyBench, ThroughputAndLoad) {
+std::string base64(const std::string& in) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
+                       (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(v >> k) & 63];
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// One way to reach the servers: directly, or through a proxy process.
+struct Path {
+  std::string name;
+  std::uint16_t port = 0;  // where clients connect
+  pid_t pid = -1;          // the proxy process; -1 for direct
+  std::string host;        // the name the client asks the proxy for
+  std::string auth;        // extra header lines for the proxy (srt's token)
+
+  bool proxied() const { return pid > 0; }
+  std::string connect_line(std::uint16_t target) const {
+    if (!proxied()) return "";
+    const std::string authority = host + ":" + std::to_string(target);
+    return "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n" + auth + "\r\n";
+  }
+  std::string get_request(std::uint16_t target) const {
+    if (!proxied()) return "GET /x HTTP/1.1\r\nHost: bench.test\r\n\r\n";
+    const std::string authority = host + ":" + std::to_string(target);
+    return "GET http://" + authority + "/x HTTP/1.1\r\nHost: " + authority + "\r\n" + auth + "\r\n";
+  }
+};
+
+struct Samples {
+  std::vector<double> rate1, rate8, keepalive, mb;  // one value per round
+  std::vector<double> setup_us, request_us;         // every sample of every round
+  std::uint64_t failures = 0;
+};
+
+struct Load {
+  long rss_kb = 0;
+  std::size_t fds = 0;
+  int alive = 0;
+  bool fresh_ok = false;
+  double fresh_ms = 0;
+  std::size_t fds_idle = 0, fds_after = 0;
+  long rss_after_kb = 0;
+};
+
+// 500 open tunnels (each echoing) and 1,000 slow-loris connections (a request head that
+// never ends) held at once, then a fresh client; then everything closed.
+Load hold_load(const Path& p, std::uint16_t echo_port) {
+  Load l;
+  l.fds_idle = proc_fds(p.pid);
+  const std::string connect = p.connect_line(echo_port);
+  std::vector<UniqueFd> tunnels;
+  for (int i = 0; i < 500; ++i) {
+    UniqueFd fd = tcp_connect_loopback(p.port);
+    std::string buf;
+    if (!fd || !send_str(fd.get(), connect) || !recv_until_has(fd.get(), &buf, "\r\n\r\n")) break;
+    buf.clear();
+    if (!send_str(fd.get(), "y") || !recv_until_has(fd.get(), &buf, "y")) break;
+    tunnels.push_back(std::move(fd));
+  }
+  std::vector<UniqueFd> loris;
+  for (int i = 0; i < 1000; ++i) {
+    UniqueFd fd = tcp_connect_loopback(p.port);
+    if (!fd) break;
+    send_str(fd.get(), "GET http://" + p.host + "/ HTTP/1.1\r\nX-Slow: ");  // never finished
+    loris.push_back(std::move(fd));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t_fresh = Clock::now();
+  l.fresh_ok = one_connection(p.port, connect);
+  l.fresh_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_fresh).count();
+  for (auto& t : tunnels) {
+    std::string buf;
+    if (send_str(t.get(), "z") && recv_until_has(t.get(), &buf, "z")) ++l.alive;
+  }
+  l.rss_kb = proc_status_kb(p.pid, "VmRSS:");
+  l.fds = proc_fds(p.pid);
+  tunnels.clear();
+  loris.clear();
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    l.fds_after = proc_fds(p.pid);
+    if (l.fds_after <= l.fds_idle) break;
+  }
+  // vigil's proxy hands freed buffers back to the OS one second after going idle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  l.rss_after_kb = proc_status_kb(p.pid, "VmRSS:");
+  return l;
+}
+
+// srt's package directory: $SRT_PKG, else where run_bench.sh caches its install.
+std::string srt_package() {
+  if (const char* p = std::getenv("SRT_PKG"); p != nullptr && *p != '\0') return p;
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = cache != nullptr && *cache != '\0' ? std::string(cache)
+                           : home != nullptr                  ? std::string(home) + "/.cache"
+                                                              : std::string();
+  return base + "/vigil-bench/srt/node_modules/@anthropic-ai/sandbox-runtime";
+}
+
+const char* kSettings = R"({"network": {"allowedDomains": ["127.0.0.1"]}})";
+
+TEST(ProxyBench, VigilBesideSrtAndDirect) {
   if (!bench_enabled())
     GTEST_SKIP() << "set VIGIL_PROXY_BENCH=1 (and VIGIL_BIN to an optimised build)";
+  // Before any proxy starts: both inherit the raised limit.
   rlimit rl{};
   ::getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &rl);
+  const char* rounds_env = std::getenv("VIGIL_PROXY_BENCH_ROUNDS");
+  const int rounds = rounds_env != nullptr ? std::max(1, std::atoi(rounds_env)) : 5;
 
   TempDir tmp;
   EpollServer echo(EpollServer::Mode::kEcho);
   EpollServer http(EpollServer::Mode::kHttp);
   SourceServer source;
-  ProxyProcess proxy(
-      tmp, kSettings,
-      {"--test-resolve", "bench.test=127.0.0.1", "--test-allow-loopback", "--idle-timeout", "60"});
-  ASSERT_TRUE(proxy.ready()) << proxy.err();
-  const pid_t ppid = proxy.process().pid();
-  const std::uint16_t pp = proxy.port();
-  const std::string connect_echo =
-      "CONNECT bench.test:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n";
-  const auto span = std::chrono::seconds(3);
+  ProxyProcess vigil_proxy(tmp, kSettings, {"--idle-timeout", "60"}, "tcp:127.0.0.1:0",
+                           /*test_mode=*/false);
+  ASSERT_TRUE(vigil_proxy.ready()) << vigil_proxy.err();
 
-  const Rate direct1 = connection_rate(echo.port(), "", 1, span);
-  const Rate proxy1 = connection_rate(pp, connect_echo, 1, span);
-  const Rate direct8 = connection_rate(echo.port(), "", 8, span);
-  const Rate proxy8 = connection_rate(pp, connect_echo, 8, span);
-  EXPECT_EQ(proxy1.failures + proxy8.failures, 0u);
+  std::vector<Path> paths;
+  paths.push_back({"direct", echo.port(), -1, "", ""});
+  paths.push_back({"vigil", vigil_proxy.port(), vigil_proxy.process().pid(), "127.0.0.1", ""});
 
-  const Rate ka_direct =
-      keepalive_rate(http.port(), "GET /x HTTP/1.1\r\nHost: bench.test\r\n\r\n", span);
-  const Rate ka_proxy = keepalive_rate(pp,
-                                       "GET http://bench.test:" + std::to_string(http.port()) +
-                                           "/x HTTP/1.1\r\nHost: bench.test\r\n\r\n",
-                                       span);
-
-  const double mb_direct = tunnel_mb_per_s(source.port(), "", span);
-  const double mb_proxy = tunnel_mb_per_s(
-      pp, "CONNECT bench.test:" + std::to_string(source.port()) + " HTTP/1.1\r\n\r\n", span);
-
-  const auto lat_direct = setup_latencies_us(echo.port(), "", 2000);
-  const auto lat_proxy = setup_latencies_us(pp, connect_echo, 2000);
-  const long rss_after_bench = proc_status_kb(ppid, "VmRSS:");
-  const long hwm_after_bench = proc_status_kb(ppid, "VmHWM:");
-
-  // --- load: 500 open tunnels + 1,000 slow-loris connections, and a fresh client ---
-  const std::size_t fds_idle = proc_fds(ppid);
-  std::vector<UniqueFd> tunnels;
-  for (int i = 0; i < 500; ++i) {
-    UniqueFd fd = tcp_connect_loopback(pp);
-    std::string buf;
-    ASSERT_TRUE(send_str(fd.get(), connect_echo) && recv_until_has(fd.get(), &buf, "\r\n\r\n"))
-        << i;
-    ASSERT_TRUE(send_str(fd.get(), "y") && recv_until_has(fd.get(), &buf, "y"));
-    tunnels.push_back(std::move(fd));
+  // srt's proxy, when srt and node are there.
+  std::unique_ptr<Background> srt;
+  std::string srt_note;
+  const std::string pkg = srt_package();
+  const std::string script = std::string(VIGIL_SOURCE_DIR) + "/tools/bench/srt_proxy.mjs";
+  if (!exists(pkg + "/dist/index.js")) {
+    srt_note = "srt not found at " + pkg + " (set SRT_PKG, or run tools/bench/run_bench.sh once)";
+  } else {
+    srt = std::make_unique<Background>(std::vector<std::string>{"node", script}, tmp.path(),
+                                       "srt-proxy",
+                                       std::map<std::string, std::string>{{"SRT_PKG", pkg}});
+    const auto line = srt->wait_for("srt-proxy port (\\d+ token [0-9a-f]+)", false, 60s);
+    if (!line) {
+      srt_note = "srt's proxy did not start: " + srt->err();
+    } else {
+      const std::string port = line->substr(0, line->find(' '));
+      const std::string token = line->substr(line->rfind(' ') + 1);
+      paths.push_back({"srt", static_cast<std::uint16_t>(std::stoi(port)), srt->pid(), "127.0.0.1",
+                       "Proxy-Authorization: Basic " + base64("srt:" + token) + "\r\n"});
+    }
   }
-  std::vector<UniqueFd> loris;
-  for (int i = 0; i < 1000; ++i) {
-    UniqueFd fd = tcp_connect_loopback(pp);
-    ASSERT_TRUE(fd) << i;
-    send_str(fd.get(), "GET http://bench.test/ HTTP/1.1\r\nX-Slow: ");  // never finished
-    loris.push_back(std::move(fd));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const auto t_fresh = Clock::now();
-  const bool fresh_ok = one_connection(pp, connect_echo);
-  const double fresh_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_fresh).count();
-  EXPECT_TRUE(fresh_ok) << "a fresh client was not served under load";
-  // Every open tunnel still works.
-  int alive = 0;
-  for (auto& t : tunnels) {
-    std::string buf;
-    if (send_str(t.get(), "z") && recv_until_has(t.get(), &buf, "z")) ++alive;
-  }
-  EXPECT_EQ(alive, 500);
-  const long rss_loaded = proc_status_kb(ppid, "VmRSS:");
-  const std::size_t fds_loaded = proc_fds(ppid);
-  tunnels.clear();
-  loris.clear();
-  std::size_t fds_after = 0;
-  for (int i = 0; i < 100; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fds_after = proc_fds(ppid);
-    if (fds_after <= fds_idle) break;
-  }
-  // The proxy hands freed buffers back to the OS one second after going idle.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  const long rss_after = proc_status_kb(ppid, "VmRSS:");
-  EXPECT_LE(fds_after, fds_idle) << "descriptors left after the load closed";
 
-  std::printf("\n=== vigil proxy, loopback (%s) ===\n", vigil_bin().c_str());
-  std::printf("%-42s %12s %12s %8s\n", "", "via proxy", "direct", "ratio");
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "new CONNECT tunnels/s, 1 client", proxy1.per_second,
-              direct1.per_second, 100 * proxy1.per_second / direct1.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "new CONNECT tunnels/s, 8 clients",
-              proxy8.per_second, direct8.per_second, 100 * proxy8.per_second / direct8.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "keep-alive req/s, 1 connection",
-              ka_proxy.per_second, ka_direct.per_second,
-              100 * ka_proxy.per_second / ka_direct.per_second);
-  std::printf("%-42s %12.0f %12.0f %7.0f%%\n", "one tunnel MB/s (server -> client)", mb_proxy,
-              mb_direct, 100 * mb_proxy / mb_direct);
-  std::printf("%-42s %12.0f %12.0f %+8.0f\n", "connection set-up p50 (us)", pct(lat_proxy, 0.5),
-              pct(lat_direct, 0.5), pct(lat_proxy, 0.5) - pct(lat_direct, 0.5));
-  std::printf("%-42s %12.0f %12.0f %+8.0f\n", "connection set-up p99 (us)", pct(lat_proxy, 0.99),
-              pct(lat_direct, 0.99), pct(lat_proxy, 0.99) - pct(lat_direct, 0.99));
-  std::printf(
-      "proxy RSS: %ld KiB after the benchmark (peak %ld KiB); %ld KiB with 500 tunnels + 1000 "
-      "slow-loris "
-      "open (%zu fds); %ld KiB 1.5 s after they closed (%zu fds, %zu before)\n",
-      rss_after_bench, hwm_after_bench, rss_loaded, fds_loaded, rss_after, fds_after, fds_idle);
-  std::printf("fresh client under that load: served in %.1f ms\n", fresh_ms);
+  const auto span = std::chrono::seconds(1);
+  std::vector<Samples> samples(paths.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const std::size_t i = (k + static_cast<std::size_t>(r)) % paths.size();
+      const Path& p = paths[i];
+      Samples& s = samples[i];
+      const std::uint16_t echo_at = p.proxied() ? p.port : echo.port();
+      const std::uint16_t http_at = p.proxied() ? p.port : http.port();
+      const std::uint16_t source_at = p.proxied() ? p.port : source.port();
+      const Rate r1 = connection_rate(echo_at, p.connect_line(echo.port()), 1, span);
+      const Rate r8 = connection_rate(echo_at, p.connect_line(echo.port()), 8, span);
+      const Rate ka = keepalive_rate(http_at, p.get_request(http.port()), span, &s.request_us);
+      s.rate1.push_back(r1.per_second);
+      s.rate8.push_back(r8.per_second);
+      s.keepalive.push_back(ka.per_second);
+      s.failures += r1.failures + r8.failures + ka.failures;
+      s.mb.push_back(tunnel_mb_per_s(source_at, p.connect_line(source.port()), span));
+      setup_latencies_us(echo_at, p.connect_line(echo.port()), 300, &s.setup_us);
+    }
+  }
+  std::vector<long> rss_bench(paths.size(), 0), hwm_bench(paths.size(), 0);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!paths[i].proxied()) continue;
+    rss_bench[i] = proc_status_kb(paths[i].pid, "VmRSS:");
+    hwm_bench[i] = proc_status_kb(paths[i].pid, "VmHWM:");
+  }
+  std::vector<Load> loads(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].proxied()) loads[i] = hold_load(paths[i], echo.port());
+  }
+
+  // vigil's own guarantees under that load (srt's are only reported).
+  EXPECT_EQ(samples[1].failures, 0u) << "vigil: failed tunnels or requests";
+  EXPECT_TRUE(loads[1].fresh_ok) << "vigil: a fresh client was not served under load";
+  EXPECT_EQ(loads[1].alive, 500) << "vigil: open tunnels stopped working under load";
+  EXPECT_LE(loads[1].fds_after, loads[1].fds_idle) << "vigil: descriptors left after the load";
+
+  const bool with_srt = paths.size() == 3;
+  std::printf("\n=== egress proxies on loopback: %d interleaved rounds, medians (%s) ===\n", rounds,
+              vigil_bin().c_str());
+  if (!with_srt) std::printf("(%s)\n", srt_note.c_str());
+  std::printf("(vigil/srt: above 1 is better for rates, below 1 for times and memory)\n");
+  std::printf("%-50s %10s %10s %10s %10s\n", "", "direct", "vigil", with_srt ? "srt" : "-",
+              with_srt ? "vigil/srt" : "");
+  using Value = std::function<double(std::size_t)>;
+  struct Row {
+    const char* what;
+    Value value;
+    bool proxies_only;  // about the proxy processes: no direct value
+  };
+  auto added = [&](std::vector<double> Samples::*field, double p) -> Value {
+    return [&samples, field, p](std::size_t i) {
+      return pct(samples[i].*field, p) - pct(samples[0].*field, p);
+    };
+  };
+  auto kib = [](const std::vector<long>& v) -> Value {
+    return [&v](std::size_t i) { return static_cast<double>(v[i]); };
+  };
+  std::vector<long> rss_loaded(paths.size()), rss_closed(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    rss_loaded[i] = loads[i].rss_kb;
+    rss_closed[i] = loads[i].rss_after_kb;
+  }
+  const std::vector<Row> rows = {
+      {"new CONNECT tunnels/s, 1 client", [&](std::size_t i) { return median(samples[i].rate1); },
+       false},
+      {"new CONNECT tunnels/s, 8 clients", [&](std::size_t i) { return median(samples[i].rate8); },
+       false},
+      {"keep-alive req/s, 1 connection",
+       [&](std::size_t i) { return median(samples[i].keepalive); }, false},
+      {"one tunnel MB/s (server -> client)", [&](std::size_t i) { return median(samples[i].mb); },
+       false},
+      {"tunnel set-up p50 (us)", [&](std::size_t i) { return pct(samples[i].setup_us, 0.5); },
+       false},
+      {"tunnel set-up p99 (us)", [&](std::size_t i) { return pct(samples[i].setup_us, 0.99); },
+       false},
+      {"  added by the proxy, p50 (us)", added(&Samples::setup_us, 0.5), true},
+      {"  added by the proxy, p99 (us)", added(&Samples::setup_us, 0.99), true},
+      {"keep-alive request p50 (us)",
+       [&](std::size_t i) { return pct(samples[i].request_us, 0.5); }, false},
+      {"keep-alive request p99 (us)",
+       [&](std::size_t i) { return pct(samples[i].request_us, 0.99); }, false},
+      {"  added by the proxy, p50 (us)", added(&Samples::request_us, 0.5), true},
+      {"  added by the proxy, p99 (us)", added(&Samples::request_us, 0.99), true},
+      {"proxy RSS after the rounds (KiB)", kib(rss_bench), true},
+      {"proxy RSS peak (VmHWM) after the rounds (KiB)", kib(hwm_bench), true},
+      {"proxy RSS, 500 tunnels + 1,000 slow-loris (KiB)", kib(rss_loaded), true},
+      {"proxy RSS 1.5 s after they closed (KiB)", kib(rss_closed), true},
+  };
+  for (const Row& r : rows) {
+    std::printf("%-50s", r.what);
+    std::array<double, 3> v{};
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (i < paths.size() && !(r.proxies_only && i == 0)) {
+        v[i] = r.value(i);
+        std::printf(" %10.0f", v[i]);
+      } else {
+        std::printf(" %10s", "-");
+      }
+    }
+    if (with_srt && v[2] > 0) std::printf(" %9.2fx", v[1] / v[2]);
+    std::printf("\n");
+  }
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    const Load& l = loads[i];
+    std::printf(
+        "%s under load: %d/500 tunnels alive, fresh client %s in %.1f ms; fds %zu idle, %zu "
+        "loaded, %zu after; failures in the rounds: %llu\n",
+        paths[i].name.c_str(), l.alive, l.fresh_ok ? "served" : "NOT served", l.fresh_ms,
+        l.fds_idle, l.fds, l.fds_after, static_cast<unsigned long long>(samples[i].failures));
+  }
+  if (with_srt) {
+    std::printf(
+        "srt: the node process that runs its proxy (its socat bridges, for a sandbox, not "
+        "counted)\n");
+  }
 }
 
 }  // namespace
