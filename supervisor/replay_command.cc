@@ -46,12 +46,14 @@ std::string pad(std::string s, std::size_t width) {
 }
 
 // A shell-ish rendering of argv for reading (not for pasting into a shell): each
-// argument escaped, quoted when it holds a space or is empty.
+// argument quoted when it holds a space or a quote or is empty. Raw bytes: every view
+// escapes the whole detail once when it prints it (escaping here too showed a newline
+// as \\x0a).
 std::string join_argv(const std::vector<std::string>& argv, std::size_t max_bytes = 300) {
   std::string out;
   for (const auto& a : argv) {
     if (!out.empty()) out += ' ';
-    const std::string e = escape_for_terminal(a);
+    const std::string& e = a;
     if (e.empty() || e.find_first_of(" '\"") != std::string::npos) {
       out += '\'';
       for (const char c : e) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -150,6 +150,9 @@ std::vector<std::string> demo_log_lines(const std::string& log_path,
     log.add("observer", "fs.write",
             fs_write(2, "<script>alert(1)</script>", "/home/u/proj/\x1b[2J\n\"<b>evil</b>'",
                      "allowed", "writable root"));
+    log.add("observer", "proc.exec",
+            "\"pid\":4,\"ppid\":2,\"argv\":[\"sh\",\"-c\"," + js("echo a\necho \x1b[2J") +
+                "],\"cwd\":\"/home/u/proj\"");
   }
   log.add("supervisor", "io.stderr",
           "\"data\":" + js("bash: ../other/x.txt: Read-only file system\n"));
@@ -327,6 +330,10 @@ TEST(Replay, HostileLogContentIsEscapedOnTheTerminal) {
     EXPECT_EQ(o.out.find('\x1b'), std::string::npos);
     EXPECT_NE(o.out.find("/home/u/proj/\\x1b[2J\\x0a\"<b>evil</b>'"), std::string::npos) << o.out;
   }
+  // argv in the timeline: escaped once (a newline reads \x0a, not \\x0a).
+  auto t = run_vigil({"replay", log}, d.path());
+  EXPECT_NE(t.out.find("sh -c 'echo a\\x0aecho \\x1b[2J'"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find('\x1b'), std::string::npos);
 }
 
 TEST(Replay, HtmlReportIsWrittenAndEscaped) {
@@ -342,7 +349,7 @@ TEST(Replay, HtmlReportIsWrittenAndEscaped) {
   EXPECT_EQ(h.find("<script"), std::string::npos);
   EXPECT_EQ(h.find("<b>evil"), std::string::npos);
   EXPECT_NE(h.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
-  EXPECT_NE(h.find("hash chain intact, 13 records"), std::string::npos);
+  EXPECT_NE(h.find("hash chain intact, 14 records"), std::string::npos);
   struct stat st {};
   ASSERT_EQ(::stat((d / "report.html").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600U);
