@@ -21,10 +21,7 @@ const char* kSettings = R"({
   }
 })";
 
-const std::vector<std::string> kTestResolve = {"--test-resolve", "allowed.test=127.0.0.1",
-                                               "--test-resolve", "x.pattern.test=127.0.0.1",
-                                               "--test-resolve", "blocked.pattern.test=127.0.0.1",
-                                               "--test-resolve", "denied.test=127.0.0.1"};
+const std::vector<std::string>& kTestResolve = kLoopbackTestResolve;
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

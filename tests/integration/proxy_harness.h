@@ -137,6 +137,14 @@ inline Outcome run_program(const std::vector<std::string>& argv, const std::stri
   return o;
 }
 
+// The names the proxy tests use, all answered with the test server's loopback address
+// (`--test-resolve`, honoured only with VIGIL_TEST_MODE=1): allowed by an exact entry, by
+// the pattern, denied by deniedDomains, and on no list.
+inline const std::vector<std::string> kLoopbackTestResolve = {
+    "--test-resolve",           "allowed.test=127.0.0.1", "--test-resolve",
+    "x.pattern.test=127.0.0.1", "--test-resolve",         "blocked.pattern.test=127.0.0.1",
+    "--test-resolve",           "denied.test=127.0.0.1"};
+
 // The Python to run: the distribution's own when present (a pyenv shim on PATH costs
 // ~2 s of bash per start on the CI VM), else whatever python3 PATH finds.
 inline std::string python3() {

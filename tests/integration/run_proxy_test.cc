@@ -29,10 +29,7 @@ const char* kSettings = R"({
   }
 })";
 
-const std::vector<std::string> kTestResolve = {"--test-resolve", "allowed.test=127.0.0.1",
-                                               "--test-resolve", "x.pattern.test=127.0.0.1",
-                                               "--test-resolve", "blocked.pattern.test=127.0.0.1",
-                                               "--test-resolve", "denied.test=127.0.0.1"};
+const std::vector<std::string>& kTestResolve = kLoopbackTestResolve;
 
 const std::map<std::string, std::string> kTestModeEnv = {{"VIGIL_TEST_MODE", "1"}};
 
