@@ -24,8 +24,18 @@ std::string vigil_bin() {
   return VIGIL_DEFAULT_BIN;
 }
 
+namespace {
+// Where session logs go when a test gives no --log: a directory of this test process,
+// removed at exit, rather than the user's ~/.local/state/vigil/sessions.
+const std::string& default_state_dir() {
+  static TempDir dir;
+  return dir.path();
+}
+}  // namespace
+
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
                   const std::map<std::string, std::string>& env, const std::string& leak_fd_of) {
+  const std::string& state = default_state_dir();
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ADD_FAILURE() << "pipe2 failed";
@@ -45,6 +55,7 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
     UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     ::dup2(devnull.get(), 0);
     if (::chdir(cwd.c_str()) != 0) ::_exit(121);
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     if (!leak_fd_of.empty())
       (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose

@@ -359,7 +359,7 @@ TEST(RunProcesses, NoProcessOutlivesTheCommand) {
 }
 
 TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
-  TempDir ws;
+  TempDir ws, state;
   // vigil is started by a shell that sends it SIGTERM after the command is up; the
   // command traps TERM and exits 42, which vigil must pass through.
   const std::string bin = vigil_bin();
@@ -371,6 +371,7 @@ TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::chdir(ws.path().c_str()) != 0) ::_exit(1);
+    ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);  // the session log goes away with it
     ::execl("/bin/sh", "sh", "-c", (script + " > out.txt 2>&1").c_str(), nullptr);
     ::_exit(1);
   }
