@@ -1,11 +1,15 @@
 #include "supervisor/session_dir.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 namespace vigil {
@@ -53,7 +57,89 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
   return ::unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+constexpr const char* kLockName = "lock";
+constexpr const char* kPlaceholdersName = "placeholders";
+// A manifest larger than this was not written by us: it is ignored.
+constexpr std::size_t kMaxManifestBytes = 1 << 20;
+// bwrap makes the placeholders within moments of the manifest being written; a file whose
+// status changed later than this was touched since, and is not ours to remove.
+constexpr long kPlaceholderWindowSeconds = 10;
+
+// The placeholders a stale session listed (NUL-separated absolute paths), and when the
+// list was written.
+struct Manifest {
+  std::vector<std::string> paths;
+  long written = 0;
+};
+
+std::optional<Manifest> read_manifest(const std::string& dir) {
+  UniqueFd fd(::open((dir + "/" + kPlaceholdersName).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::size_t>(st.st_size) > kMaxManifestBytes) {
+    return std::nullopt;
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::size_t>(n);
+  }
+  Manifest m;
+  m.written = st.st_mtime;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    std::string path = text.substr(start, end - start);
+    if (!path.empty() && path[0] == '/') m.paths.push_back(std::move(path));
+    start = end + 1;
+  }
+  return m;
+}
+
 }  // namespace
+
+void remove_placeholder_files(const std::vector<std::string>& paths, long not_before,
+                              long not_after) {
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
+    if (st.st_ctime < not_before || st.st_ctime > not_after) continue;
+    ::unlink(p.c_str());
+  }
+}
+
+std::size_t sweep_stale_sessions(const std::string& base) {
+  std::size_t removed = 0;
+  DIR* d = ::opendir(base.c_str());
+  if (d == nullptr) return 0;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  for (const auto& name : names) {
+    const std::string dir = base + "/" + name;
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    // No lock file: not a session this version made, or one still being created.
+    UniqueFd lock(::open((dir + "/" + kLockName).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!lock) continue;
+    // Held: the session is alive (or another vigil is sweeping it right now).
+    if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    if (auto m = read_manifest(dir)) {
+      remove_placeholder_files(m->paths, m->written - 1, m->written + kPlaceholderWindowSeconds);
+    }
+    if (remove_tree(dir).ok()) ++removed;
+  }
+  return removed;
+}
 
 Result<void> remove_tree(const std::string& path) {
   // The sandbox is gone when this runs, so nothing races us; FTW_PHYS never follows a
@@ -68,6 +154,9 @@ Result<void> remove_tree(const std::string& path) {
 Result<SessionDir> SessionDir::create() {
   const std::string base = session_base();
   if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
+  // Before this session's scan: a killed session's placeholders would otherwise read as
+  // the user's own (empty) protected files.
+  sweep_stale_sessions(base);
   std::string templ = base + "/XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr)
     return system_error("cannot create a session dir in " + base);
@@ -75,12 +164,42 @@ Result<SessionDir> SessionDir::create() {
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
+  // Locked before it is named "lock": a sweep never sees this session's lock unheld.
+  const std::string fresh = s.path_ + "/lock.new";
+  s.lock_ =
+      UniqueFd(::open(fresh.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!s.lock_) return system_error("cannot create " + fresh);
+  if (::flock(s.lock_.get(), LOCK_EX) != 0) return system_error("cannot lock " + fresh);
+  if (::rename(fresh.c_str(), (s.path_ + "/" + kLockName).c_str()) != 0)
+    return system_error("cannot rename " + fresh);
   if (::mkdir(s.tmp_.c_str(), 0700) != 0) return system_error("cannot create " + s.tmp_);
   return s;
 }
 
+Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) const {
+  std::string text;
+  for (const auto& p : paths) {
+    text += p;
+    text += '\0';
+  }
+  const std::string file = path_ + "/" + kPlaceholdersName;
+  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return system_error("cannot create " + file);
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return system_error("cannot write " + file);
+    off += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
 SessionDir::SessionDir(SessionDir&& o) noexcept
-    : path_(std::exchange(o.path_, {})), tmp_(std::move(o.tmp_)), id_(std::move(o.id_)) {}
+    : path_(std::exchange(o.path_, {})),
+      tmp_(std::move(o.tmp_)),
+      id_(std::move(o.id_)),
+      lock_(std::move(o.lock_)) {}
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;

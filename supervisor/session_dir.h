@@ -3,11 +3,19 @@
 // <base> is $XDG_RUNTIME_DIR/vigil when that is ours, else /tmp/vigil-<uid>; it must be a
 // real directory owned by us and closed to others, or we refuse (someone else could have
 // planted it). It never lives under TMPDIR=/dev/shm, which bwrap's fresh /dev would hide.
+//
+// A live session holds an flock on <session>/lock for as long as it runs. A vigil that was
+// killed (SIGKILL, OOM) cannot clean up after itself, so every new session first sweeps
+// <base>: a session directory whose lock nobody holds is stale; its placeholders (listed
+// in <session>/placeholders) are removed from the workspace if they are still the empty
+// files bwrap made, then the directory goes.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "supervisor/core/result.h"
+#include "supervisor/core/unique_fd.h"
 
 namespace vigil {
 
@@ -24,10 +32,26 @@ class SessionDir {
   const std::string& id() const { return id_; }
   std::string proxy_socket() const { return path_ + "/proxy.sock"; }
 
+  // Records the placeholder files bwrap is about to create in the workspace, so that a
+  // later session can remove them if this one is killed before it does.
+  Result<void> record_placeholders(const std::vector<std::string>& paths) const;
+
  private:
   SessionDir() = default;
   std::string path_, tmp_, id_;
+  UniqueFd lock_;  // flock'ed while the session lives
 };
+
+// Removes the stale sessions under `base` (see above); what it could not remove is left
+// for the next sweep. Returns how many stale sessions it removed.
+std::size_t sweep_stale_sessions(const std::string& base);
+
+// Removes each path that is still an empty regular file whose status last changed no
+// earlier than `not_before` and no later than `not_after` (seconds since the epoch):
+// bwrap's placeholder, untouched since. Anything else (a file the user has since written,
+// or touched) stays.
+void remove_placeholder_files(const std::vector<std::string>& paths, long not_before,
+                              long not_after);
 
 // Removes a tree without following symlinks or crossing mount points.
 Result<void> remove_tree(const std::string& path);

@@ -131,6 +131,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
+  // Should this process be killed, the next session removes them (session_dir.h).
+  if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
   LaunchIo io;
   io.events = &*events;
   // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a

@@ -1,0 +1,123 @@
+// Stale sessions: what a killed vigil leaves behind is swept by the next one, and nothing
+// else. Real files, real flocks, in a private temp dir.
+#include "supervisor/session_dir.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+struct Scratch {
+  std::string path;
+  Scratch() {
+    char t[] = "/tmp/vigil-sd-XXXXXX";
+    path = ::mkdtemp(t);
+  }
+  ~Scratch() { (void)remove_tree(path); }
+  std::string operator/(const std::string& rel) const { return path + "/" + rel; }
+};
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+void touch(const std::string& p, const std::string& content = "") { std::ofstream(p) << content; }
+
+// A session directory as SessionDir::create leaves it: a lock file (held or not) and the
+// placeholder manifest.
+void make_session(const std::string& dir, const std::vector<std::string>& placeholders) {
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  touch(dir + "/lock");
+  std::string text;
+  for (const auto& p : placeholders) text += p + '\0';
+  std::ofstream(dir + "/placeholders", std::ios::binary) << text;
+}
+
+TEST(SessionDirSweep, RemovesAStaleSessionAndItsUntouchedPlaceholders) {
+  Scratch base, ws;
+  touch(ws / ".bashrc");                                  // what bwrap made: empty, just now
+  touch(ws / ".profile", "export X");                     // written since: the user's, kept
+  ASSERT_EQ(::mkdir((ws / ".vscode").c_str(), 0700), 0);  // a directory: kept
+  ASSERT_EQ(::symlink("/dev/null", (ws / ".zshrc").c_str()), 0);  // a symlink: kept
+  make_session(base / "stale", {ws / ".bashrc", ws / ".profile", ws / ".vscode", ws / ".zshrc",
+                                "relative/.mcp.json"});
+  EXPECT_EQ(sweep_stale_sessions(base.path), 1u);
+  EXPECT_FALSE(exists(base / "stale"));
+  EXPECT_FALSE(exists(ws / ".bashrc"));
+  EXPECT_TRUE(exists(ws / ".profile"));
+  EXPECT_TRUE(exists(ws / ".vscode"));
+  EXPECT_TRUE(exists(ws / ".zshrc"));
+}
+
+TEST(SessionDirSweep, LeavesLiveAndUnlockedDirectoriesAlone) {
+  Scratch base, ws;
+  touch(ws / ".bashrc");
+  make_session(base / "live", {ws / ".bashrc"});
+  UniqueFd held(::open((base / "live/lock").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(held.valid());
+  ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);
+  // No lock file at all: not a session of this version (or one being created).
+  ASSERT_EQ(::mkdir((base / "nolock").c_str(), 0700), 0);
+  EXPECT_EQ(sweep_stale_sessions(base.path), 0u);
+  EXPECT_TRUE(exists(base / "live"));
+  EXPECT_TRUE(exists(base / "nolock"));
+  EXPECT_TRUE(exists(ws / ".bashrc")) << "a live session's placeholder was removed";
+}
+
+TEST(SessionDirSweep, PlaceholderRemovalNeedsAnEmptyFileFromTheSessionsWindow) {
+  Scratch ws;
+  touch(ws / "a");
+  touch(ws / "b");
+  const long now = static_cast<long>(std::time(nullptr));
+  // Its status changed after the window: touched since the crash, so not ours.
+  remove_placeholder_files({ws / "a"}, now - 100, now - 50);
+  EXPECT_TRUE(exists(ws / "a"));
+  // Before the window: older than the session.
+  remove_placeholder_files({ws / "a"}, now + 50, now + 100);
+  EXPECT_TRUE(exists(ws / "a"));
+  remove_placeholder_files({ws / "a", ws / "b"}, now - 5, now + 5);
+  EXPECT_FALSE(exists(ws / "a"));
+  EXPECT_FALSE(exists(ws / "b"));
+}
+
+TEST(SessionDirSweep, ANewSessionHoldsItsLockAndSweepsStaleOnes) {
+  Scratch runtime;
+  ASSERT_EQ(::chmod(runtime.path.c_str(), 0700), 0);
+  const char* old = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1);
+  ASSERT_EQ(::mkdir((runtime / "vigil").c_str(), 0700), 0);
+  make_session(runtime / "vigil/stale", {});
+  {
+    auto s = SessionDir::create();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_FALSE(exists(runtime / "vigil/stale"));
+    // Another sweep (a concurrent vigil) leaves this live session alone.
+    EXPECT_EQ(sweep_stale_sessions(runtime / "vigil"), 0u);
+    EXPECT_TRUE(exists(s->path() + "/lock"));
+    EXPECT_TRUE(exists(s->tmp()));
+    const std::string path = s->path();
+    ASSERT_TRUE(s->record_placeholders({"/nonexistent/.bashrc"}).ok());
+    EXPECT_TRUE(exists(path + "/placeholders"));
+  }
+  if (old != nullptr) {
+    ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_RUNTIME_DIR");
+  }
+}
+
+}  // namespace
+}  // namespace vigil
