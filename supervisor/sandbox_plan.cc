@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "proxy/domain_matcher.h"
+
 #if !defined(__APPLE__)
 #include "bwrap/mandatory_scan.h"
 #endif
@@ -104,6 +106,12 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy = default_policy(ctx);
   }
   out.warnings = out.policy.warnings;
+  // The allowlist is checked here, where every command (run, explain, both platforms)
+  // loads the policy, so that a bad pattern is refused before anything runs, naming the
+  // file and the entry; the proxy compiles the same lists again when it starts.
+  if (auto m = proxy::DomainMatcher::build(out.policy.net); !m) {
+    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + m.error().message);
+  }
   if (!req.session_tmp.empty()) {
     PathRule tmp;
     tmp.written = "$TMPDIR";

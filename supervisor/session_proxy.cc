@@ -95,7 +95,8 @@ void SessionProxy::stop() {
   if (stopped_) return;
   stopped_ = true;
   // The sandbox is gone when this runs: nothing will connect again; cut what is left.
-  server_->abort();
+  // (No server when start() failed before making one: a bad allowlist pattern.)
+  if (server_) server_->abort();
   io_.stop();
   if (thread_.joinable()) thread_.join();
   // io_.stop() can win the race with the posted abort(): the listener would stay open

@@ -34,6 +34,16 @@ const BadSettings kBad[] = {
     {"unsupported", "{\"credentials\": {}}", "credentials: not supported yet"},
     {"duplicate", "{\"filesystem\": {\"allowWrite\": [], \"allowWrite\": [\"/\"]}}",
      "duplicate key filesystem.allowWrite"},
+    {"allow_star", "{\"network\": {\"allowedDomains\": [\"*\"]}}",
+     "network.allowedDomains[0]: \"*\""},
+    {"allow_tld", "{\"network\": {\"allowedDomains\": [\"ok.test\", \"*.com\"]}}",
+     "network.allowedDomains[1]: \"*.com\""},
+    {"allow_url", "{\"network\": {\"allowedDomains\": [\"https://x.test/\"]}}",
+     "network.allowedDomains[0]"},
+    {"reason_for_nothing",
+     "{\"network\": {\"deniedDomains\": [\"a.test\"], \"deniedDomainReasons\": {\"b.test\": "
+     "\"x\"}}}",
+     "deniedDomainReasons"},
 };
 
 TEST(RunSettings, MalformedSettingsAreRefusedWithOneLineAndNothingRuns) {
@@ -48,6 +58,10 @@ TEST(RunSettings, MalformedSettingsAreRefusedWithOneLineAndNothingRuns) {
     EXPECT_NE(o.err.find(file), std::string::npos) << "the error must name the file: " << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
     EXPECT_FALSE(exists(ws / "ran")) << "the command must not run";
+    // explain loads the same policy the same way.
+    auto e = run_vigil({"explain", "--settings", file}, ws.path());
+    EXPECT_EQ(e.exit_code, 2) << e.out << e.err;
+    EXPECT_NE(e.err.find(b.expect), std::string::npos) << e.err;
   }
 }
 
