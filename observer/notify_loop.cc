@@ -456,12 +456,18 @@ void Observer::flush() {
     break;
   }
   // A line cut by a short write must still be completed, or the supervisor would read
-  // its head glued to the next line: its rest stays, and goes first next time.
+  // its head glued to the next line: its rest stays, and goes first next time (and a
+  // rest still owed from an earlier cut is kept the same way).
   std::size_t keep = off;
-  if (!reader_gone_ && off > 0 && off < buffer_.size() && buffer_[off - 1] != '\n') {
-    keep = buffer_.find('\n', off) + 1;
+  if (!reader_gone_ && off < buffer_.size()) {
+    if (off < owed_) {
+      keep = owed_;
+    } else if (off > 0 && buffer_[off - 1] != '\n') {
+      keep = buffer_.find('\n', off) + 1;
+    }
   }
   for (std::size_t i = keep; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
+  owed_ = keep - off;
   buffer_.resize(keep);
   buffer_.erase(0, off);
   if (!buffer_.empty()) oldest_ms_ = now_ms();

@@ -82,6 +82,7 @@ class Observer {
   ObserverStats stats_;
   std::int64_t oldest_ms_ = -1;  // when the oldest buffered line was queued
   bool reader_gone_ = false;     // a write failed for good: the supervisor is gone
+  std::size_t owed_ = 0;         // bytes at the front of buffer_: the rest of a cut line
 };
 
 inline constexpr std::size_t kEventBufferBytes = 256 * 1024;
