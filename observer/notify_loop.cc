@@ -162,7 +162,17 @@ bool id_valid(int listener, std::uint64_t id) {
 struct Target {
   std::string as_read;  // the spelling the caller passed
   std::int64_t dirfd = kAtFdcwd;
+  // For a relative path (or an fd target): the caller's cwd or dirfd, opened O_PATH while
+  // the caller is still stopped in its call (after the answer it may be gone, and its
+  // /proc entry with it).
+  UniqueFd base;
 };
+
+bool is_relative(const Target& t) { return t.as_read.empty() || t.as_read[0] != '/'; }
+
+void open_base(pid_t pid, Target* t) {
+  t->base.reset(::open(caller_base(pid, t->dirfd).c_str(), O_PATH | O_CLOEXEC));
+}
 
 struct Landing {
   std::string resolved;
@@ -190,7 +200,8 @@ Landing resolve(pid_t pid, const Target& t, bool follow_last) {
       }
     }
   } else {
-    walk = caller_base(pid, t.dirfd) + "/" + t.as_read;
+    if (!t.base) return {"", false, false};  // the caller's cwd was hidden from us
+    walk = "/proc/self/fd/" + std::to_string(t.base.get()) + "/" + t.as_read;
   }
   for (int hop = 0; hop < 40; ++hop) {  // the kernel's own limit on links followed (ELOOP)
     std::string_view path = walk;
@@ -222,9 +233,8 @@ Landing resolve(pid_t pid, const Target& t, bool follow_last) {
   }
   // The parent is missing (or a loop): the call fails before any mount is consulted.
   // Named by folding the spelling onto the caller's directory.
-  const bool relative = t.as_read.empty() || t.as_read[0] != '/';
-  const std::string base = relative ? base_dir(pid, t.dirfd) : std::string();
-  if (relative && base.empty()) return {"", false, false};  // the caller's cwd is hidden from us
+  const std::string base = is_relative(t) ? fd_name(t.base.get()) : std::string();
+  if (is_relative(t) && base.empty()) return {"", false, false};
   return {resolve_symlinks(lexically_normal(base + "/" + t.as_read)), false};
 }
 
@@ -295,8 +305,16 @@ void Observer::handle_one() {
     }
     check();
     t.dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
+    if (is_relative(t)) open_base(pid, &t);
     targets.push_back(std::move(t));
   };
+  if (pa.fd_only) {
+    Target t;
+    t.dirfd = static_cast<std::int32_t>(a[0]);
+    t.as_read = "fd " + std::to_string(t.dirfd);
+    open_base(pid, &t);
+    targets.push_back(std::move(t));
+  }
   take(pa.dirfd, pa.path);
   take(pa.dirfd2, pa.path2);
   if (pa.flags >= 0) {
@@ -367,7 +385,7 @@ void Observer::handle_one() {
     }
     Landing l;
     if (pa.fd_only) {
-      l = {base_dir(pid, t->dirfd), true};  // the fd's own file
+      l = {t->base ? fd_name(t->base.get()) : std::string(), true};  // the fd's own file
       if (l.resolved.empty() || l.resolved[0] != '/') return {l.resolved, "allowed", "not a path"};
     } else {
       l = resolve(pid, *t, follow);
@@ -386,12 +404,6 @@ void Observer::handle_one() {
     Classified c = classify_write(mounts_, l.resolved);
     return {std::move(l.resolved), to_string(c.verdict), std::move(c.reason)};
   };
-  Target fd_target;
-  if (pa.fd_only) {
-    fd_target.dirfd = static_cast<std::int32_t>(a[0]);
-    fd_target.as_read = "fd " + std::to_string(fd_target.dirfd);
-    targets.push_back(fd_target);
-  }
   if (targets.empty() && ok) return;
   const Target* main_target = targets.empty() ? nullptr : &targets.back();
   Judged j = judge(main_target);
