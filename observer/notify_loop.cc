@@ -6,18 +6,20 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "filters/kernel_seccomp.h"
 #include "filters/syscall_names.h"
+#include "observer/event_line.h"
 #include "supervisor/core/path_expand.h"
 
 namespace vigil::init {
@@ -104,22 +106,43 @@ bool read_u64(pid_t pid, std::uint64_t addr, std::uint64_t* out) {
   return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof *out);
 }
 
-std::string read_link(const std::string& path) {
+std::string read_link(const char* path) {
   char buf[PATH_MAX];
-  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  const ssize_t n = ::readlink(path, buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-// The directory a relative path is resolved against: the cwd, or the dirfd's target.
+// "/proc/PID/cwd" or "/proc/PID/fd/N": magic links into the caller's own cwd or dirfd.
+// Opening a path through one walks it from exactly where the caller's call will, in one
+// syscall, without first reading the directory's name (which may be stale or ambiguous).
+std::string caller_base(pid_t pid, std::int64_t dirfd) {
+  char buf[64];
+  if (dirfd == kAtFdcwd) {
+    std::snprintf(buf, sizeof buf, "/proc/%d/cwd", static_cast<int>(pid));
+  } else {
+    std::snprintf(buf, sizeof buf, "/proc/%d/fd/%d", static_cast<int>(pid),
+                  static_cast<int>(dirfd));
+  }
+  return buf;
+}
+
+// The directory a relative path starts from, as a name (for paths we cannot open).
 std::string base_dir(pid_t pid, std::int64_t dirfd) {
-  if (dirfd == kAtFdcwd) return read_link("/proc/" + std::to_string(pid) + "/cwd");
-  return read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(dirfd));
+  return read_link(caller_base(pid, dirfd).c_str());
+}
+
+std::string fd_name(int fd) {
+  char link[32];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  return read_link(link);
 }
 
 // Field 4 of /proc/PID/stat, after the parenthesised command name (which may hold spaces
 // and parentheses itself: the last ')' ends it).
 long parent_of(pid_t pid) {
-  UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+  char name[48];
+  std::snprintf(name, sizeof name, "/proc/%d/stat", static_cast<int>(pid));
+  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
   if (!fd) return 0;
   char buf[512];
   const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
@@ -137,67 +160,117 @@ bool id_valid(int listener, std::uint64_t id) {
 }
 
 struct Target {
-  std::string as_read;   // the spelling the caller passed
-  std::string absolute;  // joined to its base, lexically normal
+  std::string as_read;  // the spelling the caller passed
+  std::int64_t dirfd = kAtFdcwd;
+  // For a relative path (or an fd target): the caller's cwd or dirfd, opened O_PATH while
+  // the caller is still stopped in its call (after the answer it may be gone, and its
+  // /proc entry with it).
+  UniqueFd base;
 };
 
-// Symlinks resolved in the sandbox's own view (vigil-init shares the caller's mount
-// namespace). The last component is followed only where the call follows it.
-// `joined` is the spelling as the kernel will walk it (base + "/" + path, NOT lexically
-// folded: "link/../x" climbs out of the link's TARGET, as the kernel does). realpath()
-// walks it the same way; only where a component is missing do we fall back to folding.
-std::string resolve(const std::string& joined, bool follow_last) {
-  std::string path = joined;
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const size_t slash = path.rfind('/');
-  const std::string last = path.substr(slash + 1);
-  if (follow_last || last == "." || last == ".." || last.empty()) {
-    std::unique_ptr<char, decltype(&std::free)> r(::realpath(path.c_str(), nullptr), &std::free);
-    if (r) return r.get();
-  }
-  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
-  std::unique_ptr<char, decltype(&std::free)> rp(::realpath(parent.c_str(), nullptr), &std::free);
-  if (rp) {
-    const std::string p(rp.get());
-    return (p == "/" ? "" : p) + "/" + last;
-  }
-  return resolve_symlinks(lexically_normal(path));
+bool is_relative(const Target& t) { return t.as_read.empty() || t.as_read[0] != '/'; }
+
+void open_base(pid_t pid, Target* t) {
+  t->base.reset(::open(caller_base(pid, t->dirfd).c_str(), O_PATH | O_CLOEXEC));
 }
 
-bool dir_exists(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
-  return ::access(parent.c_str(), F_OK) == 0;
+struct Landing {
+  std::string resolved;
+  bool dir_exists = false;  // false: the call fails with ENOENT/ENOTDIR, not for the sandbox
+  bool known = true;        // false: we could not see where it lands (a non-dumpable caller)
+};
+
+// Where the call lands, walked by the kernel itself in the sandbox's own view (vigil-init
+// shares the caller's mount namespace): the parent directory is opened with O_PATH (no
+// read, no device open) through the caller's cwd/dirfd, and /proc/self/fd names it,
+// symlinks and ".." resolved as the call resolves them ("link/../x" climbs out of the
+// link's TARGET). The last component is followed only where the call follows it,
+// dangling links included (O_CREAT through a dangling link creates its target). A few
+// syscalls whatever the depth, where realpath() costs one per component.
+Landing resolve(pid_t pid, const Target& t, bool follow_last) {
+  std::string walk;
+  if (!t.as_read.empty() && t.as_read[0] == '/') {
+    walk = t.as_read;
+    // /proc/self and /proc/thread-self name the caller, not vigil-init.
+    for (const std::string_view self : {"/proc/self", "/proc/thread-self"}) {
+      if (walk.compare(0, self.size(), self) == 0 &&
+          (walk.size() == self.size() || walk[self.size()] == '/')) {
+        walk.replace(0, self.size(), "/proc/" + std::to_string(pid));
+        break;
+      }
+    }
+  } else {
+    if (!t.base) return {"", false, false};  // the caller's cwd was hidden from us
+    walk = "/proc/self/fd/" + std::to_string(t.base.get()) + "/" + t.as_read;
+  }
+  for (int hop = 0; hop < 40; ++hop) {  // the kernel's own limit on links followed (ELOOP)
+    std::string_view path = walk;
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    const size_t slash = path.rfind('/');
+    const std::string_view last = path.substr(slash + 1);
+    if (last.empty() || last == "." || last == "..") {
+      UniqueFd whole(::open(std::string(path).c_str(), O_PATH | O_CLOEXEC));
+      if (!whole) break;
+      return {fd_name(whole.get()), true};
+    }
+    const std::string parent(slash == 0 ? std::string_view("/") : path.substr(0, slash));
+    UniqueFd dir(::open(parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) break;
+    std::string at = fd_name(dir.get());
+    if (at.empty() || at[0] != '/') break;
+    if (follow_last) {
+      char target[PATH_MAX];
+      const ssize_t n = ::readlinkat(dir.get(), std::string(last).c_str(), target, sizeof target);
+      if (n > 0 && static_cast<size_t>(n) < sizeof target) {
+        const std::string_view to(target, static_cast<size_t>(n));
+        walk = to[0] == '/' ? std::string(to) : at + "/" + std::string(to);
+        continue;
+      }
+    }
+    if (at != "/") at += '/';
+    at += last;
+    return {std::move(at), true};
+  }
+  // The parent is missing (or a loop): the call fails before any mount is consulted.
+  // Named by folding the spelling onto the caller's directory.
+  const std::string base = is_relative(t) ? fd_name(t.base.get()) : std::string();
+  if (is_relative(t) && base.empty()) return {"", false, false};
+  return {resolve_symlinks(lexically_normal(base + "/" + t.as_read)), false};
 }
 
 }  // namespace
 
 Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
-                                  Overflow overflow) {
+                                  const ObserverOptions& options) {
   Observer o;
   o.listener_ = std::move(listener);
   o.events_fd_ = events_fd;
   o.mounts_ = std::move(mounts);
-  o.overflow_ = overflow;
+  o.options_ = options;
   for (const auto& row : kRows) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = {row.name, row.args};
   }
-  // Linux 6.6+: wake the waiting caller on the same CPU when we answer, about 9x cheaper
-  // round trips on this kind of VM. On older kernels the ioctl fails and nothing changes.
-  __u64 sync_flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-  ::ioctl(o.listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_flags);
-  if (overflow == Overflow::kDrop)
+  // Linux 6.6+: the kernel hands the CPU straight from the caller to us and back (no
+  // trip through the scheduler to another CPU), about 9x cheaper round trips on this
+  // kind of VM. On older kernels the ioctl fails and nothing changes. Off only to
+  // measure what it buys ("vigil": {"observer": {"syncWakeUp": false}}).
+  if (options.sync_wake_up) {
+    __u64 sync_flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+    o.stats_.sync_wake_up =
+        ::ioctl(o.listener_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_flags) == 0;
+  }
+  if (options.overflow == Overflow::kDrop)
     ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
+  o.buffer_.reserve(kEventBufferBytes + 8192);
   return o;
 }
 
-bool Observer::on_ready() {
-  pollfd p{listener_.get(), POLLIN, 0};
-  while (::poll(&p, 1, 0) > 0) {
-    if (p.revents & (POLLHUP | POLLERR)) return false;
+bool Observer::on_ready(short revents) {
+  if (revents & POLLIN) {
     handle_one();
+    return true;
   }
-  return true;
+  return (revents & (POLLHUP | POLLERR | POLLNVAL)) == 0;
 }
 
 void Observer::handle_one() {
@@ -206,42 +279,47 @@ void Observer::handle_one() {
   const pid_t pid = static_cast<pid_t>(req.pid);
   const auto it = table_.find(req.data.nr);
   const auto* a = req.data.args;
+  const int listener = listener_.get();
 
   // Read everything we need from the caller while it is stopped; answer; then judge.
-  std::string name =
-      it != table_.end() ? it->second.first : syscall_name(req.data.arch, req.data.nr);
-  PathArgs pa = it != table_.end() ? it->second.second : PathArgs{};
+  const PathArgs pa = it != table_.end() ? it->second.second : PathArgs{};
   std::vector<Target> targets;
   std::uint64_t flags = 0;
   bool ok = true;
+  // Every memory read is followed by an ID_VALID check before anything more is read: if
+  // the caller left the syscall (killed, or its memory replaced by an exec in another
+  // thread), what we read belongs to nobody. Once checked after the last read, nothing
+  // needs checking again: an id never becomes valid again.
+  bool checked = true;
+  auto check = [&] {
+    ok = ok && id_valid(listener, req.id);
+    checked = true;
+  };
   auto take = [&](int dirfd_arg, int path_arg) {
-    if (path_arg < 0) return;
+    if (path_arg < 0 || !ok) return;
     Target t;
-    // Every read is checked: if the caller left the syscall (killed, or its memory
-    // replaced by an exec in another thread), what we read belongs to nobody.
-    if (!read_string(pid, a[path_arg], &t.as_read) || !id_valid(listener_.get(), req.id)) {
+    checked = false;
+    if (!read_string(pid, a[path_arg], &t.as_read)) {
       ok = false;
       return;
     }
-    const std::int64_t dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
-    if (!t.as_read.empty() && t.as_read[0] == '/') {
-      t.absolute = t.as_read;
-    } else {
-      const std::string base = base_dir(pid, dirfd);
-      t.absolute = base.empty() ? "" : base + "/" + t.as_read;  // folded only by resolve()
-    }
+    check();
+    t.dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
+    if (is_relative(t)) open_base(pid, &t);
     targets.push_back(std::move(t));
   };
   if (pa.fd_only) {
     Target t;
-    t.absolute = base_dir(pid, static_cast<std::int32_t>(a[0]));
-    t.as_read = "fd " + std::to_string(static_cast<std::int32_t>(a[0]));
+    t.dirfd = static_cast<std::int32_t>(a[0]);
+    t.as_read = "fd " + std::to_string(t.dirfd);
+    open_base(pid, &t);
     targets.push_back(std::move(t));
   }
   take(pa.dirfd, pa.path);
   take(pa.dirfd2, pa.path2);
   if (pa.flags >= 0) {
     if (pa.open_how) {
+      checked = false;
       ok = ok && read_u64(pid, a[pa.flags], &flags);  // open_how.flags is its first field
     } else {
       flags = a[pa.flags];
@@ -252,6 +330,7 @@ void Observer::handle_one() {
     const std::uint64_t argv_ptr = a[pa.path + 1];
     for (std::size_t i = 0; i < kMaxArgv && argv_ptr != 0; ++i) {
       std::uint64_t p = 0;
+      checked = false;
       if (!read_u64(pid, argv_ptr + i * 8, &p) || p == 0) break;
       std::string s;
       if (!read_string(pid, p, &s, kMaxArgLen)) break;
@@ -259,31 +338,33 @@ void Observer::handle_one() {
     }
   }
   // What we read is only trustworthy if the caller is still in that very syscall.
-  const bool valid = id_valid(listener_.get(), req.id);
+  if (!checked) check();
+  const bool valid = ok || id_valid(listener, req.id);
 
   seccomp_notif_resp resp{};
   resp.id = req.id;
   resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  ::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 
   if (!valid) {
     ++stats_.vanished;
     return;
   }
+  const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
   if (pa.exec) {
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.
-    if (targets.empty() || targets[0].absolute.empty() ||
-        ::access(targets[0].absolute.c_str(), F_OK) != 0) {
-      return;
-    }
-    nlohmann::json ev = {{"kind", "proc.exec"},
-                         {"pid", pid},
-                         {"ppid", parent_of(pid)},
-                         {"argv", argv},
-                         {"cwd", base_dir(pid, kAtFdcwd)}};
-    if (argv.size() == kMaxArgv) ev["truncated"] = true;
-    queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!ok || targets.empty()) return;
+    const Landing l = resolve(pid, targets[0], true);
+    if (!l.dir_exists || ::access(l.resolved.c_str(), F_OK) != 0) return;
+    EventLine ev(&buffer_, "proc.exec");
+    ev.number("pid", pid)
+        .number("ppid", parent_of(pid))
+        .bytes_array("argv", argv)
+        .bytes("cwd", base_dir(pid, kAtFdcwd));
+    if (argv.size() == kMaxArgv) ev.boolean("truncated", true);
+    ev.finish();
+    queued();
     return;
   }
   const int accmode = static_cast<int>(flags & O_ACCMODE);
@@ -293,84 +374,126 @@ void Observer::handle_one() {
   // two-name call the old name as `from`. The verdict is the worse of the two: moving a
   // file out of a read-only directory fails as surely as moving one into it.
   struct Judged {
-    std::string resolved, verdict, reason;
+    std::string resolved;
+    const char* verdict;
+    std::string reason;
   };
-  auto judge = [&](const Target& t) -> Judged {
-    if (!ok || t.absolute.empty()) {
+  auto judge = [&](const Target* t) -> Judged {
+    if (!ok || t == nullptr) {
       return {"", "allowed",
               "could not read the target (the call went ahead; the mount table still applies)"};
     }
-    const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
-    const std::string resolved = resolve(t.absolute, follow);
-    if (!dir_exists(resolved)) {
+    Landing l;
+    if (pa.fd_only) {
+      l = {t->base ? fd_name(t->base.get()) : std::string(), true};  // the fd's own file
+      if (l.resolved.empty() || l.resolved[0] != '/') return {l.resolved, "allowed", "not a path"};
+    } else {
+      l = resolve(pid, *t, follow);
+      if (!l.known) {
+        return {"", "allowed",
+                "could not resolve the target (the call went ahead; the mount table still "
+                "applies)"};
+      }
+    }
+    if (!l.dir_exists) {
       // The kernel fails this with ENOENT before any mount is consulted.
       return {
-          resolved, "allowed",
+          std::move(l.resolved), "allowed",
           "its directory does not exist: the call fails with ENOENT, not because of the sandbox"};
     }
-    const Classified c = classify_write(mounts_, resolved);
-    return {resolved, to_string(c.verdict), c.reason};
+    Classified c = classify_write(mounts_, l.resolved);
+    return {std::move(l.resolved), to_string(c.verdict), std::move(c.reason)};
   };
-  if (targets.empty()) return;
-  const Target& main_target = targets.back();
+  if (targets.empty() && ok) return;
+  const Target* main_target = targets.empty() ? nullptr : &targets.back();
   Judged j = judge(main_target);
-  nlohmann::json ev = {{"kind", "fs.write"},
-                       {"pid", pid},
-                       {"syscall", name},
-                       {"path", main_target.as_read},
-                       {"flags", flags}};
+  const std::string_view name =
+      it != table_.end() ? std::string_view(it->second.first) : std::string_view();
+  const std::string fallback_name =
+      it != table_.end() ? std::string() : syscall_name(req.data.arch, req.data.nr);
+  EventLine ev(&buffer_, "fs.write");
+  ev.number("pid", pid)
+      .bytes("syscall", it != table_.end() ? name : std::string_view(fallback_name))
+      .bytes("path", main_target != nullptr ? std::string_view(main_target->as_read) : "")
+      .unsigned_number("flags", flags);
   if (targets.size() == 2) {
-    const Judged from = judge(targets.front());
-    ev["from"] = targets.front().as_read;
-    ev["from_resolved"] = from.resolved;
-    if (from.verdict == "denied" && j.verdict != "denied") {
+    Judged from = judge(&targets.front());
+    ev.bytes("from", targets.front().as_read).bytes("from_resolved", from.resolved);
+    if (std::string_view(from.verdict) == "denied" && std::string_view(j.verdict) != "denied") {
       j.verdict = from.verdict;
-      j.reason = from.reason + " (the source)";
+      j.reason = std::move(from.reason) + " (the source)";
     }
   }
-  ev["resolved"] = j.resolved;
-  ev["verdict"] = j.verdict;
-  ev["reason"] = j.reason;
-  queue(ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  ev.bytes("resolved", j.resolved).bytes("verdict", j.verdict).bytes("reason", j.reason);
+  ev.finish();
+  queued();
 }
 
-void Observer::queue(std::string line) {
+namespace {
+std::int64_t now_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+}  // namespace
+
+void Observer::queued() {
   ++stats_.events;
-  buffer_ += line;
-  buffer_ += '\n';
+  if (oldest_ms_ < 0) oldest_ms_ = now_ms();
   if (buffer_.size() >= kEventBufferBytes) {
     ++stats_.held;
     flush();
   }
 }
 
+int Observer::flush_timeout_ms() const {
+  if (buffer_.empty()) return -1;
+  const std::int64_t left = oldest_ms_ + options_.flush_after_ms - now_ms();
+  return left <= 0 ? 0 : static_cast<int>(left);
+}
+
 void Observer::flush() {
+  oldest_ms_ = -1;
   std::size_t off = 0;
-  while (off < buffer_.size()) {
+  while (off < buffer_.size() && !reader_gone_) {
     const ssize_t n = ::write(events_fd_, buffer_.data() + off, buffer_.size() - off);
     if (n > 0) {
       off += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN && overflow_ == Overflow::kDrop) {
-      // Count whole lines that did not fit.
-      for (std::size_t i = off; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
-      break;
-    }
-    // The supervisor is gone: the command still runs to completion; the loss is counted.
-    for (std::size_t i = off; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
+    // EAGAIN: kDrop and the pipe is full. Anything else (EPIPE): the supervisor is gone;
+    // the command still runs to completion, and from here on every line is counted lost.
+    if (!(n < 0 && errno == EAGAIN)) reader_gone_ = true;
     break;
   }
-  buffer_.clear();
+  // A line cut by a short write must still be completed, or the supervisor would read
+  // its head glued to the next line: its rest stays, and goes first next time (and a
+  // rest still owed from an earlier cut is kept the same way).
+  std::size_t keep = off;
+  if (!reader_gone_ && off < buffer_.size()) {
+    if (off < owed_) {
+      keep = owed_;
+    } else if (off > 0 && buffer_[off - 1] != '\n') {
+      keep = buffer_.find('\n', off) + 1;
+    }
+  }
+  for (std::size_t i = keep; i < buffer_.size(); ++i) stats_.dropped += buffer_[i] == '\n';
+  owed_ = keep - off;
+  buffer_.resize(keep);
+  buffer_.erase(0, off);
+  if (!buffer_.empty()) oldest_ms_ = now_ms();
 }
 
 void Observer::finish() {
-  nlohmann::json ev = {{"kind", "observer.stats"},
-                       {"events", stats_.events},
-                       {"dropped", stats_.dropped},
-                       {"held", stats_.held}};
-  buffer_ += ev.dump() + "\n";
+  EventLine(&buffer_, "observer.stats")
+      .unsigned_number("events", stats_.events)
+      .unsigned_number("dropped", stats_.dropped)
+      .unsigned_number("held", stats_.held)
+      .finish();
+  // Blocking for this last line even in kDrop: it is the count of what was lost.
+  if (options_.overflow == Overflow::kDrop)
+    ::fcntl(events_fd_, F_SETFL, ::fcntl(events_fd_, F_GETFL) & ~O_NONBLOCK);
   flush();
 }
 

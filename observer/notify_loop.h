@@ -22,11 +22,21 @@ namespace vigil::init {
 
 enum class Overflow { kBlock, kDrop };
 
+struct ObserverOptions {
+  Overflow overflow = Overflow::kBlock;
+  bool sync_wake_up = true;  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP where the kernel has it
+  // Lines wait at most this long before they go to the supervisor. Every round trip
+  // leaves the observer idle (the caller runs next), so "write when idle" would be one
+  // write per event; batching is what keeps a trapped call at a few microseconds.
+  int flush_after_ms = 20;
+};
+
 struct ObserverStats {
   std::uint64_t events = 0;    // lines produced
   std::uint64_t dropped = 0;   // lines lost (kDrop only)
   std::uint64_t held = 0;      // times the workload waited for the supervisor
   std::uint64_t vanished = 0;  // notifications whose caller was gone before we read it
+  bool sync_wake_up = false;   // the kernel took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 };
 
 // How to read one trapped syscall's arguments.
@@ -43,13 +53,16 @@ class Observer {
  public:
   // `events_fd`: where event lines go (the supervisor's pipe). `mounts`: the sandbox's.
   static Result<Observer> create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
-                                 Overflow overflow);
+                                 const ObserverOptions& options);
   int fd() const { return listener_.get(); }
 
-  // Takes every pending notification. Returns false when the listener is gone (every
-  // filtered process has exited).
-  bool on_ready();
-  // Writes out what is buffered (blocking unless kDrop). Call when idle and at exit.
+  // Called with poll()'s revents for the listener: answers one notification. Returns
+  // false when the listener is gone (every filtered process has exited). Wait for the
+  // listener with poll(), not epoll: only poll passes the kernel's same-CPU wake-up on.
+  bool on_ready(short revents);
+  // Milliseconds until the buffered lines are due (0: now; -1: nothing buffered).
+  int flush_timeout_ms() const;
+  // Writes out what is buffered (blocking unless kDrop). Call when due and at exit.
   void flush();
   // Appends the observer.stats line and flushes.
   void finish();
@@ -58,15 +71,18 @@ class Observer {
  private:
   Observer() = default;
   void handle_one();
-  void queue(std::string line);
+  void queued();  // a line was appended to buffer_
 
   UniqueFd listener_;
   int events_fd_ = -1;
   std::vector<Mount> mounts_;
-  Overflow overflow_ = Overflow::kBlock;
+  ObserverOptions options_;
   std::map<int, std::pair<std::string, PathArgs>> table_;  // syscall nr -> name, args
   std::string buffer_;
   ObserverStats stats_;
+  std::int64_t oldest_ms_ = -1;  // when the oldest buffered line was queued
+  bool reader_gone_ = false;     // a write failed for good: the supervisor is gone
+  std::size_t owed_ = 0;         // bytes at the front of buffer_: the rest of a cut line
 };
 
 inline constexpr std::size_t kEventBufferBytes = 256 * 1024;

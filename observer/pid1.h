@@ -24,7 +24,7 @@ using WorkerMain = std::function<int()>;
 struct ObserverSetup {
   int listener_channel = -1;  // our end of the socketpair the worker sends the listener on
   int events_fd = -1;         // where event lines go
-  Overflow overflow = Overflow::kBlock;
+  ObserverOptions options;
 };
 int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer);
 

@@ -1,5 +1,6 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
-//   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop]] -- CMD ARGS...
+//   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
+//              -- CMD ARGS...
 // It compiles the seccomp filters, makes itself non-dumpable, forks the worker (which
 // installs the filters and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
@@ -24,7 +25,7 @@
 int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
   int events_fd = -1;
-  vigil::init::Overflow overflow = vigil::init::Overflow::kBlock;
+  vigil::init::ObserverOptions observer_options;
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
     if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {
@@ -39,8 +40,13 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--overflow") == 0 && cmd + 1 < argc &&
         std::strcmp(argv[cmd + 1], "drop") == 0) {
-      overflow = vigil::init::Overflow::kDrop;
+      observer_options.overflow = vigil::init::Overflow::kDrop;
       cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
+      observer_options.sync_wake_up = false;
+      cmd += 1;
       continue;
     }
     std::fprintf(stderr, "vigil-init: unknown option %s\n", argv[cmd]);
@@ -106,7 +112,7 @@ int main(int argc, char** argv) {
     spec.listener_channel = channel_worker.get();
     observer.listener_channel = channel_ours.get();
     observer.events_fd = events_fd;
-    observer.overflow = overflow;
+    observer.options = observer_options;
   } else {
     spec.filters = std::span<const sock_fprog>(&fprog, 1);
   }

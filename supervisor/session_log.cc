@@ -167,7 +167,8 @@ std::string canonical_policy_json(const Policy& p) {
                 {"allowAppleEvents", p.macos.allow_apple_events},
                 {"allowPty", p.macos.allow_pty}};
   j["vigil"] = {{"observerOverflow",
-                 p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"}};
+                 p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
+                {"observerSyncWakeUp", p.vigil.observer_sync_wake_up}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).

@@ -128,6 +128,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
+  if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);

@@ -57,6 +57,9 @@ struct MacosOptions {
 struct VigilOptions {
   enum class Overflow { kBlock, kDrop };
   Overflow observer_overflow = Overflow::kBlock;  // lossless by default
+  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the observer's listener (where the kernel has
+  // it). Off only to measure what it buys (tools/bench/observer_bench.sh).
+  bool observer_sync_wake_up = true;
 };
 
 struct Policy {

@@ -93,6 +93,7 @@ constexpr KeySpec kVigilKeys[] = {
 
 constexpr KeySpec kVigilObserverKeys[] = {
     {"overflow", Support::kHandled, ""},
+    {"syncWakeUp", Support::kHandled, ""},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -382,6 +383,9 @@ class Loader {
                       "expected \"block\" or \"drop\", got " + o->dump());
         }
       }
+      if (auto r = read_bool(*it, "vigil.observer", "syncWakeUp", &p_->vigil.observer_sync_wake_up);
+          !r)
+        return r;
     }
     return {};
   }

@@ -1,16 +1,27 @@
 // The observer's accuracy: real writes through a real `vigil run`, each checked against
 // the verdict the kernel actually gave (ground truth on the host), and the session log's
 // fs.write record for it checked for the exact verdict.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
+#include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
+
+extern char** environ;
 
 namespace vigil::test {
 namespace {
@@ -274,6 +285,214 @@ TEST(ObserverLoad, HundredThousandAllowedWritesAllDelivered) {
   EXPECT_EQ(dropped, 0);
   EXPECT_EQ(o.err.find("<sandbox_violations>"), std::string::npos)
       << "allowed writes are never listed";
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+struct LogCounts {
+  long observer_lines = 0;  // fs.write and proc.exec records (what reached the log)
+  long writes_to = 0;       // fs.write records for the given resolved path
+  long stats_events = -1, stats_dropped = -1;
+};
+
+LogCounts count_log(const std::string& log, const std::string& resolved) {
+  LogCounts c;
+  std::ifstream f(log);
+  std::string line;
+  while (std::getline(f, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    const std::string kind = j.value("kind", "");
+    if (kind == "fs.write" || kind == "proc.exec") ++c.observer_lines;
+    if (kind == "fs.write" && j.value("resolved", "") == resolved) ++c.writes_to;
+    if (kind == "observer.stats") {
+      c.stats_events = j.value("events", -1L);
+      c.stats_dropped = j.value("dropped", -1L);
+    }
+  }
+  return c;
+}
+
+// The `vigil run` supervisor among the processes whose command line holds `marker`, once
+// the command itself (python3) is running inside: stopped any earlier, it would not have
+// started the sandbox at all.
+int supervisor_pid(const std::string& marker) {
+  bool command_started = false;
+  for (const int pid : pids_with_marker(marker)) {
+    const std::string cmd = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    command_started |= cmd.substr(0, cmd.find('\0')).find("python3") != std::string::npos;
+  }
+  if (!command_started) return -1;
+  for (const int pid : pids_with_marker(marker)) {
+    const std::string cmd = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    const std::string argv0 = cmd.substr(0, cmd.find('\0'));
+    if (argv0.size() >= 5 && argv0.compare(argv0.size() - 5, 5, "vigil") == 0 &&
+        cmd.compare(argv0.size() + 1, 4, std::string("run\0", 4)) == 0) {
+      return pid;
+    }
+  }
+  return -1;
+}
+
+// Stops the supervisor (the vigil whose argv holds `marker`, started by this test) once
+// the command runs, lets the command start its burst (writes `go`), keeps it stopped while
+// `hold` runs, then resumes it. Sets `stopped` when it could stop it.
+std::thread pause_supervisor(const std::string& marker, const TempDir& ws,
+                             std::atomic<bool>& stopped, std::function<void()> hold) {
+  return std::thread([&ws, &stopped, marker, hold = std::move(hold)] {
+    int pid = -1;
+    for (int i = 0; i < 3000 && pid < 0; ++i) {
+      pid = supervisor_pid(marker);
+      if (pid < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    stopped = pid > 0 && ::kill(pid, SIGSTOP) == 0;
+    write_file(ws / "go", "");  // even if not stopped: the test fails, it does not hang
+    if (!stopped) return;
+    hold();
+    ::kill(pid, SIGCONT);
+  });
+}
+
+// "overflow": "drop" loses events instead of holding the command, and counts every one it
+// loses: the supervisor is stopped (SIGSTOP) while the command makes 50,000 writes, so the
+// pipe fills and lines must be dropped; then every attempt the observer saw is either in
+// the session log or in the dropped count, exactly.
+TEST(ObserverLoad, DropModeCountsEveryDroppedEvent) {
+  TempDir ws, cfg;
+  const std::string log = cfg / "drop.jsonl";
+  const std::string settings = cfg / "drop.json";
+  write_file(
+      settings,
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"observer": {"overflow": "drop"}}})");
+  const std::string marker = unique_marker("drop");
+  const std::string script =
+      "import os, time\n"
+      "# " +
+      marker +
+      "\n"
+      "while not os.path.exists('go'): time.sleep(0.01)\n"
+      "for i in range(50000):\n"
+      "  os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "os.close(os.open('done', os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "print('done')\n";
+  std::atomic<bool> stopped{false};
+  // Stopped while the burst happens, then resumed.
+  std::thread stopper = pause_supervisor(marker, ws, stopped, [&] {
+    for (int i = 0; i < 30000 && !exists(ws / "done"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  auto o = run_vigil({"run", "--settings", settings, "--log", log, "--", "python3", "-c", script},
+                     ws.path(), 600);
+  stopper.join();
+  ASSERT_TRUE(stopped) << "could not find and stop the supervisor";
+  EXPECT_EQ(o.exit_code, 0) << o.err.substr(0, 2000);
+  EXPECT_EQ(o.out, "done\n");
+  const LogCounts c = count_log(log, ws.path() + "/f");
+  ASSERT_GE(c.stats_events, 50000) << "no observer.stats line, or too few events";
+  EXPECT_GT(c.stats_dropped, 0) << "the pipe never filled: nothing was dropped";
+  EXPECT_LT(c.writes_to, 50000);
+  // Every attempt is accounted for: delivered + dropped == seen.
+  EXPECT_EQ(c.observer_lines + c.stats_dropped, c.stats_events);
+}
+
+// Lossless (the default) under the same stop: nothing is dropped, the command waits.
+TEST(ObserverLoad, BlockModeHoldsTheCommandInsteadOfDropping) {
+  TempDir ws, cfg;
+  const std::string log = cfg / "block.jsonl";
+  const std::string marker = unique_marker("block");
+  const std::string script =
+      "import os, time\n"
+      "# " +
+      marker +
+      "\n"
+      "while not os.path.exists('go'): time.sleep(0.01)\n"
+      "for i in range(30000):\n"
+      "  os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "print('done')\n";
+  std::atomic<bool> stopped{false};
+  std::thread stopper = pause_supervisor(
+      marker, ws, stopped, [] { std::this_thread::sleep_for(std::chrono::seconds(2)); });
+  auto o = run_vigil({"run", "--log", log, "--", "python3", "-c", script}, ws.path(), 600);
+  stopper.join();
+  ASSERT_TRUE(stopped) << "could not find and stop the supervisor";
+  EXPECT_EQ(o.out, "done\n") << o.err.substr(0, 2000);
+  const LogCounts c = count_log(log, ws.path() + "/f");
+  EXPECT_EQ(c.writes_to, 30000);
+  EXPECT_EQ(c.stats_dropped, 0);
+  EXPECT_EQ(c.observer_lines, c.stats_events);
+}
+
+std::string vigil_init_bin() {
+  const std::string v = vigil_bin();
+  const std::string dir = v.substr(0, v.rfind('/'));
+  for (const std::string& c : {dir + "/vigil-init", dir + "/../observer/vigil-init"}) {
+    if (::access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
+// The supervisor's reader gone: `vigil run` cannot show this (the supervisor dying takes
+// the sandbox with it: bwrap --die-with-parent), so vigil-init is run directly with an
+// events pipe whose read end is closed after the first line. The command still runs to
+// completion with its own output and status, vigil-init says nothing on the command's
+// stderr, and it is not killed by SIGPIPE.
+TEST(ObserverLoad, ReaderGoneTheCommandStillCompletes) {
+  const std::string init = vigil_init_bin();
+  if (init.empty()) GTEST_SKIP() << "vigil-init not found next to " << vigil_bin();
+  TempDir ws;
+  int events[2], out[2], err[2];
+  ASSERT_EQ(::pipe2(events, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(err, O_CLOEXEC), 0);
+  const std::string script =
+      "import os, sys\n"
+      "for i in range(5000):\n"
+      "  os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "print('done')\n"
+      "sys.exit(3)\n";
+  const std::string fd = std::to_string(events[1]);
+  std::vector<std::string> args = {init, "--events-fd", fd, "--", "python3", "-c", script};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, events[1], events[1]);  // clears its CLOEXEC
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawn_file_actions_addchdir_np(&fa, ws.path().c_str());
+  pid_t pid = -1;
+  ASSERT_EQ(::posix_spawn(&pid, init.c_str(), &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  UniqueFd ev_read(events[0]), out_read(out[0]), err_read(err[0]);
+  UniqueFd(events[1]).reset();
+  UniqueFd(out[1]).reset();
+  UniqueFd(err[1]).reset();
+  // Read one line of events (the command's exec), then go away.
+  std::string first;
+  char c = 0;
+  while (::read(ev_read.get(), &c, 1) == 1 && c != '\n') first.push_back(c);
+  EXPECT_NE(first.find("\"kind\":"), std::string::npos) << first;
+  ev_read.reset();
+  auto drain = [](int from) {
+    std::string s;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(from, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+    return s;
+  };
+  const std::string stdout_text = drain(out_read.get());
+  const std::string stderr_text = drain(err_read.get());
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "vigil-init was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_EQ(stdout_text, "done\n");
+  EXPECT_EQ(stderr_text, "") << "the observer must not write to the command's stderr";
 }
 
 }  // namespace

@@ -305,6 +305,8 @@ TEST(PolicyLoaderTest, ParseErrorsInline) {
       {"{\"vigil\": {\"observer\": {\"overflow\": 1}}}",
        "s.json: line 1, column 37: vigil.observer.overflow: expected \"block\" or \"drop\", got an "
        "integer"},
+      {"{\"vigil\": {\"observer\": {\"syncWakeUp\": \"off\"}}}",
+       "s.json: line 1, column 43: vigil.observer.syncWakeUp: expected a boolean, got a string"},
       {"{\"filesystem\": {\"denyRead\": [null]}}",
        "s.json: line 1, column 33: filesystem.denyRead[0]: expected a path string or {\"path\": "
        "..., \"literal\": "
@@ -452,6 +454,12 @@ TEST(PolicyLoaderTest, OverflowAndStrictAllowlistValues) {
       parse_policy("{\"vigil\": {\"observer\": {\"overflow\": \"drop\"}}}", "s.json", kNowhere);
   ASSERT_TRUE(drop.ok());
   EXPECT_EQ(drop->vigil.observer_overflow, VigilOptions::Overflow::kDrop);
+  EXPECT_TRUE(drop->vigil.observer_sync_wake_up);  // on unless turned off
+  auto no_sync =
+      parse_policy("{\"vigil\": {\"observer\": {\"syncWakeUp\": false}}}", "s.json", kNowhere);
+  ASSERT_TRUE(no_sync.ok()) << no_sync.error().message;
+  EXPECT_FALSE(no_sync->vigil.observer_sync_wake_up);
+  EXPECT_EQ(no_sync->vigil.observer_overflow, VigilOptions::Overflow::kBlock);
   for (const int depth : {1, 10}) {
     auto d = parse_policy("{\"mandatoryDenySearchDepth\": " + std::to_string(depth) + "}", "s.json",
                           kNowhere);

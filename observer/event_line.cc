@@ -1,0 +1,126 @@
+#include "observer/event_line.h"
+
+#include <charconv>
+
+namespace vigil::init {
+namespace {
+
+// Bytes that may appear in a JSON string here, some of them escaped: ASCII only. Anything
+// from 0x80 up goes as base64 rather than through a UTF-8 check: paths are bytes, and a
+// name that is not UTF-8 must reach the log unchanged, not as U+FFFD.
+bool plain_ascii(std::string_view v) {
+  for (const char c : v) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+void append_escaped(std::string* out, std::string_view v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (const char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20 || u == 0x7f) {
+      // \u00XX for every control byte: one rule, and nothing that a terminal acts on.
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 0xf]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+template <class T>
+void append_number(std::string* out, T v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+}  // namespace
+
+void append_base64(std::string* out, std::string_view bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::size_t i = 0;
+  std::uint32_t group = 0;
+  int have = 0;
+  for (; i < bytes.size(); ++i) {
+    group = (group << 8) | static_cast<unsigned char>(bytes[i]);
+    if (++have < 3) continue;
+    for (int shift = 18; shift >= 0; shift -= 6) out->push_back(kDigits[(group >> shift) & 63]);
+    group = 0;
+    have = 0;
+  }
+  if (have == 0) return;
+  group <<= 8 * (3 - have);  // left-align the 1 or 2 leftover bytes in 24 bits
+  for (int k = 0, shift = 18; k <= have; ++k, shift -= 6) {
+    out->push_back(kDigits[(group >> shift) & 63]);
+  }
+  out->append(static_cast<std::size_t>(3 - have), '=');
+}
+
+EventLine::EventLine(std::string* out, std::string_view kind) : out_(out) {
+  out_->append("{\"kind\":");
+  append_escaped(out_, kind);
+}
+
+void EventLine::key(std::string_view k) {
+  out_->push_back(',');
+  append_escaped(out_, k);
+  out_->push_back(':');
+}
+
+void EventLine::value_bytes(std::string_view v) {
+  if (plain_ascii(v)) {
+    append_escaped(out_, v);
+    return;
+  }
+  out_->append("{\"b64\":\"");
+  append_base64(out_, v);
+  out_->append("\"}");
+}
+
+EventLine& EventLine::bytes(std::string_view k, std::string_view value) {
+  key(k);
+  value_bytes(value);
+  return *this;
+}
+
+EventLine& EventLine::number(std::string_view k, std::int64_t value) {
+  key(k);
+  append_number(out_, value);
+  return *this;
+}
+
+EventLine& EventLine::unsigned_number(std::string_view k, std::uint64_t value) {
+  key(k);
+  append_number(out_, value);
+  return *this;
+}
+
+EventLine& EventLine::boolean(std::string_view k, bool value) {
+  key(k);
+  out_->append(value ? "true" : "false");
+  return *this;
+}
+
+EventLine& EventLine::bytes_array(std::string_view k, const std::vector<std::string>& values) {
+  key(k);
+  out_->push_back('[');
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out_->push_back(',');
+    value_bytes(values[i]);
+  }
+  out_->push_back(']');
+  return *this;
+}
+
+void EventLine::finish() { out_->append("}\n"); }
+
+}  // namespace vigil::init

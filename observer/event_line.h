@@ -1,0 +1,40 @@
+// The observer's event lines, written straight into its output buffer: one flat JSON
+// object per line, built field by field with typed calls (no DOM, no allocation beyond
+// the buffer's own growth). It runs once per trapped syscall, so it is kept to what the
+// supervisor's parser (supervisor/event_schema.h, parse_untrusted_event_line) accepts:
+//   - a byte string that is all printable-or-escapable ASCII is a JSON string;
+//   - any other byte string (UTF-8 or not: paths are bytes) is {"b64": "<base64>"},
+//     which the supervisor decodes back to the exact bytes.
+// Keys are the caller's constants and go through the same escaping as values.
+// Pure; not thread-safe (one writer per buffer).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vigil::init {
+
+class EventLine {
+ public:
+  // Starts `{"kind":"<kind>"` at the end of `out`.
+  EventLine(std::string* out, std::string_view kind);
+  EventLine& bytes(std::string_view key, std::string_view value);
+  EventLine& number(std::string_view key, std::int64_t value);
+  EventLine& unsigned_number(std::string_view key, std::uint64_t value);
+  EventLine& boolean(std::string_view key, bool value);
+  EventLine& bytes_array(std::string_view key, const std::vector<std::string>& values);
+  // Closes the object and ends the line ('\n'). Call exactly once.
+  void finish();
+
+ private:
+  void key(std::string_view k);
+  void value_bytes(std::string_view v);
+  std::string* out_;
+};
+
+// Exposed for the tests: standard base64 with '=' padding.
+void append_base64(std::string* out, std::string_view bytes);
+
+}  // namespace vigil::init
