@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "observer/fd_passing.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -34,24 +35,6 @@ sigset_t supervised_set() {
   for (int s : kForwarded) sigaddset(&set, s);
   sigaddset(&set, SIGCHLD);
   return set;
-}
-
-// Receives one fd sent with SCM_RIGHTS; -1 when none came.
-int receive_fd(int channel) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int))) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
 }
 
 // The mount table as bwrap left it; an unreadable one leaves every verdict "allowed"
@@ -167,7 +150,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     }
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kChannelTag) {
-        UniqueFd listener(receive_fd(observer->listener_channel));
+        UniqueFd listener = receive_fd(observer->listener_channel);
         ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, observer->listener_channel, nullptr);
         if (!listener) continue;  // the worker failed before installing: it reports that
         auto o = Observer::create(std::move(listener), observer->events_fd,

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "filters/bpf_compile.h"
+#include "observer/fd_passing.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -23,24 +24,6 @@ void say(const char* a, const char* b = "", const char* c = "") {
   for (const char* s : {"vigil: ", a, b, c, "\n"}) {
     (void)!::write(2, s, std::strlen(s));
   }
-}
-
-// Passes `fd` over a unix socket with SCM_RIGHTS. No allocation.
-bool send_fd(int channel, int fd) {
-  char byte = 'L';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return ::sendmsg(channel, &msg, MSG_NOSIGNAL) == 1;
 }
 
 // execvp's $PATH walk, done before the observer's filter is installed: every execve
