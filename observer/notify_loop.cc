@@ -40,8 +40,8 @@ const Row kRows[] = {
     {"open", {.path = 0, .flags = 1}},
     {"openat", {.dirfd = 0, .path = 1, .flags = 2}},
     {"openat2", {.dirfd = 0, .path = 1, .flags = 2, .open_how = true}},
-    {"creat", {.path = 0}},
-    {"truncate", {.path = 0}},
+    {"creat", {.path = 0, .follows = true}},
+    {"truncate", {.path = 0, .follows = true}},
     {"unlink", {.path = 0}},
     {"unlinkat", {.dirfd = 0, .path = 1}},
     {"rmdir", {.path = 0}},
@@ -56,20 +56,20 @@ const Row kRows[] = {
     {"linkat", {.dirfd2 = 2, .path2 = 3}},
     {"symlink", {.path2 = 1}},
     {"symlinkat", {.dirfd2 = 1, .path2 = 2}},
-    {"chmod", {.path = 0}},
-    {"fchmodat", {.dirfd = 0, .path = 1}},
-    {"fchmodat2", {.dirfd = 0, .path = 1}},
-    {"chown", {.path = 0}},
+    {"chmod", {.path = 0, .follows = true}},
+    {"fchmodat", {.dirfd = 0, .path = 1, .follows = true}},
+    {"fchmodat2", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3}},
+    {"chown", {.path = 0, .follows = true}},
     {"lchown", {.path = 0}},
-    {"fchownat", {.dirfd = 0, .path = 1}},
-    {"utime", {.path = 0}},
-    {"utimes", {.path = 0}},
-    {"utimensat", {.dirfd = 0, .path = 1}},
-    {"futimesat", {.dirfd = 0, .path = 1}},
-    {"setxattr", {.path = 0}},
+    {"fchownat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 4}},
+    {"utime", {.path = 0, .follows = true}},
+    {"utimes", {.path = 0, .follows = true}},
+    {"utimensat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3}},
+    {"futimesat", {.dirfd = 0, .path = 1, .follows = true}},
+    {"setxattr", {.path = 0, .follows = true}},
     {"lsetxattr", {.path = 0}},
     {"fsetxattr", {.fd_only = true}},
-    {"removexattr", {.path = 0}},
+    {"removexattr", {.path = 0, .follows = true}},
     {"lremovexattr", {.path = 0}},
     {"fremovexattr", {.fd_only = true}},
     {"execve", {.path = 0, .exec = true}},
@@ -350,7 +350,13 @@ void Observer::handle_one() {
     ++stats_.vanished;
     return;
   }
-  const bool follow = pa.flags >= 0 && (flags & O_NOFOLLOW) == 0;
+  // Whether the kernel follows a symlink in the last component: open by O_NOFOLLOW, the
+  // *at calls by AT_SYMLINK_NOFOLLOW, the rest by what the call is (chmod follows,
+  // lchown does not). Judging the link where the kernel judged its target (or the other
+  // way round) gives the wrong verdict for a link pointing out of the workspace.
+  const std::uint64_t at_flags = pa.at_flags >= 0 ? a[pa.at_flags] : 0;  // a register
+  const bool follow = pa.flags >= 0 ? (flags & O_NOFOLLOW) == 0
+                                    : pa.follows && (at_flags & AT_SYMLINK_NOFOLLOW) == 0;
   if (pa.exec) {
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.

@@ -43,10 +43,15 @@ struct ObserverStats {
 struct PathArgs {
   int dirfd = -1, path = -1;    // the primary target (dirfd -1: relative to cwd)
   int dirfd2 = -1, path2 = -1;  // a second target (rename, link destination)
-  int flags = -1;               // open flags argument
-  bool open_how = false;        // openat2: flags inside struct open_how at `flags`
-  bool exec = false;            // execve/execveat: argv at `path + 1`
-  bool fd_only = false;         // f*xattr: the target is an fd (args[0])
+  int flags = -1;               // open flags argument (O_NOFOLLOW decides following)
+  // Calls that act on what a symlink in the last component points at (chmod, truncate,
+  // setxattr, ...) rather than on the link itself (unlink, rename, lchown, ...)...
+  bool follows = false;
+  // ...unless this argument carries AT_SYMLINK_NOFOLLOW (fchownat, utimensat, fchmodat2).
+  int at_flags = -1;
+  bool open_how = false;  // openat2: flags inside struct open_how at `flags`
+  bool exec = false;      // execve/execveat: argv at `path + 1`
+  bool fd_only = false;   // f*xattr: the target is an fd (args[0])
 };
 
 class Observer {
