@@ -2,9 +2,8 @@
 // CONNECT tunnels and 1,000 slow-loris connections held at once while a fresh client is
 // still served, then all closed. After every round the proxy's descriptors are back to
 // exactly the idle count, and its RSS stops moving after the first round: what stays
-// resident after round 1 is the allocator's cache (kept heap top, per-thread arenas), not
-// memory that grows with use. Loopback only (an IP literal on the allow list: no DNS,
-// no test option needed).
+// resident after round 1 is reused, not memory that grows with use. Loopback only (an IP literal on
+// the allow list: no DNS, no test option needed).
 #include "tests/integration/proxy_load.h"
 
 #include <gtest/gtest.h>
@@ -70,13 +69,16 @@ TEST(ProxyLoad, RepeatedRoundsReturnDescriptorsAndDoNotGrow) {
     }
     std::printf("idle before the rounds: RSS %ld KiB, %zu fds\n", rss_idle, fds_idle);
 
-    // Round 1 brings RSS to its plateau; later rounds reuse that memory. Measured here
-    // (3 rounds, 2 cores shared with builds), round 3 ends within ~0.3 MiB of round 1,
-    // while a leak of even 100 bytes per connection would add ~0.3 MiB over two rounds
-    // of 1,500 connections, and one of a buffer per tunnel (16 KiB) ~16 MiB. 2 MiB leaves
-    // room for the allocator placing a round's blocks differently, and still catches any
-    // per-connection leak of a buffer or a coroutine frame.
-    constexpr long kBoundKb = 2048;
+    // Round 1 brings RSS to its plateau and later rounds reuse that memory. What stays
+    // (~8.5 MB of brk heap after malloc_trim, measured with smaps and malloc_info) is
+    // Asio's reactor keeping one descriptor state per socket it ever held at once, in a
+    // pool it reuses but never frees: ~2,000 small live objects scattered through the
+    // heap that the burst grew, and the page heading each free gap between them stays
+    // resident. Measured (2 cores shared with builds): round 3 ends 4-16 KiB above round
+    // 1. 1 MiB of slack covers the allocator placing a round differently; a leak of 400
+    // bytes per connection (injected once to check this test) put round 3 5.6 MB above
+    // round 1: leaked blocks scattered through the heap pin whole pages.
+    constexpr long kBoundKb = 1024;
     EXPECT_LE(rounds[kRounds - 1].rss_after_kb, rounds[0].rss_after_kb + kBoundKb)
         << "RSS grew from round 1 to round " << kRounds;
   }
