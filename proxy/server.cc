@@ -62,9 +62,9 @@ constexpr std::size_t kLingerBytes = 256 * 1024;
 constexpr std::chrono::milliseconds kMetadataLookupTimeout{3000};
 // How stale the interface-address snapshot may get.
 constexpr std::chrono::milliseconds kHostAddressTtl{1000};
-// After the last connection closes and this much time passes with none open, freed
-// buffers are handed back to the OS (glibc keeps them otherwise: a burst of 1,500
-// connections would pin ~20 MB for the rest of the session).
+// After the last connection closes and this much time passes with none open, the kept
+// buffers are unmapped and the heap's free pages handed back to the OS (glibc keeps them
+// otherwise: a burst of 1,500 connections would pin ~20 MB for the rest of the session).
 constexpr std::chrono::milliseconds kTrimAfterIdle{1000};
 
 // A buffer's storage: its own anonymous mapping, not the malloc heap. Buffers are the

@@ -70,11 +70,11 @@ TEST(ProxyLoad, RepeatedRoundsReturnDescriptorsAndDoNotGrow) {
     std::printf("idle before the rounds: RSS %ld KiB, %zu fds\n", rss_idle, fds_idle);
 
     // Round 1 brings RSS to its plateau and later rounds reuse that memory. What stays
-    // (~8.5 MB of brk heap after malloc_trim, measured with smaps and malloc_info) is
+    // (~6.5 MB of brk heap after malloc_trim, measured with smaps and malloc_info) is
     // Asio's reactor keeping one descriptor state per socket it ever held at once, in a
     // pool it reuses but never frees: ~2,000 small live objects scattered through the
     // heap that the burst grew, and the page heading each free gap between them stays
-    // resident. Measured (2 cores shared with builds): round 3 ends 4-16 KiB above round
+    // resident. Measured (2 cores shared with builds): round 3 ends 4-20 KiB above round
     // 1. 1 MiB of slack covers the allocator placing a round differently; a leak of 400
     // bytes per connection (injected once to check this test) put round 3 5.6 MB above
     // round 1: leaked blocks scattered through the heap pin whole pages.
