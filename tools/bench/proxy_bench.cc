@@ -15,7 +15,11 @@
 //   p50/p99 of one CONNECT tunnel set-up (the latency a proxy adds to a new connection)
 //   each proxy process's RSS (VmRSS, peak VmHWM) after the rounds, and under 500 open
 //     tunnels plus 1,000 slow-loris connections (while a fresh client still gets
-//     served); vigil's descriptors and RSS after they close
+//     served); vigil's descriptors and RSS after they close. That load runs
+//     VIGIL_PROXY_BENCH_LOAD_ROUNDS times (default 3) against the same processes, a line
+//     per round (RSS loaded and after, fds), then where the RSS left after the last
+//     round lives (/proc/PID/smaps: brk heap, anonymous maps, files): flat after round 1
+//     is the allocator's cache, growth would be a leak
 //
 // Both proxies allow exactly "127.0.0.1" (an IP literal on the allow list passes either
 // one's address guard: no test option, no DNS) and are asked for 127.0.0.1:PORT.
@@ -49,6 +53,7 @@
 
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
+#include "tests/integration/proxy_load.h"
 
 namespace vigil::test {
 namespace {
@@ -59,94 +64,6 @@ bool bench_enabled() {
   const char* v = std::getenv("VIGIL_PROXY_BENCH");
   return v != nullptr && std::string(v) == "1";
 }
-
-// --- a small epoll server: echo, or a fixed HTTP/1.1 keep-alive response ----------------
-
-class EpollServer {
- public:
-  enum class Mode { kEcho, kHttp };
-  explicit EpollServer(Mode mode) : mode_(mode) {
-    listen_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    const int one = 1;
-    ::setsockopt(listen_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listen_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    ::listen(listen_.get(), 4096);
-    socklen_t len = sizeof sa;
-    ::getsockname(listen_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
-    epoll_ = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = listen_.get();
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listen_.get(), &ev);
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~EpollServer() {
-    stop_ = true;
-    thread_.join();
-    for (auto& [fd, buf] : conns_) UniqueFd close_it(fd);
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  void loop() {
-    epoll_event events[256];
-    while (!stop_) {
-      const int n = ::epoll_wait(epoll_.get(), events, 256, 50);
-      for (int i = 0; i < n; ++i) {
-        const int fd = events[i].data.fd;
-        if (fd == listen_.get()) {
-          while (true) {
-            const int c = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-            if (c < 0) break;
-            const int one = 1;
-            ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            epoll_event ev{};
-            ev.events = EPOLLIN;
-            ev.data.fd = c;
-            ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, c, &ev);
-            conns_.emplace_back(c, std::string());
-          }
-          continue;
-        }
-        char buf[16384];
-        const ssize_t r = ::recv(fd, buf, sizeof buf, 0);
-        auto it = std::find_if(conns_.begin(), conns_.end(),
-                               [fd](const auto& p) { return p.first == fd; });
-        if (r <= 0) {
-          ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
-          if (it != conns_.end()) {
-            UniqueFd close_it(it->first);
-            conns_.erase(it);
-          }
-          continue;
-        }
-        if (mode_ == Mode::kEcho) {
-          (void)::send(fd, buf, static_cast<std::size_t>(r), MSG_NOSIGNAL);
-        } else if (it != conns_.end()) {
-          it->second.append(buf, static_cast<std::size_t>(r));
-          std::size_t end;
-          while ((end = it->second.find("\r\n\r\n")) != std::string::npos) {
-            it->second.erase(0, end + 4);
-            static const char kReply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-            (void)::send(fd, kReply, sizeof kReply - 1, MSG_NOSIGNAL);
-          }
-        }
-      }
-    }
-  }
-
-  Mode mode_;
-  UniqueFd listen_;
-  UniqueFd epoll_;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::vector<std::pair<int, std::string>> conns_;
-};
 
 // Streams zeros to each client until it closes (one thread per connection).
 class SourceServer {
@@ -188,40 +105,6 @@ class SourceServer {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
-
-// --- client side ------------------------------------------------------------------------
-
-bool send_str(int fd, const std::string& s) {
-  return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
-}
-
-// Reads until `needle` has arrived.
-bool recv_until_has(int fd, std::string* buf, const std::string& needle) {
-  char tmp[4096];
-  while (buf->find(needle) == std::string::npos) {
-    const ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
-    if (n <= 0) return false;
-    buf->append(tmp, static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// One short-lived tunnel (or direct connection): the unit of "new connections/s".
-bool one_connection(std::uint16_t port, const std::string& connect_line) {
-  UniqueFd fd = tcp_connect_loopback(port);
-  if (!fd) return false;
-  const int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  std::string buf;
-  if (!connect_line.empty()) {
-    if (!send_str(fd.get(), connect_line) || !recv_until_has(fd.get(), &buf, "\r\n\r\n"))
-      return false;
-    if (buf.rfind("HTTP/1.1 200", 0) != 0) return false;
-    buf.clear();
-  }
-  if (!send_str(fd.get(), "x")) return false;
-  return recv_until_has(fd.get(), &buf, "x");
-}
 
 struct Rate {
   double per_second = 0;
@@ -308,24 +191,6 @@ double pct(std::vector<double> v, double p) {
                          static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
 }
 
-long proc_status_kb(pid_t pid, const char* field) {
-  const std::string s = read_file("/proc/" + std::to_string(pid) + "/status");
-  const std::size_t at = s.find(field);
-  if (at == std::string::npos) return -1;
-  return std::atol(s.c_str() + at + std::strlen(field) + 1);
-}
-
-std::size_t proc_fds(pid_t pid) {
-  std::size_t n = 0;
-  DIR* d = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  if (d == nullptr) return 0;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  ::closedir(d);
-  return n;
-}
-
 double median(std::vector<double> v) { return pct(std::move(v), 0.5); }
 
 std::string base64(const std::string& in) {
@@ -376,61 +241,6 @@ struct Samples {
   std::vector<double> setup_us, request_us;         // every sample of every round
   std::uint64_t failures = 0;
 };
-
-struct Load {
-  long rss_kb = 0;
-  std::size_t fds = 0;
-  int alive = 0;
-  bool fresh_ok = false;
-  double fresh_ms = 0;
-  std::size_t fds_idle = 0, fds_after = 0;
-  long rss_after_kb = 0;
-};
-
-// 500 open tunnels (each echoing) and 1,000 slow-loris connections (a request head that
-// never ends) held at once, then a fresh client; then everything closed.
-Load hold_load(const Path& p, std::uint16_t echo_port) {
-  Load l;
-  l.fds_idle = proc_fds(p.pid);
-  const std::string connect = p.connect_line(echo_port);
-  std::vector<UniqueFd> tunnels;
-  for (int i = 0; i < 500; ++i) {
-    UniqueFd fd = tcp_connect_loopback(p.port);
-    std::string buf;
-    if (!fd || !send_str(fd.get(), connect) || !recv_until_has(fd.get(), &buf, "\r\n\r\n")) break;
-    buf.clear();
-    if (!send_str(fd.get(), "y") || !recv_until_has(fd.get(), &buf, "y")) break;
-    tunnels.push_back(std::move(fd));
-  }
-  std::vector<UniqueFd> loris;
-  for (int i = 0; i < 1000; ++i) {
-    UniqueFd fd = tcp_connect_loopback(p.port);
-    if (!fd) break;
-    send_str(fd.get(), "GET http://" + p.host + "/ HTTP/1.1\r\nX-Slow: ");  // never finished
-    loris.push_back(std::move(fd));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const auto t_fresh = Clock::now();
-  l.fresh_ok = one_connection(p.port, connect);
-  l.fresh_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_fresh).count();
-  for (auto& t : tunnels) {
-    std::string buf;
-    if (send_str(t.get(), "z") && recv_until_has(t.get(), &buf, "z")) ++l.alive;
-  }
-  l.rss_kb = proc_status_kb(p.pid, "VmRSS:");
-  l.fds = proc_fds(p.pid);
-  tunnels.clear();
-  loris.clear();
-  for (int i = 0; i < 100; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    l.fds_after = proc_fds(p.pid);
-    if (l.fds_after <= l.fds_idle) break;
-  }
-  // vigil's proxy hands freed buffers back to the OS one second after going idle.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  l.rss_after_kb = proc_status_kb(p.pid, "VmRSS:");
-  return l;
-}
 
 // srt's package directory: $SRT_PKG, else where run_bench.sh caches its install.
 std::string srt_package() {
@@ -517,16 +327,33 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
     rss_bench[i] = proc_status_kb(paths[i].pid, "VmRSS:");
     hwm_bench[i] = proc_status_kb(paths[i].pid, "VmHWM:");
   }
+  // The load, several times against the same processes: RSS after round 1 that stays
+  // flat over the next rounds is the allocator's cache, not growth. The table shows
+  // round 1; a line per round follows it.
+  const char* load_rounds_env = std::getenv("VIGIL_PROXY_BENCH_LOAD_ROUNDS");
+  const int load_rounds = load_rounds_env != nullptr ? std::max(1, std::atoi(load_rounds_env)) : 3;
+  std::vector<std::vector<Load>> load_log(paths.size());
+  std::vector<RssParts> parts_after(paths.size());
+  for (int r = 0; r < load_rounds; ++r) {
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      if (!paths[i].proxied()) continue;
+      load_log[i].push_back(hold_load(paths[i].pid, paths[i].port,
+                                      paths[i].connect_line(echo.port()), paths[i].host));
+      parts_after[i] = proc_rss_parts(paths[i].pid);
+    }
+  }
   std::vector<Load> loads(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (paths[i].proxied()) loads[i] = hold_load(paths[i], echo.port());
+    if (!load_log[i].empty()) loads[i] = load_log[i].front();
   }
 
   // vigil's own guarantees under that load (srt's are only reported).
   EXPECT_EQ(samples[1].failures, 0u) << "vigil: failed tunnels or requests";
   EXPECT_TRUE(loads[1].fresh_ok) << "vigil: a fresh client was not served under load";
   EXPECT_EQ(loads[1].alive, 500) << "vigil: open tunnels stopped working under load";
-  EXPECT_LE(loads[1].fds_after, loads[1].fds_idle) << "vigil: descriptors left after the load";
+  for (const Load& l : load_log[1]) {
+    EXPECT_LE(l.fds_after, loads[1].fds_idle) << "vigil: descriptors left after the load";
+  }
 
   const bool with_srt = paths.size() == 3;
   std::printf("\n=== egress proxies on loopback: %d interleaved rounds, medians (%s) ===\n", rounds,
@@ -601,6 +428,19 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
         "loaded, %zu after; failures in the rounds: %llu\n",
         paths[i].name.c_str(), l.alive, l.fresh_ok ? "served" : "NOT served", l.fresh_ms,
         l.fds_idle, l.fds, l.fds_after, static_cast<unsigned long long>(samples[i].failures));
+  }
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    for (std::size_t r = 0; r < load_log[i].size(); ++r) {
+      const Load& l = load_log[i][r];
+      std::printf(
+          "%s load round %zu: RSS %ld KiB loaded, %ld KiB after; fds %zu before, %zu after\n",
+          paths[i].name.c_str(), r + 1, l.rss_kb, l.rss_after_kb, l.fds_idle, l.fds_after);
+    }
+    const RssParts& rp = parts_after[i];
+    std::printf(
+        "%s resident after the last round (KiB): heap %ld, anonymous %ld (%d maps), files %ld, "
+        "other %ld\n",
+        paths[i].name.c_str(), rp.heap_kb, rp.anon_kb, rp.anon_maps, rp.file_kb, rp.other_kb);
   }
   if (with_srt) {
     std::printf(
