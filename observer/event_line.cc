@@ -76,8 +76,22 @@ void EventLine::key(std::string_view k) {
   out_->push_back(':');
 }
 
+// The length append_escaped would write, quotes included.
+std::size_t escaped_size(std::string_view v) {
+  std::size_t n = 2;
+  for (const char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    n += (c == '"' || c == '\\') ? 2 : (u < 0x20 || u == 0x7f) ? 6 : 1;
+  }
+  return n;
+}
+
 void EventLine::value_bytes(std::string_view v) {
-  if (plain_ascii(v)) {
+  // The escaped form only while it is no longer than the base64 one: a name made of
+  // control bytes would grow six-fold escaped, and a line the supervisor refuses as too
+  // long loses its event. Base64 bounds every value at 4/3 of its bytes (plus 10).
+  const std::size_t b64_size = 4 * ((v.size() + 2) / 3) + 10;
+  if (plain_ascii(v) && escaped_size(v) <= b64_size) {
     append_escaped(out_, v);
     return;
   }

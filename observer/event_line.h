@@ -2,9 +2,12 @@
 // object per line, built field by field with typed calls (no DOM, no allocation beyond
 // the buffer's own growth). It runs once per trapped syscall, so it is kept to what the
 // supervisor's parser (supervisor/event_schema.h, parse_untrusted_event_line) accepts:
-//   - a byte string that is all printable-or-escapable ASCII is a JSON string;
+//   - a byte string that is all printable-or-escapable ASCII is a JSON string, unless
+//     escaping would make it longer than base64 (mostly control bytes);
 //   - any other byte string (UTF-8 or not: paths are bytes) is {"b64": "<base64>"},
 //     which the supervisor decodes back to the exact bytes.
+// So no value grows beyond 4/3 of its bytes plus 10, and a line of bounded fields stays
+// under the supervisor's line limit (a longer line would be refused, its event lost).
 // Keys are the caller's constants and go through the same escaping as values.
 // Pure; not thread-safe (one writer per buffer).
 #pragma once

@@ -28,6 +28,10 @@ namespace {
 constexpr int kAtFdcwd = AT_FDCWD;
 constexpr std::size_t kMaxArgv = 64;
 constexpr std::size_t kMaxArgLen = 4096;
+// All of argv, in bytes: encoded (at most 4/3, observer/event_line.h) beside a cwd of up to
+// PATH_MAX it stays under the supervisor's 64 KiB line limit, so a command cannot make its
+// own exec record too long to be logged.
+constexpr std::size_t kMaxArgvBytes = 32 * 1024;
 
 struct Row {
   const char* name;
@@ -326,14 +330,21 @@ void Observer::handle_one() {
     }
   }
   std::vector<std::string> argv;
+  bool argv_truncated = false;
   if (pa.exec && ok) {
     const std::uint64_t argv_ptr = a[pa.path + 1];
+    std::size_t argv_bytes = 0;
     for (std::size_t i = 0; i < kMaxArgv && argv_ptr != 0; ++i) {
       std::uint64_t p = 0;
       checked = false;
       if (!read_u64(pid, argv_ptr + i * 8, &p) || p == 0) break;
       std::string s;
       if (!read_string(pid, p, &s, kMaxArgLen)) break;
+      if (argv_bytes + s.size() > kMaxArgvBytes) {
+        argv_truncated = true;
+        break;
+      }
+      argv_bytes += s.size();
       argv.push_back(std::move(s));
     }
   }
@@ -368,7 +379,7 @@ void Observer::handle_one() {
         .number("ppid", parent_of(pid))
         .bytes_array("argv", argv)
         .bytes("cwd", base_dir(pid, kAtFdcwd));
-    if (argv.size() == kMaxArgv) ev.boolean("truncated", true);
+    if (argv_truncated || argv.size() == kMaxArgv) ev.boolean("truncated", true);
     ev.finish();
     queued();
     return;

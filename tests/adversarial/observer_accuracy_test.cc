@@ -520,3 +520,42 @@ TEST(ObserverLoad, ReaderGoneTheCommandStillCompletes) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// A command cannot make its own exec record too long to be logged: argv of control
+// bytes (six times as long escaped) arrives, cut and marked truncated, never dropped as
+// an over-long line.
+TEST(ObserverLimits, AnExecWithHugeHostileArgvIsLoggedTruncated) {
+  TempDir ws, cfg;
+  const std::string log = cfg / "argv.jsonl";
+  auto o = run_vigil({"run", "--log", log, "--", "python3", "-c",
+                      "import os\n"
+                      "os.execv('/bin/true', ['true'] + ['\\x01' * 4000] * 16)\n"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream f(log);
+  std::string line;
+  bool found = false;
+  long malformed = -1;
+  while (std::getline(f, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.value("kind", "") == "proc.exec" && j["argv"].is_array() && !j["argv"].empty() &&
+        j["argv"][0] == "true") {
+      found = true;
+      EXPECT_TRUE(j.value("truncated", false));
+      EXPECT_GE(j["argv"].size(), 2u);
+      EXPECT_LT(j["argv"].size(), 17u);
+    }
+    if (j.value("kind", "") == "session.end") {
+      malformed = j["counters"].value("lines.malformed", 0L);
+    }
+  }
+  EXPECT_TRUE(found) << "the exec of true was not logged";
+  EXPECT_EQ(malformed, 0) << "a line was refused";
+}
+
+}  // namespace
+}  // namespace vigil::test

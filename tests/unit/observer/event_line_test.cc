@@ -42,10 +42,20 @@ TEST(EventLine, ExactText) {
       {"escapes",
        [] {
          std::string s;
+         EventLine(&s, "k")
+             .bytes("p", std::string("a file name that is mostly text: q\"b\\s/\n\t\x01\x7f~", 44))
+             .finish();
+         return s;
+       },
+       "{\"kind\":\"k\",\"p\":\"a file name that is mostly text: "
+       "q\\\"b\\\\s/\\u000a\\u0009\\u0001\\u007f~\"}\n"},
+      {"mostly control bytes go as base64 (escaped they would be six times as long)",
+       [] {
+         std::string s;
          EventLine(&s, "k").bytes("p", std::string("q\"b\\s/\n\t\x01\x1f\x7f~", 12)).finish();
          return s;
        },
-       "{\"kind\":\"k\",\"p\":\"q\\\"b\\\\s/\\u000a\\u0009\\u0001\\u001f\\u007f~\"}\n"},
+       "{\"kind\":\"k\",\"p\":{\"b64\":\"cSJiXHMvCgkBH39+\"}}\n"},
       {"non-ASCII goes as base64",
        [] {
          std::string s;
@@ -72,6 +82,18 @@ TEST(EventLine, ExactText) {
        "{\"kind\":\"x\"}\n{\"kind\":\"y\"}\n"},
   };
   for (const auto& c : cases) EXPECT_EQ(c.build(), c.want) << c.name;
+}
+
+TEST(EventLine, NoValueGrowsBeyondBase64) {
+  // The worst cases for each form: control bytes (escaped: 6 bytes each), quotes, and
+  // non-ASCII; a full PATH_MAX of each stays within 4/3 + 10 bytes (plus the key).
+  for (const char c : {'\x01', '"', '\x80', 'a'}) {
+    const std::string v(4096, c);
+    std::string s;
+    EventLine(&s, "k").bytes("p", v).finish();
+    const std::size_t overhead = std::string("{\"kind\":\"k\",\"p\":}\n").size();
+    EXPECT_LE(s.size() - overhead, 4 * ((v.size() + 2) / 3) + 10) << int(c);
+  }
 }
 
 TEST(EventLine, Base64Vectors) {
