@@ -7,9 +7,14 @@
 namespace vigil {
 
 Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
+  // A relative --log is the workspace's, as the user meant it, and absolute from here on
+  // (it is also what the sandbox's read-only bind must name).
   Result<std::string> log_path =
       start.log_path
-          ? Result<std::string>(*start.log_path)
+          ? Result<std::string>(start.log_path->empty() || (*start.log_path)[0] == '/' ||
+                                        start.cwd.empty()
+                                    ? *start.log_path
+                                    : start.cwd + "/" + *start.log_path)
           : default_log_path(start.id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
   if (!log_path) return std::move(log_path).error();
   if (!start.log_path) {

@@ -114,11 +114,18 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
   in.late_ro_binds = {session->proxy_socket()};
-  // A log the session could rewrite proves nothing: its directory is read-only inside.
-  const std::string log_dir = record.path().substr(0, record.path().rfind('/'));
-  if (decide(prepared->plan, resolve_symlinks(log_dir), Access::kWrite).verdict !=
-      Verdict::kDenied) {
-    in.late_ro_binds.push_back(resolve_symlinks(log_dir));
+  // A log the session could rewrite proves nothing. Where the sandbox could write to it,
+  // its directory is made read-only inside (so are earlier sessions' logs beside it),
+  // unless that directory holds a writable root (a log in the workspace itself): then the
+  // file alone, which as a mount point also cannot be unlinked or renamed away.
+  const std::string log_file = resolve_symlinks(record.path());
+  const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
+  if (decide(prepared->plan, log_dir, Access::kWrite).verdict != Verdict::kDenied) {
+    bool holds_root = false;
+    for (const auto& root : prepared->policy.fs.allow_write) {
+      holds_root = holds_root || path_is_under(root.resolved, log_dir);
+    }
+    in.late_ro_binds.push_back(holds_root ? log_file : log_dir);
   }
   in.json_status_fd = status->write.get();
   in.command = request.command;

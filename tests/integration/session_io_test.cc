@@ -166,3 +166,43 @@ TEST(RunOutput, AnnotationStartsOnALineOfItsOwn) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// A log the command could rewrite proves nothing, wherever --log puts it: in the
+// workspace itself (relative or absolute) the file is read-only inside and cannot be
+// removed, while the rest of the workspace stays writable; in a directory of its own
+// inside the workspace, that directory is read-only.
+TEST(RunLog, ALogInsideTheWorkspaceIsOutOfTheCommandsReach) {
+  for (const bool relative : {true, false}) {
+    SCOPED_TRACE(relative ? "relative --log" : "absolute --log");
+    TempDir ws;
+    make_dirs(ws / "logs");
+    write_file(ws / "logs/old.jsonl", "an earlier session\n");
+    for (const std::string& name : {std::string("s.jsonl"), std::string("logs/s.jsonl")}) {
+      SCOPED_TRACE(name);
+      const std::string arg = relative ? name : ws / name;
+      auto o = run_vigil({"run", "--log", arg, "--", "sh", "-c",
+                          "touch work.txt && echo wrote; echo x >> " + name +
+                              " 2>/dev/null || echo append-refused; rm -f " + name +
+                              " 2>/dev/null || echo rm-refused; echo x >> logs/old.jsonl "
+                              "2>/dev/null || echo old-refused"},
+                         ws.path());
+      EXPECT_EQ(o.exit_code, 0) << o.err;
+      EXPECT_NE(o.out.find("wrote"), std::string::npos) << "the workspace must stay writable";
+      EXPECT_NE(o.out.find("append-refused"), std::string::npos) << o.out;
+      EXPECT_NE(o.out.find("rm-refused"), std::string::npos) << o.out;
+      if (name == "logs/s.jsonl") {
+        EXPECT_NE(o.out.find("old-refused"), std::string::npos) << "earlier logs beside it";
+      }
+      auto v = run_vigil({"replay", "--verify", ws / name}, ws.path());
+      EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+      ::unlink((ws / name).c_str());
+      ::unlink((ws / "work.txt").c_str());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vigil::test
