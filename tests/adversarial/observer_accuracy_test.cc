@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -235,6 +236,35 @@ TEST_F(ObserverAccuracy, EveryWriteGetsTheVerdictTheKernelGave) {
 namespace vigil::test {
 namespace {
 
+// What a session log holds for one target, and the observer's own count.
+struct LogCounts {
+  long observer_lines = 0;                  // fs.write and proc.exec records (what reached the log)
+  long writes_to = 0;                       // fs.write records for the given resolved path
+  std::map<std::string, long> verdicts_to;  // ... by verdict
+  long stats_events = -1, stats_dropped = -1;
+};
+
+LogCounts count_log(const std::string& log, const std::string& resolved) {
+  LogCounts c;
+  std::ifstream f(log);
+  std::string line;
+  while (std::getline(f, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    const std::string kind = j.value("kind", "");
+    if (kind == "fs.write" || kind == "proc.exec") ++c.observer_lines;
+    if (kind == "fs.write" && j.value("resolved", "") == resolved) {
+      ++c.writes_to;
+      ++c.verdicts_to[j.value("verdict", "")];
+    }
+    if (kind == "observer.stats") {
+      c.stats_events = j.value("events", -1L);
+      c.stats_dropped = j.value("dropped", -1L);
+    }
+  }
+  return c;
+}
+
 // Lossless by default: a burst of 20,000 denied writes yields exactly 20,000 events in the
 // session log (srt delivers 4%-65% of such a burst), and nothing is reported dropped.
 TEST(ObserverLoad, TwentyThousandDeniedWritesAreTwentyThousandEvents) {
@@ -251,20 +281,10 @@ TEST(ObserverLoad, TwentyThousandDeniedWritesAreTwentyThousandEvents) {
                       "print(n)\n"},
                      ws.path(), 300);
   EXPECT_EQ(o.out, "20000\n") << o.err.substr(0, 2000);
-  std::ifstream f(log);
-  std::string line;
-  long events = 0, dropped = -1;
-  while (std::getline(f, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    if (j.value("kind", "") == "fs.write" && j.value("resolved", "") == "/etc/vigil-load") {
-      ++events;
-      EXPECT_EQ(j.value("verdict", ""), "denied");
-    }
-    if (j.value("kind", "") == "observer.stats") dropped = j.value("dropped", -1L);
-  }
-  EXPECT_EQ(events, 20000);
-  EXPECT_EQ(dropped, 0);
+  LogCounts c = count_log(log, "/etc/vigil-load");
+  EXPECT_EQ(c.writes_to, 20000);
+  EXPECT_EQ(c.verdicts_to["denied"], 20000);
+  EXPECT_EQ(c.stats_dropped, 0);
   // The model is told once, with the count.
   EXPECT_NE(o.err.find("deny openat /etc/vigil-load (outside the writable roots; add it to "
                        "filesystem.allowWrite) (x20000)"),
@@ -290,22 +310,9 @@ TEST(ObserverLoad, HundredThousandAllowedWritesAllDelivered) {
                       "print('done')\n"},
                      ws.path(), 600);
   EXPECT_EQ(o.out, "done\n") << o.err.substr(0, 2000);
-  std::ifstream f(log);
-  std::string line;
-  long events = 0, dropped = -1;
-  while (std::getline(f, line)) {
-    if (line.find("\"kind\":\"fs.write\"") != std::string::npos &&
-        line.find("\"verdict\":\"allowed\"") != std::string::npos &&
-        line.find("\"resolved\":\"" + ws.path() + "/f\"") != std::string::npos) {
-      ++events;
-    }
-    if (line.find("\"kind\":\"observer.stats\"") != std::string::npos) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_object()) dropped = j.value("dropped", -1L);
-    }
-  }
-  EXPECT_EQ(events, 100000);
-  EXPECT_EQ(dropped, 0);
+  LogCounts c = count_log(log, ws.path() + "/f");
+  EXPECT_EQ(c.verdicts_to["allowed"], 100000);
+  EXPECT_EQ(c.stats_dropped, 0);
   EXPECT_EQ(o.err.find("<sandbox_violations>"), std::string::npos)
       << "allowed writes are never listed";
 }
@@ -315,30 +322,6 @@ TEST(ObserverLoad, HundredThousandAllowedWritesAllDelivered) {
 
 namespace vigil::test {
 namespace {
-
-struct LogCounts {
-  long observer_lines = 0;  // fs.write and proc.exec records (what reached the log)
-  long writes_to = 0;       // fs.write records for the given resolved path
-  long stats_events = -1, stats_dropped = -1;
-};
-
-LogCounts count_log(const std::string& log, const std::string& resolved) {
-  LogCounts c;
-  std::ifstream f(log);
-  std::string line;
-  while (std::getline(f, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    const std::string kind = j.value("kind", "");
-    if (kind == "fs.write" || kind == "proc.exec") ++c.observer_lines;
-    if (kind == "fs.write" && j.value("resolved", "") == resolved) ++c.writes_to;
-    if (kind == "observer.stats") {
-      c.stats_events = j.value("events", -1L);
-      c.stats_dropped = j.value("dropped", -1L);
-    }
-  }
-  return c;
-}
 
 // The `vigil run` supervisor among the processes whose command line holds `marker`, once
 // the command itself (python3) is running inside: stopped any earlier, it would not have
