@@ -39,7 +39,7 @@ struct Row {
 };
 
 // Which arguments of each trapped call name files. Kept beside the filter table
-// (observer/notify_filter.cc) it mirrors.
+// (filters/notify_filter.cc) it mirrors.
 const Row kRows[] = {
     {"open", {.path = 0, .flags = 1}},
     {"openat", {.dirfd = 0, .path = 1, .flags = 2}},

@@ -1,8 +1,9 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
 //   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
-//              -- CMD ARGS...
-// It compiles the seccomp filters, makes itself non-dumpable, forks the worker (which
-// installs the filters and execs CMD) and supervises it (observer/pid1.h).
+//              [--program-fd N] -- CMD ARGS...
+// It takes the seccomp program (from the supervisor over --program-fd, or compiled here),
+// makes itself non-dumpable, forks the worker (which installs the program and execs CMD)
+// and supervises it (observer/pid1.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,7 +17,7 @@
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
 #include "filters/kernel_seccomp.h"
-#include "observer/notify_filter.h"
+#include "filters/sandbox_program.h"
 #include "observer/pid1.h"
 #include "observer/worker.h"
 #include "supervisor/core/exit_codes.h"
@@ -25,6 +26,7 @@
 int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
   int events_fd = -1;
+  int program_fd = -1;
   vigil::init::ObserverOptions observer_options;
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
@@ -35,6 +37,11 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--events-fd") == 0 && cmd + 1 < argc) {
       events_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--program-fd") == 0 && cmd + 1 < argc) {
+      program_fd = std::atoi(argv[cmd + 1]);
       cmd += 2;
       continue;
     }
@@ -54,18 +61,21 @@ int main(int argc, char** argv) {
   }
   if (cmd >= argc - 1) {
     std::fprintf(stderr,
-                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] -- CMD ARGS...\n");
+                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] -- "
+                 "CMD ARGS...\n");
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  if ((program_fd != -1 && program_fd < 3) || (program_fd >= 0 && program_fd == events_fd)) {
+    std::fprintf(stderr, "vigil-init: --program-fd must be a descriptor of its own, above 2\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
-  // stop here, but the supervisor's event pipe: the command gets stdin, stdout, stderr
-  // and nothing else (the event pipe is close-on-exec from here on).
-  if (events_fd >= 3) {
-    vigil::close_fds_from_except(3, events_fd);
-    ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
-  } else {
-    vigil::close_fds_from(3);
-  }
+  // stop here, but the supervisor's event and program pipes: the command gets stdin,
+  // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
+  // program pipe is closed once read).
+  const int kept[] = {events_fd, program_fd};
+  vigil::close_fds_from_except(3, kept);
+  if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
   ::signal(SIGPIPE, SIG_IGN);
   // The bridges are listening before the worker exists: its first connect succeeds.
@@ -79,17 +89,21 @@ int main(int argc, char** argv) {
     }
     bridge.emplace(std::move(b).value());
   }
-  // Compiled here, before the fork: the worker only installs (no allocation after fork).
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
   // agree on defaults, which compile_combined checks, so the answers equal the stack's.
-  std::vector<const vigil::FilterSpec*> specs(vigil::worker_filters().begin(),
-                                              vigil::worker_filters().end());
-  if (events_fd >= 0) specs.push_back(&vigil::init::notify_filter());
-  auto program = vigil::compile_combined(specs);
+  // Under `vigil run` the supervisor compiled it while bwrap built the sandbox, and its
+  // arrival is our go (filters/sandbox_program.h): nothing of the command runs before
+  // the session log and proxy are ready, or at all if the supervisor gave up. Run alone,
+  // vigil-init compiles it itself. Either way before the fork: the worker only installs.
+  auto program = [&]() -> vigil::Result<std::vector<sock_filter>> {
+    if (program_fd < 0) return vigil::sandbox_program(events_fd >= 0);
+    vigil::UniqueFd from(program_fd);
+    return vigil::read_program(from.get());
+  }();
   if (!program) {
-    std::fprintf(stderr, "vigil: cannot build the seccomp filters: %s\n",
-                 program.error().message.c_str());
+    std::fprintf(stderr, "vigil: cannot %s the seccomp filters: %s\n",
+                 program_fd < 0 ? "build" : "receive", program.error().message.c_str());
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const sock_fprog fprog = vigil::as_fprog(*program);

@@ -249,6 +249,12 @@ Result<EventPipe> make_event_pipe() {
   return p;
 }
 
+Result<ProgramPipe> make_program_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
+  return ProgramPipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
 Result<StatusPipe> make_status_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
@@ -291,6 +297,8 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
   if (io.events != nullptr)
     posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
+  for (const UniqueFd& fd : io.pass_fds)
+    posix_spawn_file_actions_adddup2(&actions, fd.get(), fd.get());
   if (io.capture_output) {
     posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
@@ -318,8 +326,21 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.events != nullptr) io.events->write.reset();
   out_write.reset();
   err_write.reset();
+  io.pass_fds.clear();
   pipes.status.fd = std::move(status.read);
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
+  if (io.after_spawn) {
+    if (auto r = io.after_spawn(); !r) {
+      // vigil-init is still waiting for its go: nothing of the command has run. bwrap's
+      // --die-with-parent does not cover this (we live on), so it is killed, which takes
+      // the sandbox (PR_SET_PDEATHSIG) with it.
+      ::kill(pid, SIGKILL);
+      int ignored = 0;
+      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+      return std::move(r).error();
+    }
+  }
   auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();
   if (waited->have_exit_code) return LaunchResult{waited->exit_code};

@@ -29,6 +29,14 @@ struct EventPipe {
 };
 Result<EventPipe> make_event_pipe();
 
+// vigil-init's seccomp program (filters/sandbox_program.h): we write it once, after
+// bwrap has started; the read end goes into the sandbox (LaunchIo::pass_fds).
+struct ProgramPipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+Result<ProgramPipe> make_program_pipe();
+
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
 };
@@ -49,6 +57,14 @@ struct LaunchIo {
   // Without capture the command inherits the supervisor's stdout and stderr.
   bool capture_output = false;
   std::function<bool(OutputStream, std::string_view)> on_output;
+  // Descriptors handed into the sandbox as they are (their numbers are in the argv, e.g.
+  // vigil-init's --program-fd); the launcher closes these copies once bwrap holds them.
+  std::vector<UniqueFd> pass_fds;
+  // Runs once bwrap has started, while it builds the sandbox, before the wait: the
+  // session's set-up that the argv does not depend on (the log, the proxy, the seccomp
+  // program, whose arrival lets vigil-init start the command). An error kills bwrap, and
+  // with it the sandbox, before the command could run, and is returned.
+  std::function<Result<void>()> after_spawn;
 };
 
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap

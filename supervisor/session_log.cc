@@ -197,17 +197,31 @@ SessionLog::SessionLog(SessionLog&&) noexcept = default;
 SessionLog& SessionLog::operator=(SessionLog&&) noexcept = default;
 SessionLog::~SessionLog() = default;
 
+Result<SessionLog::Reserved> SessionLog::reserve(const std::string& path) {
+  UniqueFd fd(
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return system_error("cannot create the session log " + path);
+  return Reserved{std::move(fd), path};
+}
+
 Result<SessionLog> SessionLog::create(const std::string& path, std::string session_id,
                                       Clock clock) {
   if (!is_session_id(session_id)) {
     return make_error(Errc::kInternal, "session id must match [A-Za-z0-9._-]{1,64}");
   }
-  UniqueFd fd(
-      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return system_error("cannot create the session log " + path);
+  auto reserved = reserve(path);
+  if (!reserved) return std::move(reserved).error();
+  return create(std::move(reserved).value(), std::move(session_id), std::move(clock));
+}
+
+Result<SessionLog> SessionLog::create(Reserved reserved, std::string session_id, Clock clock) {
+  if (!is_session_id(session_id)) {
+    return make_error(Errc::kInternal, "session id must match [A-Za-z0-9._-]{1,64}");
+  }
+  if (!reserved.fd) return make_error(Errc::kInternal, "session log: no file reserved");
   auto s = std::make_unique<State>();
-  s->fd = std::move(fd);
-  s->path = path;
+  s->fd = std::move(reserved.fd);
+  s->path = std::move(reserved.path);
   s->session = std::move(session_id);
   if (clock) {
     s->clock = std::move(clock);

@@ -26,6 +26,7 @@
 
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
+#include "supervisor/core/unique_fd.h"
 #include "supervisor/event_schema.h"
 
 namespace vigil {
@@ -66,6 +67,15 @@ class SessionLog {
   // syntax ([A-Za-z0-9._-]{1,64}).
   static Result<SessionLog> create(const std::string& path, std::string session_id,
                                    Clock clock = {});
+  // The same in two steps: reserve() creates the file exactly as create() does (so that
+  // it exists, e.g. to be bound read-only into a sandbox, before anything is written);
+  // create(reserved, ...) then takes it over.
+  struct Reserved {
+    UniqueFd fd;
+    std::string path;
+  };
+  static Result<Reserved> reserve(const std::string& path);
+  static Result<SessionLog> create(Reserved reserved, std::string session_id, Clock clock = {});
 
   SessionLog(SessionLog&&) noexcept;
   SessionLog& operator=(SessionLog&&) noexcept;

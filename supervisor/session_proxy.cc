@@ -40,22 +40,38 @@ class SessionProxy::Sink : public proxy::EventSink {
   OnFailure on_failure_;
 };
 
-Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
-                                                          const std::string& socket_path,
-                                                          OnDecision on_decision,
-                                                          OnFailure on_failure,
-                                                          const ProxyTestHooks& test) {
+namespace {
+proxy::ListenAddress unix_address(const std::string& socket_path) {
   proxy::ListenAddress where;
   where.kind = proxy::ListenAddress::Kind::kUnix;
   where.path = socket_path;
-  return start(net, where, std::move(on_decision), std::move(on_failure), test);
+  return where;
 }
+}  // namespace
 
 Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& net,
                                                           const proxy::ListenAddress& where,
                                                           OnDecision on_decision,
                                                           OnFailure on_failure,
                                                           const ProxyTestHooks& test) {
+  auto p = open(net, where, std::move(on_decision), std::move(on_failure), test);
+  if (p) (*p)->serve();
+  return p;
+}
+
+Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& net,
+                                                         const std::string& socket_path,
+                                                         OnDecision on_decision,
+                                                         OnFailure on_failure,
+                                                         const ProxyTestHooks& test) {
+  return open(net, unix_address(socket_path), std::move(on_decision), std::move(on_failure), test);
+}
+
+Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& net,
+                                                         const proxy::ListenAddress& where,
+                                                         OnDecision on_decision,
+                                                         OnFailure on_failure,
+                                                         const ProxyTestHooks& test) {
   if (where.kind == proxy::ListenAddress::Kind::kTcp) {
     // Anything that can reach the listener can use the session's allowlist: loopback
     // only (proxy::Server::listen binds whatever it is given).
@@ -76,19 +92,24 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::start(const NetworkPolicy& n
   p->server_ = std::move(server).value();
   if (auto r = p->server_->listen(where); !r) return std::move(r).error();
   p->bound_ = p->server_->local_address();
-  p->server_->start();
+  return p;
+}
+
+void SessionProxy::serve() {
+  if (serving_ || stopped_) return;
+  serving_ = true;
+  server_->start();
   // The thread starts with every signal blocked (a new thread inherits its creator's
   // mask): SIGCHLD and the forwarded signals must reach the supervisor's signalfd on the
   // main thread, never be taken by this one.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  p->thread_ = std::thread([io = &p->io_] {
+  thread_ = std::thread([io = &io_] {
     auto guard = boost::asio::make_work_guard(*io);
     io->run();
   });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return p;
 }
 
 void SessionProxy::stop() {

@@ -33,23 +33,33 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(const std::st
 
 class SessionProxy {
  public:
-  // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path),
-  // binds `socket_path`, and starts serving on a thread of its own.
   // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
   // for tests only (proxy_test_options.h; already checked against VIGIL_TEST_MODE).
   using OnDecision = std::function<void(const proxy::NetDecision&)>;
   using OnFailure = std::function<void(const proxy::UpstreamFailure&)>;
-  static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
-                                                     const std::string& socket_path,
-                                                     OnDecision on_decision, OnFailure on_failure,
-                                                     const ProxyTestHooks& test = {});
-  // The same on any listen address. macOS has no vigil-init bridge: the sandboxed command
-  // reaches the proxy directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free
-  // one; local_address() says which), and the Seatbelt profile allows exactly that port.
+  // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path)
+  // and binds `where`, without serving yet: connections wait in the backlog until serve().
+  // So a launcher binds the socket before the sandbox that binds it in exists, and serves
+  // once its session log is open. On Linux `where` is <session>/proxy.sock (vigil-init's
+  // bridges reach it); macOS has no bridge: the sandboxed command reaches the proxy
+  // directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free one; local_address()
+  // says which), and the Seatbelt profile allows exactly that port.
+  static Result<std::unique_ptr<SessionProxy>> open(const NetworkPolicy& net,
+                                                    const proxy::ListenAddress& where,
+                                                    OnDecision on_decision, OnFailure on_failure,
+                                                    const ProxyTestHooks& test = {});
+  static Result<std::unique_ptr<SessionProxy>> open(const NetworkPolicy& net,
+                                                    const std::string& socket_path,
+                                                    OnDecision on_decision, OnFailure on_failure,
+                                                    const ProxyTestHooks& test = {});
+  // Starts accepting, on a thread of its own. Once; after stop(), nothing.
+  void serve();
+  // open() then serve().
   static Result<std::unique_ptr<SessionProxy>> start(const NetworkPolicy& net,
                                                      const proxy::ListenAddress& where,
                                                      OnDecision on_decision, OnFailure on_failure,
                                                      const ProxyTestHooks& test = {});
+
   ~SessionProxy();  // graceful shutdown, then joins the thread
 
   // Stops accepting and closes connections; waits for the thread.
@@ -67,6 +77,7 @@ class SessionProxy {
   std::unique_ptr<proxy::Server> server_;
   std::thread thread_;
   proxy::ListenAddress bound_;
+  bool serving_ = false;
   bool stopped_ = false;
 };
 

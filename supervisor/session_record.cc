@@ -6,7 +6,7 @@
 
 namespace vigil {
 
-Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
+Result<SessionLog::Reserved> SessionRecord::reserve(const Start& start) {
   // A relative --log is the workspace's, as the user meant it, and absolute from here on
   // (it is also what the sandbox's read-only bind must name).
   Result<std::string> log_path =
@@ -20,7 +20,18 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
   if (!start.log_path) {
     if (auto r = prepare_log_dir(*log_path); !r) return std::move(r).error();
   }
-  auto log = SessionLog::create(*log_path, start.id);
+  return SessionLog::reserve(*log_path);
+}
+
+Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
+  auto reserved = reserve(start);
+  if (!reserved) return std::move(reserved).error();
+  return open(std::move(reserved).value(), std::move(start));
+}
+
+Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved reserved,
+                                                           Start start) {
+  auto log = SessionLog::create(std::move(reserved), start.id);
   if (!log) return std::move(log).error();
   std::unique_ptr<SessionRecord> rec(new SessionRecord(std::move(log).value(), start.id));
   SessionRecord* self = rec.get();

@@ -41,6 +41,12 @@ class SessionRecord {
   };
   // Creates the log (the default location prepared, private) and logs session.start.
   static Result<std::unique_ptr<SessionRecord>> open(Start start);
+  // The same in two steps, for a launcher that starts the sandbox in between: reserve()
+  // resolves the path (a relative one is the workspace's) and creates the file, which
+  // then exists for the sandbox's read-only bind; open(reserved, start) writes
+  // session.start. Nothing is logged until the second step.
+  static Result<SessionLog::Reserved> reserve(const Start& start);
+  static Result<std::unique_ptr<SessionRecord>> open(SessionLog::Reserved reserved, Start start);
 
   // A failed append is counted (log.append_failed), never fatal: the command runs on.
   void append(events::Source src, events::Body body);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
+#include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
 #include "supervisor/core/path_expand.h"
@@ -83,16 +84,27 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (auto r = check_not_writable(prepared->plan, *init); !r) return std::move(r).error();
 
   // The session log: every record hash-chained to the one before; the violations the
-  // model is told about are collected from exactly what was logged.
+  // model is told about are collected from exactly what was logged. Its file is made now
+  // (the sandbox's read-only bind below names it); it is opened for writing, with
+  // session.start, while bwrap builds the sandbox, before the command can run.
   SessionOutcome outcome;
   outcome.session_id = new_session_id();
-  auto opened = SessionRecord::open({request.log_path, outcome.session_id, "bwrap",
-                                     &prepared->policy, request.command, *cwd, callbacks.on_event});
-  if (!opened) return std::move(opened).error();
-  SessionRecord& record = **opened;
-  outcome.log_path = record.path();
+  SessionRecord::Start start{request.log_path,  outcome.session_id, "bwrap",
+                             &prepared->policy, request.command,    *cwd,
+                             callbacks.on_event};
+  auto reserved = SessionRecord::reserve(start);
+  if (!reserved) return std::move(reserved).error();
+  outcome.log_path = reserved->path;
+  // Until session.start is written, a failure leaves no empty file behind.
+  struct Unreserve {
+    const std::string* path;
+    ~Unreserve() {
+      if (path != nullptr) ::unlink(path->c_str());
+    }
+  } unreserve{&outcome.log_path};
+  std::unique_ptr<SessionRecord> record;
   auto append = [&record](events::Source src, events::Body body) {
-    record.append(src, std::move(body));
+    record->append(src, std::move(body));
   };
 
   auto status = make_status_pipe();
@@ -104,8 +116,9 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   in.cwd = *cwd;
   // The only way out: every client that honours the usual variables goes through the
   // bridges to the session's proxy, which decides and explains (a host off the allow
-  // list gets a 403 with the reason; with no allow list, every host does).
-  auto proxy = SessionProxy::start(
+  // list gets a 403 with the reason; with no allow list, every host does). Its socket is
+  // bound now (the sandbox binds it in); it serves from when the log is open.
+  auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
       [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
@@ -118,7 +131,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // its directory is made read-only inside (so are earlier sessions' logs beside it),
   // unless that directory holds a writable root (a log in the workspace itself): then the
   // file alone, which as a mount point also cannot be unlinked or renamed away.
-  const std::string log_file = resolve_symlinks(record.path());
+  const std::string log_file = resolve_symlinks(outcome.log_path);
   const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
   if (decide(prepared->plan, log_dir, Access::kWrite).verdict != Verdict::kDenied) {
     bool holds_root = false;
@@ -130,8 +143,11 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   in.json_status_fd = status->write.get();
   in.command = request.command;
   in.init = *init;
-  in.init_args = {"--events-fd", std::to_string(events->write.get()), "--proxy-socket",
-                  session->proxy_socket()};
+  auto program_pipe = make_program_pipe();
+  if (!program_pipe) return std::move(program_pipe).error();
+  in.init_args = {"--events-fd",    std::to_string(events->write.get()),
+                  "--program-fd",   std::to_string(program_pipe->read.get()),
+                  "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
@@ -143,6 +159,26 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
   LaunchIo io;
   io.events = &*events;
+  io.pass_fds.push_back(std::move(program_pipe->read));
+  // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
+  // The program goes last: its arrival starts the command (filters/sandbox_program.h).
+  io.after_spawn = [&]() -> Result<void> {
+    auto program = sandbox_program(/*observe=*/true);
+    if (!program) return std::move(program).error();
+    auto wire = encode_program(*program);
+    if (!wire) return std::move(wire).error();
+    auto opened = SessionRecord::open(std::move(reserved).value(), std::move(start));
+    if (!opened) return std::move(opened).error();
+    record = std::move(opened).value();
+    unreserve.path = nullptr;
+    (*proxy)->serve();
+    // The pipe holds the whole program (far below its capacity): this never blocks.
+    if (!write_all_to(program_pipe->write.get(), *wire)) {
+      return system_error("handing vigil-init its seccomp program");
+    }
+    program_pipe->write.reset();
+    return {};
+  };
   // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a
   // malformed or forged one is counted and dropped, never logged as if it were true.
   io.on_event_line = [&](std::string_view line) {
@@ -150,13 +186,13 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (!body) {
       switch (events::fault_of(body.error())) {
         case events::LineFault::kMalformed:
-          record.count("lines.malformed");
+          record->count("lines.malformed");
           break;
         case events::LineFault::kForged:
-          record.count("lines.forged");
+          record->count("lines.forged");
           break;
         case events::LineFault::kUnsupported:
-          record.count("lines.unsupported");
+          record->count("lines.unsupported");
           break;
       }
       return;
@@ -186,7 +222,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     }
     if (s == OutputStream::kStderr) stderr_ends_line = bytes.back() == '\n';
     const bool open = forward(s, bytes);
-    if (!open) record.count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
+    if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
@@ -196,8 +232,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   outcome.exit_code = launched->exit_code;
 
   // Tell the model what was stopped, after everything the command printed.
-  outcome.annotation = record.annotation();
-  outcome.violations_json = record.violations_json();
+  outcome.annotation = record->annotation();
+  outcome.violations_json = record->violations_json();
   if (!outcome.annotation.empty() && request.annotate_stderr) {
     // Uncaptured stderr may end anywhere: then a newline always goes first.
     const bool newline_before = !request.capture_output || !stderr_ends_line;
@@ -208,9 +244,9 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       std::fflush(stdout);
       write_all_to(STDERR_FILENO, text);
     }
-    record.log_annotation(outcome.annotation, newline_before);
+    record->log_annotation(outcome.annotation, newline_before);
   }
-  auto counters = record.end(outcome.exit_code);
+  auto counters = record->end(outcome.exit_code);
   if (!counters) {
     std::fprintf(stderr, "vigil: warning: %s\n", counters.error().message.c_str());
   } else {

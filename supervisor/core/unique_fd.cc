@@ -19,11 +19,26 @@ void close_fds_from(int first) {
   ::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U);
 }
 
-void close_fds_from_except(int first, int keep) {
-  if (keep < first) return close_fds_from(first);
-  if (keep > first)
-    ::syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(keep - 1), 0U);
-  ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U);
+void close_fds_from_except(int first, std::span<const int> keep) {
+  if (keep.size() > kMaxKept) return close_fds_from(first);
+  // The kept fds, ascending (insertion sort on the stack: no allocation).
+  int kept[kMaxKept];
+  std::size_t n = 0;
+  for (int fd : keep) {
+    if (fd < first) continue;
+    std::size_t i = n++;
+    for (; i > 0 && kept[i - 1] > fd; --i) kept[i] = kept[i - 1];
+    kept[i] = fd;
+  }
+  int from = first;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (kept[i] > from) {
+      ::syscall(SYS_close_range, static_cast<unsigned>(from), static_cast<unsigned>(kept[i] - 1),
+                0U);
+    }
+    if (kept[i] + 1 > from) from = kept[i] + 1;
+  }
+  ::syscall(SYS_close_range, static_cast<unsigned>(from), ~0U, 0U);
 }
 
 }  // namespace vigil

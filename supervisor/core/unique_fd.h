@@ -4,6 +4,8 @@
 // async-signal-safe, so a UniqueFd may be destroyed in a forked child.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <utility>
 
 namespace vigil {
@@ -38,7 +40,10 @@ class UniqueFd {
 // vigil's caller leaked (an open directory is a way out of any mount policy) reaches the
 // command. Async-signal-safe.
 void close_fds_from(int first);
-// The same, but keeps `keep` (>= first) open.
-void close_fds_from_except(int first, int keep);
+// The same, but keeps every fd in `keep` open (negative ones and those below `first` are
+// ignored). Async-signal-safe (no allocation): at most kMaxKept fds are kept; a longer
+// list closes everything from `first`, which the caller sees at once.
+inline constexpr std::size_t kMaxKept = 8;
+void close_fds_from_except(int first, std::span<const int> keep);
 
 }  // namespace vigil

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "supervisor/core/unique_fd.h"
 
@@ -139,6 +140,59 @@ TEST(SessionProxy, RefusesANonLoopbackTcpAddress) {
   auto p = SessionProxy::start(
       net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
   EXPECT_FALSE(p.ok());
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// `vigil run` binds the proxy before the sandbox exists and serves once its log is open:
+// a client that connects in between waits in the backlog and is answered, and nothing is
+// decided (so nothing reaches the log) before serve().
+TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
+  Decisions decisions;
+  NetworkPolicy net;
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kTcp;
+  where.host = "127.0.0.1";
+  where.port = 0;
+  auto p = SessionProxy::open(
+      net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
+      [](const proxy::UpstreamFailure&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  UniqueFd c = connect_loopback((*p)->local_address().port);
+  ASSERT_TRUE(c.valid()) << "the bound socket must accept into its backlog before serve()";
+  ASSERT_TRUE(send_all(c.get(), "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard<std::mutex> lock(decisions.mu);
+    EXPECT_TRUE(decisions.seen.empty()) << "a decision before serve()";
+  }
+  (*p)->serve();
+  const std::string reply = read_some(c.get(), 1 << 16);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 403", 0), 0u) << reply;
+  ASSERT_TRUE(decisions.wait_for(1));
+  (*p)->stop();
+}
+
+// Opened and never served (the launch failed in between): stopping and destroying it is
+// clean, and the port is released.
+TEST(SessionProxy, OpenedButNeverServedStopsCleanly) {
+  NetworkPolicy net;
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kTcp;
+  where.host = "127.0.0.1";
+  where.port = 0;
+  auto p = SessionProxy::open(
+      net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::uint16_t port = (*p)->local_address().port;
+  (*p)->stop();
+  (*p)->serve();  // after stop: nothing
+  EXPECT_FALSE(connect_loopback(port).valid());
+  p->reset();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -135,6 +136,44 @@ TEST(SessionRecord, AnExistingLogIsNeverAppendedTo) {
   std::ofstream(*args.log) << "planted\n";
   auto rec = open_for(args, new_session_id(), Policy{});
   EXPECT_FALSE(rec.ok());
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// The two-step open `vigil run` uses: the file exists (empty, private, never an existing
+// file or a planted symlink) before the sandbox binds it; session.start comes second.
+TEST(SessionRecord, ReserveCreatesThePrivateFileThenOpenWritesTheStart) {
+  TempDir dir;
+  Policy policy;
+  const std::string id = new_session_id();
+  SessionRecord::Start start{std::string("s.jsonl"), id, "bwrap", &policy, {"true"}, dir.path, {}};
+  auto reserved = SessionRecord::reserve(start);
+  ASSERT_TRUE(reserved.ok()) << reserved.error().message;
+  EXPECT_EQ(reserved->path, dir.path + "/s.jsonl");  // relative: the workspace's
+  struct stat st {};
+  ASSERT_EQ(::stat(reserved->path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // Reserved once: a second reservation of the same path is refused, not shared.
+  EXPECT_FALSE(SessionRecord::reserve(start).ok());
+  auto rec = SessionRecord::open(std::move(reserved).value(), start);
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  ASSERT_TRUE((*rec)->end(0).ok());
+  std::ifstream in(dir.path + "/s.jsonl");
+  std::string first;
+  std::getline(in, first);
+  EXPECT_NE(first.find("\"kind\":\"session.start\""), std::string::npos) << first;
+  EXPECT_NE(first.find(id), std::string::npos) << first;
+
+  // A symlink planted at the path is never followed.
+  ::unlink((dir.path + "/s.jsonl").c_str());
+  ASSERT_EQ(::symlink("/tmp/vigil-record-target-never", (dir.path + "/s.jsonl").c_str()), 0);
+  EXPECT_FALSE(SessionRecord::reserve(start).ok());
+  EXPECT_NE(::access("/tmp/vigil-record-target-never", F_OK), 0);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 #include "filters/filter_specs.h"
 
-namespace vigil::init {
+namespace vigil {
 
 const FilterSpec& notify_filter();
 
-}  // namespace vigil::init
+}  // namespace vigil

@@ -1,8 +1,8 @@
-#include "observer/notify_filter.h"
+#include "filters/notify_filter.h"
 
 #include <fcntl.h>
 
-namespace vigil::init {
+namespace vigil {
 namespace {
 
 constexpr FilterAction kNotify = notify_action();
@@ -72,4 +72,4 @@ constexpr FilterSpec kSpec{"observer", "witness of every write-intent syscall (a
 
 const FilterSpec& notify_filter() { return kSpec; }
 
-}  // namespace vigil::init
+}  // namespace vigil
