@@ -1,24 +1,17 @@
-// The sandbox's one seccomp program, and how it travels from the supervisor to vigil-init.
+// The sandbox's one seccomp program.
 //
-// `vigil run` compiles the program while bwrap is still building the sandbox, so that
-// libseccomp's ~1 ms is off the command's start path, and hands it to vigil-init over a
-// pipe. Its arrival is also vigil-init's go: the command starts only once the supervisor
-// has its session log and proxy ready, and never when the pipe closes without a whole
-// program (the supervisor failed, or died).
-//
-// Wire format (one direction, one message, then EOF): the 8 bytes "VIGILBPF", a 32-bit
-// little-endian instruction count, then that many struct sock_filter in host order (the
-// supervisor and vigil-init are built together, for one machine). Nothing else.
+// `vigil run` compiles it while bwrap is still building the sandbox, so that libseccomp's
+// ~1 ms is off the command's start path, and hands it to vigil-init over a pipe
+// (filters/program_wire.h). Its arrival is also vigil-init's go: the command starts only
+// once the supervisor has its session log and proxy ready, and never when the pipe closes
+// without a whole program (the supervisor failed, or died).
 #pragma once
 
 #include <linux/filter.h>
 
-#include <cstddef>
-#include <span>
-#include <string>
-#include <string_view>
 #include <vector>
 
+#include "filters/program_wire.h"
 #include "supervisor/core/result.h"
 
 namespace vigil {
@@ -26,19 +19,5 @@ namespace vigil {
 // The worker's tables (worker_filters()) and, when `observe`, the observer's
 // (notify_filter()), combined into one program (compile_combined).
 Result<std::vector<sock_filter>> sandbox_program(bool observe);
-
-// The kernel's own limit on a classic BPF program.
-inline constexpr std::size_t kMaxProgramInstructions = BPF_MAXINSNS;
-inline constexpr std::size_t kMaxProgramWireBytes = 12 + 8 * kMaxProgramInstructions;
-
-// Pure. encode_program refuses an empty program or one over the limit.
-Result<std::string> encode_program(std::span<const sock_filter> program);
-// Pure: the exact bytes of one message, or a one-line reason (short, long, bad magic,
-// count of zero or over the limit, a length that disagrees with the count).
-Result<std::vector<sock_filter>> decode_program(std::string_view bytes);
-
-// Reads `fd` to EOF (at most kMaxProgramWireBytes + 1 bytes) and decodes it. Blocks until
-// the writer closes its end.
-Result<std::vector<sock_filter>> read_program(int fd);
 
 }  // namespace vigil

@@ -1,5 +1,6 @@
 // The seccomp program's trip from the supervisor to vigil-init: the exact bytes, and every
 // malformed message refused with its reason (vigil-init then never starts the command).
+#include "filters/program_wire.h"
 #include "filters/sandbox_program.h"
 
 #include <fcntl.h>
