@@ -4,6 +4,9 @@
 #include <utility>
 #include <variant>
 
+#include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/path_expand.h"
+
 namespace vigil {
 namespace {
 
@@ -20,8 +23,9 @@ std::string net_target(const std::string& host, std::uint16_t port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-std::string line_for(const Violation& v) {
-  std::string line = "deny " + escape_for_annotation(v.op) + " " + escape_for_annotation(v.target);
+std::string line_for(const Violation& v, const char* word = "deny") {
+  std::string line =
+      std::string(word) + " " + escape_for_annotation(v.op) + " " + escape_for_annotation(v.target);
   if (!v.reason.empty()) line += " (" + escape_for_annotation(v.reason) + ")";
   if (v.count > 1) line += " (x" + std::to_string(v.count) + ")";
   return line;
@@ -62,8 +66,8 @@ std::string escape_for_annotation(std::string_view bytes) {
 }
 
 void ViolationCollector::note(std::vector<Violation>& list, std::map<Key, std::size_t>& index,
-                              Violation v) {
-  Key key{static_cast<int>(v.kind), v.op, v.target};
+                              Violation v, bool key_on_op) {
+  Key key{static_cast<int>(v.kind), key_on_op ? v.op : std::string(), v.target};
   auto it = index.find(key);
   if (it != index.end()) {
     ++list[it->second].count;
@@ -80,9 +84,50 @@ void ViolationCollector::note(std::vector<Violation>& list, std::map<Key, std::s
 
 void ViolationCollector::add(const events::Event& e) { add(e.body, e.seq); }
 
+namespace {
+
+// What an unguarded line says: what the name makes run, and that it was not stopped.
+std::string unguarded_reason(std::string_view relpath) {
+  std::string why;
+  for (const auto& d : mandatory_denies()) {
+    if (d.relpath == relpath) why = std::string(d.why);
+  }
+  return "protected name " + std::string(relpath) + ": " + why +
+         "; NOT stopped: no mount guards a name that did not exist at launch below the top "
+         "level; review or remove it before anything uses it";
+}
+
+// The path up to and including the leftmost whole-component occurrence of `relpath`
+// ("/w/r/.git/hooks/pre-commit", ".git/hooks" -> "/w/r/.git/hooks"); `path` itself when
+// there is none.
+std::string protected_instance(const std::string& path, std::string_view relpath) {
+  const std::string needle = "/" + std::string(relpath);
+  for (std::size_t at = path.find(needle); at != std::string::npos;
+       at = path.find(needle, at + 1)) {
+    const std::size_t end = at + needle.size();
+    if (end == path.size() || path[end] == '/') return path.substr(0, end);
+  }
+  return path;
+}
+
+}  // namespace
+
 void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
-    if (w->verdict == Verdict::kAllowed) return;
+    if (w->verdict == Verdict::kAllowed) {
+      if (w->unguarded.empty()) return;
+      // One entry per protected instance (r/.git/hooks, not each hook file in it): what
+      // the model must review is the name, however many writes went into it.
+      Violation v;
+      v.kind = Violation::Kind::kFs;
+      v.op = w->syscall;
+      v.target = protected_instance(w->resolved.empty() ? w->path : w->resolved, w->unguarded);
+      v.reason = unguarded_reason(w->unguarded);
+      v.first_seq = seq;
+      v.path = w->path;
+      note(unguarded_, unguarded_index_, std::move(v), /*key_on_op=*/false);
+      return;
+    }
     Violation v;
     v.kind = Violation::Kind::kFs;
     v.op = w->syscall;
@@ -118,9 +163,13 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
   if (c.empty()) return {};
   std::string out = "<sandbox_violations>\n";
   const auto& list = c.denied();
+  const auto& unguarded = c.unguarded();
   const std::size_t shown = std::min(list.size(), o.max_lines);
   for (std::size_t i = 0; i < shown; ++i) out += line_for(list[i]) + "\n";
-  const std::size_t hidden = list.size() - shown;
+  const std::size_t shown_unguarded = std::min(unguarded.size(), o.max_lines - shown);
+  for (std::size_t i = 0; i < shown_unguarded; ++i)
+    out += line_for(unguarded[i], "unguarded") + "\n";
+  const std::size_t hidden = list.size() - shown + unguarded.size() - shown_unguarded;
   if (hidden > 0 || c.untracked_attempts() > 0) {
     out += std::to_string(hidden) + (c.untracked_attempts() > 0 ? "+" : "") + " more: ";
     out += o.log_path.empty() ? std::string("no session log was kept")
@@ -147,8 +196,11 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   for (const auto& v : c.denied()) denied.push_back(violation_json(v));
   ojson eph = ojson::array();
   for (const auto& v : c.ephemeral()) eph.push_back(violation_json(v));
+  ojson unguarded = ojson::array();
+  for (const auto& v : c.unguarded()) unguarded.push_back(violation_json(v));
   j["denied"] = std::move(denied);
   j["ephemeral"] = std::move(eph);
+  j["unguarded"] = std::move(unguarded);
   j["denied_attempts"] = c.denied_attempts();
   j["untracked_attempts"] = c.untracked_attempts();
   j["annotation"] = render_annotation(c, o);  // escaped, so valid UTF-8
@@ -160,6 +212,20 @@ std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan) {
   const Decision d = decide(plan, w.resolved, Access::kWrite);
   if (d.verdict == w.verdict && !d.reason.empty()) return d.reason;
   return w.reason;
+}
+
+std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs) {
+  if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return {};
+  if (w.syscall == "unlink" || w.syscall == "unlinkat" || w.syscall == "rmdir") return {};
+  const PathRule* root = nullptr;
+  for (const auto& r : fs.allow_write) {
+    if (!path_is_under(w.resolved, r.resolved)) continue;
+    if (root == nullptr || r.resolved.size() > root->resolved.size()) root = &r;
+  }
+  if (root == nullptr || root->session_temp) return {};
+  const std::string_view rel = std::string_view(w.resolved).substr(root->resolved.size());
+  const MandatoryDeny* d = mandatory_deny_within(rel, fs.allow_git_config);
+  return d == nullptr ? std::string() : std::string(d->relpath);
 }
 
 }  // namespace vigil

@@ -57,16 +57,22 @@ class ViolationCollector {
   // In order of first occurrence; one entry per (op, target).
   const std::vector<Violation>& denied() const { return denied_; }
   const std::vector<Violation>& ephemeral() const { return ephemeral_; }
+  // Allowed writes that created or changed a protected name no mount could guard
+  // (FsWrite::unguarded): not stopped, but the model and the user must hear of them. One
+  // entry per protected instance (".../r/.git/hooks"), counting every write into it; its
+  // op is the first write's.
+  const std::vector<Violation>& unguarded() const { return unguarded_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   std::uint64_t untracked_attempts() const { return untracked_; }  // past kMaxTrackedTargets
-  bool empty() const { return denied_attempts_ == 0; }
+  bool empty() const { return denied_attempts_ == 0 && unguarded_.empty(); }
 
  private:
   using Key = std::tuple<int, std::string, std::string>;  // kind, op, target
-  void note(std::vector<Violation>& list, std::map<Key, std::size_t>& index, Violation v);
+  void note(std::vector<Violation>& list, std::map<Key, std::size_t>& index, Violation v,
+            bool key_on_op = true);
 
-  std::vector<Violation> denied_, ephemeral_;
-  std::map<Key, std::size_t> denied_index_, ephemeral_index_;
+  std::vector<Violation> denied_, ephemeral_, unguarded_;
+  std::map<Key, std::size_t> denied_index_, ephemeral_index_, unguarded_index_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
 };
@@ -77,8 +83,11 @@ struct AnnotationOptions {
 };
 
 // The block, "<sandbox_violations>\n...</sandbox_violations>\n"; "" when nothing was
-// denied. Lines:  deny <op> <target> (<reason>)[ (xN)]   then, past max_lines,
-// "N more: see <log>". Every variable part goes through escape_for_annotation().
+// denied and no protected name was written unguarded. Lines:
+//   deny <op> <target> (<reason>)[ (xN)]
+//   unguarded <op> <target> (<why it matters>; not stopped: ...)[ (xN)]
+// (denials first), then, past max_lines, "N more: see <log>". Every variable part goes
+// through escape_for_annotation().
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o);
 
 // The same, from a whole session's events (what replay recomputes).
@@ -101,5 +110,14 @@ std::string escape_for_annotation(std::string_view bytes);
 // observer's verdict; otherwise the observer's own (the mount table is the truth, and
 // the policy can only explain it). Call before SessionLog::append.
 std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan);
+
+// FsWrite::unguarded for an event the observer reported: for a write the kernel allowed
+// (deletions aside: they plant nothing) whose resolved path, relative to the deepest
+// writable root holding it (the session's own temp dir aside: it vanishes with the
+// session), is or lies under a protected name (mandatory_deny_within). Such a name had
+// no mount to stop it: it did not exist when the sandbox was built, or lies deeper than
+// mandatoryDenySearchDepth. "" otherwise. Always assign it: a line from the sandbox never
+// decides it.
+std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs);
 
 }  // namespace vigil

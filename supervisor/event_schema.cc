@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "supervisor/core/bounded_json.h"
+#include "supervisor/core/mandatory_denies.h"
 
 namespace vigil::events {
 namespace {
@@ -331,6 +332,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.reason = r.bytes("reason", lim.max_text);
       b.from = r.bytes("from", lim.max_path, false);
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
+      b.unguarded = r.bytes("unguarded", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -479,6 +481,7 @@ void put_body(ojson& j, const Body& body) {
                    j["reason"] = bytes_json(b.reason);
                    if (!b.from.empty()) j["from"] = bytes_json(b.from);
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
+                   if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -703,6 +706,12 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!b.from_resolved.empty() && b.from_resolved[0] != '/')
               return bad("from_resolved: must be absolute");
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
+            if (!b.unguarded.empty()) {
+              bool known = false;
+              for (const auto& d : mandatory_denies()) known = known || d.relpath == b.unguarded;
+              if (!known) return bad("unguarded: not a protected name");
+              if (b.verdict != Verdict::kAllowed) return bad("unguarded: only on an allowed write");
+            }
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {

@@ -92,6 +92,10 @@ struct FsWrite {
   // rename*/link*: the old name; symlink*: the link's contents. "" for one-path calls.
   std::string from;
   std::string from_resolved;
+  // Set by the supervisor, never by the observer: for an allowed write, the protected
+  // name (a mandatory_denies() relpath) it created or changed where no mount guards it
+  // (below a writable root's top level, a name that did not exist at launch). "" = none.
+  std::string unguarded;
   bool operator==(const FsWrite&) const = default;
 };
 

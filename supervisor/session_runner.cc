@@ -197,8 +197,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       }
       return;
     }
-    if (auto* w = std::get_if<events::FsWrite>(&*body))
+    if (auto* w = std::get_if<events::FsWrite>(&*body)) {
       w->reason = fs_denial_reason(*w, prepared->plan);
+      w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+    }
     append(events::Source::kObserver, std::move(body).value());
   };
   // The command's output: logged chunk by chunk (the exact bytes, for replay), then

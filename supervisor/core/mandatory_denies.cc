@@ -1,6 +1,7 @@
 #include "supervisor/core/mandatory_denies.h"
 
 #include <array>
+#include <vector>
 
 namespace vigil {
 namespace {
@@ -35,6 +36,35 @@ bool is_mandatory_deny_head(std::string_view name) {
     if (head == name) return true;
   }
   return false;
+}
+
+const MandatoryDeny* mandatory_deny_within(std::string_view rel, bool allow_git_config) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0; start <= rel.size();) {
+    std::size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    if (end > start) parts.push_back(rel.substr(start, end - start));
+    start = end + 1;
+  }
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const auto& d : kDenies) {
+      if (d.git_config && allow_git_config) continue;
+      // Match d.relpath's components against parts[i...].
+      std::size_t k = i;
+      std::string_view want = d.relpath;
+      bool match = true;
+      while (match && !want.empty()) {
+        const std::size_t slash = want.find('/');
+        const std::string_view head = want.substr(0, slash);
+        match = k < parts.size() && parts[k] == head;
+        ++k;
+        want = slash == std::string_view::npos ? std::string_view() : want.substr(slash + 1);
+      }
+      if (!match) continue;
+      if (d.shape == DenyShape::kDir || k == parts.size()) return &d;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace vigil

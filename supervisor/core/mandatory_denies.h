@@ -25,4 +25,10 @@ std::span<const MandatoryDeny> mandatory_denies();
 // scanner matches directory entries against these and nothing else.
 bool is_mandatory_deny_head(std::string_view name);
 
+// The entry that `rel`, a path relative to the writable root it lies in ("a/b/.vscode/x"),
+// is or lies under, at any depth: a run of its components equal to an entry's relpath (a
+// kDir entry covers itself and everything below it, a kFile entry only itself). With
+// `allow_git_config`, .git/config is no entry. nullptr when none. Pure.
+const MandatoryDeny* mandatory_deny_within(std::string_view rel, bool allow_git_config);
+
 }  // namespace vigil

@@ -199,6 +199,49 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
   }
 }
 
+// Below the top level, a protected name that did not exist at launch has no mount to
+// stop it (vigil cannot bind every name into every directory, nor into directories made
+// during the session). Such writes go through, and the model is told, each by name, in
+// the same block as the denials; the log records which name it was; replay recomputes
+// the same block from the log.
+TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
+  TempDir ws;
+  TempDir logs;
+  make_dirs(ws / "sub/deep");
+  const std::string log = logs / "s.jsonl";
+  auto o = run_vigil({"run", "--log", log, "--", "sh", "-c",
+                      "mkdir -p sub/.vscode && echo x > sub/.vscode/tasks.json; "
+                      "echo y > sub/deep/.bashrc; git init -q r; rm sub/deep/.bashrc; "
+                      "echo fine > sub/notes.txt; echo done"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "done") << o.out;
+  EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));  // not stopped: told
+  const std::string why = "NOT stopped: no mount guards a name that did not exist at launch";
+  for (const std::string& line :
+       {"unguarded mkdir " + (ws / "sub/.vscode") + " (protected name .vscode: ",
+        "unguarded openat " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
+        " " + (ws / "r/.git/config") + " (protected name .git/config: ",
+        " " + (ws / "r/.git/hooks") + " (protected name .git/hooks: "}) {
+    EXPECT_NE(o.err.find(line), std::string::npos) << line << "\n" << o.err;
+  }
+  EXPECT_NE(o.err.find(why), std::string::npos) << o.err;
+  // One line per protected name, however many writes went into it (git's sample hooks).
+  EXPECT_EQ(o.err.find("pre-commit.sample"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
+  EXPECT_EQ(o.err.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
+  const std::string text = read_file(log);
+  EXPECT_NE(text.find("\"unguarded\":\".vscode\""), std::string::npos);
+  EXPECT_NE(text.find("\"unguarded\":\".git/hooks\""), std::string::npos);
+  auto v = run_vigil({"replay", "--verify", log}, logs.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  auto a = run_vigil({"replay", "--annotate", log}, logs.path());
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  const std::size_t block = o.err.find("<sandbox_violations>");
+  ASSERT_NE(block, std::string::npos);
+  EXPECT_EQ(a.out, o.err.substr(block)) << "replay recomputes exactly what the model was told";
+}
+
 TEST(RunConfinement, RenamingAnAncestorCannotStepAroundADeny) {
   TempDir ws;
   make_dirs(ws / "sub/.git/hooks");

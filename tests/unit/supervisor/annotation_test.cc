@@ -25,7 +25,8 @@ Event ev(Body b) {
 
 Event fs(const std::string& syscall, const std::string& resolved, Verdict v,
          const std::string& reason = "", const std::string& path = "") {
-  return ev(FsWrite{7, syscall, path.empty() ? resolved : path, resolved, 0, v, reason, "", ""});
+  return ev(
+      FsWrite{7, syscall, path.empty() ? resolved : path, resolved, 0, v, reason, "", "", ""});
 }
 
 Event net(const std::string& host, std::uint16_t port, NetVerdict v, const std::string& reason = "",
@@ -101,7 +102,7 @@ TEST(AnnotationTest, BlockTable) {
         fs("openat", "/a", Verdict::kDenied, "second")},
        "<sandbox_violations>\ndeny openat /a (first) (x2)\n</sandbox_violations>\n"},
       {"unresolved: the path as passed",
-       {ev(FsWrite{7, "mkdirat", "rel/dir", "", 0, Verdict::kDenied, "r", "", ""})},
+       {ev(FsWrite{7, "mkdirat", "rel/dir", "", 0, Verdict::kDenied, "r", "", "", ""})},
        "<sandbox_violations>\ndeny mkdirat rel/dir (r)\n</sandbox_violations>\n"},
       {"resolved path preferred over the spelling",
        {fs("openat", "/etc/passwd", Verdict::kDenied, "", "../../etc/passwd")},
@@ -263,9 +264,165 @@ TEST(AnnotationTest, FsDenialReasonFromThePlan) {
            {"relative", Verdict::kDenied, "odd", "odd"},
        }) {
     SCOPED_TRACE(r.resolved);
-    FsWrite w{1, "openat", r.resolved, r.resolved, 0, r.verdict, r.observer_reason, "", ""};
+    FsWrite w{1, "openat", r.resolved, r.resolved, 0, r.verdict, r.observer_reason, "", "", ""};
     EXPECT_EQ(fs_denial_reason(w, plan), r.want);
   }
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+using namespace vigil::events;
+
+TEST(MandatoryDenyWithin, AnyDepthRelativeToTheRoot) {
+  struct DenyRow {
+    const char* rel;
+    const char* entry;  // nullptr: none
+    bool allow_git_config = false;
+  };
+  const DenyRow rows[] = {
+      {"/.bashrc", ".bashrc"},
+      {"/a/b/c/d/.bashrc", ".bashrc"},  // deeper than any scan
+      {"/.bashrc.bak", nullptr},        // names, not prefixes
+      {"/x.bashrc", nullptr},
+      {"/.bashrc/x", nullptr},  // a file entry covers only itself
+      {"/sub/.vscode", ".vscode"},
+      {"/sub/.vscode/tasks.json", ".vscode"},  // a dir entry covers everything below
+      {"/sub/.vscodex/tasks.json", nullptr},
+      {"/sub/.claude/commands/x.md", ".claude/commands"},
+      {"/sub/.claude/settings.json", nullptr},  // .claude itself is not an entry
+      {"/.claude/agents", ".claude/agents"},
+      {"/r/.git/hooks/pre-commit", ".git/hooks"},
+      {"/r/.git/config", ".git/config"},
+      {"/r/.git/config", nullptr, true},  // allowGitConfig lifts it
+      {"/r/.git/config.lock", nullptr},
+      {"/r/.git/objects/ab/cd", nullptr},
+      {"/r/.git", nullptr},
+      {"//a//.zshrc", ".zshrc"},  // empty components do not matter
+      {"", nullptr},
+      {"/", nullptr},
+  };
+  for (const auto& r : rows) {
+    const MandatoryDeny* d = mandatory_deny_within(r.rel, r.allow_git_config);
+    if (r.entry == nullptr) {
+      EXPECT_EQ(d, nullptr) << r.rel << " matched " << (d ? d->relpath : "");
+    } else {
+      ASSERT_NE(d, nullptr) << r.rel;
+      EXPECT_EQ(d->relpath, r.entry) << r.rel;
+    }
+  }
+}
+
+PathRule root(const std::string& p, bool temp = false) {
+  PathRule r;
+  r.literal = r.resolved = p;
+  r.session_temp = temp;
+  return r;
+}
+
+TEST(UnguardedProtectedName, OnlyAllowedWritesBelowARoot) {
+  FilesystemPolicy fs;
+  fs.allow_write = {root("/ws"), root("/home/u/.vscode/ext"), root("/tmp/vigil-s/tmp", true)};
+  struct WriteRow {
+    const char* syscall;
+    const char* resolved;
+    Verdict verdict;
+    const char* want;
+  };
+  const WriteRow rows[] = {
+      {"openat", "/ws/sub/.vscode/tasks.json", Verdict::kAllowed, ".vscode"},
+      {"mkdir", "/ws/sub/.vscode", Verdict::kAllowed, ".vscode"},
+      {"renameat2", "/ws/a/b/.bashrc", Verdict::kAllowed, ".bashrc"},
+      {"symlink", "/ws/x/.git/hooks/post-checkout", Verdict::kAllowed, ".git/hooks"},
+      {"openat", "/ws/x/.git/config", Verdict::kAllowed, ".git/config"},
+      {"openat", "/ws/src/main.c", Verdict::kAllowed, ""},
+      // Denied or ephemeral writes are violations already, not unguarded ones.
+      {"openat", "/ws/.bashrc", Verdict::kDenied, ""},
+      {"openat", "/ws/sub/.vscode/x", Verdict::kEphemeral, ""},
+      // Deletions plant nothing.
+      {"unlink", "/ws/sub/.vscode/x", Verdict::kAllowed, ""},
+      {"unlinkat", "/ws/sub/.bashrc", Verdict::kAllowed, ""},
+      {"rmdir", "/ws/sub/.vscode", Verdict::kAllowed, ""},
+      // Relative to the deepest root: the user granted /home/u/.vscode/ext itself.
+      {"openat", "/home/u/.vscode/ext/a.json", Verdict::kAllowed, ""},
+      {"openat", "/home/u/.vscode/ext/p/.bashrc", Verdict::kAllowed, ".bashrc"},
+      // The session's temp dir vanishes with the session.
+      {"openat", "/tmp/vigil-s/tmp/.bashrc", Verdict::kAllowed, ""},
+      // Not under any root (cannot have been allowed by vigil's mounts) or unresolved.
+      {"openat", "/elsewhere/.bashrc", Verdict::kAllowed, ""},
+      {"openat", "", Verdict::kAllowed, ""},
+      {"openat", "/wsx/.bashrc", Verdict::kAllowed, ""},
+  };
+  for (const auto& r : rows) {
+    FsWrite w{1, r.syscall, r.resolved, r.resolved, 0, r.verdict, "", "", "", ""};
+    EXPECT_EQ(unguarded_protected_name(w, fs), r.want) << r.syscall << " " << r.resolved;
+  }
+  fs.allow_git_config = true;
+  FsWrite w{1,  "openat", "/ws/x/.git/config", "/ws/x/.git/config", 0, Verdict::kAllowed, "", "",
+            "", ""};
+  EXPECT_EQ(unguarded_protected_name(w, fs), "");
+}
+
+TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
+  ViolationCollector c;
+  FsWrite u{7,  "openat",          "sub/.vscode/tasks.json", "/w/sub/.vscode/tasks.json",
+            0,  Verdict::kAllowed, "on a writable mount",    "",
+            "", ".vscode"};
+  c.add(ev(u));
+  c.add(ev(u));  // the same target again: counted
+  c.add(fs("openat", "/etc/x", Verdict::kDenied, kOutside));
+  c.add(fs("openat", "/w/ok.txt", Verdict::kAllowed, "on a writable mount"));
+  EXPECT_FALSE(c.empty());
+  ASSERT_EQ(c.unguarded().size(), 1u);
+  const AnnotationOptions o{kAnnotationMaxLines, "/s.jsonl"};
+  EXPECT_EQ(render_annotation(c, o),
+            "<sandbox_violations>\n"
+            "deny openat /etc/x (" +
+                kOutside +
+                ")\n"
+                "unguarded openat /w/sub/.vscode (protected name .vscode: the editor runs "
+                "tasks from it outside the sandbox; NOT stopped: no mount guards a name that did "
+                "not exist at launch below the top level; review or remove it before anything "
+                "uses it) (x2)\n"
+                "</sandbox_violations>\n");
+  const auto j = nlohmann::json::parse(render_violations_json(c, o, "sid"));
+  ASSERT_EQ(j["unguarded"].size(), 1u);
+  EXPECT_EQ(j["unguarded"][0]["target"], "/w/sub/.vscode");
+  EXPECT_EQ(j["unguarded"][0]["path"], "sub/.vscode/tasks.json");
+  EXPECT_EQ(j["unguarded"][0]["count"], 2);
+  EXPECT_EQ(j["denied_attempts"], 1);
+
+  // One entry per protected instance: two hooks in one .git/hooks are one line, x2; the
+  // instance is cut at the name, wherever the root is.
+  ViolationCollector hooks;
+  for (const char* f : {"/w/r/.git/hooks/pre-commit", "/w/r/.git/hooks/post-checkout"}) {
+    hooks.add(ev(FsWrite{7, "openat", f, f, 0, Verdict::kAllowed, "", "", "", ".git/hooks"}));
+  }
+  hooks.add(ev(FsWrite{7, "mkdir", "/w/q/.git/hooks", "/w/q/.git/hooks", 0, Verdict::kAllowed, "",
+                       "", "", ".git/hooks"}));
+  ASSERT_EQ(hooks.unguarded().size(), 2u);
+  EXPECT_EQ(hooks.unguarded()[0].target, "/w/r/.git/hooks");
+  EXPECT_EQ(hooks.unguarded()[0].count, 2u);
+  EXPECT_EQ(hooks.unguarded()[0].op, "openat");
+  EXPECT_EQ(hooks.unguarded()[1].target, "/w/q/.git/hooks");
+
+  // Only unguarded writes: the block still appears (the model must hear of them).
+  ViolationCollector only;
+  only.add(ev(u));
+  EXPECT_NE(render_annotation(only, o).find("unguarded openat"), std::string::npos);
+
+  // The cap counts both kinds: 1 denial + 1 unguarded with room for one line.
+  const AnnotationOptions one{1, "/s.jsonl"};
+  EXPECT_EQ(render_annotation(c, one),
+            "<sandbox_violations>\n"
+            "deny openat /etc/x (" +
+                kOutside +
+                ")\n"
+                "1 more: see /s.jsonl\n"
+                "</sandbox_violations>\n");
 }
 
 }  // namespace

@@ -53,14 +53,14 @@ LogBuilder sample() {
   b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK,
-                Verdict::kAllowed, "writable root", "", ""});
+                Verdict::kAllowed, "writable root", "", "", ""});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY | O_CREAT, Verdict::kDenied,
-                "outside the writable roots; add it to filesystem.allowWrite", "", ""});
+                "outside the writable roots; add it to filesystem.allowWrite", "", "", ""});
   b.add(Source::kObserver,
-        FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a"});
+        FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a", ""});
   b.add(Source::kObserver,
-        FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", ""});
+        FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", "", ""});
   b.add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
                                     "host is not on the allow list", "not-allowed", "", ""});
   b.add(Source::kProxy, NetDecision{NetProto::kHttp, "pypi.org", 80, NetVerdict::kAllowed,
@@ -99,7 +99,7 @@ TEST(ReplayViewsTest, WriteActionTable) {
            {"lsetxattr", 0, "xattr"},
            {"removexattr", 0, "xattr"},
        }) {
-    FsWrite w{1, r.syscall, "p", "/p", r.flags, Verdict::kDenied, "", "", ""};
+    FsWrite w{1, r.syscall, "p", "/p", r.flags, Verdict::kDenied, "", "", "", ""};
     EXPECT_EQ(write_action(w), r.action) << r.syscall << " " << r.flags;
   }
 }

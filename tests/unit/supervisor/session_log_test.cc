@@ -84,12 +84,12 @@ std::string write_sample(const std::string& path, std::string id = "sess-1",
                                         {"0.1.0", "0.8.0", "6.1"},
                                         path});
   add(Source::kObserver, ProcExec{2, 1, {"/usr/bin/make"}, "/w", false});
+  add(Source::kObserver, FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed,
+                                 "writable root", "", "", ""});
   add(Source::kObserver,
-      FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed, "writable root", "", ""});
-  add(Source::kObserver,
-      FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied, "read-only", "", ""});
+      FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied, "read-only", "", "", ""});
   add(Source::kObserver, FsWrite{2, "unlinkat", ".git/hooks/pre-commit", "/w/.git/hooks/pre-commit",
-                                 0, Verdict::kDenied, "protected path", "", ""});
+                                 0, Verdict::kDenied, "protected path", "", "", ""});
   add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
                                   "host is not on the allow list", "not-allowed", "", ""});
   add(Source::kSupervisor, IoStderr{"make: *** error\n"});
@@ -147,8 +147,8 @@ TEST(SessionLogTest, RefusesRecordsItCouldNotReadBack) {
   TempDir dir;
   auto log = SessionLog::create(dir.path() + "/s.jsonl", "a", stepping_clock());
   ASSERT_TRUE(log.ok());
-  EXPECT_FALSE(log->append(Source::kObserver,
-                           FsWrite{1, "not-a-syscall", "x", "/x", 0, Verdict::kDenied, "", "", ""})
+  EXPECT_FALSE(log->append(Source::kObserver, FsWrite{1, "not-a-syscall", "x", "/x", 0,
+                                                      Verdict::kDenied, "", "", "", ""})
                    .ok());
   EXPECT_FALSE(log->append(Source::kSupervisor, SessionEnd{}).ok());
   EXPECT_EQ(log->records(), 0U) << "a refused record takes no seq";
