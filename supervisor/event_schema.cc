@@ -36,7 +36,7 @@ Result<json> parse_bounded(std::string_view line, int max_depth) {
   BoundedJsonBuilder dom(max_depth);
   bool ok = false;
   try {
-    ok = json::sax_parse(line.begin(), line.end(), &dom);
+    ok = sax_parse_json_text(line.begin(), line.end(), &dom);
   } catch (const std::exception&) {
     // nlohmann reports syntax errors through parse_error(); anything thrown is an
     // allocation failure or a bug. Either way: a value, not a crash.

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <span>
 
+#include "supervisor/cli_subcommands.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
 
@@ -25,65 +27,83 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "vigil 0.1.0");
 
+  // Only the subcommand argv names is built (supervisor/cli_subcommands.h): the others'
+  // options and validators would cost every `vigil run` for nothing.
+  const vigil::SubcommandSet wanted =
+      vigil::subcommands_to_register(std::span<const char* const>(argv + 1, argv + argc));
+
   vigil::RunArgs run;
   std::string shell_command;
   std::string sandbox_mode = "on";
-  auto* run_cmd = app.add_subcommand("run", "run a command under the sandbox");
-  run_cmd->add_option("--settings", run.settings,
-                      "settings file (srt format); default: the embedded policy");
-  run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
-                    "accept a settings file that the sandboxed command could modify");
-  run_cmd->add_option("--log", run.log,
-                      "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
-  run_cmd->add_option("--violations-fd", run.violations_fd,
-                      "also write the violations as JSON to this fd");
   std::string output_mode = "capture";
-  run_cmd
-      ->add_option("--output", output_mode,
-                   "capture (default: the command's stdout/stderr pass through vigil and into "
-                   "the session log) or inherit (straight to this terminal; not logged)")
-      ->check(CLI::IsMember({"capture", "inherit"}));
-  run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
-      ->check(CLI::IsMember({"on", "off"}));
-  vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
-  auto* c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
-  run_cmd->add_option("command", run.command, "command and arguments (after --)");
-  run_cmd->positionals_at_end();
-  run_cmd->callback([&] {
-    if (!shell_command.empty() || c_opt->count() > 0) {
-      if (!run.command.empty())
-        throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
-      const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-      run.command = {shell, "-c", shell_command};
-    }
-    if (run.command.empty())
-      throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
-    run.sandbox = sandbox_mode == "on";
-    run.capture_output = output_mode == "capture";
-  });
+  CLI::App* run_cmd = nullptr;
+  CLI::Option* c_opt = nullptr;
+  if (wanted.run) {
+    run_cmd = app.add_subcommand("run", "run a command under the sandbox");
+    run_cmd->add_option("--settings", run.settings,
+                        "settings file (srt format); default: the embedded policy");
+    run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
+                      "accept a settings file that the sandboxed command could modify");
+    run_cmd->add_option("--log", run.log,
+                        "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
+    run_cmd->add_option("--violations-fd", run.violations_fd,
+                        "also write the violations as JSON to this fd");
+    run_cmd
+        ->add_option("--output", output_mode,
+                     "capture (default: the command's stdout/stderr pass through vigil and into "
+                     "the session log) or inherit (straight to this terminal; not logged)")
+        ->check(CLI::IsMember({"capture", "inherit"}));
+    run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
+        ->check(CLI::IsMember({"on", "off"}));
+    vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
+    c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
+    run_cmd->add_option("command", run.command, "command and arguments (after --)");
+    run_cmd->positionals_at_end();
+    run_cmd->callback([&] {
+      if (!shell_command.empty() || c_opt->count() > 0) {
+        if (!run.command.empty())
+          throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
+        const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+        run.command = {shell, "-c", shell_command};
+      }
+      if (run.command.empty())
+        throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
+      run.sandbox = sandbox_mode == "on";
+      run.capture_output = output_mode == "capture";
+    });
+  }
 
   vigil::ExplainArgs explain;
-  auto* explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
-  explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
-  explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings, "as for run");
-  explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
   std::string explain_platform = "linux";
-  explain_cmd
-      ->add_option(
-          "--platform", explain_platform,
-          "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
-      ->check(CLI::IsMember({"linux", "macos"}));
   bool explain_seatbelt = false;
-  explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");
-  explain_cmd->add_flag("--filters", explain.filters,
-                        "print each seccomp filter's BPF with the table row behind every jump");
+  CLI::App* explain_cmd = nullptr;
+  if (wanted.explain) {
+    explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
+    explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
+    explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings,
+                          "as for run");
+    explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
+    explain_cmd
+        ->add_option(
+            "--platform", explain_platform,
+            "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
+        ->check(CLI::IsMember({"linux", "macos"}));
+    explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");
+    explain_cmd->add_flag("--filters", explain.filters,
+                          "print each seccomp filter's BPF with the table row behind every jump");
+  }
 
   bool probe_json = false;
-  auto* probe_cmd = app.add_subcommand("probe", "check what this machine supports");
-  probe_cmd->add_flag("--json", probe_json, "machine-readable output");
+  CLI::App* probe_cmd = nullptr;
+  if (wanted.probe) {
+    probe_cmd = app.add_subcommand("probe", "check what this machine supports");
+    probe_cmd->add_flag("--json", probe_json, "machine-readable output");
+  }
 
-  auto run_proxy = vigil::add_proxy_command(app);
-  auto run_replay = vigil::add_replay_command(app);
+  std::function<int()> run_proxy;
+  if (wanted.proxy) run_proxy = vigil::add_proxy_command(app);
+  std::function<int()> run_replay;
+  if (wanted.replay) run_replay = vigil::add_replay_command(app);
 
   try {
     app.parse(argc, argv);
@@ -91,13 +111,13 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
   }
-  if (*run_cmd) return vigil::cmd_run(run);
-  if (*explain_cmd) {
+  if (run_cmd != nullptr && *run_cmd) return vigil::cmd_run(run);
+  if (explain_cmd != nullptr && *explain_cmd) {
     const bool macos = explain_seatbelt || explain_platform == "macos";
     return macos ? vigil::cmd_explain_macos(explain) : vigil::cmd_explain(explain);
   }
-  if (*probe_cmd) return vigil::cmd_probe(probe_json);
-  if (app.got_subcommand("proxy")) return run_proxy();
-  if (app.got_subcommand("replay")) return run_replay();
+  if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
+  if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
+  if (run_replay && app.got_subcommand("replay")) return run_replay();
   return vigil::to_int(vigil::ExitCode::kUsage);
 }

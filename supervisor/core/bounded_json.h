@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace vigil {
@@ -91,5 +92,19 @@ class BoundedJsonBuilder {
   std::string pending_key_;
   Problem problem_;
 };
+
+// Parses the JSON text [first, last) into `sax`: what json::sax_parse(first, last, sax,
+// input_format_t::json, strict, false) does, minus its other branch. sax_parse takes the
+// input format at run time, so every call also instantiates nlohmann's CBOR, MessagePack,
+// UBJSON and BSON readers, which call ldexp(); that one reference binds libm.so into
+// `vigil`, one more library for the loader to find, map and relocate on every start (vigil
+// uses nothing else of libm). nlohmann's own parse() and accept() build the same parser.
+template <class Iterator, class Sax>
+bool sax_parse_json_text(Iterator first, Iterator last, Sax* sax, bool strict = true) {
+  auto input = nlohmann::detail::input_adapter(std::move(first), std::move(last));
+  return nlohmann::detail::parser<nlohmann::json, decltype(input)>(
+             std::move(input), nullptr, /*allow_exceptions_=*/true, /*skip_comments=*/false)
+      .sax_parse(sax, strict);
+}
 
 }  // namespace vigil

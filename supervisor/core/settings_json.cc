@@ -79,10 +79,9 @@ Result<SettingsJson> parse_settings_json(std::string text, std::string_view sour
   };
   BoundedJsonBuilder builder(kMaxSettingsDepth, on_place);
   const char* base = out.text.data();
-  const bool ok = json::sax_parse(CountingIterator(base, base, &consumed),
-                                  CountingIterator(base + out.text.size(), base, &consumed),
-                                  &builder, json::input_format_t::json, /*strict=*/true,
-                                  /*ignore_comments=*/false);
+  const bool ok = sax_parse_json_text(CountingIterator(base, base, &consumed),
+                                      CountingIterator(base + out.text.size(), base, &consumed),
+                                      &builder, /*strict=*/true);
   if (!ok) {
     // The parser stops at the first callback that refuses, so `consumed` is where the
     // problem is; a syntax error brings its own position.
