@@ -95,10 +95,9 @@ bool read_string(pid_t pid, std::uint64_t addr, std::string* out, std::size_t ma
     iovec remote{reinterpret_cast<void*>(addr), want};
     const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (n <= 0) return false;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] == '\0') return true;
-      out->push_back(buf[i]);
-    }
+    const auto* nul = static_cast<const char*>(std::memchr(buf, '\0', static_cast<size_t>(n)));
+    out->append(buf, nul != nullptr ? static_cast<size_t>(nul - buf) : static_cast<size_t>(n));
+    if (nul != nullptr) return true;
     addr += static_cast<std::uint64_t>(n);
   }
   return false;  // no NUL within PATH_MAX: not a path the kernel would accept either
@@ -213,15 +212,17 @@ Landing resolve(pid_t pid, const Target& t, bool follow_last) {
   }
   // The common case, one name in the caller's cwd or dirfd (what a build or an
   // extraction mostly does): the magic link itself is the parent, so its readlink names
-  // it, and a readlink through it both follows the last name and proves the start is a
-  // directory (ENOTDIR otherwise). Two syscalls where opening the parent costs four.
+  // it, and a readlink through it both follows the last name and proves a dirfd is a
+  // directory (ENOTDIR otherwise; a cwd always is one, so an unfollowed name in the cwd
+  // needs no second look). One or two syscalls where opening the parent costs four.
   const std::string_view name = t.as_read;
   std::string hop_to;
   int hop = 0;
   if (is_relative(t) && !name.empty() && name.find('/') == std::string_view::npos && name != "." &&
       name != "..") {
     errno = 0;
-    const bool is_link = link_target(walk.c_str(), &hop_to);
+    const bool look = follow_last || t.dirfd != kAtFdcwd;
+    const bool is_link = look && link_target(walk.c_str(), &hop_to);
     if (is_link || errno != ENOTDIR) {
       std::string at = read_link(base.c_str());
       if (!at.empty() && at[0] == '/') {
@@ -384,13 +385,16 @@ void Observer::handle_one() {
   if (!checked) check();
   const bool valid = ok || id_valid(listener, req.id);
 
-  // Whether the kernel follows a symlink in the last component: open by O_NOFOLLOW, the
-  // *at calls by AT_SYMLINK_NOFOLLOW, the rest by what the call is (chmod follows,
-  // lchown does not). Judging the link where the kernel judged its target (or the other
-  // way round) gives the wrong verdict for a link pointing out of the workspace.
+  // Whether the kernel follows a symlink in the last component: open by O_NOFOLLOW (and
+  // never with O_CREAT|O_EXCL, which fails with EEXIST on any link, wherever it points:
+  // not a write to the target, so not judged there), the *at calls by
+  // AT_SYMLINK_NOFOLLOW, the rest by what the call is (chmod follows, lchown does not).
+  // Judging the link where the kernel judged its target (or the other way round) gives
+  // the wrong verdict for a link pointing out of the workspace.
   const std::uint64_t at_flags = pa.at_flags >= 0 ? a[pa.at_flags] : 0;  // a register
+  const bool exclusive = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
   const bool follow =
-      pa.exec || (pa.flags >= 0 ? (flags & O_NOFOLLOW) == 0
+      pa.exec || (pa.flags >= 0 ? (flags & O_NOFOLLOW) == 0 && !exclusive
                                 : pa.follows && (at_flags & AT_SYMLINK_NOFOLLOW) == 0);
   const int accmode = static_cast<int>(flags & O_ACCMODE);
   const bool writes = accmode != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0;
