@@ -68,8 +68,8 @@ const Row kRows[] = {
     {"fchownat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 4}},
     {"utime", {.path = 0, .follows = true}},
     {"utimes", {.path = 0, .follows = true}},
-    {"utimensat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3}},
-    {"futimesat", {.dirfd = 0, .path = 1, .follows = true}},
+    {"utimensat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3, .null_path_is_fd = true}},
+    {"futimesat", {.dirfd = 0, .path = 1, .follows = true, .null_path_is_fd = true}},
     {"setxattr", {.path = 0, .follows = true}},
     {"lsetxattr", {.path = 0}},
     {"fsetxattr", {.fd_only = true}},
@@ -346,13 +346,16 @@ void Observer::handle_one() {
     t.dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
     targets.push_back(std::move(t));
   };
-  if (pa.fd_only) {
+  const bool on_fd = pa.fd_only || (pa.null_path_is_fd && a[pa.path] == 0 &&
+                                    static_cast<std::int32_t>(a[pa.dirfd]) != kAtFdcwd);
+  if (on_fd) {
     Target t;
-    t.dirfd = static_cast<std::int32_t>(a[0]);
+    t.dirfd = static_cast<std::int32_t>(a[pa.fd_only ? 0 : pa.dirfd]);
     t.as_read = "fd " + std::to_string(t.dirfd);
     targets.push_back(std::move(t));
+  } else {
+    take(pa.dirfd, pa.path);
   }
-  take(pa.dirfd, pa.path);
   take(pa.dirfd2, pa.path2);
   if (pa.flags >= 0) {
     if (pa.open_how) {
@@ -403,9 +406,8 @@ void Observer::handle_one() {
   if (logged && ok) {
     landings.reserve(targets.size());
     for (const Target& t : targets) {
-      // An f*xattr target is the fd's own file, named by its magic link.
-      landings.push_back(pa.fd_only ? Landing{base_dir(pid, t.dirfd), true}
-                                    : resolve(pid, t, follow));
+      // An fd target (f*xattr, futimens) is the fd's own file, named by its magic link.
+      landings.push_back(on_fd ? Landing{base_dir(pid, t.dirfd), true} : resolve(pid, t, follow));
     }
   }
 
@@ -449,7 +451,7 @@ void Observer::handle_one() {
               "could not read the target (the call went ahead; the mount table still applies)"};
     }
     Landing& l = landings[i];
-    if (pa.fd_only) {
+    if (on_fd) {
       if (l.resolved.empty() || l.resolved[0] != '/') return {l.resolved, "allowed", "not a path"};
     } else if (!l.known) {
       return {"", "allowed",

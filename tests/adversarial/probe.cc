@@ -168,6 +168,11 @@ int main(int argc, char** argv) {
     if (fd < 0) return report(fd);
     return report(::syscall(SYS_openat, fd, "x", O_WRONLY | O_CREAT, 0644));
   }
+  if (op == "futimens") {  // arg: a file opened read-only, its times then set through the fd
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    return report(::syscall(SYS_utimensat, fd, nullptr, nullptr, 0));
+  }
   if (op == "fsetxattr") {  // arg: a file opened read-only (not trapped), then written
     const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return report(fd);
