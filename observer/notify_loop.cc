@@ -68,8 +68,8 @@ const Row kRows[] = {
     {"fchownat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 4}},
     {"utime", {.path = 0, .follows = true}},
     {"utimes", {.path = 0, .follows = true}},
-    {"utimensat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3}},
-    {"futimesat", {.dirfd = 0, .path = 1, .follows = true}},
+    {"utimensat", {.dirfd = 0, .path = 1, .follows = true, .at_flags = 3, .null_path_is_fd = true}},
+    {"futimesat", {.dirfd = 0, .path = 1, .follows = true, .null_path_is_fd = true}},
     {"setxattr", {.path = 0, .follows = true}},
     {"lsetxattr", {.path = 0}},
     {"fsetxattr", {.fd_only = true}},
@@ -95,10 +95,9 @@ bool read_string(pid_t pid, std::uint64_t addr, std::string* out, std::size_t ma
     iovec remote{reinterpret_cast<void*>(addr), want};
     const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (n <= 0) return false;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] == '\0') return true;
-      out->push_back(buf[i]);
-    }
+    const auto* nul = static_cast<const char*>(std::memchr(buf, '\0', static_cast<size_t>(n)));
+    out->append(buf, nul != nullptr ? static_cast<size_t>(nul - buf) : static_cast<size_t>(n));
+    if (nul != nullptr) return true;
     addr += static_cast<std::uint64_t>(n);
   }
   return false;  // no NUL within PATH_MAX: not a path the kernel would accept either
@@ -117,8 +116,10 @@ std::string read_link(const char* path) {
 }
 
 // "/proc/PID/cwd" or "/proc/PID/fd/N": magic links into the caller's own cwd or dirfd.
-// Opening a path through one walks it from exactly where the caller's call will, in one
-// syscall, without first reading the directory's name (which may be stale or ambiguous).
+// A path walked through one starts from exactly where the caller's call starts, without
+// first reading the directory's name (which may be stale or ambiguous). They exist only
+// while the caller does, which is why every walk through one is done before the answer,
+// while the caller is held in its call.
 std::string caller_base(pid_t pid, std::int64_t dirfd) {
   char buf[64];
   if (dirfd == kAtFdcwd) {
@@ -166,17 +167,9 @@ bool id_valid(int listener, std::uint64_t id) {
 struct Target {
   std::string as_read;  // the spelling the caller passed
   std::int64_t dirfd = kAtFdcwd;
-  // For a relative path (or an fd target): the caller's cwd or dirfd, opened O_PATH while
-  // the caller is still stopped in its call (after the answer it may be gone, and its
-  // /proc entry with it).
-  UniqueFd base;
 };
 
 bool is_relative(const Target& t) { return t.as_read.empty() || t.as_read[0] != '/'; }
-
-void open_base(pid_t pid, Target* t) {
-  t->base.reset(::open(caller_base(pid, t->dirfd).c_str(), O_PATH | O_CLOEXEC));
-}
 
 struct Landing {
   std::string resolved;
@@ -184,16 +177,27 @@ struct Landing {
   bool known = true;        // false: we could not see where it lands (a non-dumpable caller)
 };
 
+// readlink() into `out`; false when `path` is not a symlink (or cannot be read).
+bool link_target(const char* path, std::string* out) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path, buf, sizeof buf);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof buf) return false;
+  out->assign(buf, static_cast<size_t>(n));
+  return true;
+}
+
 // Where the call lands, walked by the kernel itself in the sandbox's own view (vigil-init
-// shares the caller's mount namespace): the parent directory is opened with O_PATH (no
-// read, no device open) through the caller's cwd/dirfd, and /proc/self/fd names it,
-// symlinks and ".." resolved as the call resolves them ("link/../x" climbs out of the
-// link's TARGET). The last component is followed only where the call follows it,
-// dangling links included (O_CREAT through a dangling link creates its target). A few
-// syscalls whatever the depth, where realpath() costs one per component.
+// shares the caller's mount namespace), while the caller is still held in its call: the
+// parent directory is opened with O_PATH (no read, no device open) through the caller's
+// cwd/dirfd magic link, and /proc/self/fd names it, symlinks and ".." resolved as the
+// call resolves them ("link/../x" climbs out of the link's TARGET). The last component
+// is followed only where the call follows it, dangling links included (O_CREAT through a
+// dangling link creates its target). A few syscalls whatever the depth, where realpath()
+// costs one per component.
 Landing resolve(pid_t pid, const Target& t, bool follow_last) {
   std::string walk;
-  if (!t.as_read.empty() && t.as_read[0] == '/') {
+  const std::string base = is_relative(t) ? caller_base(pid, t.dirfd) : std::string();
+  if (!is_relative(t)) {
     walk = t.as_read;
     // /proc/self and /proc/thread-self name the caller, not vigil-init.
     for (const std::string_view self : {"/proc/self", "/proc/thread-self"}) {
@@ -204,10 +208,37 @@ Landing resolve(pid_t pid, const Target& t, bool follow_last) {
       }
     }
   } else {
-    if (!t.base) return {"", false, false};  // the caller's cwd was hidden from us
-    walk = "/proc/self/fd/" + std::to_string(t.base.get()) + "/" + t.as_read;
+    walk = base + "/" + t.as_read;
   }
-  for (int hop = 0; hop < 40; ++hop) {  // the kernel's own limit on links followed (ELOOP)
+  // The common case, one name in the caller's cwd or dirfd (what a build or an
+  // extraction mostly does): the magic link itself is the parent, so its readlink names
+  // it, and a readlink through it both follows the last name and proves a dirfd is a
+  // directory (ENOTDIR otherwise; a cwd always is one, so an unfollowed name in the cwd
+  // needs no second look). One or two syscalls where opening the parent costs four.
+  const std::string_view name = t.as_read;
+  std::string hop_to;
+  int hop = 0;
+  if (is_relative(t) && !name.empty() && name.find('/') == std::string_view::npos && name != "." &&
+      name != "..") {
+    errno = 0;
+    const bool look = follow_last || t.dirfd != kAtFdcwd;
+    const bool is_link = look && link_target(walk.c_str(), &hop_to);
+    if (is_link || errno != ENOTDIR) {
+      std::string at = read_link(base.c_str());
+      if (!at.empty() && at[0] == '/') {
+        if (follow_last && is_link) {
+          walk = hop_to[0] == '/' ? std::move(hop_to) : std::move(at) + "/" + hop_to;
+          hop = 1;
+        } else {
+          if (at != "/") at += '/';
+          at += name;
+          return {std::move(at), true};
+        }
+      }
+    }
+    // Otherwise (not a directory, the caller gone): the walk below fails the same way.
+  }
+  for (; hop < 40; ++hop) {  // the kernel's own limit on links followed (ELOOP)
     std::string_view path = walk;
     while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
     const size_t slash = path.rfind('/');
@@ -237,9 +268,9 @@ Landing resolve(pid_t pid, const Target& t, bool follow_last) {
   }
   // The parent is missing (or a loop): the call fails before any mount is consulted.
   // Named by folding the spelling onto the caller's directory.
-  const std::string base = is_relative(t) ? fd_name(t.base.get()) : std::string();
-  if (is_relative(t) && base.empty()) return {"", false, false};
-  return {resolve_symlinks(lexically_normal(base + "/" + t.as_read)), false};
+  const std::string start = is_relative(t) ? read_link(base.c_str()) : std::string();
+  if (is_relative(t) && start.empty()) return {"", false, false};
+  return {resolve_symlinks(lexically_normal(start + "/" + t.as_read)), false};
 }
 
 }  // namespace
@@ -285,7 +316,11 @@ void Observer::handle_one() {
   const auto* a = req.data.args;
   const int listener = listener_.get();
 
-  // Read everything we need from the caller while it is stopped; answer; then judge.
+  // Read everything we need from the caller, and walk its paths, while it is held in its
+  // call; answer; then judge and queue the line. Walking before the answer costs the
+  // same work (with SYNC_WAKE_UP the caller runs on this CPU after us either way) and
+  // lets the walk go through the caller's own /proc entry, which is gone once a
+  // short-lived caller is let go: no O_PATH copy of its cwd to open and close per call.
   const PathArgs pa = it != table_.end() ? it->second.second : PathArgs{};
   std::vector<Target> targets;
   std::uint64_t flags = 0;
@@ -309,17 +344,18 @@ void Observer::handle_one() {
     }
     check();
     t.dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kAtFdcwd;
-    if (is_relative(t)) open_base(pid, &t);
     targets.push_back(std::move(t));
   };
-  if (pa.fd_only) {
+  const bool on_fd = pa.fd_only || (pa.null_path_is_fd && a[pa.path] == 0 &&
+                                    static_cast<std::int32_t>(a[pa.dirfd]) != kAtFdcwd);
+  if (on_fd) {
     Target t;
-    t.dirfd = static_cast<std::int32_t>(a[0]);
+    t.dirfd = static_cast<std::int32_t>(a[pa.fd_only ? 0 : pa.dirfd]);
     t.as_read = "fd " + std::to_string(t.dirfd);
-    open_base(pid, &t);
     targets.push_back(std::move(t));
+  } else {
+    take(pa.dirfd, pa.path);
   }
-  take(pa.dirfd, pa.path);
   take(pa.dirfd2, pa.path2);
   if (pa.flags >= 0) {
     if (pa.open_how) {
@@ -352,6 +388,29 @@ void Observer::handle_one() {
   if (!checked) check();
   const bool valid = ok || id_valid(listener, req.id);
 
+  // Whether the kernel follows a symlink in the last component: open by O_NOFOLLOW (and
+  // never with O_CREAT|O_EXCL, which fails with EEXIST on any link, wherever it points:
+  // not a write to the target, so not judged there), the *at calls by
+  // AT_SYMLINK_NOFOLLOW, the rest by what the call is (chmod follows, lchown does not).
+  // Judging the link where the kernel judged its target (or the other way round) gives
+  // the wrong verdict for a link pointing out of the workspace.
+  const std::uint64_t at_flags = pa.at_flags >= 0 ? a[pa.at_flags] : 0;  // a register
+  const bool exclusive = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+  const bool follow =
+      pa.exec || (pa.flags >= 0 ? (flags & O_NOFOLLOW) == 0 && !exclusive
+                                : pa.follows && (at_flags & AT_SYMLINK_NOFOLLOW) == 0);
+  const int accmode = static_cast<int>(flags & O_ACCMODE);
+  const bool writes = accmode != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0;
+  const bool logged = valid && !(pa.open_how && !writes);  // a read-only openat2: no event
+  std::vector<Landing> landings;                           // one per target
+  if (logged && ok) {
+    landings.reserve(targets.size());
+    for (const Target& t : targets) {
+      // An fd target (f*xattr, futimens) is the fd's own file, named by its magic link.
+      landings.push_back(on_fd ? Landing{base_dir(pid, t.dirfd), true} : resolve(pid, t, follow));
+    }
+  }
+
   seccomp_notif_resp resp{};
   resp.id = req.id;
   resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -361,18 +420,12 @@ void Observer::handle_one() {
     ++stats_.vanished;
     return;
   }
-  // Whether the kernel follows a symlink in the last component: open by O_NOFOLLOW, the
-  // *at calls by AT_SYMLINK_NOFOLLOW, the rest by what the call is (chmod follows,
-  // lchown does not). Judging the link where the kernel judged its target (or the other
-  // way round) gives the wrong verdict for a link pointing out of the workspace.
-  const std::uint64_t at_flags = pa.at_flags >= 0 ? a[pa.at_flags] : 0;  // a register
-  const bool follow = pa.flags >= 0 ? (flags & O_NOFOLLOW) == 0
-                                    : pa.follows && (at_flags & AT_SYMLINK_NOFOLLOW) == 0;
+  if (!logged) return;
   if (pa.exec) {
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.
-    if (!ok || targets.empty()) return;
-    const Landing l = resolve(pid, targets[0], true);
+    if (!ok || landings.empty()) return;
+    const Landing& l = landings[0];
     if (!l.dir_exists || ::access(l.resolved.c_str(), F_OK) != 0) return;
     EventLine ev(&buffer_, "proc.exec");
     ev.number("pid", pid)
@@ -384,9 +437,6 @@ void Observer::handle_one() {
     queued();
     return;
   }
-  const int accmode = static_cast<int>(flags & O_ACCMODE);
-  const bool writes = accmode != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0;
-  if (pa.open_how && !writes) return;  // a read-only openat2: not a write, no event
   // One record per call: the target written (for rename/link, the new name), and for a
   // two-name call the old name as `from`. The verdict is the worse of the two: moving a
   // file out of a read-only directory fails as surely as moving one into it.
@@ -395,22 +445,18 @@ void Observer::handle_one() {
     const char* verdict;
     std::string reason;
   };
-  auto judge = [&](const Target* t) -> Judged {
-    if (!ok || t == nullptr) {
+  auto judge = [&](std::size_t i) -> Judged {
+    if (!ok || i >= landings.size()) {
       return {"", "allowed",
               "could not read the target (the call went ahead; the mount table still applies)"};
     }
-    Landing l;
-    if (pa.fd_only) {
-      l = {t->base ? fd_name(t->base.get()) : std::string(), true};  // the fd's own file
+    Landing& l = landings[i];
+    if (on_fd) {
       if (l.resolved.empty() || l.resolved[0] != '/') return {l.resolved, "allowed", "not a path"};
-    } else {
-      l = resolve(pid, *t, follow);
-      if (!l.known) {
-        return {"", "allowed",
-                "could not resolve the target (the call went ahead; the mount table still "
-                "applies)"};
-      }
+    } else if (!l.known) {
+      return {"", "allowed",
+              "could not resolve the target (the call went ahead; the mount table still "
+              "applies)"};
     }
     if (!l.dir_exists) {
       // The kernel fails this with ENOENT before any mount is consulted.
@@ -423,7 +469,7 @@ void Observer::handle_one() {
   };
   if (targets.empty() && ok) return;
   const Target* main_target = targets.empty() ? nullptr : &targets.back();
-  Judged j = judge(main_target);
+  Judged j = judge(targets.empty() ? 0 : targets.size() - 1);
   const std::string_view name =
       it != table_.end() ? std::string_view(it->second.first) : std::string_view();
   const std::string fallback_name =
@@ -434,7 +480,7 @@ void Observer::handle_one() {
       .bytes("path", main_target != nullptr ? std::string_view(main_target->as_read) : "")
       .unsigned_number("flags", flags);
   if (targets.size() == 2) {
-    Judged from = judge(&targets.front());
+    Judged from = judge(0);
     ev.bytes("from", targets.front().as_read).bytes("from_resolved", from.resolved);
     if (std::string_view(from.verdict) == "denied" && std::string_view(j.verdict) != "denied") {
       j.verdict = from.verdict;

@@ -52,6 +52,9 @@ struct PathArgs {
   bool open_how = false;  // openat2: flags inside struct open_how at `flags`
   bool exec = false;      // execve/execveat: argv at `path + 1`
   bool fd_only = false;   // f*xattr: the target is an fd (args[0])
+  // utimensat/futimesat with a NULL path act on `dirfd`'s own file (futimens(), as tar
+  // and cp -p call it after writing each file).
+  bool null_path_is_fd = false;
 };
 
 class Observer {

@@ -73,6 +73,7 @@ class ObserverAccuracy : public ::testing::Test {
     ASSERT_EQ(::symlink((out_ / "target.txt").c_str(), (ws_ / "out-link").c_str()), 0);
     ASSERT_EQ(::symlink((ws_ / "inside.txt").c_str(), (ws_ / "in-link").c_str()), 0);
     ASSERT_EQ(::symlink((out_ / "dir").c_str(), (ws_ / "dirlink").c_str()), 0);
+    ASSERT_EQ(::symlink("sub/../out-link", (ws_ / "rel-link").c_str()), 0);
     ::chmod(out_.path().c_str(), 0755);
   }
   TempDir ws_, out_, cfg_;
@@ -118,6 +119,38 @@ TEST_F(ObserverAccuracy, EveryWriteGetsTheVerdictTheKernelGave) {
        "denied",
        ""},
       {"lchown acts on the link itself", {P, "lchown", "out-link"}, W + "/out-link", "allowed", ""},
+      // The kernel fails O_CREAT|O_EXCL on any symlink with EEXIST: nothing is written
+      // through it, so it is judged at the link, not where it points.
+      {"O_EXCL does not follow a symlink",
+       {P, "open-excl", "out-link"},
+       W + "/out-link",
+       "allowed",
+       ""},
+      {"a relative symlink chained to one pointing outside",
+       {"sh", "-c", "echo x >> rel-link"},
+       O + "/target.txt",
+       "denied",
+       ""},
+      {"a name relative to a dirfd that is a file: ENOTDIR, not the sandbox",
+       {P, "openat-notdir", W + "/inside.txt"},
+       W + "/inside.txt/x",
+       "allowed",
+       ""},
+      {"futimens (utimensat with no path) on an fd outside",
+       {P, "futimens", O + "/target.txt"},
+       O + "/target.txt",
+       "denied",
+       ""},
+      {"futimens on an fd inside",
+       {P, "futimens", W + "/inside.txt"},
+       W + "/inside.txt",
+       "allowed",
+       ""},
+      {"fsetxattr on an fd outside",
+       {P, "fsetxattr", O + "/target.txt"},
+       O + "/target.txt",
+       "denied",
+       ""},
       {"symlink pointing inside",
        {"sh", "-c", "echo x >> in-link"},
        W + "/inside.txt",

@@ -160,6 +160,24 @@ int main(int argc, char** argv) {
     if (dfd < 0) return report(dfd);
     return report(::openat(dfd, "rel.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   }
+  // O_CREAT|O_EXCL never follows a symlink in the last name: EEXIST, wherever it points.
+  if (op == "open-excl")
+    return report(::syscall(SYS_openat, AT_FDCWD, arg, O_WRONLY | O_CREAT | O_EXCL, 0644));
+  if (op == "openat-notdir") {  // arg: a FILE; creates FILE/x through it: ENOTDIR
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    return report(::syscall(SYS_openat, fd, "x", O_WRONLY | O_CREAT, 0644));
+  }
+  if (op == "futimens") {  // arg: a file opened read-only, its times then set through the fd
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    return report(::syscall(SYS_utimensat, fd, nullptr, nullptr, 0));
+  }
+  if (op == "fsetxattr") {  // arg: a file opened read-only (not trapped), then written
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    return report(::syscall(SYS_fsetxattr, fd, "user.vigil", "1", 1, 0));
+  }
   if (op == "x32") {
     // An x32-ABI syscall number (the native getpid with __X32_SYSCALL_BIT): the arch
     // filter must kill us whether or not this kernel has x32 support.
