@@ -6,16 +6,18 @@
 
 namespace vigil {
 
-Result<SessionLog::Reserved> SessionRecord::reserve(const Start& start) {
+Result<std::string> SessionRecord::log_path_for(const Start& start) {
   // A relative --log is the workspace's, as the user meant it, and absolute from here on
   // (it is also what the sandbox's read-only bind must name).
-  Result<std::string> log_path =
-      start.log_path
-          ? Result<std::string>(start.log_path->empty() || (*start.log_path)[0] == '/' ||
-                                        start.cwd.empty()
-                                    ? *start.log_path
-                                    : start.cwd + "/" + *start.log_path)
-          : default_log_path(start.id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  if (!start.log_path) {
+    return default_log_path(start.id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  }
+  const std::string& p = *start.log_path;
+  return p.empty() || p[0] == '/' || start.cwd.empty() ? p : start.cwd + "/" + p;
+}
+
+Result<SessionLog::Reserved> SessionRecord::reserve(const Start& start) {
+  auto log_path = log_path_for(start);
   if (!log_path) return std::move(log_path).error();
   if (!start.log_path) {
     if (auto r = prepare_log_dir(*log_path); !r) return std::move(r).error();

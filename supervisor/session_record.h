@@ -46,6 +46,9 @@ class SessionRecord {
   // then exists for the sandbox's read-only bind; open(reserved, start) writes
   // session.start. Nothing is logged until the second step.
   static Result<SessionLog::Reserved> reserve(const Start& start);
+  // Where reserve() puts the log: `start.log_path` (a relative one is the workspace's) or
+  // the default location for `start.id`. Creates nothing.
+  static Result<std::string> log_path_for(const Start& start);
   static Result<std::unique_ptr<SessionRecord>> open(SessionLog::Reserved reserved, Start start);
 
   // A failed append is counted (log.append_failed), never fatal: the command runs on.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
@@ -84,24 +85,33 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (auto r = check_not_writable(prepared->plan, *init); !r) return std::move(r).error();
 
   // The session log: every record hash-chained to the one before; the violations the
-  // model is told about are collected from exactly what was logged. Its file is made now
-  // (the sandbox's read-only bind below names it); it is opened for writing, with
-  // session.start, while bwrap builds the sandbox, before the command can run.
+  // model is told about are collected from exactly what was logged. It is created and
+  // opened, with session.start, while bwrap builds the sandbox, before the command can
+  // run; only a log the sandbox could otherwise reach is created first (below).
   SessionOutcome outcome;
   outcome.session_id = new_session_id();
   SessionRecord::Start start{request.log_path,  outcome.session_id, "bwrap",
                              &prepared->policy, request.command,    *cwd,
                              callbacks.on_event};
-  auto reserved = SessionRecord::reserve(start);
-  if (!reserved) return std::move(reserved).error();
-  outcome.log_path = reserved->path;
-  // Until session.start is written, a failure leaves no empty file behind.
+  auto log_path = SessionRecord::log_path_for(start);
+  if (!log_path) return std::move(log_path).error();
+  outcome.log_path = *log_path;
+  std::optional<SessionLog::Reserved> reserved;
+  // Until session.start is written, a failure leaves no empty file of ours behind (and
+  // never removes one that was there: reserve() creates with O_EXCL).
   struct Unreserve {
-    const std::string* path;
+    const std::string* path = nullptr;
     ~Unreserve() {
       if (path != nullptr) ::unlink(path->c_str());
     }
-  } unreserve{&outcome.log_path};
+  } unreserve;
+  auto reserve = [&]() -> Result<void> {
+    auto r = SessionRecord::reserve(start);
+    if (!r) return std::move(r).error();
+    reserved = std::move(r).value();
+    unreserve.path = &outcome.log_path;
+    return {};
+  };
   std::unique_ptr<SessionRecord> record;
   auto append = [&record](events::Source src, events::Body body) {
     record->append(src, std::move(body));
@@ -131,9 +141,11 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // its directory is made read-only inside (so are earlier sessions' logs beside it),
   // unless that directory holds a writable root (a log in the workspace itself): then the
   // file alone, which as a mount point also cannot be unlinked or renamed away.
+  // Then the log (and its directory) must exist before bwrap binds it.
   const std::string log_file = resolve_symlinks(outcome.log_path);
   const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
   if (decide(prepared->plan, log_dir, Access::kWrite).verdict != Verdict::kDenied) {
+    if (auto r = reserve(); !r) return std::move(r).error();
     bool holds_root = false;
     for (const auto& root : prepared->policy.fs.allow_write) {
       holds_root = holds_root || path_is_under(root.resolved, log_dir);
@@ -167,7 +179,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (!program) return std::move(program).error();
     auto wire = encode_program(*program);
     if (!wire) return std::move(wire).error();
-    auto opened = SessionRecord::open(std::move(reserved).value(), std::move(start));
+    if (!reserved) {
+      if (auto r = reserve(); !r) return std::move(r).error();
+    }
+    auto opened = SessionRecord::open(std::move(*reserved), std::move(start));
     if (!opened) return std::move(opened).error();
     record = std::move(opened).value();
     unreserve.path = nullptr;

@@ -206,3 +206,33 @@ TEST(RunLog, ALogInsideTheWorkspaceIsOutOfTheCommandsReach) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// The log is created while bwrap builds the sandbox; when it cannot be, the sandbox is
+// torn down before vigil-init's go: the command never ran, nothing is left running, and
+// no file is left where the log was to be.
+TEST(RunLog, ALogThatCannotBeCreatedMeansTheCommandNeverRuns) {
+  TempDir ws;
+  TempDir logs;
+  const std::string marker = unique_marker("nolog");
+  for (const std::string& log :
+       {std::string("/nonexistent-vigil-dir/x.jsonl"), logs / "missing/x.jsonl"}) {
+    auto o = run_vigil({"run", "--log", log, "--", "sh", "-c", "touch ran; sleep 30 # " + marker},
+                       ws.path());
+    EXPECT_EQ(o.exit_code, 125) << o.err;
+    EXPECT_NE(o.err.find("cannot create the session log " + log), std::string::npos) << o.err;
+    EXPECT_FALSE(exists(ws / "ran")) << "the command ran without its log";
+    EXPECT_TRUE(pids_with_marker(marker).empty());
+  }
+  // An existing file is never taken over (O_EXCL), and never removed either.
+  write_file(logs / "taken.jsonl", "someone else's\n");
+  auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 125) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+  EXPECT_EQ(read_file(logs / "taken.jsonl"), "someone else's\n");
+}
+
+}  // namespace
+}  // namespace vigil::test
