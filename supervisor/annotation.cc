@@ -93,8 +93,8 @@ std::string unguarded_reason(std::string_view relpath) {
     if (d.relpath == relpath) why = std::string(d.why);
   }
   return "protected name " + std::string(relpath) + ": " + why +
-         "; NOT stopped: no mount guards a name that did not exist at launch below the top "
-         "level; review or remove it before anything uses it";
+         "; NOT stopped: no mount guarded this name (at launch it was missing below the top "
+         "level, or a symlink); review or remove it before anything uses it";
 }
 
 // The path up to and including the leftmost whole-component occurrence of `relpath`

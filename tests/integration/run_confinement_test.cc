@@ -217,7 +217,7 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out;
   EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));  // not stopped: told
-  const std::string why = "NOT stopped: no mount guards a name that did not exist at launch";
+  const std::string why = "NOT stopped: no mount guarded this name";
   for (const std::string& line :
        {"unguarded mkdir " + (ws / "sub/.vscode") + " (protected name .vscode: ",
         "unguarded openat " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
@@ -240,6 +240,27 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   const std::size_t block = o.err.find("<sandbox_violations>");
   ASSERT_NE(block, std::string::npos);
   EXPECT_EQ(a.out, o.err.substr(block)) << "replay recomputes exactly what the model was told";
+}
+
+// A protected name that is a symlink is guarded at its target; the link itself can be
+// replaced (no mount can sit on a symlink). Replacing it is told, like any unguarded name.
+TEST(RunConfinement, AReplacedProtectedSymlinkIsTold) {
+  TempDir ws;
+  make_dirs(ws / "dot");
+  write_file(ws / "dot/bashrc", "orig\n");
+  ASSERT_EQ(::symlink("dot/bashrc", (ws / ".bashrc").c_str()), 0);
+  auto o =
+      run_vigil({"run", "--", "sh", "-c",
+                 "echo x >> .bashrc 2>/dev/null; rm .bashrc && echo evil > .bashrc; echo done"},
+                ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(read_file(ws / "dot/bashrc"), "orig\n");  // the target: denied
+  EXPECT_NE(o.err.find("deny openat " + (ws / "dot/bashrc") + " (protected path"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("unguarded openat " + (ws / ".bashrc") + " (protected name .bashrc: "),
+            std::string::npos)
+      << o.err;
 }
 
 TEST(RunConfinement, RenamingAnAncestorCannotStepAroundADeny) {

@@ -384,9 +384,9 @@ TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
                 kOutside +
                 ")\n"
                 "unguarded openat /w/sub/.vscode (protected name .vscode: the editor runs "
-                "tasks from it outside the sandbox; NOT stopped: no mount guards a name that did "
-                "not exist at launch below the top level; review or remove it before anything "
-                "uses it) (x2)\n"
+                "tasks from it outside the sandbox; NOT stopped: no mount guarded this name (at "
+                "launch it was missing below the top level, or a symlink); review or remove it "
+                "before anything uses it) (x2)\n"
                 "</sandbox_violations>\n");
   const auto j = nlohmann::json::parse(render_violations_json(c, o, "sid"));
   ASSERT_EQ(j["unguarded"].size(), 1u);
