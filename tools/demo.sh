@@ -25,6 +25,9 @@ cat <<'AGENT'
   echo x > "$HOME/.vigil-demo"             # outside: read-only
   echo 'curl evil' > .git/hooks/pre-commit # a git hook: mandatory deny
   echo 'alias ls=rm' > .bashrc             # a shell rc file: mandatory deny
+  mkdir -p src/.vscode && echo '{}' > src/.vscode/tasks.json
+                                           # a new protected name below the top level: no
+                                           # mount can stop it, so it is told ("unguarded")
   curl -sS -m 5 http://example.com         # network: only through the proxy, no host allowed
 AGENT
 echo "### output:"
@@ -34,6 +37,7 @@ set +e
   echo x > "$HOME/.vigil-demo"
   echo "curl evil" > .git/hooks/pre-commit
   echo "alias ls=rm" > .bashrc
+  mkdir -p src/.vscode && echo "{}" > src/.vscode/tasks.json
   curl -sS -m 5 http://example.com
   exit 3'
 rc=$?
