@@ -297,8 +297,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
   if (io.events != nullptr)
     posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
-  for (const UniqueFd& fd : io.pass_fds)
-    posix_spawn_file_actions_adddup2(&actions, fd.get(), fd.get());
+  for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
   if (io.capture_output) {
     posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
@@ -326,7 +325,6 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.events != nullptr) io.events->write.reset();
   out_write.reset();
   err_write.reset();
-  io.pass_fds.clear();
   pipes.status.fd = std::move(status.read);
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
   if (io.after_spawn) {

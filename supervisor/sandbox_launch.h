@@ -58,8 +58,11 @@ struct LaunchIo {
   bool capture_output = false;
   std::function<bool(OutputStream, std::string_view)> on_output;
   // Descriptors handed into the sandbox as they are (their numbers are in the argv, e.g.
-  // vigil-init's --program-fd); the launcher closes these copies once bwrap holds them.
-  std::vector<UniqueFd> pass_fds;
+  // vigil-init's --program-fd). The caller owns them and closes its copies when it wants:
+  // the program pipe's read end stays open here until the program is written, so that a
+  // sandbox that died early costs an ordinary write, never a SIGPIPE (an embedder may not
+  // ignore it).
+  std::vector<int> pass_fds;
   // Runs once bwrap has started, while it builds the sandbox, before the wait: the
   // session's set-up that the argv does not depend on (the log, the proxy, the seccomp
   // program, whose arrival lets vigil-init start the command). An error kills bwrap, and

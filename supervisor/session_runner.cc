@@ -171,7 +171,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
   LaunchIo io;
   io.events = &*events;
-  io.pass_fds.push_back(std::move(program_pipe->read));
+  io.pass_fds.push_back(program_pipe->read.get());
   // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
   // The program goes last: its arrival starts the command (filters/sandbox_program.h).
   io.after_spawn = [&]() -> Result<void> {
@@ -192,6 +192,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       return system_error("handing vigil-init its seccomp program");
     }
     program_pipe->write.reset();
+    program_pipe->read.reset();
     return {};
   };
   // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a
