@@ -2,6 +2,8 @@
 #include "supervisor/session_runner.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,6 +43,18 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
 }
 
 bool write_all_to(int fd, std::string_view bytes) {
+  // A reader that went away must cost an EPIPE here, never the process: an embedder may
+  // keep SIGPIPE's default. SIGPIPE for a write is sent to the writing thread, so it is
+  // blocked in this thread for the write, and one the write raised is taken back before
+  // the old mask returns (unless one was already pending: that one is not ours).
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  sigset_t pending;
+  sigpending(&pending);
+  const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  bool ok = true;
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n > 0) {
@@ -51,10 +65,17 @@ bool write_all_to(int fd, std::string_view bytes) {
       pollfd p{fd, POLLOUT, 0};  // a non-blocking stdout we inherited: wait for room
       (void)::poll(&p, 1, -1);
     } else {
-      return false;  // EPIPE (the reader is gone), EBADF, ...
+      if (n < 0 && errno == EPIPE && !already_pending) {
+        const timespec now{0, 0};
+        while (::sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+        }
+      }
+      ok = false;  // EPIPE (the reader is gone), EBADF, ...
+      break;
     }
   }
-  return true;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
 }
 
 Result<SessionOutcome> run_session(const SessionRequest& request,

@@ -88,7 +88,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
 std::string find_bwrap(const std::optional<std::string>& configured);
 
 // Writes all of `bytes` to `fd` (waiting while a non-blocking fd is full). False when the
-// reader is gone (EPIPE) or the fd is unusable: the default on_output.
+// reader is gone (EPIPE) or the fd is unusable: the default on_output. Never raises
+// SIGPIPE, whatever the process's disposition.
 bool write_all_to(int fd, std::string_view bytes);
 
 }  // namespace vigil

@@ -2,10 +2,14 @@
 // vigil-init built beside this test binary: events arrive live and in log order, output
 // comes through the callback, and the outcome carries the status and the annotation.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <string>
 #include <vector>
 
+#include "supervisor/core/unique_fd.h"
 #include "supervisor/session_runner.h"
 #include "tests/integration/harness.h"
 
@@ -87,6 +91,42 @@ TEST(EmbedderApi, ARelativeWorkspaceIsRefused) {
   auto outcome = run_session(req, {});
   ASSERT_FALSE(outcome);
   EXPECT_EQ(outcome.error().code, Errc::kInvalidPolicy);
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// An embedder that keeps SIGPIPE's default and whose stdout reader is gone (a host
+// process piped into something that quit): run_session's default output forwarding gets
+// EPIPE and counts it; the host is never killed by SIGPIPE. In a forked child, since the
+// disposition and stdout are process-wide.
+TEST(EmbedderApi, AClosedStdoutNeverCostsTheHostASigpipe) {
+  TempDir ws, state;
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);
+    ::dup2(p[1], STDOUT_FILENO);
+    UniqueFd(p[0]).reset();  // no reader left
+    UniqueFd(p[1]).reset();
+    SessionRequest req;
+    req.cwd = ws.path();
+    req.log_path = state / "s.jsonl";
+    req.command = {"/bin/sh", "-c", "echo one; echo two"};
+    auto outcome = run_session(req, {});
+    ::_exit(outcome && outcome->counters.count("io.stdout_closed") == 1 ? 0 : 3);
+  }
+  UniqueFd(p[0]).reset();
+  UniqueFd(p[1]).reset();
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the host was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
