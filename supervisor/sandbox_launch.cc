@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,8 +175,16 @@ void pass_output(PipeReader& r, OutputStream which, const LaunchIo& io) {
 // passed on as they arrive, and to the end of their pipes after the exit.
 Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const sigset_t set = handled_set();
-  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
+  // Non-blocking: in an embedder another thread may take a signal between our poll and
+  // our read.
+  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!sfd) return system_error("signalfd");
+  // The child's exit is watched through a pidfd, not only SIGCHLD: in an embedder with
+  // other threads, a SIGCHLD may be taken (and, at its default disposition, discarded) by
+  // a thread that does not block it, and the signalfd would never see it. Kernels before
+  // 5.3 have no pidfd: then the loop also looks every 100 ms.
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
+  const int poll_timeout_ms = pidfd ? -1 : 100;
   WaitOutcome out;
   pid_t init_pid = -1;
   const bool confined = p.status.open();
@@ -187,10 +196,11 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   };
   while (true) {
     PipeReader* readers[] = {&p.status, &p.events, &p.out, &p.err};
-    pollfd fds[5] = {{sfd.get(), POLLIN, 0}};
+    pollfd fds[6] = {{sfd.get(), POLLIN, 0}};
     for (size_t i = 0; i < 4; ++i)
       fds[i + 1] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
-    if (::poll(fds, 5, -1) < 0) {
+    fds[5] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
+    if (::poll(fds, 6, poll_timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return system_error("poll");
     }
@@ -198,19 +208,19 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       if (fds[i + 1].revents != 0) readers[i]->read_some();
     }
     pass_all();
-    if (fds[0].revents == 0) continue;
-    signalfd_siginfo si{};
-    if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
-    const int sig = static_cast<int>(si.ssi_signo);
-    if (sig != SIGCHLD) {
-      if (init_pid > 0) {
-        // vigil-init (the sandbox's PID 1) handles these and passes them on.
-        ::kill(init_pid, sig);
-      } else if (!confined) {
-        ::kill(child, sig);  // unconfined: the child is the command
+    if (fds[0].revents != 0) {
+      signalfd_siginfo si{};
+      if (::read(sfd.get(), &si, sizeof si) == sizeof si) {
+        const int sig = static_cast<int>(si.ssi_signo);
+        if (sig != SIGCHLD && init_pid > 0) {
+          // vigil-init (the sandbox's PID 1) handles these and passes them on.
+          ::kill(init_pid, sig);
+        } else if (sig != SIGCHLD && !confined) {
+          ::kill(child, sig);  // unconfined: the child is the command
+        }
       }
-      continue;
     }
+    // Whatever woke us (SIGCHLD, the pidfd, a timeout, output): has the child exited?
     int wstatus = 0;
     if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
     // Everything that could write is gone: read every pipe to its end.

@@ -5,8 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
@@ -126,6 +129,50 @@ TEST(EmbedderApi, AClosedStdoutNeverCostsTheHostASigpipe) {
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_FALSE(WIFSIGNALED(status)) << "the host was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// An embedder with another thread that does not block SIGCHLD: the kernel may hand the
+// sandbox's SIGCHLD to that thread, which discards it (default disposition). run_session
+// must still see bwrap exit (it watches a pidfd). In a forked child with an alarm, so a
+// hang fails the test instead of stalling the suite.
+TEST(EmbedderApi, ASigchldTakenByAnotherThreadDoesNotHangTheSession) {
+  TempDir ws, state;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(60);
+    std::atomic<bool> stop{false};
+    // Created before run_session blocks its signals: SIGCHLD stays open in this thread,
+    // which sleeps in short naps so that it is always there to take it.
+    std::thread other([&] {
+      while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    int ok = 0;
+    for (int i = 0; i < 20; ++i) {
+      SessionRequest req;
+      req.cwd = ws.path();
+      req.log_path = state / ("s" + std::to_string(i) + ".jsonl");
+      req.command = {"/bin/true"};
+      SessionCallbacks cb;
+      cb.on_output = [](OutputStream, std::string_view) { return true; };
+      auto outcome = run_session(req, cb);
+      if (outcome && outcome->exit_code == 0) ++ok;
+    }
+    stop = true;
+    other.join();
+    ::_exit(ok == 20 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status))
+      << "killed by signal " << WTERMSIG(status) << " (SIGALRM: a session hung waiting for bwrap)";
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
