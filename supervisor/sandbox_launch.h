@@ -1,7 +1,7 @@
 // Starts bwrap with its argv in a sealed memfd (`--args FD`), forwards SIGINT, SIGTERM,
 // SIGHUP and SIGQUIT to the command, waits, and tells the command's own exit status
 // (from bwrap's --json-status-fd) apart from a failure to build the sandbox.
-// Not thread-safe: blocks signals process-wide while it runs.
+// Blocks the forwarded signals and SIGCHLD in the calling thread while it runs.
 #pragma once
 
 #include <functional>

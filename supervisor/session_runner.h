@@ -17,7 +17,9 @@
 // calls never overlap and come in the log's order. on_output is called on the caller's
 // thread. Neither may call back into vigil. While it runs, run_session blocks SIGINT,
 // SIGTERM, SIGHUP, SIGQUIT and SIGCHLD in the calling thread and forwards the first four to
-// the command: run one session per thread, with those signals blocked in other threads.
+// the command (block them in your other threads if the command should get them: a thread
+// that leaves them open may take them). The end of the sandbox is seen whatever other
+// threads do with SIGCHLD (a pidfd), and SIGPIPE is never raised by vigil's own writes.
 #pragma once
 
 #include <cstdint>
