@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/write_all.h"
 
 namespace vigil {
 namespace {
@@ -52,15 +53,7 @@ class SignalBlock {
 Result<UniqueFd> sealed_memfd(const std::string& data) {
   UniqueFd fd(::memfd_create("vigil-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return system_error("memfd_create");
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return system_error("writing the bwrap argv");
-    }
-    off += static_cast<size_t>(n);
-  }
+  if (auto w = write_all(fd.get(), data, "the bwrap argv"); !w) return std::move(w).error();
   // Sealed so nothing (not even a process sharing the fd) can change the argv after we
   // built it.
   if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=

@@ -12,6 +12,8 @@
 #include <optional>
 #include <utility>
 
+#include "supervisor/core/write_all.h"
+
 namespace vigil {
 namespace {
 
@@ -185,14 +187,7 @@ Result<void> SessionDir::record_placeholders(const std::vector<std::string>& pat
   const std::string file = path_ + "/" + kPlaceholdersName;
   UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return system_error("cannot create " + file);
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return system_error("cannot write " + file);
-    off += static_cast<std::size_t>(n);
-  }
-  return {};
+  return write_all(fd.get(), text, file);
 }
 
 SessionDir::SessionDir(SessionDir&& o) noexcept

@@ -15,6 +15,7 @@
 
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/core/write_all.h"
 
 namespace vigil {
 namespace {
@@ -29,17 +30,6 @@ bool is_session_id(std::string_view s) {
     if (!ok) return false;
   }
   return s != "." && s != "..";
-}
-
-Result<void> write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return system_error("cannot write the session log");
-    if (n == 0) return make_error(Errc::kSystem, "cannot write the session log: write returned 0");
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
 }
 
 Result<void> check_private_dir(const std::string& dir) {
@@ -259,7 +249,7 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body) 
     return make_error(Errc::kInternal, "session log: record longer than a log line may be");
   }
   line += '\n';
-  if (auto w = write_all(s_->fd.get(), line); !w) {
+  if (auto w = write_all(s_->fd.get(), line, "the session log"); !w) {
     s_->failed = true;
     return w.error();
   }
