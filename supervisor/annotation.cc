@@ -88,11 +88,8 @@ namespace {
 
 // What an unguarded line says: what the name makes run, and that it was not stopped.
 std::string unguarded_reason(std::string_view relpath) {
-  std::string why;
-  for (const auto& d : mandatory_denies()) {
-    if (d.relpath == relpath) why = std::string(d.why);
-  }
-  return "protected name " + std::string(relpath) + ": " + why +
+  const MandatoryDeny* d = mandatory_deny_named(relpath);
+  return "protected name " + std::string(relpath) + ": " + std::string(d ? d->why : "") +
          "; NOT stopped: no mount guarded this name (at launch it was missing below the top "
          "level, or a symlink); review or remove it before anything uses it";
 }
@@ -114,20 +111,7 @@ std::string protected_instance(const std::string& path, std::string_view relpath
 
 void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
-    if (w->verdict == Verdict::kAllowed) {
-      if (w->unguarded.empty()) return;
-      // One entry per protected instance (r/.git/hooks, not each hook file in it): what
-      // the model must review is the name, however many writes went into it.
-      Violation v;
-      v.kind = Violation::Kind::kFs;
-      v.op = w->syscall;
-      v.target = protected_instance(w->resolved.empty() ? w->path : w->resolved, w->unguarded);
-      v.reason = unguarded_reason(w->unguarded);
-      v.first_seq = seq;
-      v.path = w->path;
-      note(unguarded_, unguarded_index_, std::move(v), /*key_on_op=*/false);
-      return;
-    }
+    if (w->verdict == Verdict::kAllowed && w->unguarded.empty()) return;
     Violation v;
     v.kind = Violation::Kind::kFs;
     v.op = w->syscall;
@@ -135,7 +119,13 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     v.reason = w->reason;
     v.first_seq = seq;
     v.path = w->path;
-    if (w->verdict == Verdict::kDenied) {
+    if (w->verdict == Verdict::kAllowed) {
+      // One entry per protected instance (r/.git/hooks, not each hook file in it): what
+      // the model must review is the name, however many writes went into it.
+      v.target = protected_instance(v.target, w->unguarded);
+      v.reason = unguarded_reason(w->unguarded);
+      note(unguarded_, unguarded_index_, std::move(v), /*key_on_op=*/false);
+    } else if (w->verdict == Verdict::kDenied) {
       ++denied_attempts_;
       note(denied_, denied_index_, std::move(v));
     } else {

@@ -707,9 +707,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
               return bad("from_resolved: must be absolute");
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
             if (!b.unguarded.empty()) {
-              bool known = false;
-              for (const auto& d : mandatory_denies()) known = known || d.relpath == b.unguarded;
-              if (!known) return bad("unguarded: not a protected name");
+              if (mandatory_deny_named(b.unguarded) == nullptr)
+                return bad("unguarded: not a protected name");
               if (b.verdict != Verdict::kAllowed) return bad("unguarded: only on an allowed write");
             }
             return {};

@@ -60,8 +60,8 @@ struct LaunchIo {
   // Descriptors handed into the sandbox as they are (their numbers are in the argv, e.g.
   // vigil-init's --program-fd). The caller owns them and closes its copies when it wants:
   // the program pipe's read end stays open here until the program is written, so that a
-  // sandbox that died early costs an ordinary write, never a SIGPIPE (an embedder may not
-  // ignore it).
+  // sandbox that died early still takes the write (no EPIPE, no SIGPIPE an embedder may
+  // not ignore) and the launch reports bwrap's own failure.
   std::vector<int> pass_fds;
   // Runs once bwrap has started, while it builds the sandbox, before the wait: the
   // session's set-up that the argv does not depend on (the log, the proxy, the seccomp

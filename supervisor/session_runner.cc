@@ -19,6 +19,7 @@
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
 #include "supervisor/core/path_expand.h"
+#include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/net_events.h"
 #include "supervisor/sandbox_plan.h"
@@ -118,22 +119,23 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (!log_path) return std::move(log_path).error();
   outcome.log_path = *log_path;
   std::optional<SessionLog::Reserved> reserved;
-  // Until session.start is written, a failure leaves no empty file of ours behind (and
-  // never removes one that was there: reserve() creates with O_EXCL).
+  std::unique_ptr<SessionRecord> record;
+  // A file we reserved but never opened (a failure in between) is removed: no empty log
+  // is left behind, and never one that was there before (reserve() creates with O_EXCL).
   struct Unreserve {
-    const std::string* path = nullptr;
+    const std::optional<SessionLog::Reserved>& reserved;
+    const std::unique_ptr<SessionRecord>& record;
+    const std::string& path;
     ~Unreserve() {
-      if (path != nullptr) ::unlink(path->c_str());
+      if (reserved && !record) ::unlink(path.c_str());
     }
-  } unreserve;
+  } unreserve{reserved, record, outcome.log_path};
   auto reserve = [&]() -> Result<void> {
     auto r = SessionRecord::reserve(start);
     if (!r) return std::move(r).error();
     reserved = std::move(r).value();
-    unreserve.path = &outcome.log_path;
     return {};
   };
-  std::unique_ptr<SessionRecord> record;
   auto append = [&record](events::Source src, events::Body body) {
     record->append(src, std::move(body));
   };
@@ -206,12 +208,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     auto opened = SessionRecord::open(std::move(*reserved), std::move(start));
     if (!opened) return std::move(opened).error();
     record = std::move(opened).value();
-    unreserve.path = nullptr;
     (*proxy)->serve();
     // The pipe holds the whole program (far below its capacity): this never blocks.
-    if (!write_all_to(program_pipe->write.get(), *wire)) {
-      return system_error("handing vigil-init its seccomp program");
-    }
+    if (auto w = write_all(program_pipe->write.get(), *wire, "vigil-init's seccomp program"); !w)
+      return std::move(w).error();
     program_pipe->write.reset();
     program_pipe->read.reset();
     return {};

@@ -1,7 +1,6 @@
 #include "supervisor/core/mandatory_denies.h"
 
 #include <array>
-#include <vector>
 
 namespace vigil {
 namespace {
@@ -38,30 +37,25 @@ bool is_mandatory_deny_head(std::string_view name) {
   return false;
 }
 
-const MandatoryDeny* mandatory_deny_within(std::string_view rel, bool allow_git_config) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0; start <= rel.size();) {
-    std::size_t end = rel.find('/', start);
-    if (end == std::string_view::npos) end = rel.size();
-    if (end > start) parts.push_back(rel.substr(start, end - start));
-    start = end + 1;
+const MandatoryDeny* mandatory_deny_named(std::string_view relpath) {
+  for (const auto& d : kDenies) {
+    if (d.relpath == relpath) return &d;
   }
-  for (std::size_t i = 0; i < parts.size(); ++i) {
+  return nullptr;
+}
+
+const MandatoryDeny* mandatory_deny_within(std::string_view rel, bool allow_git_config) {
+  // On the supervisor's per-event path: no allocation, and only components that start
+  // with '.' (as every entry does) are compared at all.
+  for (std::size_t at = 0; at < rel.size(); ++at) {
+    if (rel[at] != '.' || (at > 0 && rel[at - 1] != '/')) continue;
+    const std::string_view rest = rel.substr(at);
     for (const auto& d : kDenies) {
       if (d.git_config && allow_git_config) continue;
-      // Match d.relpath's components against parts[i...].
-      std::size_t k = i;
-      std::string_view want = d.relpath;
-      bool match = true;
-      while (match && !want.empty()) {
-        const std::size_t slash = want.find('/');
-        const std::string_view head = want.substr(0, slash);
-        match = k < parts.size() && parts[k] == head;
-        ++k;
-        want = slash == std::string_view::npos ? std::string_view() : want.substr(slash + 1);
-      }
-      if (!match) continue;
-      if (d.shape == DenyShape::kDir || k == parts.size()) return &d;
+      if (!rest.starts_with(d.relpath)) continue;
+      const std::size_t end = d.relpath.size();
+      // The entry is the path's tail, or (a directory entry) lies above the rest of it.
+      if (end == rest.size() || (rest[end] == '/' && d.shape == DenyShape::kDir)) return &d;
     }
   }
   return nullptr;

@@ -25,6 +25,9 @@ std::span<const MandatoryDeny> mandatory_denies();
 // scanner matches directory entries against these and nothing else.
 bool is_mandatory_deny_head(std::string_view name);
 
+// The entry whose relpath is exactly `relpath`; nullptr when none.
+const MandatoryDeny* mandatory_deny_named(std::string_view relpath);
+
 // The entry that `rel`, a path relative to the writable root it lies in ("a/b/.vscode/x"),
 // is or lies under, at any depth: a run of its components equal to an entry's relpath (a
 // kDir entry covers itself and everything below it, a kFile entry only itself). With

@@ -465,15 +465,6 @@ TEST(ObserverLoad, BlockModeHoldsTheCommandInsteadOfDropping) {
   EXPECT_EQ(c.observer_lines, c.stats_events);
 }
 
-std::string vigil_init_bin() {
-  const std::string v = vigil_bin();
-  const std::string dir = v.substr(0, v.rfind('/'));
-  for (const std::string& c : {dir + "/vigil-init", dir + "/../observer/vigil-init"}) {
-    if (::access(c.c_str(), X_OK) == 0) return c;
-  }
-  return "";
-}
-
 // The supervisor's reader gone: `vigil run` cannot show this (the supervisor dying takes
 // the sandbox with it: bwrap --die-with-parent), so vigil-init is run directly with an
 // events pipe whose read end is closed after the first line. The command still runs to

@@ -24,6 +24,15 @@ std::string vigil_bin() {
   return VIGIL_DEFAULT_BIN;
 }
 
+std::string vigil_init_bin() {
+  const std::string v = vigil_bin();
+  const std::string dir = v.substr(0, v.rfind('/'));
+  for (const std::string& c : {dir + "/vigil-init", dir + "/../observer/vigil-init"}) {
+    if (::access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
 namespace {
 // Where session logs go when a test gives no --log: a directory of this test process,
 // removed at exit, rather than the user's ~/.local/state/vigil/sessions.

@@ -10,6 +10,10 @@ namespace vigil::test {
 // $VIGIL_BIN, else the binary built next to the tests.
 std::string vigil_bin();
 
+// vigil-init beside vigil_bin() (or in ../observer/, the build tree's layout); "" when
+// there is none.
+std::string vigil_init_bin();
+
 struct Outcome {
   int exit_code = -1;  // as a shell reports it: 128+N for a signal
   std::string out;

@@ -25,15 +25,6 @@ extern char** environ;
 namespace vigil::test {
 namespace {
 
-std::string init_bin() {
-  const std::string v = vigil_bin();
-  const std::string dir = v.substr(0, v.rfind('/'));
-  for (const std::string& c : {dir + "/vigil-init", dir + "/../observer/vigil-init"}) {
-    if (::access(c.c_str(), X_OK) == 0) return c;
-  }
-  return "";
-}
-
 std::string drain(int fd) {
   std::string s;
   char buf[4096];
@@ -92,7 +83,7 @@ int wait_exit(pid_t pid) {
 }
 
 TEST(InitProgram, TheCommandWaitsForTheProgramThenRuns) {
-  const std::string init = init_bin();
+  const std::string init = vigil_init_bin();
   if (init.empty()) GTEST_SKIP() << "vigil-init not found next to " << vigil_bin();
   TempDir ws;
   Started s = start_init(init, ws.path());
@@ -118,7 +109,7 @@ TEST(InitProgram, TheCommandWaitsForTheProgramThenRuns) {
 }
 
 TEST(InitProgram, NoWholeProgramNoCommand) {
-  const std::string init = init_bin();
+  const std::string init = vigil_init_bin();
   if (init.empty()) GTEST_SKIP() << "vigil-init not found next to " << vigil_bin();
   auto program = sandbox_program(true);
   ASSERT_TRUE(program.ok());
@@ -153,7 +144,7 @@ TEST(InitProgram, NoWholeProgramNoCommand) {
 }
 
 TEST(InitProgram, RefusesAProgramFdThatIsNotItsOwn) {
-  const std::string init = init_bin();
+  const std::string init = vigil_init_bin();
   if (init.empty()) GTEST_SKIP() << "vigil-init not found next to " << vigil_bin();
   TempDir ws;
   for (const char* fd : {"0", "2", "-5", "abc"}) {

@@ -1,6 +1,5 @@
 // The seccomp program's trip from the supervisor to vigil-init: the exact bytes, and every
 // malformed message refused with its reason (vigil-init then never starts the command).
-#include "filters/program_wire.h"
 #include "filters/sandbox_program.h"
 
 #include <fcntl.h>
@@ -14,6 +13,7 @@
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
 #include "filters/notify_filter.h"
+#include "filters/program_wire.h"
 #include "supervisor/core/unique_fd.h"
 
 namespace vigil {

@@ -70,13 +70,19 @@ std::string read_some(int fd, std::size_t want) {
   return out;
 }
 
-TEST(SessionProxy, TcpListenerOnAKernelChosenLoopbackPort) {
-  Decisions decisions;
-  NetworkPolicy net;  // no allowed domains: every host is refused, with the reason
+// tcp:127.0.0.1:0: the kernel picks the port.
+proxy::ListenAddress loopback_any_port() {
   proxy::ListenAddress where;
   where.kind = proxy::ListenAddress::Kind::kTcp;
   where.host = "127.0.0.1";
   where.port = 0;
+  return where;
+}
+
+TEST(SessionProxy, TcpListenerOnAKernelChosenLoopbackPort) {
+  Decisions decisions;
+  NetworkPolicy net;  // no allowed domains: every host is refused, with the reason
+  const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::start(
       net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
       [](const proxy::UpstreamFailure&) {});
@@ -154,10 +160,7 @@ namespace {
 TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
   Decisions decisions;
   NetworkPolicy net;
-  proxy::ListenAddress where;
-  where.kind = proxy::ListenAddress::Kind::kTcp;
-  where.host = "127.0.0.1";
-  where.port = 0;
+  const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::open(
       net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
       [](const proxy::UpstreamFailure&) {});
@@ -181,10 +184,7 @@ TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
 // clean, and the port is released.
 TEST(SessionProxy, OpenedButNeverServedStopsCleanly) {
   NetworkPolicy net;
-  proxy::ListenAddress where;
-  where.kind = proxy::ListenAddress::Kind::kTcp;
-  where.host = "127.0.0.1";
-  where.port = 0;
+  const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::open(
       net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
   ASSERT_TRUE(p.ok()) << p.error().message;
