@@ -5,6 +5,14 @@
 # throw-away git workspace:
 #   @bwrap  a bare bubblewrap with a minimal sandbox argv (the floor for any bwrap sandbox)
 #   @vigil  $VIGIL run -- true
+#   @sandbox vigil's sandbox without its supervisor process: @bwrap's argv plus --as-pid-1
+#           running vigil-init (found next to vigil as vigil itself finds it) with the
+#           observer on (its events to /dev/null) and the proxy bridges listening, then
+#           true. vigil - sandbox is what the supervisor process (vigil's own exec, the
+#           policy, scan and plan, the log, the proxy, the wait and the teardown) adds;
+#           sandbox - bwrap is what vigil-init (its exec, the fork of the worker, the
+#           filters, the observer) adds. vigil-init compiles its seccomp program itself
+#           here (under vigil the supervisor sends it), so @sandbox is a little high.
 #   @before $VIGIL_BEFORE run -- true, when given: an earlier build, for a before/after
 #           comparison in the same interleaved run
 #   @srt    srt -c true, the reference (Anthropic's sandbox-runtime CLI), with a settings
@@ -212,6 +220,16 @@ find_vigil() {
     die "vigil binary not found at '$given'. Build it (cmake --build build --target vigil), pass --vigil PATH (or set \$VIGIL), or use --no-vigil to measure only the references."
   fi
   VIGIL=$(abspath "$given")
+  local dir c
+  dir=$(dirname "$VIGIL")
+  VIGIL_INIT=
+  for c in "$dir/vigil-init" "$dir/../libexec/vigil/vigil-init" "$dir/../observer/vigil-init"; do
+    if [[ -x $c ]]; then
+      VIGIL_INIT=$(abspath "$c")
+      break
+    fi
+  done
+  [[ -n $VIGIL_INIT ]] || die "vigil-init not found next to $VIGIL (as vigil looks for it)"
   if [[ -n $VIGIL_BEFORE ]]; then
     [[ -x $VIGIL_BEFORE ]] || die "--vigil-before $VIGIL_BEFORE is not an executable"
     VIGIL_BEFORE=$(abspath "$VIGIL_BEFORE")
@@ -303,6 +321,18 @@ BWRAP_CMD=(bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WS"
 SRT_CMD=("$SRT_BIN" --settings "$SRT_SETTINGS" -c true)
 # shellcheck disable=SC2206  # VIGIL_RUN_ARGS is split into words on purpose
 VIGIL_CMD=("$VIGIL" run $VIGIL_RUN_ARGS -- true)
+# @sandbox: the observer writes its events to fd 9 (/dev/null, inherited through the
+# launcher and bwrap); the bridges' socket is a placeholder file, never connected to.
+SANDBOX_CMD=()
+if ((!NO_VIGIL)); then
+  exec 9>/dev/null
+  : >"$TMP_ROOT/proxy.sock"
+  SANDBOX_CMD=(bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WS" "$WS"
+    --unshare-all --die-with-parent --new-session --cap-drop ALL --as-pid-1
+    --ro-bind "$TMP_ROOT/proxy.sock" "$TMP_ROOT/proxy.sock"
+    -- "$VIGIL_INIT" --events-fd 9 --proxy-socket "$TMP_ROOT/proxy.sock" -- true)
+  "${SANDBOX_CMD[@]}" || die "bwrap + vigil-init failed (exit $?): ${SANDBOX_CMD[*]}"
+fi
 "${BWRAP_CMD[@]}" || die "bare bwrap failed (exit $?): ${BWRAP_CMD[*]}"
 "${SRT_CMD[@]}" || die "srt failed (exit $?): ${SRT_CMD[*]}"
 # shellcheck disable=SC2206  # VIGIL_RUN_ARGS is split into words on purpose
@@ -315,7 +345,7 @@ if ((!NO_VIGIL)); then
 fi
 
 BENCH_ARGS=(-n "$ROUNDS" -w "$WARMUPS" @bwrap "${BWRAP_CMD[@]}")
-((NO_VIGIL)) || BENCH_ARGS+=(:: @vigil "${VIGIL_CMD[@]}")
+((NO_VIGIL)) || BENCH_ARGS+=(:: @vigil "${VIGIL_CMD[@]}" :: @sandbox "${SANDBOX_CMD[@]}")
 ((NO_VIGIL)) || [[ -z $VIGIL_BEFORE ]] || BENCH_ARGS+=(:: @before "${BEFORE_CMD[@]}")
 BENCH_ARGS+=(:: @srt "${SRT_CMD[@]}" :: @fork /bin/true)
 
@@ -347,9 +377,12 @@ M_SRT=$(median_of srt)
 M_FORK=$(median_of fork)
 M_VIGIL=
 M_BEFORE=
+M_SANDBOX=
 ((NO_VIGIL)) || M_VIGIL=$(median_of vigil)
+((NO_VIGIL)) || M_SANDBOX=$(median_of sandbox)
 ((NO_VIGIL)) || [[ -z $VIGIL_BEFORE ]] || M_BEFORE=$(median_of before)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 
 echo "vigil launch benchmark: $(uname -srm), $(nproc) CPUs, load $LOAD1 at start, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "workspace: $nfiles files in a git repo; srt $SRT_VERSION via $(node --version); $(bwrap --version)"
@@ -365,6 +398,9 @@ if ((MARKDOWN)); then
     echo "| vigil / bwrap | $(ratio "$M_VIGIL" "$M_BWRAP") |"
     echo "| vigil / srt | $(ratio "$M_VIGIL" "$M_SRT") |"
     echo "| srt / vigil | $(ratio "$M_SRT" "$M_VIGIL") |"
+    echo "| sandbox / bwrap | $(ratio "$M_SANDBOX" "$M_BWRAP") |"
+    echo "| vigil-init adds (sandbox - bwrap, ms) | $(minus "$M_SANDBOX" "$M_BWRAP") |"
+    echo "| the supervisor adds (vigil - sandbox, ms) | $(minus "$M_VIGIL" "$M_SANDBOX") |"
     if [[ -n $M_BEFORE ]]; then
       echo "| before / bwrap | $(ratio "$M_BEFORE" "$M_BWRAP") |"
       echo "| vigil / before | $(ratio "$M_VIGIL" "$M_BEFORE") |"
@@ -382,11 +418,12 @@ else
   cat "$RESULT"
   if [[ -n $M_VIGIL ]]; then
     echo "vigil/bwrap = $(ratio "$M_VIGIL" "$M_BWRAP")   vigil/srt = $(ratio "$M_VIGIL" "$M_SRT")   (srt/vigil = $(ratio "$M_SRT" "$M_VIGIL"))"
+    echo "sandbox/bwrap = $(ratio "$M_SANDBOX" "$M_BWRAP"): vigil-init adds $(minus "$M_SANDBOX" "$M_BWRAP") ms, the supervisor $(minus "$M_VIGIL" "$M_SANDBOX") ms"
     if [[ -n $M_BEFORE ]]; then
       echo "before/bwrap = $(ratio "$M_BEFORE" "$M_BWRAP")   vigil/before = $(ratio "$M_VIGIL" "$M_BEFORE")"
     fi
   fi
-  echo "medians (ms): bwrap $M_BWRAP  srt $M_SRT  fork $M_FORK${M_VIGIL:+  vigil $M_VIGIL}${M_BEFORE:+  before $M_BEFORE}"
+  echo "medians (ms): bwrap $M_BWRAP  srt $M_SRT  fork $M_FORK${M_VIGIL:+  vigil $M_VIGIL}${M_SANDBOX:+  sandbox $M_SANDBOX}${M_BEFORE:+  before $M_BEFORE}"
   if [[ -n $SCAN_OUT ]]; then
     echo
     echo "mandatory-deny scan (vigil_scan_bench ${SCAN_BENCH_ARGS:-with its defaults}):"
