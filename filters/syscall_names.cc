@@ -20,9 +20,20 @@ struct UnnamedSyscall {
   int nr;
 };
 constexpr UnnamedSyscall kUnnamedSyscalls[] = {
+    // Linux 6.13: the *at forms of setxattr and removexattr (a dirfd, a path, AT_ flags).
+    {"setxattrat", AUDIT_ARCH_X86_64, 463},
+    {"setxattrat", AUDIT_ARCH_AARCH64, 463},
+    {"removexattrat", AUDIT_ARCH_X86_64, 466},
+    {"removexattrat", AUDIT_ARCH_AARCH64, 466},
     // Linux 6.15: open_tree() plus mount attributes (include/uapi/asm-generic/unistd.h).
     {"open_tree_attr", AUDIT_ARCH_X86_64, 467},
     {"open_tree_attr", AUDIT_ARCH_AARCH64, 467},
+    // Linux 6.17: an inode's fsxattr flags (project id, extent sizes, ...) by path; the
+    // getter only so that a test can set back exactly what it read.
+    {"file_getattr", AUDIT_ARCH_X86_64, 468},
+    {"file_getattr", AUDIT_ARCH_AARCH64, 468},
+    {"file_setattr", AUDIT_ARCH_X86_64, 469},
+    {"file_setattr", AUDIT_ARCH_AARCH64, 469},
 };
 
 struct ArchName {

@@ -639,13 +639,13 @@ Limits Limits::log() {
 
 bool is_known_write_syscall(std::string_view name) {
   static const std::set<std::string_view> kNames = {
-      "open",         "openat",       "openat2",  "creat",     "truncate",  "ftruncate",
-      "unlink",       "unlinkat",     "rmdir",    "mkdir",     "mkdirat",   "mknod",
-      "mknodat",      "rename",       "renameat", "renameat2", "link",      "linkat",
-      "symlink",      "symlinkat",    "chmod",    "fchmod",    "fchmodat",  "fchmodat2",
-      "chown",        "fchown",       "lchown",   "fchownat",  "utime",     "utimes",
-      "utimensat",    "futimesat",    "setxattr", "lsetxattr", "fsetxattr", "removexattr",
-      "lremovexattr", "fremovexattr",
+      "open",         "openat",       "openat2",    "creat",         "truncate",     "ftruncate",
+      "unlink",       "unlinkat",     "rmdir",      "mkdir",         "mkdirat",      "mknod",
+      "mknodat",      "rename",       "renameat",   "renameat2",     "link",         "linkat",
+      "symlink",      "symlinkat",    "chmod",      "fchmod",        "fchmodat",     "fchmodat2",
+      "chown",        "fchown",       "lchown",     "fchownat",      "utime",        "utimes",
+      "utimensat",    "futimesat",    "setxattr",   "lsetxattr",     "fsetxattr",    "removexattr",
+      "lremovexattr", "fremovexattr", "setxattrat", "removexattrat", "file_setattr", "ioctl",
   };
   // macOS: the Seatbelt operation a kernel report names (supervisor/macos_session.h),
   // where no syscall is known.

@@ -4,13 +4,16 @@
 // syscall so that libc cannot paper over (or fall back around) a refusal.
 #include <asm/unistd.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -27,6 +30,9 @@
 // The i386 syscall number for the `int 0x80` probe comes from libseccomp's tables, like
 // every syscall number vigil uses.
 #include <seccomp.h>
+
+// Calls newer than this system's headers: their numbers from vigil's one table.
+#include "filters/syscall_names.h"
 
 namespace {
 
@@ -54,6 +60,31 @@ sockaddr_un unix_addr(const char* path, socklen_t* len, bool abstract = false) {
 }
 
 long raw_socket(std::uint64_t domain, long type) { return ::syscall(SYS_socket, domain, type, 0); }
+
+// The kernel's argument blocks for setxattrat (6.13) and file_getattr/file_setattr (6.17),
+// which Debian 12's headers predate (include/uapi/linux/xattr.h and fs.h).
+struct XattrArgs {
+  std::uint64_t value;
+  std::uint32_t size;
+  std::uint32_t flags;
+};
+struct FileAttr {
+  std::uint64_t xflags;
+  std::uint32_t extsize, nextents, projid, cowextsize;
+};
+
+// A syscall by name; ENOSYS when this kernel or the table does not have it.
+long by_name(const char* name, long a0, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0,
+             long a5 = 0) {
+  const auto nr = vigil::native_syscall_number(name);
+  if (!nr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return ::syscall(*nr, a0, a1, a2, a3, a4, a5);
+}
+
+long as_long(const void* p) { return reinterpret_cast<long>(p); }
 
 }  // namespace
 
@@ -177,6 +208,37 @@ int main(int argc, char** argv) {
     const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return report(fd);
     return report(::syscall(SYS_fsetxattr, fd, "user.vigil", "1", 1, 0));
+  }
+  // Writes through an fd opened read-only (no event at its open) and the newest *at
+  // calls: each must still reach the observer.
+  if (op == "fchmod" || op == "fchown" || op == "fchownat-empty" || op == "ioctl-setflags" ||
+      op == "ioctl-setflags-upper") {
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(fd);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return report(-1);
+    if (op == "fchmod") return report(::syscall(SYS_fchmod, fd, st.st_mode & 07777));
+    if (op == "fchown") return report(::syscall(SYS_fchown, fd, -1, -1));
+    if (op == "fchownat-empty")
+      return report(::syscall(SYS_fchownat, fd, "", -1, -1, AT_EMPTY_PATH));
+    long flags = 0;
+    if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) return report(-1);
+    // The kernel reads the request as 32 bits: bits above them must not hide it.
+    const unsigned long upper = op == "ioctl-setflags-upper" ? (1UL << 32) : 0;
+    return report(::syscall(SYS_ioctl, fd, upper | FS_IOC_SETFLAGS, &flags));
+  }
+  if (op == "setxattrat") {
+    const XattrArgs args{static_cast<std::uint64_t>(as_long("1")), 1, 0};
+    return report(by_name("setxattrat", AT_FDCWD, as_long(arg), 0, as_long("user.vigil"),
+                          as_long(&args), sizeof args));
+  }
+  if (op == "removexattrat")
+    return report(by_name("removexattrat", AT_FDCWD, as_long(arg), 0, as_long("user.vigil")));
+  if (op == "file_setattr") {  // sets the attributes it just read: the call, no change
+    FileAttr fa{};
+    if (by_name("file_getattr", AT_FDCWD, as_long(arg), as_long(&fa), sizeof fa, 0) != 0)
+      return report(-1);
+    return report(by_name("file_setattr", AT_FDCWD, as_long(arg), as_long(&fa), sizeof fa, 0));
   }
   if (op == "x32") {
     // An x32-ABI syscall number (the native getpid with __X32_SYSCALL_BIT): the arch
