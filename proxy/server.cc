@@ -524,13 +524,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
       resolved.push_back(*lit);
     }
     const std::vector<IpAddress> passing = choose_addresses(d, resolved, srv_->guard_context());
-    srv_->emit(d.event);
     if (passing.empty()) {
+      srv_->emit(d.event);
       r.outcome = UpstreamResult::Outcome::kRefused;
       r.http_status = 403;
       r.socks_reply = socks5::Reply::kNotAllowed;
       co_return r;
     }
+    // An allowed decision is emitted once the connect is settled, naming the address the
+    // bytes go to: emitted before, it named the first address, and when that one failed
+    // and a later one answered, the log showed an address never connected to.
     drop_upstream();
     set_phase(Phase::kConnecting, srv_->options().connect_timeout);
     connect_timed_out_ = false;
@@ -558,6 +561,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         upstream_open_ = true;
         upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
         upstream_address_ = addr;
+        d.event.address = addr.to_string();
+        srv_->emit(d.event);
         r.outcome = UpstreamResult::Outcome::kConnected;
         set_phase(Phase::kStreaming, srv_->options().idle_timeout);
         co_return r;
@@ -579,6 +584,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       r.message = "connecting to " + d.event.host + " (" + last_address.to_string() + ") port " +
                   std::to_string(d.event.port) + " failed: " + last.message();
     }
+    srv_->emit(d.event);  // allowed; the address is the first one tried
     srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
                                r.message});
     co_return r;

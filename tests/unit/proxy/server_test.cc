@@ -307,6 +307,9 @@ class Proxy {
     table["v6.test"] = {boost::asio::ip::make_address("::1")};
     table["mixed.test"] = {boost::asio::ip::make_address("169.254.169.254"),
                            boost::asio::ip::make_address("127.0.0.1")};
+    // Both pass the guard; nothing listens on 127.0.0.2, so a connect falls to the second.
+    table["fallback.test"] = {boost::asio::ip::make_address("127.0.0.2"),
+                              boost::asio::ip::make_address("127.0.0.1")};
     auto server = Server::create(io_, net, options, make_static_resolver(table), sink_);
     EXPECT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
@@ -764,6 +767,45 @@ TEST(ProxyServer, UpstreamFailuresAre502WithAnEvent) {
   }
   EXPECT_EQ(px.sink().failures().size(), 3u);
   for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, Verdict::kAllow);
+}
+
+// An allowed name with two addresses that pass the guard, the first refusing: the proxy
+// goes on to the second, and the decision names the address the bytes went to. It used
+// to name the first address tried, so the session log showed an address that was never
+// connected to while the request went elsewhere (a name whose DNS the sandboxed command
+// controls could hide its real destination behind a dead first answer).
+TEST(ProxyServer, DecisionNamesTheAddressConnectedTo) {
+  Backend be([](int fd) { http_backend(fd, "be"); });
+  ASSERT_TRUE(be.ok());
+  Proxy px({"fallback.test"});
+  const std::string port = std::to_string(be.port());
+  {
+    UniqueFd c = px.connect();
+    ASSERT_TRUE(send_all(c.get(), get("http://fallback.test:" + port + "/x")));
+    const std::string r =
+        recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+    EXPECT_NE(r.find("be GET /x HTTP/1.1"), std::string::npos) << r;
+  }
+  {
+    UniqueFd c = px.connect();
+    ASSERT_TRUE(send_all(c.get(), "CONNECT fallback.test:" + port + " HTTP/1.1\r\n\r\n"));
+    // The backend answers through the tunnel: the bytes reached 127.0.0.1.
+    ASSERT_TRUE(send_all(c.get(), "GET /y HTTP/1.1\r\nHost: t\r\n\r\n"));
+    const std::string r = recv_until(c.get(), [](const std::string& s) {
+      const std::size_t head = s.find("\r\n\r\n");
+      return head != std::string::npos && has_full_response(s.substr(head + 4));
+    });
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 Connection Established\r\n", 0), 0u) << r;
+    EXPECT_NE(r.find("be GET /y HTTP/1.1"), std::string::npos) << r;
+  }
+  EXPECT_EQ(be.connections(), 2);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 2u);
+  for (const auto& d : ev) {
+    EXPECT_EQ(d.verdict, Verdict::kAllow);
+    EXPECT_EQ(d.address, "127.0.0.1");
+  }
+  EXPECT_TRUE(px.sink().failures().empty());
 }
 
 TEST(ProxyServer, FirstByteAndHeadDeadlines) {
