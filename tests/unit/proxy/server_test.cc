@@ -422,6 +422,28 @@ TEST(ProxyServer, KeepAliveDecidesEveryRequestAndSwitchesUpstream) {
   EXPECT_EQ(ev[4].host, "c.test");
 }
 
+// With an upstream open and kept alive, a follow-up request that names no target of its
+// own (origin-form, the destination only in Host) is refused rather than written to that
+// upstream: only a decided target ever reaches a server, and a client's Host never does.
+TEST(ProxyServer, KeptAliveUpstreamCarriesOnlyDecidedRequests) {
+  Backend be([](int fd) { http_backend(fd, "be"); });
+  Proxy px({"a.test"});
+  UniqueFd c = px.connect();
+  const std::string port = std::to_string(be.port());
+  ASSERT_TRUE(send_all(c.get(), get("http://a.test:" + port + "/1", "Host: evil.test\r\n")));
+  const std::string r1 =
+      recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+  EXPECT_NE(r1.find("be GET /1 HTTP/1.1 Host: a.test:" + port), std::string::npos) << r1;
+  ASSERT_TRUE(send_all(c.get(), "GET /2 HTTP/1.1\r\nHost: evil.test:" + port + "\r\n\r\n"));
+  bool eof = false;
+  const std::string r2 = recv_all(c.get(), 3000ms, &eof);
+  EXPECT_EQ(r2.rfind("HTTP/1.1 400 ", 0), 0u) << r2;
+  EXPECT_EQ(r2.find("be GET /2"), std::string::npos) << r2;
+  EXPECT_TRUE(eof);
+  EXPECT_EQ(be.connections(), 1);
+  ASSERT_EQ(px.sink().decisions().size(), 1u);
+}
+
 TEST(ProxyServer, ChunkedBodyAndPipelinedRequests) {
   Backend be([](int fd) { http_backend(fd, "be"); });
   Proxy px({"a.test"});
