@@ -830,6 +830,39 @@ TEST(ProxyServer, DecisionNamesTheAddressConnectedTo) {
   EXPECT_TRUE(px.sink().failures().empty());
 }
 
+// A connection cut while its connect is still in progress (vigil run aborts the proxy
+// and stops its io_context when the sandbox exits) still leaves exactly one decision.
+// The connect is held open by a listener whose one-slot accept queue is already full:
+// the kernel drops the proxy's SYN and the connect waits.
+TEST(ProxyServer, ConnectCutMidwayStillLeavesItsDecision) {
+  UniqueFd jam(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  ASSERT_EQ(::bind(jam.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(jam.get(), 0), 0);
+  socklen_t len = sizeof sa;
+  ::getsockname(jam.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  const std::uint16_t port = ntohs(sa.sin_port);
+  UniqueFd filler = connect_tcp(port);  // fills the accept queue; nobody accepts
+  ASSERT_TRUE(filler);
+
+  Proxy px({"a.test"});
+  UniqueFd c = px.connect();
+  ASSERT_TRUE(send_all(c.get(), "CONNECT a.test:" + std::to_string(port) + " HTTP/1.1\r\n\r\n"));
+  // Connecting: no answer yet, and the decision waits for the connect to settle.
+  EXPECT_TRUE(recv_all(c.get(), 500ms).empty());
+  EXPECT_TRUE(px.sink().decisions().empty());
+  px.server().abort();
+  EXPECT_TRUE(closed_by_peer(c.get(), 3000ms));
+  for (int i = 0; i < 100 && px.sink().failures().empty(); ++i) std::this_thread::sleep_for(10ms);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].host, "a.test");
+  EXPECT_EQ(ev[0].address, "127.0.0.1");
+}
+
 TEST(ProxyServer, FirstByteAndHeadDeadlines) {
   ServerOptions o = Proxy::test_options();
   o.first_byte_timeout = 200ms;
