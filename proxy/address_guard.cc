@@ -11,6 +11,26 @@ namespace {
 
 namespace ip = boost::asio::ip;
 
+// Instance-metadata and cloud platform endpoints. 169.254.169.254 is link-local and
+// would be refused anyway, but several clouds serve theirs where no other category
+// reaches: Alibaba inside CGNAT space, Azure's WireServer at a public address, Oracle
+// Classic in 192.0.0.0/24, and every IPv6 one in unique-local space (fc00::/7), which
+// passes like any private network. An allowed name whose DNS the sandboxed command
+// controls (a wildcard entry, a dynamic-DNS name) can point at any of them. Where a
+// provider documents a service block rather than one address, the block is listed.
+constexpr std::array<std::string_view, 10> kMetadataEndpoints = {
+    "169.254.169.254",     // AWS, GCP, Azure, OpenStack, DigitalOcean, Oracle, ... (IPv4)
+    "100.100.100.200",     // Alibaba Cloud
+    "168.63.129.16",       // Azure WireServer (host platform; serves VM extension secrets)
+    "192.0.0.192",         // Oracle Cloud Classic
+    "fd00:ec2::/32",       // AWS IPv6 services: IMDS ::254, DNS ::253, NTP ::123, EKS ::23
+    "fd20:ce::254",        // Google Cloud
+    "fd00:c1::a9fe:a9fe",  // Oracle Cloud Infrastructure
+    "fd00:42::42",         // Scaleway
+    "fd00:a9fe:a9fe::1",   // Akamai / Linode
+    "fd00:100::100:200",   // Alibaba Cloud
+};
+
 std::optional<IpAddress> parse_ip(std::string_view text) {
   std::string s(text);
   if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
@@ -69,9 +89,6 @@ GuardCheck v4_category(std::uint32_t a) {
     const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
     return (a & mask) == net;
   };
-  if (a == 0xA9FEA9FEu /* 169.254.169.254 */ || a == 0x646464C8u /* 100.100.100.200 (Alibaba) */) {
-    return GuardCheck::kMetadata;
-  }
   if (in(0x7F000000u, 8)) return GuardCheck::kLoopback;
   if (in(0x00000000u, 8)) return GuardCheck::kUnspecified;  // 0.x.x.x dials this host on Linux
   if (in(0xA9FE0000u, 16)) return GuardCheck::kLinkLocal;
@@ -82,8 +99,6 @@ GuardCheck v4_category(std::uint32_t a) {
 
 GuardCheck v6_category(const ip::address_v6& a) {
   const auto b = a.to_bytes();
-  static const ip::address_v6 kAwsMetadata = ip::make_address_v6("fd00:ec2::254");
-  if (a == kAwsMetadata) return GuardCheck::kMetadata;
   if (a.is_loopback()) return GuardCheck::kLoopback;
   if (a.is_unspecified()) return GuardCheck::kUnspecified;
   if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return GuardCheck::kLinkLocal;  // fe80::/10
@@ -126,11 +141,16 @@ GuardVerdict check_one(const IpAddress& a, const GuardContext& ctx, bool explici
     }
   }
   if (explicit_ip) return v;
-  GuardCheck c = a.is_v4() ? v4_category(a.to_v4().to_uint()) : v6_category(a.to_v6());
+  // Metadata first: the most specific answer for an address that is also link-local.
+  GuardCheck c = GuardCheck::kPass;
+  for (const auto& block : builtin_metadata_blocks()) {
+    if (block_contains(block, a)) c = GuardCheck::kMetadata;
+  }
+  for (const auto& m : ctx.extra_metadata) {
+    if (same_address(m, a)) c = GuardCheck::kMetadata;
+  }
   if (c == GuardCheck::kPass) {
-    for (const auto& m : ctx.extra_metadata) {
-      if (same_address(m, a)) c = GuardCheck::kMetadata;
-    }
+    c = a.is_v4() ? v4_category(a.to_v4().to_uint()) : v6_category(a.to_v6());
   }
   if (c == GuardCheck::kPass) {
     for (const auto& h : ctx.host_addresses) {
@@ -235,11 +255,19 @@ GuardVerdict guard_address(const IpAddress& addr, const GuardContext& ctx, bool 
   return inner;
 }
 
-const std::vector<IpAddress>& builtin_metadata_addresses() {
-  static const std::vector<IpAddress> kList = {ip::make_address("169.254.169.254"),
-                                               ip::make_address("fd00:ec2::254"),
-                                               ip::make_address("100.100.100.200")};
-  return kList;
+const std::vector<AddressBlock>& builtin_metadata_blocks() {
+  static const std::vector<AddressBlock> kBlocks = [] {
+    std::vector<AddressBlock> out;
+    for (const std::string_view text : kMetadataEndpoints) {
+      // Constants: each parses (BuiltinMetadataList checks that none was dropped).
+      auto b = parse_address_block(text);
+      if (!b) continue;
+      b->origin = "the built-in metadata endpoints";
+      out.push_back(std::move(*b));
+    }
+    return out;
+  }();
+  return kBlocks;
 }
 
 }  // namespace vigil::proxy

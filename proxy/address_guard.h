@@ -5,11 +5,13 @@
 // or this machine's own services.
 //
 // Refused: loopback, unspecified (0.0.0.0/8 and ::, which reach this machine), link-local,
-// multicast, reserved/broadcast (240.0.0.0/4), the cloud metadata endpoints
-// (169.254.169.254, fd00:ec2::254, Alibaba's 100.100.100.200 and whatever
-// metadata.google.internal resolves to), this machine's own interface addresses, and
-// the policy's network.deniedResolvedAddresses blocks. An IPv6 address that carries an
-// IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is refused when either is.
+// multicast, reserved/broadcast (240.0.0.0/4), the cloud metadata endpoints (169.254.169.254
+// and those outside link-local space: Alibaba's 100.100.100.200, Azure's 168.63.129.16,
+// the IPv6 ones of AWS, Google, Oracle, Scaleway, Akamai and Alibaba; the table is in
+// address_guard.cc), whatever metadata.google.internal resolves to, this machine's own
+// interface addresses, and the policy's network.deniedResolvedAddresses blocks. An IPv6
+// address that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is refused
+// when either is.
 //
 // The explicit-IP rule: when the client asked for an IP literal and an allowedDomains
 // entry names exactly that IP (the matcher allowed it; name patterns never match IPs),
@@ -87,7 +89,7 @@ struct GuardVerdict {
 GuardVerdict guard_address(const IpAddress& addr, const GuardContext& ctx,
                            bool explicit_ip = false);
 
-// The fixed metadata endpoints (for tests and `vigil explain`).
-const std::vector<IpAddress>& builtin_metadata_addresses();
+// The built-in metadata endpoints, as blocks (origin "the built-in metadata endpoints").
+const std::vector<AddressBlock>& builtin_metadata_blocks();
 
 }  // namespace vigil::proxy

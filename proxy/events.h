@@ -38,8 +38,9 @@ struct NetDecision {
   std::string rule;    // the settings entry that decided, as written; "" = default deny
   std::string reason;  // model-facing, one line
   RefusedBy refused_by = RefusedBy::kNone;
-  // Allowed: the address connected to (first that passed the guard). Address-guard
-  // refusal: the first address refused. Otherwise empty.
+  // Allowed: the address connected to (a later one when the first that passed the guard
+  // refused the connect; the first one when none answered). Address-guard refusal: the
+  // first address refused. Otherwise empty.
   std::string address;
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
 };

@@ -346,6 +346,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     client_.close(ec);
     upstream_.close(ec);
     upstream_open_ = false;
+    // Cut mid-connect: the decision goes out now, not when the connect would have
+    // settled (vigil run stops the io_context right after aborting; it may never resume).
+    emit_unsettled({});
   }
 
  private:
@@ -524,13 +527,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
       resolved.push_back(*lit);
     }
     const std::vector<IpAddress> passing = choose_addresses(d, resolved, srv_->guard_context());
-    srv_->emit(d.event);
     if (passing.empty()) {
+      srv_->emit(d.event);
       r.outcome = UpstreamResult::Outcome::kRefused;
       r.http_status = 403;
       r.socks_reply = socks5::Reply::kNotAllowed;
       co_return r;
     }
+    // An allowed decision is emitted once the connect is settled, naming the address the
+    // bytes go to: emitted before, it named the first address, and when that one failed
+    // and a later one answered, the log showed an address never connected to.
+    unsettled_ = d.event;
     drop_upstream();
     set_phase(Phase::kConnecting, srv_->options().connect_timeout);
     connect_timed_out_ = false;
@@ -558,6 +565,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         upstream_open_ = true;
         upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
         upstream_address_ = addr;
+        emit_unsettled(addr.to_string());
         r.outcome = UpstreamResult::Outcome::kConnected;
         set_phase(Phase::kStreaming, srv_->options().idle_timeout);
         co_return r;
@@ -579,9 +587,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
       r.message = "connecting to " + d.event.host + " (" + last_address.to_string() + ") port " +
                   std::to_string(d.event.port) + " failed: " + last.message();
     }
+    emit_unsettled({});  // allowed; the address is the first one tried
     srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
                                r.message});
     co_return r;
+  }
+
+  // Emits the allowed decision of the connect in progress, if any, once: `address` is
+  // the one connected to, empty when none was (the first address tried stays).
+  void emit_unsettled(const std::string& address) {
+    if (!unsettled_) return;
+    NetDecision d = std::move(*unsettled_);
+    unsettled_.reset();
+    if (!address.empty()) d.address = address;
+    srv_->emit(d);
   }
 
   // A kept-alive upstream is reusable only if the server has neither closed it nor sent
@@ -978,6 +997,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool upstream_open_ = false;
   std::string upstream_key_;
   IpAddress upstream_address_;
+  // An allowed decision whose connect has not settled yet (connect_upstream).
+  std::optional<NetDecision> unsettled_;
 };
 
 // --- Server::Impl ----------------------------------------------------------------------

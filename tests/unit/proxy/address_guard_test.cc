@@ -67,6 +67,23 @@ TEST(AddressGuard, Table) {
       {"fd00:ec2::254", C::kMetadata},
       {"100.100.100.200", C::kMetadata},
       {"198.51.100.254", C::kMetadata},  // what metadata.google.internal resolved to
+      // metadata and platform endpoints outside link-local space: no other category
+      // covers them (CGNAT, a public address, unique-local IPv6)
+      {"168.63.129.16", C::kMetadata},  // Azure WireServer
+      {"168.63.129.17", C::kPass},
+      {"192.0.0.192", C::kMetadata},    // Oracle Cloud Classic
+      {"fd00:ec2::23", C::kMetadata},   // AWS EKS Pod Identity
+      {"fd00:ec2::253", C::kMetadata},  // AWS DNS (AWS's IPv6 service block)
+      {"fd00:ec3::254", C::kPass},
+      {"fd20:ce::254", C::kMetadata},  // Google Cloud
+      {"fd20:ce::253", C::kPass},
+      {"fd00:c1::a9fe:a9fe", C::kMetadata},  // Oracle Cloud Infrastructure
+      {"fd00:42::42", C::kMetadata},         // Scaleway
+      {"fd00:a9fe:a9fe::1", C::kMetadata},   // Akamai / Linode
+      {"fd00:100::100:200", C::kMetadata},   // Alibaba Cloud
+      {"fd00::1", C::kPass},                 // other unique-local addresses pass
+      {"::ffff:168.63.129.16", C::kMetadata},
+      {"64:ff9b::c000:c0", C::kMetadata},  // NAT64 of 192.0.0.192
       // this host
       {"192.0.2.10", C::kHostAddress},
       {"2001:db8::10", C::kHostAddress},
@@ -174,11 +191,16 @@ TEST(AddressGuard, ParseBlocks) {
       << list.error().message;
 }
 
+// Every entry of the built-in table parses (a typo would silently drop one), and each is
+// refused as metadata with an empty context.
 TEST(AddressGuard, BuiltinMetadataList) {
-  const auto& m = builtin_metadata_addresses();
-  ASSERT_EQ(m.size(), 3u);
-  for (const auto& a : m)
-    EXPECT_EQ(guard_address(a, GuardContext{}).check, C::kMetadata) << a.to_string();
+  const auto& m = builtin_metadata_blocks();
+  ASSERT_EQ(m.size(), 10u);
+  for (const auto& b : m) {
+    SCOPED_TRACE(b.entry);
+    EXPECT_EQ(guard_address(b.network, GuardContext{}).check, C::kMetadata);
+    EXPECT_EQ(b.origin, "the built-in metadata endpoints");
+  }
 }
 
 }  // namespace

@@ -307,6 +307,9 @@ class Proxy {
     table["v6.test"] = {boost::asio::ip::make_address("::1")};
     table["mixed.test"] = {boost::asio::ip::make_address("169.254.169.254"),
                            boost::asio::ip::make_address("127.0.0.1")};
+    // Both pass the guard; nothing listens on 127.0.0.2, so a connect falls to the second.
+    table["fallback.test"] = {boost::asio::ip::make_address("127.0.0.2"),
+                              boost::asio::ip::make_address("127.0.0.1")};
     auto server = Server::create(io_, net, options, make_static_resolver(table), sink_);
     EXPECT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
@@ -417,6 +420,28 @@ TEST(ProxyServer, KeepAliveDecidesEveryRequestAndSwitchesUpstream) {
   EXPECT_EQ(ev[4].verdict, Verdict::kDeny);
   EXPECT_EQ(ev[4].refused_by, RefusedBy::kNotAllowed);
   EXPECT_EQ(ev[4].host, "c.test");
+}
+
+// With an upstream open and kept alive, a follow-up request that names no target of its
+// own (origin-form, the destination only in Host) is refused rather than written to that
+// upstream: only a decided target ever reaches a server, and a client's Host never does.
+TEST(ProxyServer, KeptAliveUpstreamCarriesOnlyDecidedRequests) {
+  Backend be([](int fd) { http_backend(fd, "be"); });
+  Proxy px({"a.test"});
+  UniqueFd c = px.connect();
+  const std::string port = std::to_string(be.port());
+  ASSERT_TRUE(send_all(c.get(), get("http://a.test:" + port + "/1", "Host: evil.test\r\n")));
+  const std::string r1 =
+      recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+  EXPECT_NE(r1.find("be GET /1 HTTP/1.1 Host: a.test:" + port), std::string::npos) << r1;
+  ASSERT_TRUE(send_all(c.get(), "GET /2 HTTP/1.1\r\nHost: evil.test:" + port + "\r\n\r\n"));
+  bool eof = false;
+  const std::string r2 = recv_all(c.get(), 3000ms, &eof);
+  EXPECT_EQ(r2.rfind("HTTP/1.1 400 ", 0), 0u) << r2;
+  EXPECT_EQ(r2.find("be GET /2"), std::string::npos) << r2;
+  EXPECT_TRUE(eof);
+  EXPECT_EQ(be.connections(), 1);
+  ASSERT_EQ(px.sink().decisions().size(), 1u);
 }
 
 TEST(ProxyServer, ChunkedBodyAndPipelinedRequests) {
@@ -764,6 +789,78 @@ TEST(ProxyServer, UpstreamFailuresAre502WithAnEvent) {
   }
   EXPECT_EQ(px.sink().failures().size(), 3u);
   for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, Verdict::kAllow);
+}
+
+// An allowed name with two addresses that pass the guard, the first refusing: the proxy
+// goes on to the second, and the decision names the address the bytes went to. It used
+// to name the first address tried, so the session log showed an address that was never
+// connected to while the request went elsewhere (a name whose DNS the sandboxed command
+// controls could hide its real destination behind a dead first answer).
+TEST(ProxyServer, DecisionNamesTheAddressConnectedTo) {
+  Backend be([](int fd) { http_backend(fd, "be"); });
+  ASSERT_TRUE(be.ok());
+  Proxy px({"fallback.test"});
+  const std::string port = std::to_string(be.port());
+  {
+    UniqueFd c = px.connect();
+    ASSERT_TRUE(send_all(c.get(), get("http://fallback.test:" + port + "/x")));
+    const std::string r =
+        recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
+    EXPECT_NE(r.find("be GET /x HTTP/1.1"), std::string::npos) << r;
+  }
+  {
+    UniqueFd c = px.connect();
+    ASSERT_TRUE(send_all(c.get(), "CONNECT fallback.test:" + port + " HTTP/1.1\r\n\r\n"));
+    // The backend answers through the tunnel: the bytes reached 127.0.0.1.
+    ASSERT_TRUE(send_all(c.get(), "GET /y HTTP/1.1\r\nHost: t\r\n\r\n"));
+    const std::string r = recv_until(c.get(), [](const std::string& s) {
+      const std::size_t head = s.find("\r\n\r\n");
+      return head != std::string::npos && has_full_response(s.substr(head + 4));
+    });
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 Connection Established\r\n", 0), 0u) << r;
+    EXPECT_NE(r.find("be GET /y HTTP/1.1"), std::string::npos) << r;
+  }
+  EXPECT_EQ(be.connections(), 2);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 2u);
+  for (const auto& d : ev) {
+    EXPECT_EQ(d.verdict, Verdict::kAllow);
+    EXPECT_EQ(d.address, "127.0.0.1");
+  }
+  EXPECT_TRUE(px.sink().failures().empty());
+}
+
+// A connection cut while its connect is still in progress (vigil run aborts the proxy
+// and stops its io_context when the sandbox exits) still leaves exactly one decision.
+// The connect is held open by a listener whose one-slot accept queue is already full:
+// the kernel drops the proxy's SYN and the connect waits.
+TEST(ProxyServer, ConnectCutMidwayStillLeavesItsDecision) {
+  UniqueFd jam(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  ASSERT_EQ(::bind(jam.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(jam.get(), 0), 0);
+  socklen_t len = sizeof sa;
+  ::getsockname(jam.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  const std::uint16_t port = ntohs(sa.sin_port);
+  UniqueFd filler = connect_tcp(port);  // fills the accept queue; nobody accepts
+  ASSERT_TRUE(filler);
+
+  Proxy px({"a.test"});
+  UniqueFd c = px.connect();
+  ASSERT_TRUE(send_all(c.get(), "CONNECT a.test:" + std::to_string(port) + " HTTP/1.1\r\n\r\n"));
+  // Connecting: no answer yet, and the decision waits for the connect to settle.
+  EXPECT_TRUE(recv_all(c.get(), 500ms).empty());
+  EXPECT_TRUE(px.sink().decisions().empty());
+  px.server().abort();
+  EXPECT_TRUE(closed_by_peer(c.get(), 3000ms));
+  for (int i = 0; i < 100 && px.sink().failures().empty(); ++i) std::this_thread::sleep_for(10ms);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].host, "a.test");
+  EXPECT_EQ(ev[0].address, "127.0.0.1");
 }
 
 TEST(ProxyServer, FirstByteAndHeadDeadlines) {

@@ -10,10 +10,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "supervisor/core/unique_fd.h"
 
@@ -178,6 +182,52 @@ TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
   EXPECT_EQ(reply.rfind("HTTP/1.1 403", 0), 0u) << reply;
   ASSERT_TRUE(decisions.wait_for(1));
   (*p)->stop();
+}
+
+// The sandbox exits while an allowed CONNECT is still connecting: stop() aborts the
+// proxy and stops its io_context at once, so the connect never settles. The decision
+// (emitted when a connect settles, to name the address connected to) must still reach
+// the session. The connect is held by a listener whose one-slot accept queue is full:
+// the kernel drops the proxy's SYN. Loopback only (test hooks map a.test to 127.0.0.1).
+TEST(SessionProxy, StopMidConnectStillDeliversTheDecision) {
+  UniqueFd jam(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(jam.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(jam.get(), 0), 0);
+  socklen_t len = sizeof sa;
+  ASSERT_EQ(::getsockname(jam.get(), reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  const std::uint16_t jam_port = ntohs(sa.sin_port);
+  UniqueFd filler = connect_loopback(jam_port);  // fills the accept queue; nobody accepts
+  ASSERT_TRUE(filler.valid());
+
+  Decisions decisions;
+  NetworkPolicy net;
+  net.allowed_domains = {"a.test"};
+  ProxyTestHooks hooks;
+  hooks.allow_loopback = true;
+  hooks.resolve_table = std::map<std::string, std::vector<proxy::IpAddress>>{
+      {"a.test", {boost::asio::ip::make_address("127.0.0.1")}}};
+  auto p = SessionProxy::start(
+      net, loopback_any_port(), [&](const proxy::NetDecision& d) { decisions.add(d); },
+      [](const proxy::UpstreamFailure&) {}, hooks);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  UniqueFd c = connect_loopback((*p)->local_address().port);
+  ASSERT_TRUE(c.valid());
+  ASSERT_TRUE(
+      send_all(c.get(), "CONNECT a.test:" + std::to_string(jam_port) + " HTTP/1.1\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  {
+    std::lock_guard<std::mutex> lock(decisions.mu);
+    EXPECT_TRUE(decisions.seen.empty()) << "the connect settled: the jam did not hold";
+  }
+  (*p)->stop();
+  std::lock_guard<std::mutex> lock(decisions.mu);
+  ASSERT_EQ(decisions.seen.size(), 1u);
+  EXPECT_EQ(decisions.seen[0].verdict, proxy::Verdict::kAllow);
+  EXPECT_EQ(decisions.seen[0].host, "a.test");
+  EXPECT_EQ(decisions.seen[0].address, "127.0.0.1");
 }
 
 // Opened and never served (the launch failed in between): stopping and destroying it is
