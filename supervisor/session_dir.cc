@@ -61,6 +61,7 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
 
 constexpr const char* kLockName = "lock";
 constexpr const char* kPlaceholdersName = "placeholders";
+constexpr const char* kSessionsLockName = "sessions.lock";
 // A manifest larger than this was not written by us: it is ignored.
 constexpr std::size_t kMaxManifestBytes = 1 << 20;
 // bwrap makes the placeholders within moments of the manifest being written; a file whose
@@ -156,13 +157,22 @@ Result<void> remove_tree(const std::string& path) {
 Result<SessionDir> SessionDir::create() {
   const std::string base = session_base();
   if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
+  // Shared from here, before this session's scan, to its end: see the header.
+  UniqueFd sessions(::open((base + "/" + kSessionsLockName).c_str(),
+                           O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!sessions) return system_error("cannot open " + base + "/" + kSessionsLockName);
   // Before this session's scan: a killed session's placeholders would otherwise read as
-  // the user's own (empty) protected files.
-  sweep_stale_sessions(base);
+  // the user's own (empty) protected files. While other sessions run they may rely on
+  // those files, so the sweep waits for a start with no company.
+  if (::flock(sessions.get(), LOCK_EX | LOCK_NB) == 0) sweep_stale_sessions(base);
+  if (::flock(sessions.get(), LOCK_SH) != 0)
+    return system_error("cannot lock " + base + "/" + kSessionsLockName);
   std::string templ = base + "/XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr)
     return system_error("cannot create a session dir in " + base);
   SessionDir s;
+  s.base_ = base;
+  s.sessions_ = std::move(sessions);
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
@@ -178,7 +188,8 @@ Result<SessionDir> SessionDir::create() {
   return s;
 }
 
-Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) const {
+Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) {
+  placeholders_ = !paths.empty();
   std::string text;
   for (const auto& p : paths) {
     text += p;
@@ -190,15 +201,33 @@ Result<void> SessionDir::record_placeholders(const std::vector<std::string>& pat
   return write_all(fd.get(), text, file);
 }
 
+bool SessionDir::finish_alone() {
+  // Converting a shared flock to exclusive drops it first (flock(2)): on failure this
+  // session holds neither, which is fine, as it is ending.
+  if (::flock(sessions_.get(), LOCK_EX | LOCK_NB) != 0) {
+    leave_for_sweep_ = placeholders_;
+    return false;
+  }
+  sweep_stale_sessions(base_);
+  return true;
+}
+
 SessionDir::SessionDir(SessionDir&& o) noexcept
-    : path_(std::exchange(o.path_, {})),
+    : base_(std::move(o.base_)),
+      path_(std::exchange(o.path_, {})),
       tmp_(std::move(o.tmp_)),
       id_(std::move(o.id_)),
-      lock_(std::move(o.lock_)) {}
+      lock_(std::move(o.lock_)),
+      sessions_(std::move(o.sessions_)),
+      placeholders_(o.placeholders_),
+      leave_for_sweep_(o.leave_for_sweep_) {}
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;
-  if (auto r = remove_tree(path_); !r) {
+  // The command's temp files go now; the lock and the placeholder list stay until a
+  // session that is alone sweeps them (the lock is released when lock_ closes).
+  const std::string& doomed = leave_for_sweep_ ? tmp_ : path_;
+  if (auto r = remove_tree(doomed); !r) {
     std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
   }
 }

@@ -9,6 +9,15 @@
 // <base>: a session directory whose lock nobody holds is stale; its placeholders (listed
 // in <session>/placeholders) are removed from the workspace if they are still the empty
 // files bwrap made, then the directory goes.
+//
+// Placeholders are removed only by a session that is alone. Another session started
+// while a placeholder existed took it for the user's own (empty) file and capped it with
+// a read-only bind; unlinking that name would detach the bind in its namespace too (the
+// kernel does so for a mount point of another namespace), and its command could then
+// write the protected name for real. So every session holds <base>/sessions.lock shared
+// from before its scan to its end, and removing placeholders (a sweep, or a session's
+// own at its end) needs it exclusively: a session that ends while others run leaves its
+// placeholders listed in its directory, and the last one to end removes them all.
 #pragma once
 
 #include <string>
@@ -34,12 +43,21 @@ class SessionDir {
 
   // Records the placeholder files bwrap is about to create in the workspace, so that a
   // later session can remove them if this one is killed before it does.
-  Result<void> record_placeholders(const std::vector<std::string>& paths) const;
+  Result<void> record_placeholders(const std::vector<std::string>& paths);
+
+  // At the end of the session, after the sandbox is gone: true when no other session is
+  // running, and then this one may remove its placeholders (the sessions that ended
+  // before it, while it ran, had left theirs: they are removed here). False: they stay,
+  // listed in this directory, which outlives this object for a later sweep.
+  bool finish_alone();
 
  private:
   SessionDir() = default;
-  std::string path_, tmp_, id_;
-  UniqueFd lock_;  // flock'ed while the session lives
+  std::string base_, path_, tmp_, id_;
+  UniqueFd lock_;                 // flock'ed while the session lives
+  UniqueFd sessions_;             // <base>/sessions.lock, shared while the session lives
+  bool placeholders_ = false;     // a non-empty placeholder list was recorded
+  bool leave_for_sweep_ = false;  // finish_alone() found company
 };
 
 // Removes the stale sessions under `base` (see above); what it could not remove is left

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
+#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
@@ -77,6 +79,20 @@ bool write_all_to(int fd, std::string_view bytes) {
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return ok;
+}
+
+// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
+// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
+// a symlink already is recorded as the link, which no mount can match.
+Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
+  std::vector<ExpectedMount> expected;
+  for (const auto& op : plan.ops) {
+    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
+    struct stat st {};
+    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
+    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
+  }
+  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
 }
 
 Result<SessionOutcome> run_session(const SessionRequest& request,
@@ -180,8 +196,11 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   in.init = *init;
   auto program_pipe = make_program_pipe();
   if (!program_pipe) return std::move(program_pipe).error();
+  auto mounts = expected_mounts_fd(prepared->plan);
+  if (!mounts) return std::move(mounts).error();
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
+                  "--mounts-fd",    std::to_string(mounts->get()),
                   "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
@@ -195,6 +214,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
+  io.pass_fds.push_back(mounts->get());
   // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
   // The program goes last: its arrival starts the command (filters/sandbox_program.h).
   io.after_spawn = [&]() -> Result<void> {
@@ -266,7 +286,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
-  remove_placeholders(placeholders);
+  // Only when no other session runs: one may have capped these files as existing ones.
+  if (session->finish_alone()) remove_placeholders(placeholders);
   if (!launched) return std::move(launched).error();
   outcome.exit_code = launched->exit_code;
 
