@@ -202,9 +202,10 @@ Result<void> SessionDir::record_placeholders(const std::vector<std::string>& pat
 }
 
 bool SessionDir::finish_alone() {
-  // Converting a shared flock to exclusive drops it first (flock(2)): on failure this
-  // session holds neither, which is fine, as it is ending.
   if (::flock(sessions_.get(), LOCK_EX | LOCK_NB) != 0) {
+    // Ending: this session relies on nothing any more (the conversion may already have
+    // dropped the shared lock, flock(2) says; this makes it certain).
+    ::flock(sessions_.get(), LOCK_UN);
     leave_for_sweep_ = placeholders_;
     return false;
   }

@@ -119,5 +119,45 @@ TEST(SessionDirSweep, ANewSessionHoldsItsLockAndSweepsStaleOnes) {
   }
 }
 
+// Placeholders are removed only by a session that is alone (session_dir.h): one that
+// ends while another runs leaves them, listed, and the last one out removes them all.
+TEST(SessionDirSweep, OnlyTheLastSessionOutRemovesPlaceholders) {
+  Scratch runtime, ws;
+  ASSERT_EQ(::chmod(runtime.path.c_str(), 0700), 0);
+  const char* old = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1);
+  {
+    auto second = SessionDir::create();
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    std::string first_dir;
+    {
+      auto first = SessionDir::create();
+      ASSERT_TRUE(first.ok()) << first.error().message;
+      first_dir = first->path();
+      touch(ws / ".bashrc");  // as bwrap makes it, right after the list is written
+      ASSERT_TRUE(first->record_placeholders({ws / ".bashrc"}).ok());
+      EXPECT_FALSE(first->finish_alone()) << "the second session is still running";
+    }
+    // The first session's list (and the lock, now free) stay for a later sweep, its temp
+    // dir does not; a session starting now must not sweep while the second one runs.
+    EXPECT_TRUE(exists(first_dir + "/placeholders"));
+    EXPECT_FALSE(exists(first_dir + "/tmp"));
+    auto third = SessionDir::create();
+    ASSERT_TRUE(third.ok());
+    EXPECT_TRUE(exists(ws / ".bashrc"));
+    EXPECT_FALSE(third->finish_alone());
+    EXPECT_TRUE(exists(ws / ".bashrc"));
+    EXPECT_TRUE(second->finish_alone()) << "the others have ended";
+    EXPECT_FALSE(exists(ws / ".bashrc"));
+    EXPECT_FALSE(exists(first_dir));
+  }
+  if (old != nullptr) {
+    ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_RUNTIME_DIR");
+  }
+}
+
 }  // namespace
 }  // namespace vigil
