@@ -3,6 +3,8 @@
 // `vigil run` and `vigil explain` use.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req);
 // Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
 // to be removed after the session if they are still empty.
 std::vector<std::string> placeholder_paths(const Plan& plan);
+// Writes the placeholders that hold something (placeholder_content()), just before bwrap
+// binds them: O_EXCL, so a name that appeared since the scan is an error, never capped
+// as it is.
+Result<void> create_content_placeholders(const std::vector<std::string>& paths);
+// True when `path` (lstat'ed as `st`) is still the placeholder as it was made: a regular
+// file holding exactly placeholder_content(path).
+bool is_untouched_placeholder(const std::string& path, const struct stat& st);
 void remove_placeholders(const std::vector<std::string>& paths);
 
 }  // namespace vigil

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "supervisor/core/write_all.h"
+#include "supervisor/sandbox_plan.h"
 
 namespace vigil {
 namespace {
@@ -110,7 +111,7 @@ void remove_placeholder_files(const std::vector<std::string>& paths, long not_be
   for (const auto& p : paths) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) continue;
-    if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
+    if (!is_untouched_placeholder(p, st)) continue;
     if (st.st_ctime < not_before || st.st_ctime > not_after) continue;
     ::unlink(p.c_str());
   }

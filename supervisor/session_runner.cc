@@ -211,6 +211,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   const auto placeholders = placeholder_paths(prepared->plan);
   // Should this process be killed, the next session removes them (session_dir.h).
   if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
+  if (auto r = create_content_placeholders(placeholders); !r) {
+    remove_placeholders(placeholders);  // those written before the failure
+    return std::move(r).error();
+  }
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());

@@ -105,5 +105,30 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
       << names_in(outside.path()).size() << " launches wrote outside the writable roots";
 }
 
+// .git/config and .git/hooks are protected, but git takes both from the directory that
+// .git/commondir names, when that file exists: a command that writes it (pointing at a
+// config with core.fsmonitor, or at hooks of its own) runs code in the user's next git
+// command outside the sandbox. vigil caps the name with a file that names the repository
+// itself ("."), which git reads as no redirection at all, inside and outside.
+TEST(MountPolicy, GitCommondirCannotRedirectConfigAndHooks) {
+  TempDir ws;
+  auto init = run_vigil({"run", "--sandbox", "off", "--", "git", "init", "-q", "."}, ws.path());
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  make_dirs(ws / "evil/hooks");
+  write_file(ws / "evil/config", "[core]\n\tfsmonitor = \"touch pwned; false\"\n");
+  auto o = run_vigil({"run", "-c",
+                      "if echo ../evil > .git/commondir; then echo wrote; else echo refused; fi; "
+                      "git status --porcelain >/dev/null && echo git-ok"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "refused\ngit-ok\n") << o.err;
+  // Nothing is left in the repository, and git on the host runs nothing of the command's.
+  EXPECT_FALSE(exists(ws / ".git/commondir")) << read_file(ws / ".git/commondir");
+  auto status =
+      run_vigil({"run", "--sandbox", "off", "--", "git", "status", "--porcelain"}, ws.path());
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_FALSE(exists(ws / "pwned"));
+}
+
 }  // namespace
 }  // namespace vigil::test
