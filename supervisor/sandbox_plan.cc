@@ -126,6 +126,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy.fs.allow_write.push_back(std::move(tmp));
   }
 #if !defined(__APPLE__)
+  if (req.before_scan) {
+    std::vector<std::string> roots;
+    for (const auto& root : out.policy.fs.allow_write) {
+      if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
+    }
+    if (auto r = req.before_scan(roots); !r) return r.error();
+  }
   // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
   // depth, whatever exists now (seatbelt/profile_builder.h).
   for (const auto& root : out.policy.fs.allow_write) {
@@ -183,15 +190,6 @@ bool is_untouched_placeholder(const std::string& path, const struct stat& st) {
   char buf[16] = {};
   return fd && ::read(fd.get(), buf, sizeof buf) == static_cast<ssize_t>(content.size()) &&
          std::string_view(buf, content.size()) == content;
-}
-
-void remove_placeholders(const std::vector<std::string>& paths) {
-  for (const auto& p : paths) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    // Only what bwrap (or vigil) made, untouched since.
-    if (is_untouched_placeholder(p, st)) ::unlink(p.c_str());
-  }
 }
 
 }  // namespace vigil

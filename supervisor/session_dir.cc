@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <utility>
 
+#include "supervisor/core/sha256.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/sandbox_plan.h"
 
@@ -62,7 +64,7 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
 
 constexpr const char* kLockName = "lock";
 constexpr const char* kPlaceholdersName = "placeholders";
-constexpr const char* kSessionsLockName = "sessions.lock";
+constexpr const char* kRootLocksName = "roots";
 // A manifest larger than this was not written by us: it is ignored.
 constexpr std::size_t kMaxManifestBytes = 1 << 20;
 // bwrap makes the placeholders within moments of the manifest being written; a file whose
@@ -104,17 +106,48 @@ std::optional<Manifest> read_manifest(const std::string& dir) {
   return m;
 }
 
+// The lock of a path used as a writable root (see the header), created on first use.
+UniqueFd open_root_lock(const std::string& base, std::string_view path) {
+  const std::string dir = base + "/" + kRootLocksName;
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return UniqueFd();
+  const std::string file = dir + "/" + sha256_hex(path).substr(0, 32);
+  return UniqueFd(::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+}
+
+// The locks of `dir` and of each of its ancestors, held exclusively; nullopt when a live
+// session holds one (its root contains `dir`) or a lock cannot be had at all.
+std::optional<std::vector<UniqueFd>> lock_dir_and_ancestors(const std::string& base,
+                                                            std::string_view dir) {
+  std::vector<UniqueFd> held;
+  for (;;) {
+    UniqueFd fd = open_root_lock(base, dir.empty() ? "/" : dir);
+    if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
+    held.push_back(std::move(fd));
+    if (dir.empty() || dir == "/") break;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  return held;
+}
+
 }  // namespace
 
-void remove_placeholder_files(const std::vector<std::string>& paths, long not_before,
-                              long not_after) {
+std::size_t remove_placeholder_files(const std::string& base, const std::vector<std::string>& paths,
+                                     long not_before, long not_after) {
+  std::size_t kept = 0;
   for (const auto& p : paths) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) continue;
     if (!is_untouched_placeholder(p, st)) continue;
     if (st.st_ctime < not_before || st.st_ctime > not_after) continue;
+    // Held while unlinking: no session can start its scan of this name meanwhile.
+    const auto held = lock_dir_and_ancestors(base, std::string_view(p).substr(0, p.rfind('/')));
+    if (!held) {
+      ++kept;
+      continue;
+    }
     ::unlink(p.c_str());
   }
+  return kept;
 }
 
 std::size_t sweep_stale_sessions(const std::string& base) {
@@ -138,7 +171,11 @@ std::size_t sweep_stale_sessions(const std::string& base) {
     // Held: the session is alive (or another vigil is sweeping it right now).
     if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;
     if (auto m = read_manifest(dir)) {
-      remove_placeholder_files(m->paths, m->written - 1, m->written + kPlaceholderWindowSeconds);
+      // Some are still relied on by a live session: the directory stays for a later sweep.
+      if (remove_placeholder_files(base, m->paths, m->written - 1,
+                                   m->written + kPlaceholderWindowSeconds) != 0) {
+        continue;
+      }
     }
     if (remove_tree(dir).ok()) ++removed;
   }
@@ -158,22 +195,14 @@ Result<void> remove_tree(const std::string& path) {
 Result<SessionDir> SessionDir::create() {
   const std::string base = session_base();
   if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
-  // Shared from here, before this session's scan, to its end: see the header.
-  UniqueFd sessions(::open((base + "/" + kSessionsLockName).c_str(),
-                           O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!sessions) return system_error("cannot open " + base + "/" + kSessionsLockName);
   // Before this session's scan: a killed session's placeholders would otherwise read as
-  // the user's own (empty) protected files. While other sessions run they may rely on
-  // those files, so the sweep waits for a start with no company.
-  if (::flock(sessions.get(), LOCK_EX | LOCK_NB) == 0) sweep_stale_sessions(base);
-  if (::flock(sessions.get(), LOCK_SH) != 0)
-    return system_error("cannot lock " + base + "/" + kSessionsLockName);
+  // the user's own (empty) protected files.
+  sweep_stale_sessions(base);
   std::string templ = base + "/XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr)
     return system_error("cannot create a session dir in " + base);
   SessionDir s;
   s.base_ = base;
-  s.sessions_ = std::move(sessions);
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
@@ -190,7 +219,6 @@ Result<SessionDir> SessionDir::create() {
 }
 
 Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) {
-  placeholders_ = !paths.empty();
   std::string text;
   for (const auto& p : paths) {
     text += p;
@@ -202,16 +230,25 @@ Result<void> SessionDir::record_placeholders(const std::vector<std::string>& pat
   return write_all(fd.get(), text, file);
 }
 
-bool SessionDir::finish_alone() {
-  if (::flock(sessions_.get(), LOCK_EX | LOCK_NB) != 0) {
-    // Ending: this session relies on nothing any more (the conversion may already have
-    // dropped the shared lock, flock(2) says; this makes it certain).
-    ::flock(sessions_.get(), LOCK_UN);
-    leave_for_sweep_ = placeholders_;
-    return false;
+Result<void> SessionDir::hold_roots(const std::vector<std::string>& roots) {
+  for (const auto& root : roots) {
+    UniqueFd fd = open_root_lock(base_, root);
+    // Blocking: a remover holds it exclusively only while it unlinks.
+    if (!fd || ::flock(fd.get(), LOCK_SH) != 0) {
+      return system_error("cannot lock the writable root " + root + " in " + base_);
+    }
+    roots_.push_back(std::move(fd));
   }
+  return {};
+}
+
+void SessionDir::finish(const std::vector<std::string>& placeholders) {
+  roots_.clear();  // this session relies on nothing any more
+  // Made moments ago by bwrap (or just before the spawn): no time window to check.
+  leave_for_sweep_ = remove_placeholder_files(base_, placeholders, 0, LONG_MAX) != 0;
+  // And what sessions that ended while this one ran had to leave (this one's own
+  // directory is still locked, so the sweep passes it by).
   sweep_stale_sessions(base_);
-  return true;
 }
 
 SessionDir::SessionDir(SessionDir&& o) noexcept
@@ -220,8 +257,7 @@ SessionDir::SessionDir(SessionDir&& o) noexcept
       tmp_(std::move(o.tmp_)),
       id_(std::move(o.id_)),
       lock_(std::move(o.lock_)),
-      sessions_(std::move(o.sessions_)),
-      placeholders_(o.placeholders_),
+      roots_(std::move(o.roots_)),
       leave_for_sweep_(o.leave_for_sweep_) {}
 
 SessionDir::~SessionDir() {

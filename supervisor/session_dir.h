@@ -10,14 +10,18 @@
 // in <session>/placeholders) are removed from the workspace if they are still the empty
 // files bwrap made, then the directory goes.
 //
-// Placeholders are removed only by a session that is alone. Another session started
+// A placeholder is removed only while no live session may rely on it. A session started
 // while a placeholder existed took it for the user's own (empty) file and capped it with
 // a read-only bind; unlinking that name would detach the bind in its namespace too (the
 // kernel does so for a mount point of another namespace), and its command could then
-// write the protected name for real. So every session holds <base>/sessions.lock shared
-// from before its scan to its end, and removing placeholders (a sweep, or a session's
-// own at its end) needs it exclusively: a session that ends while others run leaves its
-// placeholders listed in its directory, and the last one to end removes them all.
+// write the protected name for real. So every session holds, shared, a lock per writable
+// root (<base>/roots/<hash of the path>) from before its scan to its end, and removing a
+// placeholder (at a session's end, or in a sweep) takes the locks of the placeholder's
+// directory and of each of its ancestors exclusively: a session whose root contains it
+// holds one of them. What cannot be removed yet stays listed in the session's directory
+// for a later sweep. The lock files stay (one per path ever used as a root or as a
+// placeholder's ancestor): removing one while another process opens it would break the
+// exclusion.
 #pragma once
 
 #include <string>
@@ -45,31 +49,34 @@ class SessionDir {
   // later session can remove them if this one is killed before it does.
   Result<void> record_placeholders(const std::vector<std::string>& paths);
 
-  // At the end of the session, after the sandbox is gone: true when no other session is
-  // running, and then this one may remove its placeholders (the sessions that ended
-  // before it, while it ran, had left theirs: they are removed here). False: they stay,
-  // listed in this directory, which outlives this object for a later sweep.
-  bool finish_alone();
+  // Holds, shared, the lock of each writable root until this object goes: call it after
+  // the policy is loaded and before the scan (PlanRequest::before_scan).
+  Result<void> hold_roots(const std::vector<std::string>& roots);
+
+  // At the end of the session, after the sandbox is gone: releases this session's roots
+  // and removes its placeholders that no other live session may rely on. The others
+  // stay, listed in this directory, which then outlives this object for a later sweep.
+  void finish(const std::vector<std::string>& placeholders);
 
  private:
   SessionDir() = default;
   std::string base_, path_, tmp_, id_;
   UniqueFd lock_;                 // flock'ed while the session lives
-  UniqueFd sessions_;             // <base>/sessions.lock, shared while the session lives
-  bool placeholders_ = false;     // a non-empty placeholder list was recorded
-  bool leave_for_sweep_ = false;  // finish_alone() found company
+  std::vector<UniqueFd> roots_;   // the writable roots' locks, shared
+  bool leave_for_sweep_ = false;  // finish() left placeholders behind
 };
 
 // Removes the stale sessions under `base` (see above); what it could not remove is left
 // for the next sweep. Returns how many stale sessions it removed.
 std::size_t sweep_stale_sessions(const std::string& base);
 
-// Removes each path that is still an empty regular file whose status last changed no
-// earlier than `not_before` and no later than `not_after` (seconds since the epoch):
-// bwrap's placeholder, untouched since. Anything else (a file the user has since written,
-// or touched) stays.
-void remove_placeholder_files(const std::vector<std::string>& paths, long not_before,
-                              long not_after);
+// Removes each path that is still a placeholder as it was made (sandbox_plan.h), whose
+// status last changed no earlier than `not_before` and no later than `not_after`
+// (seconds since the epoch), and that no live session under `base` may rely on (see
+// above). Anything else (a file the user has since written, or touched) stays. Returns
+// how many untouched placeholders had to stay because a session may rely on them.
+std::size_t remove_placeholder_files(const std::string& base, const std::vector<std::string>& paths,
+                                     long not_before, long not_after);
 
 // Removes a tree without following symlinks or crossing mount points.
 Result<void> remove_tree(const std::string& path);

@@ -103,7 +103,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
 
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
   if (!cwd) return std::move(cwd).error();
-  PlanRequest req{request.settings, request.allow_writable_settings, session->tmp(), *cwd};
+  PlanRequest req;
+  req.settings_path = request.settings;
+  req.allow_writable_settings = request.allow_writable_settings;
+  req.session_tmp = session->tmp();
+  req.cwd = *cwd;
+  req.before_scan = [&](const std::vector<std::string>& roots) {
+    return session->hold_roots(roots);
+  };
   auto prepared = prepare_sandbox(req);
   if (!prepared) return std::move(prepared).error();
   for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
@@ -212,7 +219,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // Should this process be killed, the next session removes them (session_dir.h).
   if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
   if (auto r = create_content_placeholders(placeholders); !r) {
-    remove_placeholders(placeholders);  // those written before the failure
+    session->finish(placeholders);  // those written before the failure
     return std::move(r).error();
   }
   LaunchIo io;
@@ -290,8 +297,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
-  // Only when no other session runs: one may have capped these files as existing ones.
-  if (session->finish_alone()) remove_placeholders(placeholders);
+  // Only those no other session may have capped as existing files (session_dir.h).
+  session->finish(placeholders);
   if (!launched) return std::move(launched).error();
   outcome.exit_code = launched->exit_code;
 
