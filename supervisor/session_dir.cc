@@ -262,8 +262,8 @@ SessionDir::SessionDir(SessionDir&& o) noexcept
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;
-  // The command's temp files go now; the lock and the placeholder list stay until a
-  // session that is alone sweeps them (the lock is released when lock_ closes).
+  // The command's temp files go now; the lock and the placeholder list stay until a sweep
+  // finds no live session relying on them (the lock is released when lock_ closes).
   const std::string& doomed = leave_for_sweep_ ? tmp_ : path_;
   if (auto r = remove_tree(doomed); !r) {
     std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());

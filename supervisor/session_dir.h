@@ -7,8 +7,8 @@
 // A live session holds an flock on <session>/lock for as long as it runs. A vigil that was
 // killed (SIGKILL, OOM) cannot clean up after itself, so every new session first sweeps
 // <base>: a session directory whose lock nobody holds is stale; its placeholders (listed
-// in <session>/placeholders) are removed from the workspace if they are still the empty
-// files bwrap made, then the directory goes.
+// in <session>/placeholders) are removed from the workspace if they are still as bwrap
+// (or vigil) made them, then the directory goes.
 //
 // A placeholder is removed only while no live session may rely on it. A session started
 // while a placeholder existed took it for the user's own (empty) file and capped it with
