@@ -21,6 +21,13 @@ BwrapArg mount_for(const PlanOp& op) {
       // file, even for a directory name: mkdir over it fails with EEXIST all the same, and
       // removing a directory that was a mount point waits for the sandbox's mount namespace
       // to be torn down (about 8 ms each, measured), an unlink does not.
+      if (!placeholder_content(op.path).empty()) {
+        // The supervisor writes it just before the spawn (supervisor/sandbox_plan.h).
+        return {{"--ro-bind", op.path, op.path},
+                rule +
+                    " (placeholder: does not exist yet; vigil writes \".\", the repository "
+                    "itself)"};
+      }
       return {{"--ro-bind", "/dev/null", op.path}, rule + " (placeholder: does not exist yet)"};
   }
   return {{}, "unreachable"};

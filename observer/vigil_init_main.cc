@@ -1,12 +1,15 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
 //   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
-//              [--program-fd N] -- CMD ARGS...
-// It takes the seccomp program (from the supervisor over --program-fd, or compiled here),
-// makes itself non-dumpable, forks the worker (which installs the program and execs CMD)
-// and supervises it (observer/pid1.h).
+//              [--program-fd N] [--mounts-fd N] -- CMD ARGS...
+// It checks the mount table against the writable mounts the supervisor planned
+// (--mounts-fd: supervisor/core/expected_mounts.h), takes the seccomp program (from the supervisor
+// over --program-fd, or compiled here), makes itself non-dumpable, forks the worker (which installs
+// the program and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,15 +21,46 @@
 #include "filters/filter_specs.h"
 #include "filters/kernel_seccomp.h"
 #include "filters/sandbox_program.h"
+#include "observer/mount_table.h"
 #include "observer/pid1.h"
 #include "observer/worker.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/unique_fd.h"
+
+namespace {
+
+// Reads the supervisor's list (a memfd) and compares the mount table with it.
+vigil::Result<void> check_mounts(int fd) {
+  vigil::UniqueFd from(fd);
+  std::string wire;
+  char buf[8192];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(from.get(), buf, sizeof buf, at);
+    if (n < 0) return vigil::system_error("reading the planned mounts");
+    if (n == 0) break;
+    wire.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+  auto expected = vigil::decode_expected_mounts(wire);
+  if (!expected) return std::move(expected).error();
+  auto table = vigil::init::load_mount_table();
+  if (!table) return std::move(table).error();
+  return vigil::init::check_writable_mounts(*table, *expected, [](const std::string& path) {
+    struct stat st {};
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> id;
+    if (::lstat(path.c_str(), &st) == 0) id.emplace(st.st_dev, st.st_ino);
+    return id;
+  });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
   int events_fd = -1;
   int program_fd = -1;
+  int mounts_fd = -1;
   vigil::init::ObserverOptions observer_options;
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
@@ -42,6 +76,11 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--program-fd") == 0 && cmd + 1 < argc) {
       program_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--mounts-fd") == 0 && cmd + 1 < argc) {
+      mounts_fd = std::atoi(argv[cmd + 1]);
       cmd += 2;
       continue;
     }
@@ -61,7 +100,8 @@ int main(int argc, char** argv) {
   }
   if (cmd >= argc - 1) {
     std::fprintf(stderr,
-                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] -- "
+                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] "
+                 "[--mounts-fd N] -- "
                  "CMD ARGS...\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
@@ -73,8 +113,20 @@ int main(int argc, char** argv) {
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
-  const int kept[] = {events_fd, program_fd};
+  if (mounts_fd != -1 && (mounts_fd < 3 || mounts_fd == events_fd || mounts_fd == program_fd)) {
+    std::fprintf(stderr, "vigil-init: --mounts-fd must be a descriptor of its own, above 2\n");
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const int kept[] = {events_fd, program_fd, mounts_fd};
   vigil::close_fds_from_except(3, kept);
+  // Before anything else runs: a sandbox whose writable mounts are not the planned ones
+  // (a path swapped for a symlink while bwrap mounted it) never runs the command.
+  if (mounts_fd >= 0) {
+    if (auto r = check_mounts(mounts_fd); !r) {
+      std::fprintf(stderr, "vigil: refusing to run the command: %s\n", r.error().message.c_str());
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+  }
   if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
   ::signal(SIGPIPE, SIG_IGN);

@@ -38,8 +38,11 @@ constexpr const char* kExplainTmp = "/tmp/vigil-session/tmp";
 // The plan `vigil run` would build for these settings (warnings printed), for both the
 // bwrap and the Seatbelt rendering.
 Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
-  auto prepared =
-      prepare_sandbox(PlanRequest{args.settings, args.allow_writable_settings, kExplainTmp, {}});
+  PlanRequest req;
+  req.settings_path = args.settings;
+  req.allow_writable_settings = args.allow_writable_settings;
+  req.session_tmp = kExplainTmp;
+  auto prepared = prepare_sandbox(req);
   if (prepared) {
     for (const auto& w : prepared->warnings)
       std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());

@@ -343,7 +343,10 @@ int cmd_run_macos(const RunArgs& args) {
   }
   auto session = SessionDir::create();
   if (!session) return report(session.error());
-  PlanRequest req{args.settings, args.allow_writable_settings, session->tmp(), {}};
+  PlanRequest req;
+  req.settings_path = args.settings;
+  req.allow_writable_settings = args.allow_writable_settings;
+  req.session_tmp = session->tmp();
   auto prepared = prepare_sandbox(req);
   if (!prepared) return report(prepared.error());
   for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());

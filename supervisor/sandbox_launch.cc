@@ -50,20 +50,6 @@ class SignalBlock {
   sigset_t old_;
 };
 
-Result<UniqueFd> sealed_memfd(const std::string& data) {
-  UniqueFd fd(::memfd_create("vigil-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd) return system_error("memfd_create");
-  if (auto w = write_all(fd.get(), data, "the bwrap argv"); !w) return std::move(w).error();
-  // Sealed so nothing (not even a process sharing the fd) can change the argv after we
-  // built it.
-  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
-      0) {
-    return system_error("sealing the bwrap argv");
-  }
-  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek");
-  return fd;
-}
-
 int status_to_exit(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return exit_code_for_signal(WTERMSIG(status));
@@ -258,6 +244,18 @@ Result<ProgramPipe> make_program_pipe() {
   return ProgramPipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+Result<UniqueFd> sealed_memfd(const std::string& data, const char* what) {
+  UniqueFd fd(::memfd_create(what, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return system_error("memfd_create");
+  if (auto w = write_all(fd.get(), data, what); !w) return std::move(w).error();
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
+      0) {
+    return system_error(std::string("sealing ") + what);
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek");
+  return fd;
+}
+
 Result<StatusPipe> make_status_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
@@ -269,7 +267,7 @@ Result<StatusPipe> make_status_pipe() {
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
                                   StatusPipe status, LaunchIo& io) {
-  auto memfd = sealed_memfd(serialize_options_for_args_fd(args));
+  auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
   if (!memfd) return std::move(memfd).error();
   Pipes pipes;
   UniqueFd out_write, err_write;

@@ -37,6 +37,10 @@ struct ProgramPipe {
 };
 Result<ProgramPipe> make_program_pipe();
 
+// A memfd holding `data`, sealed (nothing, not even a process sharing the fd, can change
+// it after we wrote it) and positioned at 0; `what` names it in errors and in /proc.
+Result<UniqueFd> sealed_memfd(const std::string& data, const char* what);
+
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
 };

@@ -1,5 +1,6 @@
 #include "supervisor/sandbox_plan.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #endif
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/write_all.h"
 
 namespace vigil {
 namespace {
@@ -123,6 +126,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy.fs.allow_write.push_back(std::move(tmp));
   }
 #if !defined(__APPLE__)
+  if (req.before_scan) {
+    std::vector<std::string> roots;
+    for (const auto& root : out.policy.fs.allow_write) {
+      if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
+    }
+    if (auto r = req.before_scan(roots); !r) return r.error();
+  }
   // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
   // depth, whatever exists now (seatbelt/profile_builder.h).
   for (const auto& root : out.policy.fs.allow_write) {
@@ -161,15 +171,25 @@ std::vector<std::string> placeholder_paths(const Plan& plan) {
   return out;
 }
 
-void remove_placeholders(const std::vector<std::string>& paths) {
+Result<void> create_content_placeholders(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) continue;
-    // Only what bwrap made: an empty file (placeholders are always files).
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
-      ::unlink(p.c_str());
-    }
+    const std::string_view content = placeholder_content(p);
+    if (content.empty()) continue;
+    UniqueFd fd(::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
+    if (!fd) return system_error("cannot create the placeholder " + p);
+    if (auto w = write_all(fd.get(), content, p); !w) return w;
   }
+  return {};
+}
+
+bool is_untouched_placeholder(const std::string& path, const struct stat& st) {
+  const std::string_view content = placeholder_content(path);
+  if (!S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) != content.size()) return false;
+  if (content.empty()) return true;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  char buf[16] = {};
+  return fd && ::read(fd.get(), buf, sizeof buf) == static_cast<ssize_t>(content.size()) &&
+         std::string_view(buf, content.size()) == content;
 }
 
 }  // namespace vigil

@@ -3,6 +3,9 @@
 // `vigil run` and `vigil explain` use.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +23,9 @@ struct PlanRequest {
   // The workspace: what relative settings paths and a relative settings file are
   // resolved against, and the default writable root. Empty: this process's cwd.
   std::string cwd;
+  // Called with the writable roots (resolved) once the policy is loaded, before the scan
+  // reads anything under them: `vigil run` holds their locks there (session_dir.h).
+  std::function<Result<void>(const std::vector<std::string>& roots)> before_scan;
 };
 
 struct PreparedSandbox {
@@ -35,8 +41,15 @@ Result<std::string> current_dir();
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req);
 
 // Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
-// to be removed after the session if they are still empty.
+// to be removed after the session if they are still as made.
 std::vector<std::string> placeholder_paths(const Plan& plan);
-void remove_placeholders(const std::vector<std::string>& paths);
+// Writes the placeholders that hold something (placeholder_content()), just before bwrap
+// binds them: O_EXCL, so a name that appeared since the scan is an error, never capped
+// as it is.
+Result<void> create_content_placeholders(const std::vector<std::string>& paths);
+// True when `path` (lstat'ed as `st`) is still the placeholder as it was made: a regular
+// file holding exactly placeholder_content(path).
+// (SessionDir removes them: session_dir.h.)
+bool is_untouched_placeholder(const std::string& path, const struct stat& st);
 
 }  // namespace vigil

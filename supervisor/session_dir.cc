@@ -7,12 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <utility>
 
+#include "supervisor/core/sha256.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/sandbox_plan.h"
 
 namespace vigil {
 namespace {
@@ -61,6 +64,7 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
 
 constexpr const char* kLockName = "lock";
 constexpr const char* kPlaceholdersName = "placeholders";
+constexpr const char* kRootLocksName = "roots";
 // A manifest larger than this was not written by us: it is ignored.
 constexpr std::size_t kMaxManifestBytes = 1 << 20;
 // bwrap makes the placeholders within moments of the manifest being written; a file whose
@@ -102,17 +106,48 @@ std::optional<Manifest> read_manifest(const std::string& dir) {
   return m;
 }
 
+// The lock of a path used as a writable root (see the header), created on first use.
+UniqueFd open_root_lock(const std::string& base, std::string_view path) {
+  const std::string dir = base + "/" + kRootLocksName;
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return UniqueFd();
+  const std::string file = dir + "/" + sha256_hex(path).substr(0, 32);
+  return UniqueFd(::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+}
+
+// The locks of `dir` and of each of its ancestors, held exclusively; nullopt when a live
+// session holds one (its root contains `dir`) or a lock cannot be had at all.
+std::optional<std::vector<UniqueFd>> lock_dir_and_ancestors(const std::string& base,
+                                                            std::string_view dir) {
+  std::vector<UniqueFd> held;
+  for (;;) {
+    UniqueFd fd = open_root_lock(base, dir.empty() ? "/" : dir);
+    if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
+    held.push_back(std::move(fd));
+    if (dir.empty() || dir == "/") break;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  return held;
+}
+
 }  // namespace
 
-void remove_placeholder_files(const std::vector<std::string>& paths, long not_before,
-                              long not_after) {
+std::size_t remove_placeholder_files(const std::string& base, const std::vector<std::string>& paths,
+                                     long not_before, long not_after) {
+  std::size_t kept = 0;
   for (const auto& p : paths) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) continue;
-    if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
+    if (!is_untouched_placeholder(p, st)) continue;
     if (st.st_ctime < not_before || st.st_ctime > not_after) continue;
+    // Held while unlinking: no session can start its scan of this name meanwhile.
+    const auto held = lock_dir_and_ancestors(base, std::string_view(p).substr(0, p.rfind('/')));
+    if (!held) {
+      ++kept;
+      continue;
+    }
     ::unlink(p.c_str());
   }
+  return kept;
 }
 
 std::size_t sweep_stale_sessions(const std::string& base) {
@@ -136,7 +171,11 @@ std::size_t sweep_stale_sessions(const std::string& base) {
     // Held: the session is alive (or another vigil is sweeping it right now).
     if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;
     if (auto m = read_manifest(dir)) {
-      remove_placeholder_files(m->paths, m->written - 1, m->written + kPlaceholderWindowSeconds);
+      // Some are still relied on by a live session: the directory stays for a later sweep.
+      if (remove_placeholder_files(base, m->paths, m->written - 1,
+                                   m->written + kPlaceholderWindowSeconds) != 0) {
+        continue;
+      }
     }
     if (remove_tree(dir).ok()) ++removed;
   }
@@ -163,6 +202,7 @@ Result<SessionDir> SessionDir::create() {
   if (::mkdtemp(templ.data()) == nullptr)
     return system_error("cannot create a session dir in " + base);
   SessionDir s;
+  s.base_ = base;
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
@@ -178,7 +218,7 @@ Result<SessionDir> SessionDir::create() {
   return s;
 }
 
-Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) const {
+Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) {
   std::string text;
   for (const auto& p : paths) {
     text += p;
@@ -190,15 +230,42 @@ Result<void> SessionDir::record_placeholders(const std::vector<std::string>& pat
   return write_all(fd.get(), text, file);
 }
 
+Result<void> SessionDir::hold_roots(const std::vector<std::string>& roots) {
+  for (const auto& root : roots) {
+    UniqueFd fd = open_root_lock(base_, root);
+    // Blocking: a remover holds it exclusively only while it unlinks.
+    if (!fd || ::flock(fd.get(), LOCK_SH) != 0) {
+      return system_error("cannot lock the writable root " + root + " in " + base_);
+    }
+    roots_.push_back(std::move(fd));
+  }
+  return {};
+}
+
+void SessionDir::finish(const std::vector<std::string>& placeholders) {
+  roots_.clear();  // this session relies on nothing any more
+  // Made moments ago by bwrap (or just before the spawn): no time window to check.
+  leave_for_sweep_ = remove_placeholder_files(base_, placeholders, 0, LONG_MAX) != 0;
+  // And what sessions that ended while this one ran had to leave (this one's own
+  // directory is still locked, so the sweep passes it by).
+  sweep_stale_sessions(base_);
+}
+
 SessionDir::SessionDir(SessionDir&& o) noexcept
-    : path_(std::exchange(o.path_, {})),
+    : base_(std::move(o.base_)),
+      path_(std::exchange(o.path_, {})),
       tmp_(std::move(o.tmp_)),
       id_(std::move(o.id_)),
-      lock_(std::move(o.lock_)) {}
+      lock_(std::move(o.lock_)),
+      roots_(std::move(o.roots_)),
+      leave_for_sweep_(o.leave_for_sweep_) {}
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;
-  if (auto r = remove_tree(path_); !r) {
+  // The command's temp files go now; the lock and the placeholder list stay until a sweep
+  // finds no live session relying on them (the lock is released when lock_ closes).
+  const std::string& doomed = leave_for_sweep_ ? tmp_ : path_;
+  if (auto r = remove_tree(doomed); !r) {
     std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
   }
 }

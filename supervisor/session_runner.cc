@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
+#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
@@ -79,6 +81,20 @@ bool write_all_to(int fd, std::string_view bytes) {
   return ok;
 }
 
+// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
+// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
+// a symlink already is recorded as the link, which no mount can match.
+Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
+  std::vector<ExpectedMount> expected;
+  for (const auto& op : plan.ops) {
+    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
+    struct stat st {};
+    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
+    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
+  }
+  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
+}
+
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
@@ -87,7 +103,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
 
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
   if (!cwd) return std::move(cwd).error();
-  PlanRequest req{request.settings, request.allow_writable_settings, session->tmp(), *cwd};
+  PlanRequest req;
+  req.settings_path = request.settings;
+  req.allow_writable_settings = request.allow_writable_settings;
+  req.session_tmp = session->tmp();
+  req.cwd = *cwd;
+  req.before_scan = [&](const std::vector<std::string>& roots) {
+    return session->hold_roots(roots);
+  };
   auto prepared = prepare_sandbox(req);
   if (!prepared) return std::move(prepared).error();
   for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
@@ -180,8 +203,11 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   in.init = *init;
   auto program_pipe = make_program_pipe();
   if (!program_pipe) return std::move(program_pipe).error();
+  auto mounts = expected_mounts_fd(prepared->plan);
+  if (!mounts) return std::move(mounts).error();
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
+                  "--mounts-fd",    std::to_string(mounts->get()),
                   "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
@@ -192,9 +218,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   const auto placeholders = placeholder_paths(prepared->plan);
   // Should this process be killed, the next session removes them (session_dir.h).
   if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
+  if (auto r = create_content_placeholders(placeholders); !r) {
+    session->finish(placeholders);  // those written before the failure
+    return std::move(r).error();
+  }
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
+  io.pass_fds.push_back(mounts->get());
   // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
   // The program goes last: its arrival starts the command (filters/sandbox_program.h).
   io.after_spawn = [&]() -> Result<void> {
@@ -266,7 +297,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   };
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
-  remove_placeholders(placeholders);
+  // Only those no other session may have capped as existing files (session_dir.h).
+  session->finish(placeholders);
   if (!launched) return std::move(launched).error();
   outcome.exit_code = launched->exit_code;
 

@@ -21,6 +21,9 @@ constexpr std::array kDenies = {
     MandatoryDeny{".claude/commands", DenyShape::kDir, "the agent runs these commands later"},
     MandatoryDeny{".claude/agents", DenyShape::kDir, "the agent loads these definitions later"},
     MandatoryDeny{".git/hooks", DenyShape::kDir, "git executes hooks on commit and checkout"},
+    // Not lifted by allowGitConfig: it would hand over the hooks as well.
+    MandatoryDeny{".git/commondir", DenyShape::kFile,
+                  "git takes the repository's config and hooks from the directory it names"},
     MandatoryDeny{".git/config", DenyShape::kFile,
                   "git runs commands named in it (core.fsmonitor, ...)", true},
 };
@@ -42,6 +45,12 @@ const MandatoryDeny* mandatory_deny_named(std::string_view relpath) {
     if (d.relpath == relpath) return &d;
   }
   return nullptr;
+}
+
+std::string_view placeholder_content(std::string_view path) {
+  constexpr std::string_view kCommondir = "/.git/commondir";
+  if (path.ends_with(kCommondir)) return ".\n";
+  return {};
 }
 
 const MandatoryDeny* mandatory_deny_within(std::string_view rel, bool allow_git_config) {

@@ -28,6 +28,12 @@ bool is_mandatory_deny_head(std::string_view name);
 // The entry whose relpath is exactly `relpath`; nullptr when none.
 const MandatoryDeny* mandatory_deny_named(std::string_view relpath);
 
+// What the placeholder for the missing protected name at `path` holds: nothing (bwrap's
+// /dev/null bind) for all but .git/commondir. git dies on an empty commondir ("failed to
+// read"), inside the sandbox and on the host while the session runs, so vigil writes
+// ".", the repository itself, which git reads as no redirection at all.
+std::string_view placeholder_content(std::string_view path);
+
 // The entry that `rel`, a path relative to the writable root it lies in ("a/b/.vscode/x"),
 // is or lies under, at any depth: a run of its components equal to an entry's relpath (a
 // kDir entry covers itself and everything below it, a kFile entry only itself). With

@@ -19,13 +19,14 @@
 namespace vigil::test {
 namespace {
 
+// The session directories in `dir` (roots/, the writable roots' locks, is not one).
 std::vector<std::string> entries(const std::string& dir) {
   std::vector<std::string> out;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return out;
   while (dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
+    if (n != "." && n != ".." && n != "roots") out.push_back(n);
   }
   ::closedir(d);
   return out;

@@ -286,7 +286,8 @@ TEST(MandatoryScan, SymlinkedGitDirIsItselfTheHitForEachOfItsRules) {
   // Same path for both rules: ordered by list position (.git/hooks comes first).
   EXPECT_EQ(
       describe(result, tree.root()),
-      (std::vector<std::string>{"w/.git .git/hooks symlink 2", "w/.git .git/config symlink 2"}));
+      (std::vector<std::string>{"w/.git .git/hooks symlink 2", "w/.git .git/commondir symlink 2",
+                                "w/.git .git/config symlink 2"}));
   EXPECT_TRUE(result.git_files.empty());
 }
 

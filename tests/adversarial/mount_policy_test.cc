@@ -1,0 +1,134 @@
+// Hostile commands against the mount policy itself, through a real `vigil run`: each
+// asserts what the command could do inside AND the state of the host file afterwards.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+// Polls for a host path, up to `seconds`.
+bool wait_for(const std::string& path, int seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Two sessions in one workspace. The first has no .bashrc, so its bwrap makes an empty
+// placeholder file there; the second, started meanwhile, finds that file and caps it
+// with a read-only bind like any existing .bashrc. When the first ends and unlinks its
+// placeholder, the kernel detaches every mount on that name in other namespaces too:
+// the second session's protection would vanish, and its command could write a .bashrc
+// that stays on the host.
+TEST(MountPolicy, OverlappingSessionsKeepEachOthersPlaceholders) {
+  TempDir ws;
+  const std::string wait_b = "while [ ! -e b-up ]; do sleep 0.02; done";
+  Outcome a;
+  std::thread first([&] { a = run_vigil({"run", "-c", wait_b}, ws.path(), 60); });
+  ASSERT_TRUE(wait_for(ws / ".bashrc", 30)) << "the first session made no placeholder";
+  Outcome b;
+  std::thread second([&] {
+    b = run_vigil({"run", "-c",
+                   "touch b-up; while [ ! -e a-done ]; do sleep 0.02; done; "
+                   "if echo 'echo pwned' >> .bashrc; then echo wrote; else echo refused; fi"},
+                  ws.path(), 60);
+  });
+  first.join();
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  write_file(ws / "a-done", "");
+  second.join();
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out, "refused\n") << b.err;
+  // Nothing the second session wrote reached the host's .bashrc, and the last session to
+  // end cleared the placeholders of both.
+  EXPECT_FALSE(exists(ws / ".bashrc")) << "left on the host: '" << read_file(ws / ".bashrc") << "'";
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, "escaped-", 8) == 0) out.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+// A command of another session sharing the workspace (here: the test, which has the
+// same access to it) swaps a directory this session pins for a relative symlink to a
+// directory outside, over and over, while sessions start. bwrap resolves the pin's
+// source and destination when it mounts: without a check, the writable bind follows the
+// link and the command writes outside every writable root. The link's target holds the
+// same protected name the scan saw, so the rest of bwrap's mounts succeed.
+TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
+  TempDir ws, outside;
+  write_file(outside / ".bashrc", "");
+  make_dirs(ws / "p");
+  write_file(ws / "p/.bashrc", "");
+  // ws and outside are siblings under /tmp: "../<outside>" from inside ws.
+  const std::string rel = "../" + outside.path().substr(outside.path().rfind('/') + 1);
+  ASSERT_EQ(::symlink(rel.c_str(), (ws / "plink").c_str()), 0) << std::strerror(errno);
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const std::string a = ws / "p", b = ws / "plink";
+    while (!stop.load(std::memory_order_relaxed)) {
+      ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+    }
+  });
+  int ran = 0, refused = 0;
+  for (int i = 0; i < 30; ++i) {
+    const auto o =
+        run_vigil({"run", "-c",
+                   "touch '" + (outside / "escaped-") + std::to_string(i) + "' 2>/dev/null; true"},
+                  ws.path(), 60);
+    (o.exit_code == 0 ? ran : refused)++;
+  }
+  stop = true;
+  swapper.join();
+  std::fprintf(stderr, "note: %d launches ran the command, %d were refused or failed\n", ran,
+               refused);
+  EXPECT_TRUE(names_in(outside.path()).empty())
+      << names_in(outside.path()).size() << " launches wrote outside the writable roots";
+}
+
+// .git/config and .git/hooks are protected, but git takes both from the directory that
+// .git/commondir names, when that file exists: a command that writes it (pointing at a
+// config with core.fsmonitor, or at hooks of its own) runs code in the user's next git
+// command outside the sandbox. vigil caps the name with a file that names the repository
+// itself ("."), which git reads as no redirection at all, inside and outside.
+TEST(MountPolicy, GitCommondirCannotRedirectConfigAndHooks) {
+  TempDir ws;
+  auto init = run_vigil({"run", "--sandbox", "off", "--", "git", "init", "-q", "."}, ws.path());
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  make_dirs(ws / "evil/hooks");
+  write_file(ws / "evil/config", "[core]\n\tfsmonitor = \"touch pwned; false\"\n");
+  auto o = run_vigil({"run", "-c",
+                      "if echo ../evil > .git/commondir; then echo wrote; else echo refused; fi; "
+                      "git status --porcelain >/dev/null && echo git-ok"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "refused\ngit-ok\n") << o.err;
+  // Nothing is left in the repository, and git on the host runs nothing of the command's.
+  EXPECT_FALSE(exists(ws / ".git/commondir")) << read_file(ws / ".git/commondir");
+  auto status =
+      run_vigil({"run", "--sandbox", "off", "--", "git", "status", "--porcelain"}, ws.path());
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_FALSE(exists(ws / "pwned"));
+}
+
+}  // namespace
+}  // namespace vigil::test
