@@ -330,10 +330,13 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
   if (io.after_spawn) {
     if (auto r = io.after_spawn(); !r) {
-      // vigil-init is still waiting for its go: nothing of the command has run. bwrap's
-      // --die-with-parent does not cover this (we live on), so it is killed, which takes
-      // the sandbox (PR_SET_PDEATHSIG) with it.
-      ::kill(pid, SIGKILL);
+      // vigil-init is still waiting for its go, and the caller closed the program pipe
+      // unwritten: vigil-init refuses to start the command and exits, and bwrap with it.
+      // We wait for that rather than kill bwrap: killed before it has released its
+      // sandbox child (an eventfd write), bwrap leaves that child blocked forever on the
+      // eventfd, and no die-with-parent reaches it yet. What the sandbox prints on the way
+      // out stays in the pipes (a line or two: they hold it) and is not shown; the error
+      // returned is the cause.
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }

@@ -69,8 +69,9 @@ struct LaunchIo {
   std::vector<int> pass_fds;
   // Runs once bwrap has started, while it builds the sandbox, before the wait: the
   // session's set-up that the argv does not depend on (the log, the proxy, the seccomp
-  // program, whose arrival lets vigil-init start the command). An error kills bwrap, and
-  // with it the sandbox, before the command could run, and is returned.
+  // program, whose arrival lets vigil-init start the command). On an error it must have
+  // closed the program pipe unwritten: vigil-init then never starts the command, the
+  // sandbox ends on its own, and once bwrap has exited the error is returned.
   std::function<Result<void>()> after_spawn;
 };
 

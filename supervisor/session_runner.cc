@@ -229,6 +229,15 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
   // The program goes last: its arrival starts the command (filters/sandbox_program.h).
   io.after_spawn = [&]() -> Result<void> {
+    // Both ends closed on every way out: written, the program is vigil-init's go; closed
+    // unwritten (any error below), vigil-init refuses to start the command.
+    struct ClosePipe {
+      ProgramPipe& pipe;
+      ~ClosePipe() {
+        pipe.write.reset();
+        pipe.read.reset();
+      }
+    } close_pipe{*program_pipe};
     auto program = sandbox_program(/*observe=*/true);
     if (!program) return std::move(program).error();
     auto wire = encode_program(*program);
@@ -243,8 +252,6 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     // The pipe holds the whole program (far below its capacity): this never blocks.
     if (auto w = write_all(program_pipe->write.get(), *wire, "vigil-init's seccomp program"); !w)
       return std::move(w).error();
-    program_pipe->write.reset();
-    program_pipe->read.reset();
     return {};
   };
   // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a

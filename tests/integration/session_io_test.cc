@@ -226,6 +226,17 @@ TEST(RunLog, ALogThatCannotBeCreatedMeansTheCommandNeverRuns) {
     EXPECT_FALSE(exists(ws / "ran")) << "the command ran without its log";
     EXPECT_TRUE(pids_with_marker(marker).empty());
   }
+  // Again and again: nothing of the sandbox may outlive vigil, whenever in bwrap's set-up
+  // the failure lands (bwrap killed before it released its sandbox child left that child
+  // blocked for good).
+  for (int i = 0; i < 10; ++i) {
+    auto o = run_vigil({"run", "--log", "/nonexistent-vigil-dir/x.jsonl", "--", "sh", "-c",
+                        "touch ran; sleep 30 # " + marker},
+                       ws.path());
+    EXPECT_EQ(o.exit_code, 125) << o.err;
+    EXPECT_TRUE(pids_with_marker(marker).empty()) << "round " << i;
+  }
+  EXPECT_FALSE(exists(ws / "ran"));
   // An existing file is never taken over (O_EXCL), and never removed either.
   write_file(logs / "taken.jsonl", "someone else's\n");
   auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
