@@ -14,8 +14,10 @@ bool next_field(std::string_view* rest, std::string_view* field) {
   return true;
 }
 
+// Plain decimal as the encoder writes it: no sign, no leading zero (one spelling per
+// number, so a list has exactly one encoding).
 bool parse_u64(std::string_view s, std::uint64_t* out) {
-  if (s.empty()) return false;
+  if (s.empty() || (s.size() > 1 && s.front() == '0')) return false;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && end == s.data() + s.size();
 }

@@ -18,18 +18,12 @@
 #include "proxy/chunked.h"
 #include "proxy/host_canon.h"
 #include "proxy/http_head.h"
+#include "tests/fuzz/fuzz_property.h"
 
 namespace {
 
 using namespace vigil::proxy;
 using namespace vigil::proxy::http;
-
-// Names the property that broke (the line) before aborting, so a crash report says which.
-[[noreturn]] void fail_at(int line) {
-  std::fprintf(stderr, "property violated at %s:%d\n", __FILE__, line);
-  std::abort();
-}
-#define fail() fail_at(__LINE__)
 
 template <class Head>
 bool same_parse(const HeadParse<Head>& a, const HeadParse<Head>& b) {

@@ -10,16 +10,7 @@
 #include <string_view>
 
 #include "filters/program_wire.h"
-
-namespace {
-
-[[noreturn]] void fail_at(int line) {
-  std::fprintf(stderr, "property violated at %s:%d\n", __FILE__, line);
-  std::abort();
-}
-#define fail() fail_at(__LINE__)
-
-}  // namespace
+#include "tests/fuzz/fuzz_property.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -15,17 +15,11 @@
 #include <vector>
 
 #include "proxy/socks5.h"
+#include "tests/fuzz/fuzz_property.h"
 
 namespace {
 
 using namespace vigil::proxy::socks5;
-
-// Names the property that broke (the line) before aborting, so a crash report says which.
-[[noreturn]] void fail_at(int line) {
-  std::fprintf(stderr, "property violated at %s:%d\n", __FILE__, line);
-  std::abort();
-}
-#define fail() fail_at(__LINE__)
 
 std::vector<std::uint8_t> encode(const Request& r) {
   std::vector<std::uint8_t> out = {kVersion, kCmdConnect, 0x00};

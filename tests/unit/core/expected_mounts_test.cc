@@ -33,6 +33,8 @@ TEST(ExpectedMounts, RefusesMalformedInput) {
       "/w\0"s + "1x\0"s + "2\0"s,                    // trailing junk
       "/w\0"s + "\0"s + "2\0"s,                      // empty number
       "/w\0"s + "18446744073709551616\0"s + "2\0"s,  // overflows 64 bits
+      "/w\0"s + "01\0"s + "2\0"s,                    // a leading zero: a second spelling
+      "/w\0"s + "1\0"s + "+2\0"s,                    // a sign
   };
   for (const auto& b : bad) EXPECT_FALSE(decode_expected_mounts(b).ok()) << b.size();
 }
