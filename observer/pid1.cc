@@ -95,7 +95,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
   // the command's exec is the observer's first notification, and it waits for this.
   // bwrap finished every mount before it ran us, so the table is final.
   std::optional<std::vector<Mount>> mounts;
-  if (observer != nullptr) mounts = load_mounts();
+  if (observer != nullptr) mounts = observer->mounts ? *observer->mounts : load_mounts();
 
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event sev{};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "observer/bridge.h"
 #include "observer/notify_loop.h"
@@ -25,6 +26,9 @@ struct ObserverSetup {
   int listener_channel = -1;  // our end of the socketpair the worker sends the listener on
   int events_fd = -1;         // where event lines go
   ObserverOptions options;
+  // The mount table already read (vigil-init's check of the planned mounts); none: read
+  // after the fork. bwrap finished every mount before it ran us, so it is final either way.
+  const std::vector<Mount>* mounts = nullptr;
 };
 int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer);
 

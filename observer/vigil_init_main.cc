@@ -30,8 +30,9 @@
 
 namespace {
 
-// Reads the supervisor's list (a memfd) and compares the mount table with it.
-vigil::Result<void> check_mounts(int fd) {
+// Reads the supervisor's list (a memfd) and compares the mount table with it; the table,
+// when it passes (the observer judges writes by it).
+vigil::Result<std::vector<vigil::init::Mount>> check_mounts(int fd) {
   vigil::UniqueFd from(fd);
   std::string wire;
   char buf[8192];
@@ -46,12 +47,14 @@ vigil::Result<void> check_mounts(int fd) {
   if (!expected) return std::move(expected).error();
   auto table = vigil::init::load_mount_table();
   if (!table) return std::move(table).error();
-  return vigil::init::check_writable_mounts(*table, *expected, [](const std::string& path) {
+  auto checked = vigil::init::check_writable_mounts(*table, *expected, [](const std::string& path) {
     struct stat st {};
     std::optional<std::pair<std::uint64_t, std::uint64_t>> id;
     if (::lstat(path.c_str(), &st) == 0) id.emplace(st.st_dev, st.st_ino);
     return id;
   });
+  if (!checked) return std::move(checked).error();
+  return table;
 }
 
 }  // namespace
@@ -121,11 +124,14 @@ int main(int argc, char** argv) {
   vigil::close_fds_from_except(3, kept);
   // Before anything else runs: a sandbox whose writable mounts are not the planned ones
   // (a path swapped for a symlink while bwrap mounted it) never runs the command.
+  std::optional<std::vector<vigil::init::Mount>> mount_table;
   if (mounts_fd >= 0) {
-    if (auto r = check_mounts(mounts_fd); !r) {
+    auto r = check_mounts(mounts_fd);
+    if (!r) {
       std::fprintf(stderr, "vigil: refusing to run the command: %s\n", r.error().message.c_str());
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
+    mount_table = std::move(r).value();
   }
   if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
@@ -179,6 +185,7 @@ int main(int argc, char** argv) {
     observer.listener_channel = channel_ours.get();
     observer.events_fd = events_fd;
     observer.options = observer_options;
+    observer.mounts = mount_table ? &*mount_table : nullptr;
   } else {
     spec.filters = std::span<const sock_fprog>(&fprog, 1);
   }

@@ -218,7 +218,7 @@ Result<SessionDir> SessionDir::create() {
   return s;
 }
 
-Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) {
+Result<void> SessionDir::record_placeholders(const std::vector<std::string>& paths) const {
   std::string text;
   for (const auto& p : paths) {
     text += p;

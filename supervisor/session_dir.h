@@ -47,7 +47,7 @@ class SessionDir {
 
   // Records the placeholder files bwrap is about to create in the workspace, so that a
   // later session can remove them if this one is killed before it does.
-  Result<void> record_placeholders(const std::vector<std::string>& paths);
+  Result<void> record_placeholders(const std::vector<std::string>& paths) const;
 
   // Holds, shared, the lock of each writable root until this object goes: call it after
   // the policy is loaded and before the scan (PlanRequest::before_scan).

@@ -21,9 +21,13 @@ constexpr std::array kDenies = {
     MandatoryDeny{".claude/commands", DenyShape::kDir, "the agent runs these commands later"},
     MandatoryDeny{".claude/agents", DenyShape::kDir, "the agent loads these definitions later"},
     MandatoryDeny{".git/hooks", DenyShape::kDir, "git executes hooks on commit and checkout"},
-    // Not lifted by allowGitConfig: it would hand over the hooks as well.
+    // Not lifted by allowGitConfig: it would hand over the hooks as well. git dies on an
+    // empty commondir ("failed to read"), inside the sandbox and on the host while the
+    // session runs, so its placeholder holds ".", the repository itself, which git reads
+    // as no redirection at all.
     MandatoryDeny{".git/commondir", DenyShape::kFile,
-                  "git takes the repository's config and hooks from the directory it names"},
+                  "git takes the repository's config and hooks from the directory it names", false,
+                  ".\n"},
     MandatoryDeny{".git/config", DenyShape::kFile,
                   "git runs commands named in it (core.fsmonitor, ...)", true},
 };
@@ -48,8 +52,11 @@ const MandatoryDeny* mandatory_deny_named(std::string_view relpath) {
 }
 
 std::string_view placeholder_content(std::string_view path) {
-  constexpr std::string_view kCommondir = "/.git/commondir";
-  if (path.ends_with(kCommondir)) return ".\n";
+  for (const auto& d : kDenies) {
+    if (d.placeholder.empty() || !path.ends_with(d.relpath)) continue;
+    if (path.size() > d.relpath.size() && path[path.size() - d.relpath.size() - 1] == '/')
+      return d.placeholder;
+  }
   return {};
 }
 

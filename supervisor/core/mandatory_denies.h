@@ -16,6 +16,9 @@ struct MandatoryDeny {
   DenyShape shape;
   std::string_view why;
   bool git_config = false;  // lifted by filesystem.allowGitConfig
+  // What vigil writes into the placeholder for this name when it is missing at launch;
+  // empty: the placeholder is bwrap's /dev/null bind (see placeholder_content()).
+  std::string_view placeholder = {};
 };
 
 // All entries, in the order `vigil explain` prints them.
@@ -28,10 +31,8 @@ bool is_mandatory_deny_head(std::string_view name);
 // The entry whose relpath is exactly `relpath`; nullptr when none.
 const MandatoryDeny* mandatory_deny_named(std::string_view relpath);
 
-// What the placeholder for the missing protected name at `path` holds: nothing (bwrap's
-// /dev/null bind) for all but .git/commondir. git dies on an empty commondir ("failed to
-// read"), inside the sandbox and on the host while the session runs, so vigil writes
-// ".", the repository itself, which git reads as no redirection at all.
+// What the placeholder for the missing protected name at `path` holds: the `placeholder`
+// of the entry `path` ends with, empty (bwrap's /dev/null bind) for most.
 std::string_view placeholder_content(std::string_view path);
 
 // The entry that `rel`, a path relative to the writable root it lies in ("a/b/.vscode/x"),
