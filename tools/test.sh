@@ -1,67 +1,176 @@
 #!/usr/bin/env bash
 # The whole test suite, from a clean checkout on Debian 12:
 #   1. installs what is missing (tools/bootstrap.sh);
-#   2. dev build (warnings are errors): unit tests, then integration tests with the real
-#      bwrap as the calling user;
-#   3. ASan+UBSan build: unit tests;
-#   4. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
+#   2. static checks: the layering check (tools/check_layering.py) and its own test;
+#   3. dev build (-DVIGIL_WERROR=ON: warnings are errors): unit tests, then integration and
+#      adversarial tests with the real bwrap as the calling user;
+#   4. Release build with the defaults (what a user or packager runs): must build, and
+#      without a warning;
+#   5. ASan+UBSan build: unit tests;
+#   6. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
-#   5. when run as root: the integration tests again as an unprivileged user.
-set -euo pipefail
+#   7. when run as root: the integration and adversarial tests again as an unprivileged user.
+#
+# Every step runs to the end whatever the others did, so one failure does not hide the
+# state of the rest; the exit status is non-zero when anything failed. The last line is
+#   summary: N passed, M failed, K skipped
+# N, M and K count gtest tests only (fuzz corpora are reported on their own line); a step
+# that is not a gtest suite (a build, the fuzz regression, the layering check) and fails
+# adds one to M. A suite that ran fewer tests than it lists (--gtest_list_tests, without
+# DISABLED_ ones) fails, the missing tests counted as failed: a crash or a stray filter
+# cannot pass as green.
+#
+# Every suite runs with a clean environment (env -i and only what it needs): a caller's
+# GTEST_FILTER, VIGIL_UPDATE_GOLDEN (which turns golden comparisons into writes) or
+# XDG_* variables never reach it.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-tools/bootstrap.sh
+tools/bootstrap.sh || { echo "bootstrap FAILED"; echo "summary: 0 passed, 1 failed, 0 skipped"; exit 1; }
 
 passed=0
 failed=0
-count() {  # sums gtest's "[  PASSED  ] N tests." / "[  FAILED  ] N tests," from a log
-  local log=$1 p f
-  p=$(grep -oE '^\[  PASSED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | tail -n1 || true)
-  f=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | tail -n1 || true)
-  passed=$((passed + ${p:-0}))
-  failed=$((failed + ${f:-0}))
+skipped=0
+failures=()   # the names of the steps and suites that failed, for the end
+
+step_failed() {  # step_failed LABEL: a non-gtest step failed (one count in "failed")
+  echo "$1 FAILED"
+  failures+=("$1")
+  failed=$((failed + 1))
 }
-run_suite() {  # run_suite LABEL CMD...: runs a gtest binary, shows its tail, counts it
+
+# The tests a binary will run: --gtest_list_tests prints "Suite." lines and indented test
+# lines; DISABLED_ tests and suites are listed but never run.
+listed_tests() {
+  local suite="" line n=0
+  while IFS= read -r line; do
+    if [[ $line == "  "* ]]; then
+      line=${line#  }
+      line=${line%%  #*}
+      [[ $suite == DISABLED_* || $line == DISABLED_* ]] || n=$((n + 1))
+    elif [[ -n $line ]]; then
+      suite=${line%%.*}
+      suite=${suite##*/}
+    fi
+  done
+  echo "$n"
+}
+
+# gtest's own totals: "[  PASSED  ] N tests.", "[  FAILED  ] N tests, listed below:",
+# "[  SKIPPED ] N tests, listed below:".
+gtest_total() {  # gtest_total LOG KIND
+  grep -oE "^\[  $2 *\] [0-9]+ tests?[,.]" "$1" | grep -oE '[0-9]+' | tail -n1
+}
+
+# Every suite's environment: nothing inherited but what is named here.
+clean_path=/usr/local/bin:/usr/bin:/bin
+
+# run_suite LABEL RUNNER... @@ BINARY: RUNNER is the clean environment (and runuser, for
+# the unprivileged pass); the binary is listed, run, its log tailed and its totals added.
+run_suite() {
   local label=$1; shift
-  local log
-  log=$(mktemp)
+  local runner=() bin
+  while [ "$1" != "@@" ]; do runner+=("$1"); shift; done
+  shift
+  bin=$1
   echo "== $label"
-  if "$@" >"$log" 2>&1; then
+  if [ ! -x "$bin" ]; then step_failed "$label (binary $bin missing: its build failed)"; return; fi
+  local log listed rc p f s ran missing
+  log=$(mktemp)
+  # --gtest_filter=* here: what the binary holds, whatever a filter would select.
+  listed=$("${runner[@]}" "$bin" --gtest_list_tests --gtest_filter='*' 2>/dev/null | listed_tests)
+  "${runner[@]}" "$bin" >"$log" 2>&1
+  rc=$?
+  p=$(gtest_total "$log" PASSED); f=$(gtest_total "$log" FAILED); s=$(gtest_total "$log" SKIPPED)
+  p=${p:-0}; f=${f:-0}; s=${s:-0}
+  ran=$((p + f + s))
+  missing=$((listed - ran))
+  [ "$missing" -gt 0 ] || missing=0
+  if [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ "$missing" -eq 0 ]; then
     tail -n 3 "$log"
-    count "$log"
-    rm -f "$log"
   else
     cat "$log"
-    count "$log"
-    rm -f "$log"
-    echo "$label FAILED"
-    echo "summary: $passed passed, $((failed > 0 ? failed : 1)) failed"
-    exit 1
   fi
+  # Skips are named: a skipped guarantee is an untested one.
+  grep -E '^\[  SKIPPED \] [A-Za-z_][A-Za-z_0-9/.]*$' "$log" | sort -u || true
+  passed=$((passed + p))
+  skipped=$((skipped + s))
+  failed=$((failed + f + missing))
+  if [ "$missing" -gt 0 ]; then
+    echo "$label: ran $ran of $listed listed tests (exit $rc): the $missing missing count as failed"
+  fi
+  if [ "$rc" -ne 0 ] || [ "$f" -gt 0 ] || [ "$missing" -gt 0 ]; then
+    if [ "$f" -eq 0 ] && [ "$missing" -eq 0 ]; then failed=$((failed + 1)); fi
+    echo "$label FAILED"
+    failures+=("$label")
+  fi
+  echo "$label: listed $listed, passed $p, failed $f, skipped $s"
+  rm -f "$log"
 }
 
-echo "== dev build (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON >/dev/null
-cmake --build build -j "$jobs"
-run_suite "unit tests" build/tests/vigil_unit_tests
-run_suite "integration tests as $(id -un)" build/tests/vigil_integration_tests
-run_suite "adversarial probes as $(id -un)" build/tests/vigil_adversarial_tests
+echo "== layering check (tools/check_layering.py) and its planted violations"
+python3 tools/check_layering.py "$root" || step_failed "layering check"
+python3 tools/check_layering_test.py || step_failed "layering check's own test"
+
+scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)
+stage=""
+cleanup() { rm -rf "$scratch"; [ -z "$stage" ] || rm -rf "$stage"; }
+trap cleanup EXIT
+mkdir -p "$scratch/home"
+
+echo "== dev build (build/, -DVIGIL_WERROR=ON)"
+if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON >/dev/null &&
+   cmake --build build -j "$jobs"; then :; else step_failed "dev build"; fi
+# The pass identity test (tests/integration/pass_identity.cc) checks the pass runs as the
+# user it claims: root here when we are root, unprivileged otherwise.
+expect_unpriv=0
+[ "$(id -u)" -eq 0 ] || expect_unpriv=1
+env_dev=(env -i PATH=$clean_path HOME="$scratch/home" LANG=C.UTF-8)
+run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
+run_suite "integration tests as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
+  @@ build/tests/vigil_integration_tests
+run_suite "adversarial probes as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
+  @@ build/tests/vigil_adversarial_tests
+
+echo "== Release build with the defaults (build-release/): what a user or packager runs"
+# No -DVIGIL_WERROR: a user's build never fails on a warning. It must still be clean (the
+# optimiser finds warnings -O2 does not), so a warning here fails the step.
+rel_log=$(mktemp)
+if cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIGIL_TESTS=OFF >"$rel_log" 2>&1 &&
+   cmake --build build-release -j "$jobs" --target vigil vigil-init >>"$rel_log" 2>&1; then
+  if grep -q 'warning:' "$rel_log"; then
+    grep -A3 'warning:' "$rel_log"
+    step_failed "Release build (warnings)"
+  else
+    echo "Release build: vigil and vigil-init built, no warning"
+  fi
+else
+  cat "$rel_log"
+  step_failed "Release build"
+fi
+rm -f "$rel_log"
 
 echo "== sanitizer build (build-asan/)"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
-cmake --build build-asan -j "$jobs" --target vigil_unit_tests
-run_suite "unit tests under ASan+UBSan" build-asan/tests/vigil_unit_tests
+if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON -DVIGIL_WERROR=ON >/dev/null &&
+   cmake --build build-asan -j "$jobs" --target vigil_unit_tests; then :; else step_failed "sanitizer build"; fi
+run_suite "unit tests under ASan+UBSan" "${env_dev[@]}" @@ build-asan/tests/vigil_unit_tests
 
 echo "== fuzz targets over their committed corpora (build-fuzz/, clang)"
-if tools/fuzz.sh regress; then
-  passed=$((passed + $(tools/fuzz.sh list | wc -l)))
-else
-  echo "fuzz regression FAILED"
-  echo "summary: $passed passed, $((failed + 1)) failed"
-  exit 1
+fuzz_log=$(mktemp)
+tools/fuzz.sh regress >"$fuzz_log" 2>&1
+fuzz_rc=$?
+grep -E '^fuzz: ' "$fuzz_log"
+if [ "$fuzz_rc" -ne 0 ]; then
+  cat "$fuzz_log"
+  step_failed "fuzz regression"
 fi
+fuzz_targets=$(grep -cE '^fuzz: [a-z_0-9]+: [0-9]+ inputs, no crash' "$fuzz_log")
+fuzz_inputs=$(grep -oE '^fuzz: [a-z_0-9]+: [0-9]+ inputs, no crash' "$fuzz_log" | awk '{s += $3} END {print s + 0}')
+rm -f "$fuzz_log"
+# Fuzz corpora are not tests: they are reported here, not in the summary's counts.
+fuzz_line="fuzz: $fuzz_targets targets, $fuzz_inputs inputs"
 
 if [ "$(id -u)" -eq 0 ]; then
   # Most users are not root: every guarantee is tested again as one. The binaries are
@@ -69,20 +178,28 @@ if [ "$(id -u)" -eq 0 ]; then
   user=vigil-ci
   id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
-  trap 'rm -rf "$stage"' EXIT
-  cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
-     build/tests/vigil_adversarial_tests build/tests/vigil_probe "$stage/"
-  mkdir -p "$stage/home"
-  chown "$user" "$stage/home"
-  chmod 755 "$stage"
-  run_suite "integration tests as $user (unprivileged)" \
-    runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
-      VIGIL_BIN="$stage/vigil" "$stage/vigil_integration_tests"
-  run_suite "adversarial probes as $user (unprivileged)" \
-    runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
-      VIGIL_BIN="$stage/vigil" VIGIL_PROBE="$stage/vigil_probe" "$stage/vigil_adversarial_tests"
+  if cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
+        build/tests/vigil_adversarial_tests build/tests/vigil_probe "$stage/"; then
+    mkdir -p "$stage/home"
+    chown "$user" "$stage/home"
+    chmod 755 "$stage"
+    env_ci=(env -i PATH=$clean_path HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
+            VIGIL_EXPECT_UNPRIVILEGED=1)
+    run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
+      @@ "$stage/vigil_integration_tests"
+    run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
+      VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
+  else
+    step_failed "unprivileged pass (staging the binaries)"
+  fi
 else
   echo "== not root: the unprivileged pass above is the only integration pass"
 fi
 
-echo "summary: $passed passed, $failed failed"
+echo "$fuzz_line"
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "failed:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "summary: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -3,6 +3,7 @@
 // in tests/data/settings/bad_*.json each fails with one exact one-line error that names
 // the file and the position.
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/core/unique_fd.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -334,9 +335,7 @@ TEST(PolicyLoaderTest, LoadPolicyFileErrors) {
       << dir.error().message;
 
   std::string tmpl = (fs::temp_directory_path() / "vigil-big-XXXXXX").string();
-  const int fd = ::mkstemp(tmpl.data());
-  ASSERT_GE(fd, 0);
-  ::close(fd);
+  ASSERT_TRUE(UniqueFd(::mkstemp(tmpl.data())).valid());
   {
     std::ofstream out(tmpl);
     out << "{}" << std::string((2u << 20), ' ');

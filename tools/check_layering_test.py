@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""tools/check_layering.py's own test (run by tools/test.sh): the real tree passes, and a
+scratch tree holding one planted file fails, naming that file, for each kind of violation
+the check exists for. Nothing in the checkout is modified."""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CHECK = os.path.join(HERE, "check_layering.py")
+
+# (file to plant into, line appended, expected to fail). The clean rows prove the check
+# does not refuse what the architecture allows (a check failing everything passes nothing).
+PLANTS = [
+    ("filters/planted.cc", '#include "supervisor/session_log.h"', True),
+    ("bwrap/planted.h", '#include "supervisor/annotation.h"', True),
+    ("seatbelt/planted.cc", '#include "proxy/egress.h"', True),
+    ("proxy/planted.cc", '#include "observer/worker.h"', True),
+    ("observer/planted.cc", '#include "supervisor/session_runner.h"', True),
+    ("supervisor/core/planted.cc", '#include "filters/sandbox_program.h"', True),
+    ("supervisor/core/planted.h", '#include "supervisor/annotation.h"', True),
+    ("supervisor/run_planted.cc", "void f(int fd) { ::close(fd); }", True),
+    ("proxy/planted.cc", "void f(int fd) {\n  close(fd);\n}", True),
+    ("observer/planted.cc", "long f(int fd) { return syscall(SYS_close, fd); }", True),
+    ("tests/unit/planted_test.cc", "void f(int fd) { close (fd); }", True),
+    # Allowed: downward includes, members named close, other closing functions, comments.
+    ("filters/planted.cc", '#include "supervisor/core/result.h"', False),
+    ("observer/planted.cc", '#include "filters/sandbox_program.h"', False),
+    ("supervisor/planted.cc", '#include "proxy/egress.h"', False),
+    ("supervisor/planted.cc", "void f(Log& l, Log* p) { l.close(); p->close(); Log::close(); }", False),
+    ("supervisor/planted.cc", "void f(FILE* f) { fclose(f); pclose(f); } // ::close(fd) here", False),
+    ("supervisor/planted.cc", 'const char* s = "close(fd)";', False),
+]
+
+
+def main():
+    failures = 0
+    clean = subprocess.run([sys.executable, CHECK, ROOT], capture_output=True, text=True)
+    if clean.returncode != 0:
+        print("the checkout itself fails the check:\n" + clean.stdout)
+        failures += 1
+    with tempfile.TemporaryDirectory(prefix="vigil-layering.") as tmp:
+        for rel, line, should_fail in PLANTS:
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n" + line + "\n")
+            r = subprocess.run([sys.executable, CHECK, tmp], capture_output=True, text=True)
+            os.remove(path)
+            named = rel + ":" in r.stdout
+            if should_fail and (r.returncode == 0 or not named):
+                print(f"planted violation not caught: {rel}: {line!r}\n{r.stdout}")
+                failures += 1
+            elif not should_fail and r.returncode != 0:
+                print(f"allowed line refused: {rel}: {line!r}\n{r.stdout}")
+                failures += 1
+    print(f"layering test: {len(PLANTS)} plants, {failures} wrong")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
