@@ -117,7 +117,10 @@ Result<std::vector<sock_filter>> compile_combined(std::span<const FilterSpec* co
   std::vector<RowRef> rows;
   std::string name;
   for (const FilterSpec* spec : specs) {
-    name += (name.empty() ? "" : "+") + std::string(spec->name);
+    // Appended piece by piece: `(cond ? "" : "+") + std::string(...)` makes gcc 12 at -O3
+    // report a false -Wrestrict in the inlined string concatenation.
+    if (!name.empty()) name += '+';
+    name += spec->name;
     if (spec->default_action != specs[0]->default_action || spec->bad_arch != specs[0]->bad_arch) {
       return make_error(Errc::kInternal, "seccomp filters " + std::string(specs[0]->name) +
                                              " and " + std::string(spec->name) +

@@ -34,7 +34,8 @@ int cmd_explain(const ExplainArgs& args);
 int cmd_probe(bool json);
 
 // Prints "vigil: <message>" on stderr; returns the exit status for that kind of error
-// (2 for a bad policy or refused input, 71 for a machine that cannot sandbox).
+// (ExitCode::kUsage, 2, for a bad policy or refused input; ExitCode::kSandboxSetup, 125,
+// for anything else, such as a machine that cannot sandbox: see core/exit_codes.h).
 int report(const Error& e);
 
 }  // namespace vigil

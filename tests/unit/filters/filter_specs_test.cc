@@ -23,6 +23,8 @@
 
 #include "filters/bpf_compile.h"
 #include "filters/bpf_disasm.h"
+#include "filters/notify_filter.h"
+#include "filters/sandbox_program.h"
 #include "filters/syscall_names.h"
 
 namespace vigil {
@@ -233,6 +235,14 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   auto combined = compile_combined(worker_filters());
   ASSERT_TRUE(combined.ok());
   dumps.emplace_back("combined", disassemble_combined(worker_filters(), *combined).text);
+  // The program vigil ships: what sandbox_program(true) hands vigil-init, the worker's
+  // tables and the observer's in one program, annotated against those tables (a row the
+  // shipped program lost or gained shows up as a diff here too).
+  auto shipped = sandbox_program(true);
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  std::vector<const FilterSpec*> shipped_specs(worker_filters().begin(), worker_filters().end());
+  shipped_specs.push_back(&notify_filter());
+  dumps.emplace_back("shipped", disassemble_combined(shipped_specs, *shipped).text);
   for (const auto& [name, got] : dumps) {
     const std::string path = golden_path(name);
     if (write) {
