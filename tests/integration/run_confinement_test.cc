@@ -407,18 +407,32 @@ TEST(RunProcesses, NoProcessOutlivesTheCommand) {
   TempDir ws;
   const std::string m1 = unique_marker("bg"), m2 = unique_marker("setsid"),
                     m3 = unique_marker("dfork");
-  const std::string sleeper = "import time; time.sleep(1000)";
-  auto o = run_vigil({"run", "--", "sh", "-c",
-                      "python3 -c '" + sleeper + "' " + m1 +
-                          " & "
-                          "setsid python3 -c '" +
-                          sleeper + "' " + m2 +
-                          " & "
-                          "(python3 -c '" +
-                          sleeper + "' " + m3 + " &) ; sleep 0.3; exit 0"},
-                     ws.path(), 30);
+  // Each sleeper writes its pid (renamed into place, so never half-written) and sleeps.
+  write_file(ws / "sleeper.py",
+             "import os, sys, time\n"
+             "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+             "os.replace(sys.argv[1] + '.tmp', sys.argv[1] + '.pid')\n"
+             "time.sleep(1000)\n");
+  // The command starts a background child, a setsid'd one and a double-forked one, waits
+  // until all three have written their pids (a condition, bounded at 20 s), then records
+  // which of them are alive (kill -0) at the moment it exits.
+  const std::string script =
+      "python3 sleeper.py " + m1 + " & setsid python3 sleeper.py " + m2 +
+      " & (python3 sleeper.py " + m3 + " &); "
+      "for i in $(seq 400); do [ -s " + m1 + ".pid ] && [ -s " + m2 + ".pid ] && [ -s " + m3 +
+      ".pid ] && break; sleep 0.05; done; "
+      "for m in " + m1 + " " + m2 + " " + m3 + "; do "
+      "[ -s $m.pid ] && kill -0 \"$(cat $m.pid)\" && echo \"alive $m\"; done > alive.txt; exit 0";
+  auto o = run_vigil({"run", "--", "sh", "-c", script}, ws.path(), 30);
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  ::usleep(300 * 1000);
+  // The claim needs its premise: all three were running when the command exited.
+  const std::string alive = read_file(ws / "alive.txt");
+  for (const auto& m : {m1, m2, m3}) {
+    ASSERT_NE(alive.find("alive " + m + "\n"), std::string::npos)
+        << m << " was not running when the command exited; alive.txt:\n" << alive << o.err;
+  }
+  // vigil returns after bwrap, which returns after PID 1, whose exit kills and reaps the
+  // whole PID namespace: nothing may be left by now, without waiting.
   for (const auto& m : {m1, m2, m3}) EXPECT_TRUE(pids_with_marker(m).empty()) << m << " survived";
 }
 
