@@ -32,6 +32,28 @@ std::vector<std::string> entries(const std::string& dir) {
   return out;
 }
 
+// Host pids of the command itself: a shell (argv[0] "sh") holding `marker` as a whole
+// argument. bwrap and vigil-init carry the marker in their argv too (the command line they
+// run); they are not the command.
+std::vector<int> command_pids(const std::string& marker) {
+  std::vector<int> out;
+  for (const int pid : pids_with_marker(marker)) {
+    const std::string cmd = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    std::vector<std::string> argv;
+    for (std::size_t at = 0; at < cmd.size();) {
+      const std::size_t end = cmd.find('\0', at);
+      argv.push_back(cmd.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    if (argv.empty() || argv[0] != "sh") continue;
+    for (const std::string& a : argv) {
+      if (a == marker) out.push_back(pid);
+    }
+  }
+  return out;
+}
+
 TEST(KilledSession, NextSessionRemovesItsPlaceholdersAndDirectory) {
   TempDir ws, runtime, state;
   ASSERT_EQ(::chmod(runtime.path().c_str(), 0700), 0);
@@ -45,24 +67,40 @@ TEST(KilledSession, NextSessionRemovesItsPlaceholdersAndDirectory) {
   if (pid == 0) {
     if (::chdir(ws.path().c_str()) != 0) ::_exit(121);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execl(bin.c_str(), bin.c_str(), "run", "--", "sh", "-c", "echo up > ready; exec sleep 1000",
-            marker.c_str(), nullptr);
+    // The command execs a shell that keeps the marker in its argv while it waits (`; :`
+    // keeps sh from exec'ing sleep in its place): the marker names the command itself.
+    ::execl(bin.c_str(), bin.c_str(), "run", "--", "sh", "-c",
+            "echo up > ready; exec sh -c 'sleep 1000; :' \"$0\"", marker.c_str(), nullptr);
     ::_exit(122);
   }
+  // A failed ASSERT below must not leave this vigil (and its sandbox) running.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      if (pid > 0 && ::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{pid};
   for (int i = 0; i < 400 && !exists(ws / "ready"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   ASSERT_TRUE(exists(ws / "ready"));
   // The session is live: its placeholder and its directory exist.
   EXPECT_TRUE(exists(ws / ".bashrc"));
   ASSERT_EQ(entries(runtime / "vigil").size(), 1u);
+  // The command is running (what "the sandbox goes with vigil" is then about). The exec
+  // after "ready" may not have happened yet: wait for it.
+  for (int i = 0; i < 400 && command_pids(marker).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_FALSE(command_pids(marker).empty()) << "the command is not running";
 
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  reaper.pid = -1;
   // The sandbox goes with vigil.
   for (int i = 0; i < 400 && !pids_with_marker(marker).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   EXPECT_TRUE(pids_with_marker(marker).empty());
+  EXPECT_TRUE(command_pids(marker).empty()) << "the command outlived vigil";
   // What it could not clean up.
   struct stat st {};
   ASSERT_EQ(::lstat((ws / ".bashrc").c_str(), &st), 0);
