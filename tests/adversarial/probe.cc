@@ -33,6 +33,12 @@
 
 // Calls newer than this system's headers: their numbers from vigil's one table.
 #include "filters/syscall_names.h"
+// The controls (--userns, --worker-filters): the worker's filters outside any sandbox.
+#include <sys/prctl.h>
+
+#include "filters/bpf_compile.h"
+#include "filters/sandbox_program.h"
+#include "supervisor/core/unique_fd.h"
 
 namespace {
 
@@ -86,6 +92,41 @@ long by_name(const char* name, long a0, long a1 = 0, long a2 = 0, long a3 = 0, l
 
 long as_long(const void* p) { return reinterpret_cast<long>(p); }
 
+bool write_proc(const char* path, const std::string& text) {
+  vigil::UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC));
+  return fd && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+// --userns: a new user and mount namespace in which this process is root, so that the
+// mount and namespace calls are refused by nothing but a filter (a sandboxed process has
+// no capabilities and gets EPERM from them anyway). Prints "setup:..." when it cannot.
+bool enter_userns() {
+  const auto uid = ::getuid();
+  const auto gid = ::getgid();
+  if (::syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    std::printf("setup:unshare:%s\n", strerrorname_np(errno));
+    return false;
+  }
+  if (!write_proc("/proc/self/setgroups", "deny") ||
+      !write_proc("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+      !write_proc("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
+    std::printf("setup:idmap:%s\n", strerrorname_np(errno));
+    return false;
+  }
+  return true;
+}
+
+// --worker-filters: the program vigil-init installs in the worker, installed here.
+bool install_worker_filters() {
+  auto prog = vigil::sandbox_program(false);
+  if (!prog.ok() || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      !vigil::install(*prog, 0).ok()) {
+    std::printf("setup:filters\n");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,8 +134,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: vigil_probe OP [ARGS]\n");
     return 2;
   }
-  const std::string op = argv[1];
-  const char* arg = argc > 2 ? argv[2] : "";
+  // Control options before OP (never used inside a sandbox): see enter_userns.
+  int at = 1;
+  for (; at < argc && std::strncmp(argv[at], "--", 2) == 0; ++at) {
+    const std::string opt = argv[at];
+    if (opt == "--userns" && !enter_userns()) return 3;
+    if (opt == "--worker-filters" && !install_worker_filters()) return 3;
+  }
+  if (at >= argc) return 2;
+  const std::string op = argv[at];
+  const char* arg = argc > at + 1 ? argv[at + 1] : "";
   if (op == "socket-unix-stream") return report(raw_socket(AF_UNIX, SOCK_STREAM));
   if (op == "socket-unix-dgram") return report(raw_socket(AF_UNIX, SOCK_DGRAM));
   if (op == "socket-unix-seqpacket") return report(raw_socket(AF_UNIX, SOCK_SEQPACKET));
@@ -151,10 +200,27 @@ int main(int argc, char** argv) {
     return report(pid);
   }
   if (op == "setns-proc1") {
+    // A refused open() is reported apart ("open:"): it says PID 1 is not dumpable, not
+    // that setns is filtered.
     const int fd = ::open("/proc/1/ns/mnt", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return report(fd);
+    if (fd < 0) {
+      std::printf("open:%s\n", strerrorname_np(errno));
+      return 0;
+    }
     return report(::syscall(SYS_setns, fd, 0));
   }
+  if (op == "setns-own-userns") {
+    // Opens what any process may open: its own user namespace. Joining it is EINVAL
+    // without the filter; only the filter answers EPERM.
+    const int fd = ::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      std::printf("open:%s\n", strerrorname_np(errno));
+      return 0;
+    }
+    return report(::syscall(SYS_setns, fd, CLONE_NEWUSER));
+  }
+  if (op == "unshare-newuser-newns")
+    return report(::syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS));
   if (op == "mount") return report(::syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, nullptr));
   if (op == "umount2") return report(::syscall(SYS_umount2, arg[0] ? arg : "/proc", MNT_DETACH));
   if (op == "pivot_root") return report(::syscall(SYS_pivot_root, "/", "/"));
