@@ -6,6 +6,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,22 +90,39 @@ TEST(InitProgram, TheCommandWaitsForTheProgramThenRuns) {
   if (init.empty()) GTEST_SKIP() << "vigil-init not found next to " << vigil_bin();
   TempDir ws;
   Started s = start_init(init, ws.path());
-  // Held back: long enough for vigil-init to have forked and exec'd many times over.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(exists(ws / "ran")) << "the command ran before its seccomp program arrived";
-  pollfd p{s.events.get(), POLLIN, 0};
-  EXPECT_EQ(::poll(&p, 1, 0), 0) << "an event before the program arrived";
   auto program = sandbox_program(true);
   ASSERT_TRUE(program.ok()) << program.error().message;
   auto wire = encode_program(*program);
   ASSERT_TRUE(wire.ok());
-  ASSERT_EQ(::write(s.program.get(), wire->data(), wire->size()),
-            static_cast<ssize_t>(wire->size()));
+  ASSERT_GT(wire->size(), 1u);
+  // All but the last byte, then wait until vigil-init has read them (the pipe is empty
+  // again): from then on it is provably in its wait for the rest, not still starting up.
+  const std::size_t head = wire->size() - 1;
+  ASSERT_EQ(::write(s.program.get(), wire->data(), head), static_cast<ssize_t>(head));
+  int queued = -1;
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_EQ(::ioctl(s.program.get(), FIONREAD, &queued), 0);
+    if (queued == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(queued, 0) << "vigil-init never read its program";
+  EXPECT_FALSE(exists(ws / "ran")) << "the command ran before its seccomp program arrived";
+  pollfd p{s.events.get(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0) << "an event before the program arrived";
+  // The last byte, and the time it left (the coarse clock file timestamps are taken from):
+  // the command's file must be no older than that.
+  timespec sent{};
+  ASSERT_EQ(::clock_gettime(CLOCK_REALTIME_COARSE, &sent), 0);
+  ASSERT_EQ(::write(s.program.get(), wire->data() + head, 1), 1);
   s.program.reset();  // EOF: the whole program is there
   const std::string events = drain(s.events.get());
   const std::string err = drain(s.err.get());
   EXPECT_EQ(wait_exit(s.pid), 0) << err;
-  EXPECT_TRUE(exists(ws / "ran"));
+  struct stat ran {};
+  ASSERT_EQ(::stat((ws / "ran").c_str(), &ran), 0) << "the command did not run: " << err;
+  EXPECT_TRUE(ran.st_mtim.tv_sec > sent.tv_sec ||
+              (ran.st_mtim.tv_sec == sent.tv_sec && ran.st_mtim.tv_nsec >= sent.tv_nsec))
+      << "the command ran before the last byte of its program was sent";
   // The program installed is the observing one: the command's exec and its touch were seen.
   EXPECT_NE(events.find("\"kind\":\"proc.exec\""), std::string::npos) << events;
   EXPECT_NE(events.find("\"kind\":\"fs.write\""), std::string::npos) << events;
