@@ -215,6 +215,9 @@ Result<SessionDir> SessionDir::create() {
   if (::rename(fresh.c_str(), (s.path_ + "/" + kLockName).c_str()) != 0)
     return system_error("cannot rename " + fresh);
   if (::mkdir(s.tmp_.c_str(), 0700) != 0) return system_error("cannot create " + s.tmp_);
+  UniqueFd empty(::open(s.empty_file().c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
+  if (!empty) return system_error("cannot create " + s.empty_file());
   return s;
 }
 

@@ -44,6 +44,9 @@ class SessionDir {
   const std::string& tmp() const { return tmp_; }
   const std::string& id() const { return id_; }
   std::string proxy_socket() const { return path_ + "/proxy.sock"; }
+  // An empty read-only regular file, bound over the kernel files a sandbox must not read
+  // (BwrapInputs::empty_file): they read as empty, as in a container.
+  std::string empty_file() const { return path_ + "/empty"; }
 
   // Records the placeholder files bwrap is about to create in the workspace, so that a
   // later session can remove them if this one is killed before it does.
