@@ -29,6 +29,7 @@
 
 #include "supervisor/core/result.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/remove_tree.h"
 
 namespace vigil {
 
@@ -80,8 +81,5 @@ std::size_t sweep_stale_sessions(const std::string& base);
 // how many untouched placeholders had to stay because a session may rely on them.
 std::size_t remove_placeholder_files(const std::string& base, const std::vector<std::string>& paths,
                                      long not_before, long not_after);
-
-// Removes a tree without following symlinks or crossing mount points.
-Result<void> remove_tree(const std::string& path);
 
 }  // namespace vigil
