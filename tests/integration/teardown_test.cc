@@ -3,7 +3,6 @@
 // session directory is gone when vigil exits, and a killed session's is swept by the
 // next one. nftw, used before, failed on such a tree with ENAMETOOLONG and left it for
 // good, and every later sweep failed the same way.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -45,17 +44,6 @@ if len(sys.argv) > 1:
     os.execvp("sh", ["sh", "-c", sys.argv[1]])
 )PY";
 
-std::vector<std::string> sessions(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != ".." && n != "roots") out.push_back(n);
-  }
-  ::closedir(d);
-  return out;
-}
 
 class Teardown : public ::testing::Test {
  protected:
@@ -72,7 +60,7 @@ TEST_F(Teardown, ATreeDeeperThanPathMaxInTmpdirGoesWithTheSession) {
   auto o = run_vigil({"run", "--", "python3", "-c", kDeepTree}, ws.path(), 120, env());
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   ASSERT_NE(o.out.find("built 251"), std::string::npos) << o.out;
-  EXPECT_TRUE(sessions(runtime / "vigil").empty()) << "the session directory stayed";
+  EXPECT_TRUE(session_dirs(runtime / "vigil").empty()) << "the session directory stayed";
   EXPECT_EQ(o.err.find("cannot remove"), std::string::npos) << o.err;
   EXPECT_EQ(read_file(ws / "keep"), "mine");  // the links were not followed
 }
@@ -96,11 +84,11 @@ TEST_F(Teardown, AKilledSessionsDeepTreeIsSweptByTheNextSession) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   for (int i = 0; i < 400 && !pids_with_marker(marker).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  ASSERT_EQ(sessions(runtime / "vigil").size(), 1u);  // left behind, deep tree and all
+  ASSERT_EQ(session_dirs(runtime / "vigil").size(), 1u);  // left behind, deep tree and all
 
   auto o = run_vigil({"run", "--", "true"}, ws.path(), 120, env());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_TRUE(sessions(runtime / "vigil").empty()) << "the sweep left the killed session";
+  EXPECT_TRUE(session_dirs(runtime / "vigil").empty()) << "the sweep left the killed session";
   EXPECT_EQ(read_file(ws / "keep"), "mine");
 }
 

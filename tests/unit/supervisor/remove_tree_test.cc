@@ -13,25 +13,14 @@
 #include <string>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/unit/supervisor/scratch_dir.h"
 #include "supervisor/session_dir.h"
 
 namespace vigil {
 namespace {
 
-struct Scratch {
-  std::string path;
-  Scratch() {
-    char t[] = "/tmp/vigil-rt-XXXXXX";
-    path = ::mkdtemp(t);
-  }
-  ~Scratch() { (void)remove_tree(path); }
-  std::string operator/(const std::string& rel) const { return path + "/" + rel; }
-};
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0;
-}
+using testing_scratch::exists;
+using testing_scratch::Scratch;
 
 // 48-byte names, nested until the path to the bottom is 3x PATH_MAX long; a file and a
 // symlink to `outside` at every 50th level, and every 70th directory chmod 000 (made so
