@@ -33,7 +33,36 @@ BwrapArg mount_for(const PlanOp& op) {
   return {{}, "unreachable"};
 }
 
+void push_mask(const KernelMask& m, const std::string& empty_file, std::vector<BwrapArg>* out) {
+  const std::string path(m.path);
+  const std::string rule = "kernel mask: " + std::string(m.why);
+  if (m.kind == MaskKind::kReadOnly) {
+    out->push_back({{"--ro-bind", path, path}, rule});
+  } else if (m.dir) {
+    // Read-only too: a writable tmpfs would be a place to write outside the plan.
+    out->push_back({{"--tmpfs", path, "--remount-ro", path}, rule});
+  } else {
+    out->push_back({{"--ro-bind", empty_file.empty() ? "/dev/null" : empty_file, path}, rule});
+  }
+}
+
 }  // namespace
+
+const std::vector<KernelMask>& kernel_masks() {
+  static const std::vector<KernelMask> table = {
+      {"/proc/sys", MaskKind::kReadOnly, true, "no sysctl of the host can be changed"},
+      {"/proc/sysrq-trigger", MaskKind::kReadOnly, false, "no magic SysRq (reboot, crash)"},
+      {"/proc/irq", MaskKind::kReadOnly, true, "no interrupt affinity changes"},
+      {"/proc/bus", MaskKind::kReadOnly, true, "no PCI/USB device configuration"},
+      {"/proc/fs", MaskKind::kReadOnly, true, "no filesystem tunables (nfsd, ...)"},
+      {"/proc/kcore", MaskKind::kEmpty, false, "no kernel memory image"},
+      {"/proc/keys", MaskKind::kEmpty, false, "no list of the keyrings"},
+      {"/proc/timer_list", MaskKind::kEmpty, false, "no kernel timers (addresses, pids)"},
+      {"/proc/sched_debug", MaskKind::kEmpty, false, "no scheduler state of every task"},
+      {"/sys/firmware", MaskKind::kEmpty, true, "no firmware tables (ACPI, DMI, EFI vars)"},
+  };
+  return table;
+}
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   std::vector<BwrapArg> out;
@@ -51,6 +80,7 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   if (in.plan != nullptr) {
     for (const auto& op : in.plan->ops) out.push_back(mount_for(op));
   }
+  for (const auto& m : in.kernel_masks) push_mask(m, in.empty_file, &out);
   for (const auto& p : in.late_ro_binds) {
     out.push_back({{"--ro-bind", p, p}, "session: the proxy socket vigil-init bridges to"});
   }

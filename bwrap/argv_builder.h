@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,31 @@ struct BwrapArg {
   std::string rule;
 };
 
+// Kernel interfaces masked in every sandbox, the way container runtimes mask them.
+//
+// Why masks and not a user namespace for root: bwrap as real root does make a user
+// namespace, but it can only map root to root (uid 0 outside), so the sandbox's root
+// still owns the host's /proc/sys files and, even with every capability dropped, may
+// write a global sysctl (fs.lease-break-time) or open kernel.core_pattern. Mapping root
+// to another uid needs a setuid helper vigil does not ship. A read-only bind over those
+// paths holds for every uid, root included, and nothing in the sandbox can remount it
+// (no capability, and the seccomp filters refuse the mount API). The same masks apply
+// to unprivileged sessions: one plan for everyone, and /proc/keys would otherwise list
+// the user's own keyrings.
+enum class MaskKind {
+  kReadOnly,  // bound read-only over itself
+  kEmpty,     // a file: /dev/null bound over it; a directory: an empty read-only tmpfs
+};
+struct KernelMask {
+  std::string_view path;
+  MaskKind kind;
+  bool dir;
+  std::string_view why;
+};
+// The whole table; the I/O shell passes the rows whose path exists on this kernel
+// (BwrapInputs::kernel_masks): bwrap cannot mount over a /proc entry that is missing.
+const std::vector<KernelMask>& kernel_masks();
+
 struct BwrapInputs {
   const Plan* plan = nullptr;
   std::string cwd;                                          // --chdir
@@ -31,6 +57,12 @@ struct BwrapInputs {
   // Session files bound read-only at their own path after every policy mount, so no
   // denyRead can hide them (the proxy socket vigil-init bridges to).
   std::vector<std::string> late_ro_binds;
+  // Rows of kernel_masks() that exist here; mounted after every policy mount, so that no
+  // setting (an allowWrite of /proc/sys, say) can undo one.
+  std::vector<KernelMask> kernel_masks;
+  // An empty regular file on the host, bound over the kEmpty files (they then read as
+  // empty). Empty: /dev/null, which bwrap binds nodev, so those read as EACCES instead.
+  std::string empty_file;
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

@@ -85,6 +85,8 @@ int cmd_explain(const ExplainArgs& args) {
   in.plan = &prepared->plan;
   in.cwd = prepared->policy.cwd;
   in.setenv = {{"TMPDIR", kExplainTmp}};
+  in.kernel_masks = present_kernel_masks();
+  in.empty_file = "/tmp/vigil-session/empty";  // as kExplainTmp: the session's, at run time
   in.json_status_fd = 3;
   in.command = {"CMD..."};
   auto init = locate_vigil_init();

@@ -163,6 +163,17 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   return out;
 }
 
+#if !defined(__APPLE__)
+std::vector<KernelMask> present_kernel_masks() {
+  std::vector<KernelMask> out;
+  for (const auto& m : kernel_masks()) {
+    struct stat st {};
+    if (::lstat(std::string(m.path).c_str(), &st) == 0) out.push_back(m);
+  }
+  return out;
+}
+#endif
+
 std::vector<std::string> placeholder_paths(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& op : plan.ops) {

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#if !defined(__APPLE__)
+#include "bwrap/argv_builder.h"
+#endif
 #include "supervisor/core/policy.h"
 #include "supervisor/core/resolver.h"
 #include "supervisor/core/result.h"
@@ -39,6 +42,12 @@ struct PreparedSandbox {
 Result<std::string> current_dir();
 
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req);
+
+#if !defined(__APPLE__)
+// The rows of kernel_masks() (bwrap/argv_builder.h) whose path exists on this host: the
+// kernel-wide /proc files are the same in the sandbox's fresh /proc.
+std::vector<KernelMask> present_kernel_masks();
+#endif
 
 // Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
 // to be removed after the session if they are still as made.

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,17 +48,6 @@ std::string session_base() {
     }
   }
   return "/tmp/vigil-" + std::to_string(::geteuid());
-}
-
-int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
-  if (type == FTW_DNR) {
-    // The command may have left a directory it made unreadable (chmod 000): it is ours,
-    // so open it up and go through it again.
-    if (::chmod(path, 0700) != 0) return -1;
-    return remove_tree(path).ok() ? 0 : -1;
-  }
-  if (type == FTW_DP) return ::rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
-  return ::unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 constexpr const char* kLockName = "lock";
@@ -182,16 +170,6 @@ std::size_t sweep_stale_sessions(const std::string& base) {
   return removed;
 }
 
-Result<void> remove_tree(const std::string& path) {
-  // The sandbox is gone when this runs, so nothing races us; FTW_PHYS never follows a
-  // symlink the command left behind, FTW_MOUNT never leaves the filesystem.
-  if (::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0 &&
-      errno != ENOENT) {
-    return system_error("cannot remove " + path);
-  }
-  return {};
-}
-
 Result<SessionDir> SessionDir::create() {
   const std::string base = session_base();
   if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
@@ -215,6 +193,9 @@ Result<SessionDir> SessionDir::create() {
   if (::rename(fresh.c_str(), (s.path_ + "/" + kLockName).c_str()) != 0)
     return system_error("cannot rename " + fresh);
   if (::mkdir(s.tmp_.c_str(), 0700) != 0) return system_error("cannot create " + s.tmp_);
+  UniqueFd empty(::open(s.empty_file().c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
+  if (!empty) return system_error("cannot create " + s.empty_file());
   return s;
 }
 

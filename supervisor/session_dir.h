@@ -29,6 +29,7 @@
 
 #include "supervisor/core/result.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/remove_tree.h"
 
 namespace vigil {
 
@@ -44,6 +45,9 @@ class SessionDir {
   const std::string& tmp() const { return tmp_; }
   const std::string& id() const { return id_; }
   std::string proxy_socket() const { return path_ + "/proxy.sock"; }
+  // An empty read-only regular file, bound over the kernel files a sandbox must not read
+  // (BwrapInputs::empty_file): they read as empty, as in a container.
+  std::string empty_file() const { return path_ + "/empty"; }
 
   // Records the placeholder files bwrap is about to create in the workspace, so that a
   // later session can remove them if this one is killed before it does.
@@ -77,8 +81,5 @@ std::size_t sweep_stale_sessions(const std::string& base);
 // how many untouched placeholders had to stay because a session may rely on them.
 std::size_t remove_placeholder_files(const std::string& base, const std::vector<std::string>& paths,
                                      long not_before, long not_after);
-
-// Removes a tree without following symlinks or crossing mount points.
-Result<void> remove_tree(const std::string& path);
 
 }  // namespace vigil

@@ -198,6 +198,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     }
     in.late_ro_binds.push_back(holds_root ? log_file : log_dir);
   }
+  in.kernel_masks = present_kernel_masks();
+  in.empty_file = session->empty_file();
   in.json_status_fd = status->write.get();
   in.command = request.command;
   in.init = *init;

@@ -148,6 +148,18 @@ void make_dirs(const std::string& path) {
   }
 }
 
+std::vector<std::string> session_dirs(const std::string& base) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(base.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != ".." && n != "roots") out.push_back(n);
+  }
+  ::closedir(d);
+  return out;
+}
+
 std::vector<int> pids_with_marker(const std::string& marker) {
   std::vector<int> out;
   DIR* d = ::opendir("/proc");

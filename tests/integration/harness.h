@@ -47,6 +47,10 @@ std::string read_file(const std::string& path);
 bool exists(const std::string& path);
 void make_dirs(const std::string& path);
 
+// The session directories in `base` (e.g. $XDG_RUNTIME_DIR/vigil), leaving out roots/
+// (the writable roots' locks).
+std::vector<std::string> session_dirs(const std::string& base);
+
 // Host pids whose /proc/PID/cmdline contains `marker`.
 std::vector<int> pids_with_marker(const std::string& marker);
 

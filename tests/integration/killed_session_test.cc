@@ -2,7 +2,6 @@
 // (--die-with-parent), but the placeholder files bwrap made in the workspace and the
 // session directory stay. The next session sweeps them before it scans, so they are
 // not mistaken for the user's own protected files.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,18 +18,6 @@
 namespace vigil::test {
 namespace {
 
-// The session directories in `dir` (roots/, the writable roots' locks, is not one).
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != ".." && n != "roots") out.push_back(n);
-  }
-  ::closedir(d);
-  return out;
-}
 
 // Host pids of the command itself: a shell (argv[0] "sh") holding `marker` as a whole
 // argument. bwrap and vigil-init carry the marker in their argv too (the command line they
@@ -85,7 +72,7 @@ TEST(KilledSession, NextSessionRemovesItsPlaceholdersAndDirectory) {
   ASSERT_TRUE(exists(ws / "ready"));
   // The session is live: its placeholder and its directory exist.
   EXPECT_TRUE(exists(ws / ".bashrc"));
-  ASSERT_EQ(entries(runtime / "vigil").size(), 1u);
+  ASSERT_EQ(session_dirs(runtime / "vigil").size(), 1u);
   // The command is running (what "the sandbox goes with vigil" is then about). The exec
   // after "ready" may not have happened yet: wait for it.
   for (int i = 0; i < 400 && command_pids(marker).empty(); ++i)
@@ -106,13 +93,13 @@ TEST(KilledSession, NextSessionRemovesItsPlaceholdersAndDirectory) {
   ASSERT_EQ(::lstat((ws / ".bashrc").c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_size, 0);
-  EXPECT_EQ(entries(runtime / "vigil").size(), 1u);
+  EXPECT_EQ(session_dirs(runtime / "vigil").size(), 1u);
 
   // The next session in the same workspace sweeps it, then cleans up after itself.
   auto o = run_vigil({"run", "--", "true"}, ws.path(), 60, env);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_FALSE(exists(ws / ".bashrc"));
-  EXPECT_TRUE(entries(runtime / "vigil").empty());
+  EXPECT_TRUE(session_dirs(runtime / "vigil").empty());
   // A placeholder was not taken for the user's file: the user may create .bashrc now.
   EXPECT_EQ(o.err.find(".bashrc"), std::string::npos) << o.err;
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,56 @@ TEST(ArgvBuilderTest, NoPlanNoOptionalOptions) {
   in.json_status_fd = -1;
   in.command.clear();
   EXPECT_EQ(flatten(build_bwrap_args(in)), concat(kPrologue, {"--"}));
+}
+
+// Each kind of kernel mask as a row, and their place: after every policy mount (a
+// setting cannot undo one), before the session's own late binds.
+TEST(ArgvBuilderTest, KernelMasks) {
+  struct Row {
+    KernelMask mask;
+    Tokens tokens;
+  };
+  const Row rows[] = {
+      {{"/proc/sys", MaskKind::kReadOnly, true, "w"}, {"--ro-bind", "/proc/sys", "/proc/sys"}},
+      {{"/proc/sysrq-trigger", MaskKind::kReadOnly, false, "w"},
+       {"--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"}},
+      {{"/proc/keys", MaskKind::kEmpty, false, "w"}, {"--ro-bind", "/s/empty", "/proc/keys"}},
+      {{"/sys/firmware", MaskKind::kEmpty, true, "w"},
+       {"--tmpfs", "/sys/firmware", "--remount-ro", "/sys/firmware"}},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(std::string(r.mask.path));
+    Plan plan;
+    plan.ops = {op(OpKind::kWritable, "/proc")};  // a policy that would open /proc up
+    BwrapInputs in;
+    in.plan = &plan;
+    in.kernel_masks = {r.mask};
+    in.empty_file = "/s/empty";
+    in.late_ro_binds = {"/s/proxy.sock"};
+    in.command = {"true"};
+    const auto args = build_bwrap_args(in);
+    const Tokens want = concat(
+        concat(concat(kPrologue, {"--bind", "/proc", "/proc"}), r.tokens),
+        {"--ro-bind", "/s/proxy.sock", "/s/proxy.sock", "--", "true"});
+    EXPECT_EQ(flatten(args), want);
+    EXPECT_EQ(args[8].rule, "kernel mask: w");  // 7 prologue options, the plan's one
+  }
+  // Without an empty file, /dev/null.
+  BwrapInputs bare;
+  bare.kernel_masks = {{"/proc/kcore", MaskKind::kEmpty, false, "w"}};
+  EXPECT_EQ(flatten(build_bwrap_args(bare)),
+            concat(kPrologue, {"--ro-bind", "/dev/null", "/proc/kcore", "--"}));
+  // The table holds what the issue of root sandboxes names, each path absolute and once.
+  std::set<std::string_view> seen;
+  for (const auto& m : kernel_masks()) {
+    EXPECT_TRUE(m.path.starts_with("/proc/") || m.path.starts_with("/sys/")) << m.path;
+    EXPECT_TRUE(seen.insert(m.path).second) << m.path;
+  }
+  for (const char* p : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+                        "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+                        "/sys/firmware"}) {
+    EXPECT_TRUE(seen.count(p)) << p;
+  }
 }
 
 TEST(ArgvBuilderTest, ArgsFdSerialisation) {

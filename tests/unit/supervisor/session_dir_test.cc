@@ -15,24 +15,13 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/unit/supervisor/scratch_dir.h"
 
 namespace vigil {
 namespace {
 
-struct Scratch {
-  std::string path;
-  Scratch() {
-    char t[] = "/tmp/vigil-sd-XXXXXX";
-    path = ::mkdtemp(t);
-  }
-  ~Scratch() { (void)remove_tree(path); }
-  std::string operator/(const std::string& rel) const { return path + "/" + rel; }
-};
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0;
-}
+using testing_scratch::exists;
+using testing_scratch::Scratch;
 
 void touch(const std::string& p, const std::string& content = "") { std::ofstream(p) << content; }
 
