@@ -108,6 +108,12 @@ std::size_t depth(std::string_view dir) {
   return dir == "/" ? 0 : static_cast<std::size_t>(std::count(dir.begin(), dir.end(), '/'));
 }
 
+// The deepest directory holding both ("/a/b/c", "/a/b/d/e" -> "/a/b"; "/x", "/y" -> "/").
+std::string_view common_dir(std::string_view a, std::string_view b) {
+  while (!(b == a || (b.starts_with(a) && (a == "/" || b[a.size()] == '/')))) a = parent_dir(a);
+  return a;
+}
+
 // Denials of one cause in one directory tree: one line of the block.
 struct Group {
   const Violation* first = nullptr;  // the earliest; its reason is the group's
@@ -141,6 +147,21 @@ std::vector<Group> group_denials(const std::deque<Violation>& denied, std::size_
   for (const auto& v : denied) {
     const bool groupable = v.kind == Violation::Kind::kFs && !v.target.empty() && v.target[0] == '/';
     dirs.push_back(groupable ? parent_dir(v.target) : std::string_view());
+  }
+  // One tree per cause: the denials of one reason whose directories share an ancestor two
+  // or more levels deep (~/.npm/_cacache/tmp and ~/.npm/_logs under ~/.npm) are one line
+  // from the start. Shallower ancestors (/, /usr) say nothing, so /etc and /usr/lib stay
+  // apart unless the cap forces them together below.
+  std::unordered_map<std::string_view, std::string_view> tree;  // reason -> common ancestor
+  for (std::size_t i = 0; i < denied.size(); ++i) {
+    if (dirs[i].empty()) continue;
+    auto [it, fresh] = tree.emplace(denied[i].reason, dirs[i]);
+    if (!fresh) it->second = common_dir(it->second, dirs[i]);
+  }
+  for (std::size_t i = 0; i < denied.size(); ++i) {
+    if (dirs[i].empty()) continue;
+    const std::string_view common = tree[denied[i].reason];
+    if (depth(common) >= 2) dirs[i] = common;
   }
   for (;;) {
     std::vector<Group> groups;

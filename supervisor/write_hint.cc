@@ -51,8 +51,11 @@ const PathRule* listed(const FilesystemPolicy& fs, std::string_view path) {
   return nullptr;
 }
 
+// allowWrite takes existing directories only (a missing one mounts nothing), so the hint
+// says to make it: applied as written, it works.
 std::string add_to_allow_write(std::string_view dir, const Policy& p) {
-  return "add " + tilde(dir, p.home) + " to filesystem.allowWrite";
+  const std::string d = tilde(dir, p.home);
+  return "add " + d + " to filesystem.allowWrite (mkdir -p " + d + " first if it is missing)";
 }
 
 // The stable directory to name for `path` under $HOME: the tool's top directory

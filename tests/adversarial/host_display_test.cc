@@ -100,7 +100,8 @@ TEST(HostDisplay, JunkDenialsCannotHideAnUnguardedWrite) {
   make_dirs(ws / "sub");
   const Outcome o = run_vigil(
       {"run", "--", "sh", "-c",
-       "for i in $(seq 1 30); do : > /usr/lib/junk$i; done 2>/dev/null; "
+       // A subshell each: a failed redirection of `:` (a special built-in) ends the shell.
+       "for i in $(seq 1 30); do (: > /usr/lib/junk$i) 2>/dev/null; done; "
        "for i in $(seq 1 30); do mkdir -p /opt/j$i/k 2>/dev/null; done; "
        "mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json; echo done"},
       ws.path());
@@ -108,7 +109,7 @@ TEST(HostDisplay, JunkDenialsCannotHideAnUnguardedWrite) {
   EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));
   const std::size_t block = o.err.find("<sandbox_violations>\n");
   ASSERT_NE(block, std::string::npos) << o.err;
-  EXPECT_EQ(o.err.find("unguarded create " + (ws / "sub/.vscode") + " ("), block + 21) << o.err;
+  EXPECT_EQ(o.err.find("unguarded create, write " + (ws / "sub/.vscode") + " ("), block + 21) << o.err;
   // The junk is grouped by directory and cause, not a line each.
   EXPECT_NE(o.err.find("30 paths in /usr/lib/"), std::string::npos) << o.err;
 }

@@ -219,7 +219,7 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));  // not stopped: told
   const std::string why = "not stopped: it did not exist when the sandbox started";
   for (const std::string& line :
-       {"unguarded create " + (ws / "sub/.vscode") + " (protected name .vscode: ",
+       {"unguarded create, write " + (ws / "sub/.vscode") + " (protected name .vscode: ",
         "unguarded write " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
         " " + (ws / "r/.git/config") + " (protected name .git/config: ",
         " " + (ws / "r/.git/hooks") + " (protected name .git/hooks: "}) {

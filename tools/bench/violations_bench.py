@@ -3,7 +3,8 @@
 writes, each to a distinct target with a long spelling (/usr/lib/./././.../junkN), beside
 a reference build of vigil, in one interleaved run (issue 21.7).
 
-  violations_bench.py REF_VIGIL NEW_VIGIL [--rounds 5] [--writes 100000] [--violations-json]
+  violations_bench.py REF_VIGIL NEW_VIGIL [--rounds 5] [--writes 100000] [--dots 60]
+                      [--violations-json]
 
 Each round runs REF then NEW (the order alternates), each `vigil run` of one python3 loop
 inside the sandbox, and reads the wall time and the peak RSS of vigil's own process tree
@@ -22,7 +23,7 @@ import time
 LOOP = r"""
 import os, sys
 n = int(sys.argv[1])
-spelling = "/usr/lib/" + "./" * 60
+spelling = "/usr/lib/" + "./" * int(sys.argv[2])
 for i in range(n):
     try:
         os.close(os.open(spelling + "junk%d" % i, os.O_WRONLY | os.O_CREAT, 0o644))
@@ -31,14 +32,14 @@ for i in range(n):
 """
 
 
-def one_run(vigil, writes, violations_json, workdir):
+def one_run(vigil, writes, dots, violations_json, workdir):
     args = [vigil, "run"]
     fds = ()
     if violations_json:
         out = os.open(os.path.join(workdir, "v.json"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         fds = (out,)
         args += ["--violations-fd", str(out)]
-    args += ["--", "python3", "-c", LOOP, str(writes)]
+    args += ["--", "python3", "-c", LOOP, str(writes), str(dots)]
     start = time.monotonic()
     proc = subprocess.Popen(args, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             pass_fds=fds)
@@ -61,6 +62,7 @@ def main():
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--writes", type=int, default=100000)
+    ap.add_argument("--dots", type=int, default=60, help="'./' repeats in each spelling")
     ap.add_argument("--violations-json", action="store_true")
     a = ap.parse_args()
     res = {"ref": [], "new": []}
@@ -70,7 +72,7 @@ def main():
             if r % 2:
                 order.reverse()
             for name, vigil in order:
-                wall, rss, err_bytes = one_run(vigil, a.writes, a.violations_json, work)
+                wall, rss, err_bytes = one_run(vigil, a.writes, a.dots, a.violations_json, work)
                 res[name].append((wall, rss, err_bytes))
                 print("round %d %-3s wall %7.2f s  peak RSS %8.1f MiB  stderr %d bytes"
                       % (r + 1, name, wall, rss, err_bytes), flush=True)
