@@ -24,6 +24,8 @@
 #include "observer/mount_table.h"
 #include "observer/pid1.h"
 #include "observer/worker.h"
+#include "supervisor/core/diagnostics.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/unique_fd.h"
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
       cmd += 1;
       continue;
     }
-    std::fprintf(stderr, "vigil-init: unknown option %s\n", argv[cmd]);
+    std::fprintf(stderr, "vigil-init: unknown option %s\n", vigil::escape_text(argv[cmd]).c_str());
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   if (cmd >= argc - 1) {
@@ -128,7 +130,7 @@ int main(int argc, char** argv) {
   if (mounts_fd >= 0) {
     auto r = check_mounts(mounts_fd);
     if (!r) {
-      std::fprintf(stderr, "vigil: refusing to run the command: %s\n", r.error().message.c_str());
+      vigil::print_error("refusing to run the command: " + r.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     mount_table = std::move(r).value();
@@ -142,7 +144,7 @@ int main(int argc, char** argv) {
     auto b = vigil::init::Bridge::listen(
         {vigil::init::kHttpProxyPort, vigil::init::kSocksProxyPort}, proxy_socket);
     if (!b) {
-      std::fprintf(stderr, "vigil: cannot start the proxy bridge: %s\n", b.error().message.c_str());
+      vigil::print_error("cannot start the proxy bridge: " + b.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     bridge.emplace(std::move(b).value());
@@ -160,8 +162,8 @@ int main(int argc, char** argv) {
     return vigil::read_program(from.get());
   }();
   if (!program) {
-    std::fprintf(stderr, "vigil: cannot %s the seccomp filters: %s\n",
-                 program_fd < 0 ? "build" : "receive", program.error().message.c_str());
+    vigil::print_error(std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
+                       " the seccomp filters: " + program.error().message);
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const sock_fprog fprog = vigil::as_fprog(*program);

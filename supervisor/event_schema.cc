@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "supervisor/core/bounded_json.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/mandatory_denies.h"
 
 namespace vigil::events {
@@ -525,62 +526,6 @@ void put_body(ojson& j, const Body& body) {
              body);
 }
 
-// ---------------------------------------------------------------------------------------
-// Text escaping. Decodes UTF-8 strictly; what is not a valid sequence is shown byte by
-// byte as \xNN.
-
-// Length of the valid UTF-8 sequence at s[i] and its code point, or 0 when invalid.
-std::size_t utf8_seq(std::string_view s, std::size_t i, char32_t* cp) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  std::size_t len = 0;
-  char32_t min = 0;
-  char32_t c = 0;
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    len = 2;
-    c = b0 & 0x1fU;
-    min = 0x80;
-  } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    len = 3;
-    c = b0 & 0x0fU;
-    min = 0x800;
-  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    len = 4;
-    c = b0 & 0x07U;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xc0U) != 0x80U) return 0;
-    c = (c << 6) | (b & 0x3fU);
-  }
-  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
-  *cp = c;
-  return len;
-}
-
-// Code points that change how a terminal or a browser lays text out, though printable
-// in the Unicode sense: C1 controls (0x9b is a one-byte CSI on some terminals), bidi
-// embeddings/overrides/isolates (a path shown reversed), line/paragraph separators.
-bool is_layout_control(char32_t c) {
-  return (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
-         (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 ||
-         c == 0x2029 || c == 0xfeff;
-}
-
-void append_hex_byte(std::string& out, unsigned char b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += "\\x";
-  out += kHex[b >> 4];
-  out += kHex[b & 0xf];
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -637,24 +582,114 @@ Limits Limits::log() {
   return l;
 }
 
-bool is_known_write_syscall(std::string_view name) {
-  static const std::set<std::string_view> kNames = {
-      "open",         "openat",       "openat2",    "creat",         "truncate",     "ftruncate",
-      "unlink",       "unlinkat",     "rmdir",      "mkdir",         "mkdirat",      "mknod",
-      "mknodat",      "rename",       "renameat",   "renameat2",     "link",         "linkat",
-      "symlink",      "symlinkat",    "chmod",      "fchmod",        "fchmodat",     "fchmodat2",
-      "chown",        "fchown",       "lchown",     "fchownat",      "utime",        "utimes",
-      "utimensat",    "futimesat",    "setxattr",   "lsetxattr",     "fsetxattr",    "removexattr",
-      "lremovexattr", "fremovexattr", "setxattrat", "removexattrat", "file_setattr", "ioctl",
-  };
-  // macOS: the Seatbelt operation a kernel report names (supervisor/macos_session.h),
-  // where no syscall is known.
-  static const std::set<std::string_view> kSeatbelt = {
-      "file-write-create", "file-write-data",    "file-write-flags", "file-write-mode",
-      "file-write-owner",  "file-write-setugid", "file-write-times", "file-write-unlink",
-      "file-write-xattr",  "file-link",
-  };
-  return kNames.count(name) != 0 || kSeatbelt.count(name) != 0;
+namespace {
+
+// Every write-intent name vigil accepts, with the plain word the model is shown for it
+// (the syscall stays in the log). Linux syscalls (DESIGN.md §6, plus the fd-based
+// variants), then the Seatbelt operations a macOS kernel report names
+// (supervisor/macos_session.h), where no syscall is known. open*/creat say "create" or
+// "write" by their flags (write_action()).
+struct WriteName {
+  std::string_view name;
+  WriteAction action;
+};
+constexpr WriteName kWriteNames[] = {
+    {"open", WriteAction::kWrite},
+    {"openat", WriteAction::kWrite},
+    {"openat2", WriteAction::kWrite},
+    {"creat", WriteAction::kCreate},
+    {"truncate", WriteAction::kWrite},
+    {"ftruncate", WriteAction::kWrite},
+    {"unlink", WriteAction::kDelete},
+    {"unlinkat", WriteAction::kDelete},
+    {"rmdir", WriteAction::kDelete},
+    {"mkdir", WriteAction::kCreate},
+    {"mkdirat", WriteAction::kCreate},
+    {"mknod", WriteAction::kCreate},
+    {"mknodat", WriteAction::kCreate},
+    {"rename", WriteAction::kRename},
+    {"renameat", WriteAction::kRename},
+    {"renameat2", WriteAction::kRename},
+    {"link", WriteAction::kLink},
+    {"linkat", WriteAction::kLink},
+    {"symlink", WriteAction::kLink},
+    {"symlinkat", WriteAction::kLink},
+    {"chmod", WriteAction::kChangeMode},
+    {"fchmod", WriteAction::kChangeMode},
+    {"fchmodat", WriteAction::kChangeMode},
+    {"fchmodat2", WriteAction::kChangeMode},
+    {"chown", WriteAction::kChangeOwner},
+    {"fchown", WriteAction::kChangeOwner},
+    {"lchown", WriteAction::kChangeOwner},
+    {"fchownat", WriteAction::kChangeOwner},
+    {"utime", WriteAction::kChangeTimes},
+    {"utimes", WriteAction::kChangeTimes},
+    {"utimensat", WriteAction::kChangeTimes},
+    {"futimesat", WriteAction::kChangeTimes},
+    {"setxattr", WriteAction::kChangeAttributes},
+    {"lsetxattr", WriteAction::kChangeAttributes},
+    {"fsetxattr", WriteAction::kChangeAttributes},
+    {"removexattr", WriteAction::kChangeAttributes},
+    {"lremovexattr", WriteAction::kChangeAttributes},
+    {"fremovexattr", WriteAction::kChangeAttributes},
+    {"setxattrat", WriteAction::kChangeAttributes},
+    {"removexattrat", WriteAction::kChangeAttributes},
+    {"file_setattr", WriteAction::kChangeAttributes},
+    {"ioctl", WriteAction::kChangeAttributes},
+    {"file-write-create", WriteAction::kCreate},
+    {"file-write-data", WriteAction::kWrite},
+    {"file-write-flags", WriteAction::kChangeAttributes},
+    {"file-write-mode", WriteAction::kChangeMode},
+    {"file-write-owner", WriteAction::kChangeOwner},
+    {"file-write-setugid", WriteAction::kChangeMode},
+    {"file-write-times", WriteAction::kChangeTimes},
+    {"file-write-unlink", WriteAction::kDelete},
+    {"file-write-xattr", WriteAction::kChangeAttributes},
+    {"file-link", WriteAction::kLink},
+};
+
+const WriteName* write_name(std::string_view name) {
+  for (const auto& w : kWriteNames)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_known_write_syscall(std::string_view name) { return write_name(name) != nullptr; }
+
+WriteAction write_action(std::string_view syscall, std::uint64_t flags) {
+  const WriteName* w = write_name(syscall);
+  if (w == nullptr) return WriteAction::kWrite;
+  // O_CREAT|O_EXCL (0100|0200 on every Linux ABI vigil runs on) is sure to create; O_CREAT
+  // alone also opens an existing file (`>>`, touch), which is a write.
+  if (w->action == WriteAction::kWrite && syscall.starts_with("open") && (flags & 0300U) == 0300U)
+    return WriteAction::kCreate;
+  return w->action;
+}
+
+const char* to_string(WriteAction a) {
+  switch (a) {
+    case WriteAction::kWrite:
+      return "write";
+    case WriteAction::kCreate:
+      return "create";
+    case WriteAction::kDelete:
+      return "delete";
+    case WriteAction::kRename:
+      return "rename";
+    case WriteAction::kLink:
+      return "link";
+    case WriteAction::kChangeMode:
+      return "change mode";
+    case WriteAction::kChangeOwner:
+      return "change owner";
+    case WriteAction::kChangeTimes:
+      return "change times";
+    case WriteAction::kChangeAttributes:
+      return "change attributes";
+  }
+  return "write";
 }
 
 Result<void> validate(const Body& body, const Limits& lim) {
@@ -851,7 +886,7 @@ std::string serialize(const Event& e) {
 bool is_valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     char32_t cp = 0;
-    const std::size_t n = utf8_seq(s, i, &cp);
+    const std::size_t n = utf8_sequence(s, i, &cp);
     if (n == 0) return false;
     i += n;
   }
@@ -917,62 +952,9 @@ std::optional<std::string> base64_decode(std::string_view in) {
   return out;
 }
 
-std::string escape_for_terminal(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b == '\\') {
-      out += "\\\\";
-      ++i;
-      continue;
-    }
-    char32_t cp = 0;
-    const std::size_t n = utf8_seq(s, i, &cp);
-    if (n == 0 || cp < 0x20 || cp == 0x7f) {
-      append_hex_byte(out, b);
-      ++i;
-      continue;
-    }
-    if (is_layout_control(cp)) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\u{";
-      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xfU];
-      out += '}';
-    } else {
-      out.append(s.substr(i, n));
-    }
-    i += n;
-  }
-  return out;
-}
+// One home for the escaping: supervisor/core/display_text.h.
+std::string escape_for_terminal(std::string_view s) { return escape_text(s, TextSink::kTerminal); }
 
-std::string escape_for_html(std::string_view s) {
-  const std::string text = escape_for_terminal(s);
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string escape_for_html(std::string_view s) { return escape_text(s, TextSink::kHtml); }
 
 }  // namespace vigil::events

@@ -258,17 +258,33 @@ class LineSplitter {
 // variants). A name outside this set is malformed: it would reach the model's text.
 bool is_known_write_syscall(std::string_view name);
 
+// What a write-intent call does, in the plain words the model is shown ("create",
+// "delete", "change mode"); the syscall's name stays in the log. Declaration order is
+// the order a line lists them in.
+enum class WriteAction : std::uint8_t {
+  kCreate,
+  kWrite,
+  kDelete,
+  kRename,
+  kLink,
+  kChangeMode,
+  kChangeOwner,
+  kChangeTimes,
+  kChangeAttributes,
+};
+inline constexpr int kWriteActionCount = 9;
+// From the same table as is_known_write_syscall(); open* is a create with O_CREAT|O_EXCL.
+WriteAction write_action(std::string_view syscall, std::uint64_t flags);
+const char* to_string(WriteAction a);
+
 // Byte-string helpers (also used by the annotation and the replay views).
 bool is_valid_utf8(std::string_view s);
 std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);  // strict, canonical only
 
-// Display escapes, one per output format. Both map every byte that is not printable
-// text -- C0/C1 controls, DEL, invalid UTF-8, bidi overrides -- to a visible \xNN or
-// \u{NNNN} form, and a backslash to "\\", so nothing from a log can move a cursor,
-// start an escape sequence, reorder a line, or forge a line break.
+// The display escapes of replay's text and HTML views: escape_text() (the one escaping
+// function, supervisor/core/display_text.h) with TextSink::kTerminal / kHtml.
 std::string escape_for_terminal(std::string_view bytes);
-// The above, then HTML-escaped (& < > " '): safe in element content and quoted attributes.
 std::string escape_for_html(std::string_view bytes);
 
 }  // namespace vigil::events

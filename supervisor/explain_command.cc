@@ -10,6 +10,8 @@
 #include "observer/bridge.h"
 #include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
+#include "supervisor/core/diagnostics.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/sandbox_plan.h"
@@ -44,8 +46,7 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   req.session_tmp = kExplainTmp;
   auto prepared = prepare_sandbox(req);
   if (prepared) {
-    for (const auto& w : prepared->warnings)
-      std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+    for (const auto& w : prepared->warnings) print_warning(w);
   }
   return prepared;
 }
@@ -59,6 +60,7 @@ int cmd_explain(const ExplainArgs& args) {
 #else
     auto text = explain_filters();
     if (!text) return report(text.error());
+    // display-safe: BPF disassembly: table names and numbers only
     std::fputs(text->c_str(), stdout);
     return 0;
 #endif
@@ -73,13 +75,15 @@ int cmd_explain(const ExplainArgs& args) {
     const std::string resolved = resolve_symlinks(abs);
     const Decision r = decide(prepared->plan, resolved, Access::kRead);
     const Decision w = decide(prepared->plan, resolved, Access::kWrite);
-    std::printf("path:  %s\n", resolved.c_str());
-    std::printf("read:  %s (%s: %s)\n", to_string(r.verdict), r.rule.c_str(), r.reason.c_str());
-    std::printf("write: %s (%s: %s)\n", to_string(w.verdict), w.rule.c_str(), w.reason.c_str());
+    std::printf("path:  %s\n", escape_text(resolved).c_str());
+    std::printf("read:  %s (%s: %s)\n", to_string(r.verdict), escape_text(r.rule).c_str(),
+                escape_text(r.reason).c_str());
+    std::printf("write: %s (%s: %s)\n", to_string(w.verdict), escape_text(w.rule).c_str(),
+                escape_text(w.reason).c_str());
     return 0;
   }
 
-  std::printf("# policy: %s\n", prepared->policy.source.c_str());
+  std::printf("# policy: %s\n", escape_text(prepared->policy.source).c_str());
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;
@@ -93,10 +97,12 @@ int cmd_explain(const ExplainArgs& args) {
   in.init = init ? *init : "vigil-init";
   for (const auto& a : build_bwrap_args(in)) {
     std::string line;
-    for (const auto& t : a.tokens) line += (line.empty() ? "" : " ") + quote(t);
-    std::printf("%-60s # %s\n", line.c_str(), a.rule.c_str());
+    // Escaped first: quote() then sees the backslashes of the escapes and quotes the word.
+    for (const auto& t : a.tokens) line += (line.empty() ? "" : " ") + quote(escape_text(t));
+    // display-safe: each token of line went through escape_text() above
+    std::printf("%-60s # %s\n", line.c_str(), escape_text(a.rule).c_str());
   }
-  for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", n.c_str());
+  for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", escape_text(n).c_str());
   return 0;
 }
 
@@ -113,27 +119,16 @@ int cmd_explain_macos(const ExplainArgs& args) {
   auto profile =
       build_seatbelt_profile(SeatbeltInputs{&prepared->policy, &prepared->plan, session});
   if (!profile) return report(profile.error());
-  for (const auto& w : profile->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  for (const auto& w : profile->warnings) print_warning(w);
+  // display-safe: sbpl_string() refuses control and non-ASCII bytes; paths are -D parameters
   std::fputs(profile->text.c_str(), stdout);
   // Values are paths: shown C-escaped, so a newline in one cannot fake a line here.
   std::printf("; sandbox-exec parameters (-D NAME=VALUE), with the rule behind each:\n");
   for (const auto& p : profile->params) {
-    std::string v;
-    for (const char c : p.value) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '\\') {
-        v += "\\\\";
-      } else if (u < 0x20 || u == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", u);
-        v += buf;
-      } else {
-        v += c;
-      }
-    }
-    std::printf(";   %s=%s  (%s)\n", p.name.c_str(), v.c_str(), p.origin.c_str());
+    std::printf(";   %s=%s  (%s)\n", escape_text(p.name).c_str(), escape_text(p.value).c_str(),
+                escape_text(p.origin).c_str());
   }
-  for (const auto& n : prepared->plan.notes) std::printf("; note: %s\n", n.c_str());
+  for (const auto& n : prepared->plan.notes) std::printf("; note: %s\n", escape_text(n).c_str());
   return 0;
 }
 

@@ -39,6 +39,7 @@
 #include "seatbelt/profile_builder.h"
 #include "seatbelt/sandbox_exec_argv.h"
 #include "supervisor/commands.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/event_schema.h"
@@ -322,7 +323,7 @@ int run_unconfined(const std::vector<std::string>& command) {
   auto child = spawn(command, merged_environment({}), {}, &err);
   if (!child) {
     ignore_forwarded_signals(false);
-    std::fprintf(stderr, "vigil: %s\n", child.error().message.c_str());
+    print_error(child.error().message);
     return err == ENOENT ? to_int(ExitCode::kNotFound) : to_int(ExitCode::kCannotExec);
   }
   auto waited = wait_forwarding(child->pid, nullptr, {}, false);
@@ -349,7 +350,7 @@ int cmd_run_macos(const RunArgs& args) {
   req.session_tmp = session->tmp();
   auto prepared = prepare_sandbox(req);
   if (!prepared) return report(prepared.error());
-  for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  for (const auto& w : prepared->warnings) print_warning(w);
 
   const std::string id = new_session_id();
   auto workspace = current_dir();
@@ -385,7 +386,7 @@ int cmd_run_macos(const RunArgs& args) {
   auto profile = build_seatbelt_profile(
       SeatbeltInputs{&prepared->policy, &prepared->plan, SeatbeltSession{tag, {port}}});
   if (!profile) return report(profile.error());
-  for (const auto& w : profile->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  for (const auto& w : profile->warnings) print_warning(w);
   auto argv = sandbox_exec_argv(*profile, args.command);
   if (!argv) return report(argv.error());
 
@@ -401,10 +402,8 @@ int cmd_run_macos(const RunArgs& args) {
   Result<void> listening = stream ? await_banner(*stream, std::chrono::milliseconds(5000), on_line)
                                   : Result<void>(stream.error());
   if (!listening) {
-    std::fprintf(stderr,
-                 "vigil: warning: cannot read the sandbox's reports (%s): this session's "
-                 "violations will not be reported\n",
-                 listening.error().message.c_str());
+    print_warning("cannot read the sandbox's reports (" + listening.error().message +
+                  "): this session's violations will not be reported");
     if (stream) stream->stop();
   }
   LogStream* live = listening ? &*stream : nullptr;
@@ -438,10 +437,13 @@ int cmd_probe(bool json) {
   const bool log = ::access("/usr/bin/log", X_OK) == 0;
   if (json) {
     const nlohmann::json j = {{"platform", "macos"}, {"sandbox_exec", sandbox_exec}, {"log", log}};
-    std::printf("%s\n", j.dump().c_str());
+    // display-safe: JSON dumped ensure_ascii: no byte outside printable ASCII
+    std::printf("%s\n", j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
   } else {
+    // display-safe: fixed strings
     std::printf("sandbox-exec: %s\n",
                 sandbox_exec ? kSandboxExecPath : "MISSING (vigil run cannot work)");
+    // display-safe: fixed strings
     std::printf("log:          %s\n",
                 log ? "/usr/bin/log (violations are read with `log stream`; it may need an admin "
                       "user)"

@@ -11,6 +11,7 @@
 
 #include "filters/seccomp_probe.h"
 #include "supervisor/commands.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/session_runner.h"
 
@@ -71,11 +72,14 @@ int cmd_probe(bool json) {
           {"error", sc.error}}},
         {"sandbox_available", can_sandbox},
     };
-    std::printf("%s\n", j.dump(2).c_str());
+    // display-safe: JSON dumped ensure_ascii: no byte outside printable ASCII
+    std::printf("%s\n", j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     return can_sandbox ? 0 : 1;
   }
   auto line = [](bool ok, const char* what, const std::string& detail, const char* fix) {
-    std::printf("%-4s %-42s %s\n", ok ? "ok" : "MISS", what, detail.c_str());
+    // display-safe: what is a literal at every call below; detail is escaped
+    std::printf("%-4s %-42s %s\n", ok ? "ok" : "MISS", what, escape_text(detail).c_str());
+    // display-safe: fix is a literal at every call below
     if (!ok && fix != nullptr) std::printf("     fix: %s\n", fix);
   };
   line(!bwrap.empty(), "bubblewrap",

@@ -27,6 +27,8 @@
 #include "proxy/resolver.h"
 #include "proxy/server.h"
 #include "supervisor/commands.h"
+#include "supervisor/core/diagnostics.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
 #include "supervisor/proxy_test_options.h"
@@ -85,7 +87,7 @@ int run_proxy(const ProxyArgs& a) {
     (void)report(policy.error());
     return to_int(ExitCode::kUsage);  // whatever the cause, nothing was started
   }
-  for (const auto& w : policy->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  for (const auto& w : policy->warnings) print_warning(w);
 
   UniqueFd events_fd;
   if (a.events.empty()) {
@@ -130,7 +132,8 @@ int run_proxy(const ProxyArgs& a) {
   });
   (*server)->start();
   warn_proxy_test_mode(*test);
-  std::fprintf(stderr, "vigil: proxy listening on %s\n", (*server)->local_address().text().c_str());
+  std::fprintf(stderr, "vigil: proxy listening on %s\n",
+               escape_text((*server)->local_address().text()).c_str());
   std::fflush(stderr);
   io.run();
   return to_int(ExitCode::kOk);

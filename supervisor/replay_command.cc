@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "supervisor/annotation.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -96,7 +97,16 @@ struct Row {
   std::string detail;
 };
 
-const char* fs_verdict_word(Verdict v) { return to_string(v); }
+// An allowed write into a protected name no mount guarded was not stopped: every view
+// says so in the verdict column, in capitals, like a denial.
+std::string fs_verdict_word(const events::FsWrite& w) {
+  if (w.verdict == Verdict::kAllowed && !w.unguarded.empty()) return kUnguardedWord;
+  return w.verdict == Verdict::kDenied ? "denied" : to_string(w.verdict);
+}
+
+std::string not_stopped_note(const events::FsWrite& w) {
+  return w.unguarded.empty() ? std::string() : "  NOT STOPPED: protected name " + w.unguarded;
+}
 
 std::string fs_target(const events::FsWrite& w) {
   const std::string& to = w.resolved.empty() ? w.path : w.resolved;
@@ -135,7 +145,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
             },
             [&](const events::FsWrite& b) {
               for_pid(b.pid);
-              row.verdict = fs_verdict_word(b.verdict);
+              row.verdict = fs_verdict_word(b);
               const std::string flags = describe_flags(b.syscall, b.flags);
               // The spelling the command used, when it is not the resolved path: what a
               // person needs to connect the record to the command's own source.
@@ -143,7 +153,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = write_action(b) + " " + fs_target(b) +
                            (respelled ? " (as passed: " + b.path + ")" : "") + "  [" + b.syscall +
                            (flags.empty() ? "" : " " + flags) + "]" +
-                           (b.reason.empty() ? "" : "  " + b.reason);
+                           (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b);
             },
             [&](const events::NetDecision& b) {
               row.verdict = events::to_string(b.verdict);
@@ -207,6 +217,7 @@ std::string verdict_class(const std::string& v) {
   if (v == "denied") return "deny";
   if (v == "ephemeral") return "eph";
   if (v == "allowed") return "ok";
+  if (v == kUnguardedWord) return "ung";
   return "";
 }
 
@@ -303,7 +314,7 @@ std::string render_timeline(const LoadedLog& log) {
   for (const Row& r : rows_of(log)) {
     std::string line = pad(seconds(r.t), 12) + pad(escape_for_terminal(r.pid), 8) +
                        pad(escape_for_terminal(r.command.substr(0, 16)), 17) + pad(r.event, 21) +
-                       pad(r.verdict == "denied" ? "DENIED" : r.verdict, 10) +
+                       pad(r.verdict == "denied" ? std::string("DENIED") : r.verdict, 10) +
                        escape_for_terminal(r.detail);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -315,18 +326,31 @@ std::string render_writes(const LoadedLog& log) {
   std::string out = pad("TIME", 12) + pad("PID", 8) + pad("VERDICT", 10) + pad("ACTION", 10) +
                     "PATH  [SYSCALL FLAGS]  REASON\n";
   std::size_t n = 0;
+  std::size_t denied = 0;
+  std::size_t unguarded = 0;
   for (const auto& r : log.records) {
     const auto* w = std::get_if<events::FsWrite>(&r.event.body);
     if (w == nullptr) continue;
     ++n;
     const std::string flags = describe_flags(w->syscall, w->flags);
-    const std::string verdict = w->verdict == Verdict::kDenied ? "DENIED" : to_string(w->verdict);
+    std::string verdict = fs_verdict_word(*w);
+    if (verdict == "denied") {
+      verdict = "DENIED";
+      ++denied;
+    }
+    if (verdict == kUnguardedWord) ++unguarded;
     out += pad(seconds(r.event.t), 12) + pad(std::to_string(w->pid), 8) + pad(verdict, 10) +
            pad(write_action(*w), 10) + escape_for_terminal(fs_target(*w)) + "  [" + w->syscall +
            (flags.empty() ? "" : " " + flags) + "]" +
-           (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) + "\n";
+           (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) +
+           escape_for_terminal(not_stopped_note(*w)) + "\n";
   }
-  if (n == 0) out += "(no write attempts recorded)\n";
+  if (n == 0) {
+    out += "(no write attempts recorded)\n";
+  } else {
+    out += std::to_string(n) + " write attempt(s): " + std::to_string(denied) + " denied, " +
+           std::to_string(unguarded) + " " + kUnguardedWord + " (not stopped)\n";
+  }
   return out;
 }
 
@@ -451,6 +475,9 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
        deny +
        ";color:#fff;font-weight:bold}\n"
        "tr.eph td.v{background:#f1c40f}\n"
+       "tr.ung td{background:#fff1e0}\n"
+       "tr.ung td.v{background:#bc4c00;color:#fff;font-weight:bold}\n"
+       "section.unguarded h2{background:#bc4c00;color:#fff}\n"
        "tr.ok td.v{color:#1a7f37}\n"
        "pre{margin:0;padding:8px 12px;font:12px/1.35 "
        "ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere}\n"
@@ -491,7 +518,26 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
     h += "<div class=\"chain bad\">" + std::to_string(log.unreadable.size()) +
          " unreadable line(s) skipped</div>\n";
   }
+  if (!violations.unguarded().empty()) {
+    h += "<div class=\"chain bad\">" + std::to_string(violations.unguarded().size()) +
+         " protected name(s) written and NOT stopped</div>\n";
+  }
   h += "</header>\n";
+
+  // Writes that were not stopped before anything else: they are on the host now.
+  if (!violations.unguarded().empty()) {
+    h += "<section class=\"unguarded\" id=\"unguarded\"><h2>Not stopped: " +
+         std::to_string(violations.unguarded().size()) +
+         " protected name(s) written</h2>\n<table>\n<tr><th>verdict</th><th>operation</th>"
+         "<th>target</th><th>writes</th><th>why it matters</th></tr>\n";
+    for (const auto& v : violations.unguarded()) {
+      h += "<tr class=\"ung\"><td class=\"v\">" + std::string(kUnguardedWord) + "</td><td>" +
+           escape_for_html(plain_actions(v.actions)) + "</td><td class=\"p\">" +
+           escape_for_html(v.target) + "</td><td>" + std::to_string(v.count) + "</td><td>" +
+           escape_for_html(v.reason) + "</td></tr>\n";
+    }
+    h += "</table></section>\n";
+  }
 
   // Denials first: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
@@ -502,7 +548,11 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
          "tr>\n";
     std::size_t n = 0;
     for (const auto& v : violations.denied()) {
-      if (++n > kHtmlMaxRows) break;
+      if (++n > kHtmlMaxRows) {
+        h += "<tr><td colspan=\"5\">... " + std::to_string(violations.denied().size() - kHtmlMaxRows) +
+             " more target(s): see the log (vigil replay --writes)</td></tr>\n";
+        break;
+      }
       h += "<tr class=\"deny\"><td class=\"v\">denied</td><td>" + escape_for_html(v.op) +
            "</td><td class=\"p\">" + escape_for_html(v.target) + "</td><td>" +
            std::to_string(v.count) + "</td><td>" + escape_for_html(v.reason) + "</td></tr>\n";
@@ -587,10 +637,11 @@ struct ReplayArgs {
 };
 
 int fail(const std::string& what) {
-  std::fprintf(stderr, "vigil: %s\n", events::escape_for_terminal(what).c_str());
+  print_error(what);
   return to_int(ExitCode::kUsage);
 }
 
+// display-safe: the views build their text with escape_for_terminal/escape_for_html
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 Result<void> write_file(const std::string& path, const std::string& data) {
@@ -662,7 +713,7 @@ int run_replay(const ReplayArgs& a) {
   } else if (!a.html.empty()) {
     if (auto w = write_file(a.html, replay::render_html(log, verify, a.log)); !w)
       return fail(w.error().message);
-    std::fprintf(stderr, "vigil: wrote %s\n", events::escape_for_terminal(a.html).c_str());
+    print_error("wrote " + a.html);
   } else {
     print(replay::render_timeline(log));
   }

@@ -58,6 +58,9 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
 // The colour of the denial highlight (the banner over the denied list, and each denied
 // row's marker); the screenshot test looks for it.
 inline constexpr std::string_view kDenyColour = "#b3261e";
+// The verdict word every view shows for a write that was allowed into a protected name no
+// mount guarded (FsWrite::unguarded): not stopped.
+inline constexpr const char* kUnguardedWord = "UNGUARDED";
 
 }  // namespace replay
 }  // namespace vigil

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "supervisor/commands.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/session_runner.h"
@@ -20,7 +21,7 @@ int exit_code_for(const Error& e) {
 }
 
 int report(const Error& e) {
-  std::fprintf(stderr, "vigil: %s\n", e.message.c_str());
+  print_error(e.message);
   return exit_code_for(e);
 }
 
@@ -50,6 +51,7 @@ int cmd_run(const RunArgs& args) {
   request.allow_writable_settings = args.allow_writable_settings;
   request.log_path = args.log;
   request.capture_output = args.capture_output;
+  request.violations_json = args.violations_fd.has_value();
   request.proxy_test = *proxy_test;
   auto outcome = run_session(request, {});
   if (!outcome) return report(outcome.error());

@@ -109,6 +109,18 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy = default_policy(ctx);
   }
   out.warnings = out.policy.warnings;
+  // An allowWrite entry that is a file or does not exist mounts nothing: said at launch, in
+  // one line, rather than discovered when a write there is refused.
+  std::string skipped;
+  for (const auto& r : out.policy.fs.allow_write) {
+    if (r.kind == PathKind::kDir) continue;
+    skipped += (skipped.empty() ? "" : ", ") + r.written + " (" +
+               (r.kind == PathKind::kMissing ? "missing" : "not a directory") + ")";
+  }
+  if (!skipped.empty()) {
+    out.warnings.push_back("filesystem.allowWrite entries not writable in this session: " +
+                           skipped + "; allowWrite takes existing directories (create them first)");
+  }
   // The allowlist is checked here, where every command (run, explain, both platforms)
   // loads the policy, so that a bad pattern is refused before anything runs, naming the
   // file and the entry; the proxy compiles the same lists again when it starts.

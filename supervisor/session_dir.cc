@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/sandbox_plan.h"
@@ -247,7 +248,7 @@ SessionDir::~SessionDir() {
   // finds no live session relying on them (the lock is released when lock_ closes).
   const std::string& doomed = leave_for_sweep_ ? tmp_ : path_;
   if (auto r = remove_tree(doomed); !r) {
-    std::fprintf(stderr, "vigil: warning: %s\n", r.error().message.c_str());
+    print_warning(r.error().message);
   }
 }
 

@@ -1,4 +1,5 @@
 #include "supervisor/session_record.h"
+#include "supervisor/core/display_text.h"
 
 #include <unistd.h>
 
@@ -98,6 +99,7 @@ void SessionRecord::finish(int exit_code, std::optional<int> violations_fd, std:
     // After everything the command printed, which may not have ended its line.
     std::fflush(stdout);
     std::fputs("\n", err);
+    // display-safe: render_annotation() escapes every variable part
     std::fputs(block.c_str(), err);
     std::fflush(err);
     log_annotation(block, true);
@@ -107,7 +109,7 @@ void SessionRecord::finish(int exit_code, std::optional<int> violations_fd, std:
     (void)!::write(*violations_fd, json.data(), json.size());
   }
   if (auto r = end(exit_code); !r)
-    std::fprintf(err, "vigil: warning: %s\n", r.error().message.c_str());
+    std::fprintf(err, "vigil: warning: %s\n", escape_text(r.error().message).c_str());
 }
 
 }  // namespace vigil

@@ -19,6 +19,7 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
@@ -113,7 +114,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   };
   auto prepared = prepare_sandbox(req);
   if (!prepared) return std::move(prepared).error();
-  for (const auto& w : prepared->warnings) std::fprintf(stderr, "vigil: warning: %s\n", w.c_str());
+  for (const auto& w : prepared->warnings) print_warning(w);
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -275,7 +276,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       return;
     }
     if (auto* w = std::get_if<events::FsWrite>(&*body)) {
-      w->reason = fs_denial_reason(*w, prepared->plan);
+      w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
     }
     append(events::Source::kObserver, std::move(body).value());
@@ -313,7 +314,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
 
   // Tell the model what was stopped, after everything the command printed.
   outcome.annotation = record->annotation();
-  outcome.violations_json = record->violations_json();
+  if (request.violations_json) outcome.violations_json = record->violations_json();
   if (!outcome.annotation.empty() && request.annotate_stderr) {
     // Uncaptured stderr may end anywhere: then a newline always goes first.
     const bool newline_before = !request.capture_output || !stderr_ends_line;
@@ -328,7 +329,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   }
   auto counters = record->end(outcome.exit_code);
   if (!counters) {
-    std::fprintf(stderr, "vigil: warning: %s\n", counters.error().message.c_str());
+    print_warning(counters.error().message);
   } else {
     outcome.counters = std::move(counters).value();
   }

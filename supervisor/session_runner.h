@@ -54,6 +54,9 @@ struct SessionRequest {
   // Append the <sandbox_violations> block to the command's stderr (through on_output when
   // capturing, else to fd 2) when something was denied, as srt-based harnesses expect.
   bool annotate_stderr = true;
+  // Render SessionOutcome::violations_json. Off when nobody reads it: for a session denied
+  // 100,000 writes it is megabytes (`vigil run` asks only with --violations-fd).
+  bool violations_json = true;
   // Tests only: weaken the session proxy so that a test server on loopback is reachable
   // (see supervisor/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
   ProxyTestHooks proxy_test;

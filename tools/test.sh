@@ -114,6 +114,14 @@ echo "== layering check (tools/check_layering.py) and its planted violations"
 python3 tools/check_layering.py "$root" || step_failed "layering check"
 python3 tools/check_layering_test.py || step_failed "layering check's own test"
 
+echo "== display-text lints (tools/lint_display_text.py) and the escape table's generator check"
+# Nothing printed without the one escaping function, and the lint still catches what it
+# must (planted violations); the escape table matches the Unicode data it came from.
+python3 tools/lint_display_text.py --self-test || step_failed "display-text lint's own test"
+python3 tools/lint_display_text.py || step_failed "display-text lint"
+python3 tools/gen_display_escape_table.py --check supervisor/core/display_escape_table.inc ||
+  step_failed "escape table out of date"
+
 scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)
 stage=""
 cleanup() { rm -rf "$scratch"; [ -z "$stage" ] || rm -rf "$stage"; }

@@ -51,8 +51,12 @@ bool is_writable(const PlanOp* op) {
 }
 bool is_hidden(const PlanOp* op) { return op != nullptr && op->kind == OpKind::kHide; }
 
+// The reason a write to a protected name is refused, with the one setting that lifts it
+// where there is one (`git config user.name` writes .git/config).
 std::string mandatory_why(const MandatoryDeny& d) {
-  return "protected path: " + std::string(d.why);
+  std::string why = "protected path: " + std::string(d.why);
+  if (d.git_config) why += "; set filesystem.allowGitConfig: true to let git write it";
+  return why;
 }
 
 }  // namespace

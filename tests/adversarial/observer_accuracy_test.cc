@@ -372,8 +372,8 @@ TEST(ObserverLoad, TwentyThousandDeniedWritesAreTwentyThousandEvents) {
   EXPECT_EQ(c.verdicts_to["denied"], 20000);
   EXPECT_EQ(c.stats_dropped, 0);
   // The model is told once, with the count.
-  EXPECT_NE(o.err.find("deny openat /etc/vigil-load (outside the writable roots; add it to "
-                       "filesystem.allowWrite) (x20000)"),
+  EXPECT_NE(o.err.find("deny write /etc/vigil-load (a system directory, outside the writable "
+                       "roots: write inside the workspace or $TMPDIR instead) (x20000)"),
             std::string::npos)
       << o.err.substr(o.err.size() > 2000 ? o.err.size() - 2000 : 0);
 }

@@ -100,11 +100,12 @@ const std::string kHookReason = "protected path: git hooks run code on the host"
 // The block the demo session's model received (and replay must reproduce).
 const std::string kDemoAnnotation =
     "<sandbox_violations>\n"
-    "deny openat /home/u/other/x.txt (" +
+    "deny write /home/u/other/x.txt (" +
     kOutsideReason +
     ") (x2)\n"
-    "deny network-outbound example.org:443 (host is not on the allow list)\n"
-    "deny openat /home/u/proj/.git/hooks/pre-commit (" +
+    "deny network-outbound example.org:443 (host is not on the allow list; to allow it, add "
+    "\"example.org:443\" to network.allowedDomains)\n"
+    "deny write /home/u/proj/.git/hooks/pre-commit (" +
     kHookReason +
     ")\n"
     "</sandbox_violations>\n";
@@ -237,7 +238,10 @@ TEST(Replay, WritesListsEveryAttemptWithItsVerdict) {
   }
   std::size_t lines = 0;
   for (const char c : o.out) lines += c == '\n';
-  EXPECT_EQ(lines, 5U) << "a header and four attempts\n" << o.out;
+  EXPECT_EQ(lines, 6U) << "a header, four attempts and the summary\n" << o.out;
+  EXPECT_NE(o.out.find("4 write attempt(s): 3 denied, 0 UNGUARDED (not stopped)\n"),
+            std::string::npos)
+      << o.out;
 }
 
 TEST(Replay, NetListsDecisions) {

@@ -217,15 +217,20 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out;
   EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));  // not stopped: told
-  const std::string why = "NOT stopped: no mount guarded this name";
+  const std::string why = "not stopped: it did not exist when the sandbox started";
   for (const std::string& line :
-       {"unguarded mkdir " + (ws / "sub/.vscode") + " (protected name .vscode: ",
-        "unguarded openat " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
+       {"unguarded create, write " + (ws / "sub/.vscode") + " (protected name .vscode: ",
+        "unguarded write " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
         " " + (ws / "r/.git/config") + " (protected name .git/config: ",
         " " + (ws / "r/.git/hooks") + " (protected name .git/hooks: "}) {
     EXPECT_NE(o.err.find(line), std::string::npos) << line << "\n" << o.err;
   }
   EXPECT_NE(o.err.find(why), std::string::npos) << o.err;
+  // Safe to act on (issue 19.3): git init's own hooks are not to be "removed" by a model.
+  EXPECT_EQ(o.err.find("remove"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("Nothing to do if a tool you ran made it (git init and git clone do)"),
+            std::string::npos)
+      << o.err;
   // One line per protected name, however many writes went into it (git's sample hooks).
   EXPECT_EQ(o.err.find("pre-commit.sample"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
@@ -255,10 +260,10 @@ TEST(RunConfinement, AReplacedProtectedSymlinkIsTold) {
                 ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(read_file(ws / "dot/bashrc"), "orig\n");  // the target: denied
-  EXPECT_NE(o.err.find("deny openat " + (ws / "dot/bashrc") + " (protected path"),
+  EXPECT_NE(o.err.find("deny write " + (ws / "dot/bashrc") + " (protected path"),
             std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find("unguarded openat " + (ws / ".bashrc") + " (protected name .bashrc: "),
+  EXPECT_NE(o.err.find("unguarded write " + (ws / ".bashrc") + " (protected name .bashrc: "),
             std::string::npos)
       << o.err;
 }
@@ -351,7 +356,8 @@ TEST(RunNetwork, TheOnlyWayOutIsTheBridgeToTheProxyWhichExplainsRefusals) {
   EXPECT_NE(o.out.find("403"), std::string::npos) << o.out << o.err;
   EXPECT_NE(o.out.find("X-Proxy-Error: blocked-by-allowlist"), std::string::npos) << o.out;
   EXPECT_NE(o.err.find("<sandbox_violations>"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("deny network-outbound blocked.example:80 (host is not on the allow list)"),
+  EXPECT_NE(o.err.find("deny network-outbound blocked.example:80 (host is not on the allow list; "
+                       "to allow it, add \"blocked.example:80\" to network.allowedDomains)"),
             std::string::npos)
       << o.err;
   // Without the proxy variables there is no route at all: the namespace has only lo

@@ -154,7 +154,8 @@ TEST_F(RunProxy, CurlSocks5hAllowedAndRefused) {
   EXPECT_EQ(r.exit_code, 97) << r.err;
   EXPECT_NE(r.err.find("(2)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("deny network-outbound denied.test:" + std::to_string(server_->port()) +
-                       " (host is not on the allow list)"),
+                       " (host is not on the allow list; to allow it, add \"denied.test:" +
+                       std::to_string(server_->port()) + "\" to network.allowedDomains)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(count_with(logged(), {R"("proto":"socks5","host":"denied.test")",

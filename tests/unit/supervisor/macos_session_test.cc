@@ -149,9 +149,9 @@ TEST(MacosSession, RecordedLogBecomesTheLinuxEvents) {
   // The model reads the same kind of block as on Linux.
   const std::string block = render_annotation(collector, {kAnnotationMaxLines, "/l.jsonl"});
   EXPECT_EQ(block.rfind("<sandbox_violations>\n", 0), 0u) << block;
-  EXPECT_NE(block.find("deny file-write-create /Users/dev/outside.txt ("), std::string::npos)
+  EXPECT_NE(block.find("deny create /Users/dev/outside.txt ("), std::string::npos)
       << block;
-  EXPECT_NE(block.find("deny file-write-data /Users/dev/proj/.git/hooks/pre-commit ("),
+  EXPECT_NE(block.find("deny write /Users/dev/proj/.git/hooks/pre-commit ("),
             std::string::npos)
       << block;
 }

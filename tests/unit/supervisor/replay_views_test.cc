@@ -325,3 +325,41 @@ TEST(ReplayViewsTest, TheDocumentedExampleLogIsValid) {
 
 }  // namespace
 }  // namespace vigil::replay
+
+namespace vigil::replay {
+namespace {
+
+// Issue 21.1: every view marks a write that was not stopped (an allowed write into a
+// protected name no mount guarded): a verdict of its own, a colour, and a count.
+TEST(ReplayViewsTest, EveryViewMarksUnguardedWrites) {
+  LogBuilder b;
+  b.add(Source::kSupervisor,
+        SessionStart{{"sh", "-c", "x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+  b.add(Source::kObserver,
+        FsWrite{5, "openat", "sub/.vscode/tasks.json", "/w/sub/.vscode/tasks.json",
+                O_WRONLY | O_CREAT, Verdict::kAllowed, "writable root", "", "", ".vscode"});
+  b.add(Source::kObserver, FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY, Verdict::kDenied,
+                                   "outside", "", "", ""});
+  const std::string w = render_writes(b.log());
+  EXPECT_NE(w.find("UNGUARDED create    /w/sub/.vscode/tasks.json"), std::string::npos) << w;
+  EXPECT_NE(w.find("NOT STOPPED: protected name .vscode"), std::string::npos) << w;
+  EXPECT_NE(w.find("2 write attempt(s): 1 denied, 1 UNGUARDED (not stopped)"), std::string::npos)
+      << w;
+  const std::string t = render_timeline(b.log());
+  EXPECT_NE(t.find("fs.write             UNGUARDED create /w/sub/.vscode/tasks.json"),
+            std::string::npos)
+      << t;
+  VerifyReport v;
+  v.ok = true;
+  v.complete = true;
+  const std::string h = render_html(b.log(), v, "x");
+  EXPECT_NE(h.find("1 protected name(s) written and NOT stopped"), std::string::npos);
+  EXPECT_NE(h.find("<section class=\"unguarded\" id=\"unguarded\"><h2>Not stopped: 1"),
+            std::string::npos);
+  EXPECT_NE(h.find("<tr class=\"ung\"><td class=\"v\">UNGUARDED</td>"), std::string::npos);
+  EXPECT_NE(h.find("tr.ung td.v{background:#bc4c00"), std::string::npos);
+  EXPECT_LT(h.find("id=\"unguarded\""), h.find("id=\"denials\"")) << "not stopped comes first";
+}
+
+}  // namespace
+}  // namespace vigil::replay

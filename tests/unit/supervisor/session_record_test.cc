@@ -83,7 +83,7 @@ TEST(SessionRecord, LogsStartViolationAnnotationAndEnd) {
   const std::string said = slurp(err);
   std::fclose(err);
   EXPECT_EQ(said.rfind("\n<sandbox_violations>\n", 0), 0u) << said;
-  EXPECT_NE(said.find("deny file-write-create /etc/x (outside the writable roots"),
+  EXPECT_NE(said.find("deny create /etc/x (outside the writable roots"),
             std::string::npos)
       << said;
   const std::string json = slurp_fd(vfd.get());

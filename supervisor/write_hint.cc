@@ -1,0 +1,146 @@
+#include "supervisor/write_hint.h"
+
+#include <array>
+
+#include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/path_expand.h"
+
+namespace vigil {
+namespace {
+
+// A directory under $HOME that a tool writes, and how to point the tool elsewhere.
+struct ToolDir {
+  std::string_view dir;  // relative to $HOME
+  std::string_view what;
+  std::string_view workaround;
+};
+constexpr std::array<ToolDir, 12> kToolDirs = {{
+    {".npm", "npm's cache", "set npm_config_cache=$TMPDIR/npm-cache"},
+    {".cargo", "cargo's home", "set CARGO_HOME=$TMPDIR/cargo"},
+    {".rustup", "rustup's home", "set RUSTUP_HOME=$TMPDIR/rustup"},
+    {".cache/pip", "pip's cache", "pass --no-cache-dir or set PIP_CACHE_DIR=$TMPDIR/pip"},
+    {".cache/go-build", "go's build cache", "set GOCACHE=$TMPDIR/go-build"},
+    {"go", "go's module cache", "set GOPATH=$TMPDIR/go"},
+    {".gradle", "gradle's home", "set GRADLE_USER_HOME=$TMPDIR/gradle"},
+    {".yarn", "yarn's cache", "set YARN_CACHE_FOLDER=$TMPDIR/yarn"},
+    {".cache/yarn", "yarn's cache", "set YARN_CACHE_FOLDER=$TMPDIR/yarn"},
+    {".local/share/pnpm", "pnpm's store", "set npm_config_store_dir=$TMPDIR/pnpm"},
+    {".cache", "a cache", "set XDG_CACHE_HOME=$TMPDIR/cache"},
+    {".config", "a tool's settings", ""},
+}};
+
+// The system's own trees: never worth widening the policy for.
+constexpr std::array<std::string_view, 10> kSystemDirs = {
+    "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/boot", "/var/lib", "/srv"};
+
+// Scratch places outside the session: $TMPDIR is the sandbox's own.
+constexpr std::array<std::string_view, 3> kScratchDirs = {"/tmp", "/var/tmp", "/dev/shm"};
+
+std::string tilde(std::string_view path, const std::string& home) {
+  if (!home.empty() && home != "/" && path_is_under(path, home))
+    return "~" + std::string(path.substr(home.size()));
+  return std::string(path);
+}
+
+// The allowWrite entry whose path is `dir` or holds `path`, if one lists it.
+const PathRule* listed(const FilesystemPolicy& fs, std::string_view path) {
+  for (const auto& r : fs.allow_write) {
+    if (r.session_temp) continue;
+    if (path_is_under(path, r.resolved) || path_is_under(path, r.literal)) return &r;
+  }
+  return nullptr;
+}
+
+// allowWrite takes existing directories only (a missing one mounts nothing), so the hint
+// says to make it: applied as written, it works.
+std::string add_to_allow_write(std::string_view dir, const Policy& p) {
+  const std::string d = tilde(dir, p.home);
+  return "add " + d + " to filesystem.allowWrite (mkdir -p " + d + " first if it is missing)";
+}
+
+// The stable directory to name for `path` under $HOME: the tool's top directory
+// (~/.npm, not ~/.npm/_cacache/tmp/x); two levels for ~/.cache, ~/.config, ~/.local/share.
+std::string stable_home_dir(std::string_view rel, const std::string& home) {
+  std::size_t keep = 1;
+  if (rel.starts_with(".cache/") || rel.starts_with(".config/")) keep = 2;
+  if (rel.starts_with(".local/share/") || rel.starts_with(".local/state/")) keep = 3;
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    const std::size_t slash = rel.find('/', end == 0 ? 0 : end + 1);
+    if (slash == std::string_view::npos) {
+      // The path itself is that deep: a file straight in $HOME names $HOME's own file,
+      // which is what a dotfile is; a directory of that depth is the path.
+      return i == 0 ? home : home + "/" + std::string(rel);
+    }
+    end = slash;
+  }
+  return home + "/" + std::string(rel.substr(0, end));
+}
+
+}  // namespace
+
+std::string default_deny_hint(std::string_view path, const Policy& p) {
+  const std::string_view base = path.substr(path.rfind('/') + 1);
+  if (base == ".gitconfig" || base == ".gitconfig.lock" ||
+      path.ends_with("/.config/git/config") || path.ends_with("/.config/git/config.lock")) {
+    return "git config --global writes " + tilde(path, p.home) +
+           ", outside the writable roots: use `git config --local` in the repository (with "
+           "filesystem.allowGitConfig: true) or `git -c name=value`, or set "
+           "GIT_CONFIG_GLOBAL=$TMPDIR/gitconfig";
+  }
+  // A protected name (a shell's startup file): no allowWrite makes it writable.
+  if (const MandatoryDeny* d = mandatory_deny_named(base);
+      d != nullptr && d->shape == DenyShape::kFile && !d->git_config) {
+    const bool startup = base == ".bashrc" || base == ".bash_profile" || base == ".zshrc" ||
+                         base == ".zprofile" || base == ".profile";
+    return std::string(startup ? "a protected startup file (" : "a protected file (") +
+           std::string(d->why) +
+           "): a sandboxed command may not change it; set what you need in the command's own "
+           "environment instead";
+  }
+  for (const auto s : kScratchDirs) {
+    if (path_is_under(path, s)) {
+      return "outside the writable roots: for scratch files use $TMPDIR (writable, private to "
+             "this session) instead of " +
+             std::string(s);
+    }
+  }
+  for (const auto s : kSystemDirs) {
+    if (path_is_under(path, s)) {
+      return "a system directory, outside the writable roots: write inside the workspace or "
+             "$TMPDIR instead";
+    }
+  }
+  // What to name: the stable directory a tool owns, never the volatile file.
+  std::string dir;
+  std::string tool;
+  const bool in_home = !p.home.empty() && p.home != "/" && path_is_under(path, p.home) &&
+                       path.size() > p.home.size();
+  if (in_home) {
+    const std::string_view rel = path.substr(p.home.size() + 1);
+    for (const auto& t : kToolDirs) {
+      if (rel == t.dir || (rel.starts_with(t.dir) && rel[t.dir.size()] == '/')) {
+        if (!t.workaround.empty()) tool = std::string(t.what) + ": " + std::string(t.workaround);
+        break;
+      }
+    }
+    dir = stable_home_dir(rel, p.home);
+  } else {
+    const std::size_t slash = path.rfind('/');
+    dir = slash == 0 ? std::string("/") : std::string(path.substr(0, slash));
+  }
+  if (const PathRule* r = listed(p.fs, path); r != nullptr && r->kind != PathKind::kDir) {
+    return r->origin + " lists " + tilde(r->literal, p.home) + ", but it " +
+           (r->kind == PathKind::kMissing ? "did not exist" : "was not a directory") +
+           " when the sandbox started, so it is not writable: create the directory (mkdir -p " +
+           tilde(r->literal, p.home) + ") before the run";
+  }
+  if (in_home && dir == p.home) {
+    return "a file in your home directory, outside the writable roots; write it in the "
+           "workspace instead, or add the directory that holds it to filesystem.allowWrite";
+  }
+  return "outside the writable roots; " + (tool.empty() ? "" : tool + ", or ") +
+         add_to_allow_write(dir, p);
+}
+
+}  // namespace vigil
