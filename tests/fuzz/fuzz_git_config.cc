@@ -24,10 +24,15 @@ bool lower_key_chars(std::string_view s, bool dots) {
   return true;
 }
 
-std::string quoted(std::string_view s) {
+// A subsection takes only \" and \\ (git reads "\t" there as 't'); a value takes \n, \t, \b too.
+std::string quoted(std::string_view s, bool value = true) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out.push_back('\\');
+    if (!value) {
+      out.push_back(c);
+      continue;
+    }
     if (c == '\n') {
       out += "\\n";
       continue;
@@ -49,7 +54,7 @@ std::string canonical(const std::vector<vigil::git::ConfigEntry>& entries) {
   std::string out;
   for (const auto& e : entries) {
     out += "[" + e.section;
-    if (e.has_subsection) out += " " + quoted(e.subsection);
+    if (e.has_subsection) out += " " + quoted(e.subsection, false);
     out += "]\n" + e.name;
     if (e.has_value) out += " = " + quoted(e.value);
     out += "\n";
