@@ -110,6 +110,20 @@ std::string protected_instance(const std::string& path, std::string_view relpath
 }  // namespace
 
 void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
+  if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
+    Violation v;
+    v.kind = Violation::Kind::kFs;
+    v.op = q->rule;
+    v.target = q->path;
+    v.path = q->path;
+    v.reason = q->reason + (q->moved_to.empty() ? "; NOT moved: remove it by hand before any "
+                                                  "program uses it"
+                                                : "; moved to " + q->moved_to +
+                                                      " (its manifest.jsonl says how to restore)");
+    v.first_seq = seq;
+    note(quarantined_, quarantined_index_, std::move(v), /*key_on_op=*/false);
+    return;
+  }
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
     if (w->verdict == Verdict::kAllowed && w->unguarded.empty()) return;
     Violation v;
@@ -152,14 +166,24 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o) {
   if (c.empty()) return {};
   std::string out = "<sandbox_violations>\n";
+  // What the backstop took away comes first: it is what the command managed to plant.
+  const auto& quarantined = c.quarantined();
+  const std::size_t shown_quarantined = std::min(quarantined.size(), o.max_lines);
+  for (std::size_t i = 0; i < shown_quarantined; ++i) {
+    const Violation& v = quarantined[i];
+    out += "quarantined " + escape_for_annotation(v.target) + " (" +
+           escape_for_annotation(v.op + ": " + v.reason) + ")\n";
+  }
+  const std::size_t room = o.max_lines - shown_quarantined;
   const auto& list = c.denied();
   const auto& unguarded = c.unguarded();
-  const std::size_t shown = std::min(list.size(), o.max_lines);
+  const std::size_t shown = std::min(list.size(), room);
   for (std::size_t i = 0; i < shown; ++i) out += line_for(list[i]) + "\n";
-  const std::size_t shown_unguarded = std::min(unguarded.size(), o.max_lines - shown);
+  const std::size_t shown_unguarded = std::min(unguarded.size(), room - shown);
   for (std::size_t i = 0; i < shown_unguarded; ++i)
     out += line_for(unguarded[i], "unguarded") + "\n";
-  const std::size_t hidden = list.size() - shown + unguarded.size() - shown_unguarded;
+  const std::size_t hidden = quarantined.size() - shown_quarantined + list.size() - shown +
+                             unguarded.size() - shown_unguarded;
   if (hidden > 0 || c.untracked_attempts() > 0) {
     out += std::to_string(hidden) + (c.untracked_attempts() > 0 ? "+" : "") + " more: ";
     out += o.log_path.empty() ? std::string("no session log was kept")
@@ -188,6 +212,9 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   for (const auto& v : c.ephemeral()) eph.push_back(violation_json(v));
   ojson unguarded = ojson::array();
   for (const auto& v : c.unguarded()) unguarded.push_back(violation_json(v));
+  ojson quarantined = ojson::array();
+  for (const auto& v : c.quarantined()) quarantined.push_back(violation_json(v));
+  j["quarantined"] = std::move(quarantined);
   j["denied"] = std::move(denied);
   j["ephemeral"] = std::move(eph);
   j["unguarded"] = std::move(unguarded);

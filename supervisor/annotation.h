@@ -62,17 +62,23 @@ class ViolationCollector {
   // entry per protected instance (".../r/.git/hooks"), counting every write into it; its
   // op is the first write's.
   const std::vector<Violation>& unguarded() const { return unguarded_; }
+  // What the post-run backstop moved out of the workspace (events::FsQuarantine): one
+  // entry per path; op is the rule it broke, reason says where it went.
+  const std::vector<Violation>& quarantined() const { return quarantined_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   std::uint64_t untracked_attempts() const { return untracked_; }  // past kMaxTrackedTargets
-  bool empty() const { return denied_attempts_ == 0 && unguarded_.empty(); }
+  bool empty() const {
+    return denied_attempts_ == 0 && unguarded_.empty() && quarantined_.empty();
+  }
 
  private:
   using Key = std::tuple<int, std::string, std::string>;  // kind, op, target
   void note(std::vector<Violation>& list, std::map<Key, std::size_t>& index, Violation v,
             bool key_on_op = true);
 
-  std::vector<Violation> denied_, ephemeral_, unguarded_;
-  std::map<Key, std::size_t> denied_index_, ephemeral_index_, unguarded_index_;
+  std::vector<Violation> denied_, ephemeral_, unguarded_, quarantined_;
+  std::map<Key, std::size_t> denied_index_, ephemeral_index_, unguarded_index_,
+      quarantined_index_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
 };
@@ -83,10 +89,11 @@ struct AnnotationOptions {
 };
 
 // The block, "<sandbox_violations>\n...</sandbox_violations>\n"; "" when nothing was
-// denied and no protected name was written unguarded. Lines:
+// denied, quarantined or written unguarded. Lines:
+//   quarantined <path> (<rule>: <why>; moved to <where>)
 //   deny <op> <target> (<reason>)[ (xN)]
 //   unguarded <op> <target> (<why it matters>; not stopped: ...)[ (xN)]
-// (denials first), then, past max_lines, "N more: see <log>". Every variable part goes
+// (in that order), then, past max_lines, "N more: see <log>". Every variable part goes
 // through escape_for_annotation().
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o);
 
