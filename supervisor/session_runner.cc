@@ -170,6 +170,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   req.allow_writable_settings = request.allow_writable_settings;
   req.session_tmp = session->tmp();
   req.cwd = *cwd;
+  // Placeholders stay on the witness-only path. Where vigil-init refuses protected names
+  // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
+  // only break everyday git, and the backstop below catches what slips: pass false then.
+  req.placeholders = true;
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };

@@ -178,3 +178,52 @@ TEST(Backstop, WhatWasThereBeforeStays) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// Where the gatekeeper refuses protected names at the call, no placeholders are bound at
+// missing protected names, and everyday git in a fresh workspace behaves exactly as it
+// does outside the sandbox (placeholders made `git add -A` and `git stash -u` fail,
+// `git status` list names that do not exist, `git clean -fd` print "busy" lines).
+TEST(Backstop, WithoutPlaceholdersGitBehavesAsOutside) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  {
+    TempDir probe;
+    auto p = run_vigil({"run", "--", "sh", "-c", "test -e .mcp.json && echo placeholder; :"},
+                       probe.path());
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    if (p.out == "placeholder\n") {
+      GTEST_SKIP() << "placeholders are bound here: the gatekeeper is not in force (kernel "
+                      "older than 5.14, or a build without it)";
+    }
+  }
+  const std::string script =
+      "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 "
+      "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t "
+      "GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z; "
+      "git init -q -b main . && echo a > a && mkdir d && echo b > d/b && git add -A; "
+      "echo add=$?; git commit -q -m a; echo commit=$?; echo c > c; mkdir e; echo f > e/f; "
+      "git status --porcelain; git stash -u -q; echo stash=$?; git status --porcelain; "
+      "git stash pop -q; echo pop=$?; git status --porcelain --untracked-files=all; "
+      "git clean -fd; echo clean=$?; git status --porcelain --ignored; ls -A";
+  TempDir inside, outside, state;
+  auto s = run_in(inside.path(), state, script);
+  // The same script, unsandboxed, on a directory in the same (empty) state.
+  const std::string out_file = state / "host.out", err_file = state / "host.err";
+  ASSERT_EQ(std::system(("cd '" + outside.path() + "' && sh -c '" + script + "' >" + out_file +
+                         " 2>" + err_file)
+                            .c_str()),
+            0);
+  EXPECT_EQ(s.o.exit_code, 0);
+  EXPECT_EQ(s.o.out, read_file(out_file));
+  // git's own stderr is the same; vigil's block (if any) follows it, and holds no
+  // quarantine: the session left nothing that breaks the rules.
+  const std::string err = s.o.err.substr(0, s.o.err.find("<sandbox_violations>"));
+  EXPECT_EQ(err, read_file(err_file));
+  EXPECT_EQ(s.o.err.find("quarantined"), std::string::npos) << s.o.err;
+  EXPECT_NE(s.o.out.find("add=0\ncommit=0\n"), std::string::npos) << s.o.out;
+}
+
+}  // namespace
+}  // namespace vigil::test
