@@ -77,21 +77,27 @@ Result<std::string> read_small(int dir_fd, const char* name, std::size_t max) {
   }
 }
 
-std::vector<std::string> list_dir(int fd) {
-  std::vector<std::string> names;
+struct DirEntry {
+  std::string name;
+  unsigned char type;  // d_type: DT_DIR, DT_REG, ..., DT_UNKNOWN when the filesystem does not say
+};
+
+std::vector<DirEntry> list_dir(int fd) {
+  std::vector<DirEntry> entries;
   UniqueFd dup(::dup(fd));
-  if (!dup) return names;
+  if (!dup) return entries;
   DIR* d = ::fdopendir(dup.get());
-  if (d == nullptr) return names;
+  if (d == nullptr) return entries;
   (void)dup.release();  // closedir owns it now
   ::rewinddir(d);
   while (const dirent* e = ::readdir(d)) {
     const std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
+    if (n != "." && n != "..") entries.push_back(DirEntry{std::string(n), e->d_type});
   }
   ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
 }
 
 bool is_git_rule(const MandatoryDeny& d) { return d.relpath.starts_with(".git/"); }
@@ -190,22 +196,42 @@ class Walk {
       return incomplete("deeper than " + std::to_string(lim_.max_depth) + " levels at " + path);
     }
     checked_.insert(path + "/");
-    const bool git = is_git_dir(fd, path);
+    const auto entries = list_dir(fd);
+    const bool git = looks_like_git_dir(entries, path) && is_git_dir(fd, path);
     if (git) git_dir(fd, path);
-    for (const auto& name : list_dir(fd)) {
+    std::string child_rel = rel.empty() ? std::string() : rel + "/";
+    const std::size_t base = child_rel.size();
+    for (const auto& e : entries) {
       if (over_budget()) return;
-      const std::string child_rel = rel.empty() ? name : rel + "/" + name;
-      bool descend = false;
-      if (!entry(fd, path, child_rel, name, &descend) || !descend) continue;
+      child_rel.resize(base);
+      child_rel.append(e.name);
+      bool descend = e.type == DT_DIR;
+      // Most entries need no more than their listing: a name no rule covers, of a type
+      // the listing gave. Only the others pay for a statx.
+      const bool judge = e.type == DT_UNKNOWN || e.name == ".git" || e.name == ".gitmodules" ||
+                         mandatory_deny_within(child_rel, /*allow_git_config=*/true) != nullptr;
+      if (judge && (!entry(fd, path, child_rel, e.name, &descend) || !descend)) continue;
+      if (!descend) continue;
       // objects/ is most of a repository and holds nothing git runs.
-      if (git && name == "objects") continue;
-      UniqueFd child(::openat(fd, name.c_str(), kDirFlags));
+      if (git && e.name == "objects") continue;
+      UniqueFd child(::openat(fd, e.name.c_str(), kDirFlags));
       if (!child) {
-        if (errno == EACCES || errno == EPERM) incomplete("cannot read " + join(path, name));
+        if (errno == EACCES || errno == EPERM) incomplete("cannot read " + join(path, e.name));
         continue;
       }
-      dir(child.get(), join(path, name), child_rel, depth + 1);
+      dir(child.get(), join(path, e.name), child_rel, depth + 1);
     }
+  }
+
+  // From the listing alone: could this be a repository? (is_git_dir() then checks types.)
+  static bool looks_like_git_dir(const std::vector<DirEntry>& entries, const std::string& path) {
+    if (path.ends_with("/.git")) return true;
+    bool head = false, store = false;
+    for (const auto& e : entries) {
+      head = head || e.name == "HEAD";
+      store = store || e.name == "objects" || e.name == "commondir";
+    }
+    return head && store;
   }
 
   // Judges one entry of the directory `fd` (at `dir_path`). False when it is an offender
@@ -282,9 +308,9 @@ class Walk {
       auto h = info_at(fd, "hooks");
       return h && S_ISLNK(h->mode) ? "hooks is a symlink" : "";
     }
-    for (const auto& name : list_dir(hooks.get())) {
-      auto i = info_at(hooks.get(), name.c_str());
-      if (i && !git::is_inert_hook(name, S_ISREG(i->mode))) return "hooks/" + name + " is a hook";
+    for (const auto& e : list_dir(hooks.get())) {
+      auto i = info_at(hooks.get(), e.name.c_str());
+      if (i && !git::is_inert_hook(e.name, S_ISREG(i->mode))) return "hooks/" + e.name + " is a hook";
     }
     (void)path;
     return {};
@@ -325,11 +351,11 @@ class Walk {
     }
     UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
     if (!hooks) return;
-    for (const auto& name : list_dir(hooks.get())) {
-      auto i = info_at(hooks.get(), name.c_str());
-      if (!i || git::is_inert_hook(name, S_ISREG(i->mode)) || !is_new(*i, snap_.start)) continue;
-      offend(join(hooks_path, name), "git-hook",
-             "git runs hooks/" + name + " on its own (commit, checkout, ...)");
+    for (const auto& e : list_dir(hooks.get())) {
+      auto i = info_at(hooks.get(), e.name.c_str());
+      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) || !is_new(*i, snap_.start)) continue;
+      offend(join(hooks_path, e.name), "git-hook",
+             "git runs hooks/" + e.name + " on its own (commit, checkout, ...)");
     }
   }
 
