@@ -316,6 +316,25 @@ class Walk {
     return {};
   }
 
+  // core.worktree (on the allowlist: submodules need it) must name a directory inside a
+  // writable root, or git on the host would check files out anywhere ($HOME/.bashrc).
+  // Returns the offending value, "" when there is none.
+  std::string worktree_outside(std::string_view config, const std::string& git_dir) const {
+    auto entries = git::parse_config(config);
+    if (!entries) return {};
+    for (const auto& e : *entries) {
+      if (e.section != "core" || e.has_subsection || e.name != "worktree") continue;
+      // As git will: from the gitdir, through whatever symlinks the session left.
+      const std::string where = resolve_symlinks(
+          lexically_normal(e.value.starts_with('/') ? e.value : git_dir + "/" + e.value));
+      const bool inside = std::any_of(in_.roots.begin(), in_.roots.end(), [&](const auto& r) {
+        return path_is_under(where, r);
+      });
+      if (!inside) return e.value;
+    }
+    return {};
+  }
+
   // A repository's own state: hooks and config added during the session.
   void git_dir(int fd, const std::string& path) {
     for (const char* cfg : {"config", "config.worktree"}) {
@@ -340,6 +359,12 @@ class Walk {
       if (!added.empty()) {
         offend(at, "git-config",
                "git runs a program named by " + joined(added) + " (keys off vigil's allowlist)");
+      } else if (text) {
+        if (auto w = worktree_outside(*text, path); !w.empty()) {
+          offend(at, "git-config",
+                 "core.worktree " + w + " lies outside the writable roots: a checkout on the "
+                 "host would write there");
+        }
       }
     }
     const std::string hooks_path = join(path, "hooks");

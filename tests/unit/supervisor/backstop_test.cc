@@ -99,6 +99,7 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
   ASSERT_EQ(::rename((t / "moved").c_str(), (t / "n/.idea").c_str()), 0);
   t.file("sub/.gitmodules", "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n");
   t.file("evil/.gitmodules", "[submodule \"lib\"]\n\tupdate = !sh\n");
+  t.repo("far/.git", "[core]\n\tworktree = ../../../../../../../../home\n");
 
   BackstopInputs in;
   in.roots = {t.root()};
@@ -119,6 +120,7 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
       {"s/.git", ".git"},
       {"n/.idea", ".idea"},
       {"evil/.gitmodules", ".gitmodules"},
+      {"far/.git/config", "git-config"},  // a checkout would write outside the roots
   };
   EXPECT_EQ(found(t, f), want);
 }
