@@ -125,6 +125,24 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
   EXPECT_EQ(found(t, f), want);
 }
 
+// A command that breaks .git/HEAD can make git take the workspace itself for a bare
+// repository: its own hooks/ and config are judged like any repository's.
+TEST(Backstop, TheRootItselfMadeIntoARepository) {
+  Tree t;
+  t.file("src/main.c", "int main;\n");
+  const auto snap = take_backstop_snapshot({});
+  wait_for_coarse_clock(snap);
+  t.file("HEAD", "ref: refs/heads/main\n");
+  t.dir("objects");
+  t.file("hooks/post-checkout", "#!/bin/sh\n");
+  t.file("config", "[core]\n\tfsmonitor = x\n");
+  BackstopInputs in;
+  in.roots = {t.root()};
+  EXPECT_EQ(found(t, find_offenders(in, snap)),
+            (std::map<std::string, std::string>{{"config", "git-config"},
+                                                {"hooks/post-checkout", "git-hook"}}));
+}
+
 TEST(Backstop, ABoundedWalkSaysWhereItStoppedAndTheRecordsReachFurther) {
   Tree t;
   const auto snap = take_backstop_snapshot({});
