@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -25,6 +26,7 @@ constexpr std::size_t kMaxGitFile = 4096;
 
 struct Info {
   mode_t mode = 0;
+  std::uint64_t size = 0;
   statx_timestamp ctime{};
   statx_timestamp btime{};
   bool has_btime = false;
@@ -38,6 +40,7 @@ std::optional<Info> info_at(int dir_fd, const char* name) {
   }
   Info i;
   i.mode = sx.stx_mode;
+  i.size = sx.stx_size;
   i.ctime = sx.stx_ctime;
   i.btime = sx.stx_btime;
   i.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
@@ -262,7 +265,7 @@ class Walk {
       return true;
     }
     const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
-    if (d != nullptr && !is_git_rule(*d) && fresh) {
+    if (d != nullptr && !is_git_rule(*d) && fresh && !is_empty(fd, name, *info)) {
       offend(path, std::string(d->relpath),
              "protected name " + std::string(d->relpath) + " made during the session: " +
                  std::string(d->why));
@@ -272,7 +275,17 @@ class Walk {
     return true;
   }
 
-  // What makes a new ".git" (a file "gitdir: X", a symlink, anything but a directory)
+  // An empty file or directory runs nothing. It is also what a placeholder is, and
+  // another session sharing the workspace may have one bound there right now: moving it
+  // would detach that session's mount (see session_dir.h).
+  static bool is_empty(int fd, const std::string& name, const Info& info) {
+    if (S_ISREG(info.mode)) return info.size == 0;
+    if (!S_ISDIR(info.mode)) return false;
+    UniqueFd d(::openat(fd, name.c_str(), kDirFlags));
+    return d && list_dir(d.get()).empty();
+  }
+
+    // What makes a new ".git" (a file "gitdir: X", a symlink, anything but a directory)
   // dangerous: it points git at a repository whose hooks or config run a program. "" when
   // it is harmless (git worktree add, git submodule add).
   std::string git_file_danger(int fd, const Info& info) {

@@ -84,6 +84,8 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
   t.file("old/.vscode/tasks.json", "{}");
   t.file("x/y/.bashrc", "evil\n");
   t.file("top/.mcp.json", "{}");  // a placeholder of vigil's own: skipped
+  t.file("top/.bashrc", "");       // empty: runs nothing (another session's placeholder?)
+  t.dir("top/.idea");
   t.file("repo/.git/config", "[core]\n\tbare = false\n\tpager = less\n[user]\n\tname = a\n");
   t.file("repo/.git/hooks/post-checkout", "#!/bin/sh\n");
   t.repo("fresh/.git", "[alias]\n\tst = !sh\n");
