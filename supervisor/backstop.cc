@@ -247,7 +247,7 @@ class Walk {
     if (in_.skip.count(path) != 0) return true;
     const bool fresh = is_new(*info, snap_.start) || in_.renamed_into.count(path) != 0;
     if (name == ".git" && !S_ISDIR(info->mode) && fresh) {
-      if (auto why = git_file_danger(fd, *info); !why.empty()) {
+      if (auto why = git_file_danger(fd, dir_path, *info); !why.empty()) {
         offend(path, ".git", why);
         return false;
       }
@@ -288,7 +288,7 @@ class Walk {
     // What makes a new ".git" (a file "gitdir: X", a symlink, anything but a directory)
   // dangerous: it points git at a repository whose hooks or config run a program. "" when
   // it is harmless (git worktree add, git submodule add).
-  std::string git_file_danger(int fd, const Info& info) {
+  std::string git_file_danger(int fd, const std::string& dir_path, const Info& info) const {
     if (S_ISLNK(info.mode)) return "a symlink git follows to a repository vigil did not judge";
     if (!S_ISREG(info.mode)) return {};
     auto text = read_small(fd, ".git", kMaxGitFile);
@@ -303,30 +303,28 @@ class Walk {
     UniqueFd repo(t.starts_with('/') ? ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                      : ::openat(fd, target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!repo) return {};
-    auto bad = repo_danger(repo.get(), target);
+    const std::string repo_path =
+        lexically_normal(t.starts_with('/') ? target : dir_path + "/" + target);
+    auto bad = repo_danger(repo.get(), repo_path);
     return bad.empty() ? std::string() : "points git at " + target + ", where " + bad;
   }
 
   // Whatever in the repository open on `fd` runs a program, whenever it was made; "" when
   // nothing does. For repositories a new .git file points at.
-  std::string repo_danger(int fd, const std::string& path) {
-    for (const char* cfg : {"config", "config.worktree"}) {
-      auto text = read_small(fd, cfg, kMaxConfig);
-      if (!text) continue;
-      const auto v = git::judge_config(*text);
-      if (!v.safe) return std::string(cfg) + " sets " + joined(v.unsafe);
-    }
-    UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
-    if (!hooks) {
-      auto h = info_at(fd, "hooks");
-      return h && S_ISLNK(h->mode) ? "hooks is a symlink" : "";
-    }
-    for (const auto& e : list_dir(hooks.get())) {
-      auto i = info_at(hooks.get(), e.name.c_str());
-      if (i && !git::is_inert_hook(e.name, S_ISREG(i->mode))) return "hooks/" + e.name + " is a hook";
-    }
-    (void)path;
-    return {};
+  std::string repo_danger(int fd, const std::string& path, int follow_commondir = 1) const {
+    std::vector<Offender> found;
+    repo_state(fd, path, found);
+    if (!found.empty()) return found.front().path + ": " + found.front().reason;
+    // A worktree's gitdir takes config and hooks from the repository its commondir names.
+    auto common = read_small(fd, "commondir", kMaxGitFile);
+    if (!common || follow_commondir == 0) return {};
+    std::string dir = *common;
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+    UniqueFd target(::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!target) return {};
+    const std::string common_path =
+        lexically_normal(dir.starts_with('/') ? dir : path + "/" + dir);
+    return repo_danger(target.get(), common_path, follow_commondir - 1);
   }
 
   // core.worktree (on the allowlist: submodules need it) must name a directory inside a
@@ -350,6 +348,15 @@ class Walk {
 
   // A repository's own state: hooks and config added during the session.
   void git_dir(int fd, const std::string& path) {
+    std::vector<Offender> found;
+    repo_state(fd, path, found);
+    for (auto& o : found) offend(std::move(o.path), std::move(o.rule), std::move(o.reason));
+  }
+
+  void repo_state(int fd, const std::string& path, std::vector<Offender>& out) const {
+    const auto offend = [&out](std::string p, std::string rule, std::string reason) {
+      out.push_back(Offender{std::move(p), std::move(rule), std::move(reason)});
+    };
     for (const char* cfg : {"config", "config.worktree"}) {
       auto i = info_at(fd, cfg);
       if (!i || !is_new(*i, snap_.start)) continue;

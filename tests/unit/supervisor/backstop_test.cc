@@ -76,6 +76,8 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
   t.file("repo/.git/hooks/pre-commit", "#!/bin/sh\nlint\n");
   t.repo("safe/.git", "[core]\n\tbare = false\n");
   t.file("moved/tasks.json", "{}");
+  t.repo("husky/.git", "[core]\n\tpager = less\n[filter \"lfs\"]\n\tclean = git-lfs clean\n");
+  t.file("husky/.git/hooks/pre-commit", "#!/bin/sh\nnpm test\n");
   const auto snap = take_backstop_snapshot({t / "repo/.git/config"});
   wait_for_coarse_clock(snap);
 
@@ -93,6 +95,15 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
   t.file("bare/hooks/pre-push", "#!/bin/sh\n");
   t.file("w/.git", "gitdir: ../bare\n");
   t.file("wt/.git", "gitdir: ../safe/.git\n");  // what git worktree add writes
+  // A worktree gitdir borrowing config and hooks from the bare repository above.
+  t.file("bare/worktrees/w2/HEAD", "ref: refs/heads/main\n");
+  t.file("bare/worktrees/w2/commondir", "../..\n");
+  t.file("w2/.git", "gitdir: ../bare/worktrees/w2\n");
+  // git worktree add in a repository whose own config and hooks run the user's programs:
+  // nothing new, nothing to quarantine.
+  t.file("husky/.git/worktrees/hw/HEAD", "ref: refs/heads/hw\n");
+  t.file("husky/.git/worktrees/hw/commondir", "../..\n");
+  t.file("hw/.git", "gitdir: ../husky/.git/worktrees/hw\n");
   t.repo("safe/.git/modules/lib", "[core]\n\tworktree = ../../../lib\n");
   t.file("safe/.git/modules/lib/hooks/post-merge", "#!/bin/sh\n");
   t.dir("s");
@@ -118,6 +129,7 @@ TEST(Backstop, FindsWhatTheSessionLeftAndNothingThatWasThere) {
       {"bare/config", "git-config"},
       {"bare/hooks/pre-push", "git-hook"},
       {"w/.git", ".git"},
+      {"w2/.git", ".git"},
       {"safe/.git/modules/lib/hooks/post-merge", "git-hook"},
       {"s/.git", ".git"},
       {"n/.idea", ".idea"},
