@@ -235,6 +235,20 @@ void ViolationCollector::note(List& l, Violation v, events::WriteAction action) 
 void ViolationCollector::add(const events::Event& e) { add(e.body, e.seq); }
 
 void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
+  if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
+    Violation v;
+    v.kind = Violation::Kind::kFs;
+    v.op = q->rule;
+    v.target = q->path;
+    v.path = q->path;
+    v.reason = q->reason + (q->moved_to.empty() ? "; NOT moved: remove it by hand before any "
+                                                  "program uses it"
+                                                : "; moved to " + q->moved_to +
+                                                      " (its manifest.jsonl says how to restore)");
+    v.first_seq = seq;
+    note(quarantined_, std::move(v), events::WriteAction::kCreate);
+    return;
+  }
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
     if (w->verdict == Verdict::kAllowed && w->unguarded.empty()) return;
     Violation v;
@@ -280,7 +294,15 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
   if (c.empty()) return {};
   std::string out = "<sandbox_violations>\n";
   std::uint64_t hidden = 0;
-  // Writes that were not stopped come first, in slots of their own.
+  // What the backstop took away comes first: it is what the command managed to plant.
+  const auto& quarantined = c.quarantined();
+  const std::size_t shown_quarantined = std::min(quarantined.size(), o.max_lines);
+  for (std::size_t i = 0; i < shown_quarantined; ++i) {
+    const Violation& v = quarantined[i];
+    out += "quarantined " + part(v.target) + " (" + reason_part(v.op + ": " + v.reason) + ")\n";
+  }
+  hidden += quarantined.size() - shown_quarantined;
+  // Writes that were not stopped come next, in slots of their own.
   const auto& unguarded = c.unguarded();
   const std::size_t shown_unguarded = std::min(unguarded.size(), o.max_lines);
   for (std::size_t i = 0; i < shown_unguarded; ++i)
@@ -317,6 +339,9 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   for (const auto& v : c.ephemeral()) eph.push_back(violation_json(v));
   ojson unguarded = ojson::array();
   for (const auto& v : c.unguarded()) unguarded.push_back(violation_json(v));
+  ojson quarantined = ojson::array();
+  for (const auto& v : c.quarantined()) quarantined.push_back(violation_json(v));
+  j["quarantined"] = std::move(quarantined);
   j["denied"] = std::move(denied);
   j["ephemeral"] = std::move(eph);
   j["unguarded"] = std::move(unguarded);

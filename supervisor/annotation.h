@@ -89,11 +89,16 @@ class ViolationCollector {
   // entry per protected instance (".../r/.git/hooks"), counting every write into it; its
   // op is the first write's.
   const std::deque<Violation>& unguarded() const { return unguarded_.list; }
+  // What the post-run backstop moved out of the workspace (events::FsQuarantine): one
+  // entry per path; op is the rule it broke, reason says where it went.
+  const std::deque<Violation>& quarantined() const { return quarantined_.list; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   // Attempts on targets past kMaxTrackedTargets / kMaxTrackedBytes.
   std::uint64_t untracked_attempts() const { return untracked_; }
   std::size_t tracked_bytes() const { return bytes_; }
-  bool empty() const { return denied_attempts_ == 0 && unguarded().empty(); }
+  bool empty() const {
+    return denied_attempts_ == 0 && unguarded().empty() && quarantined().empty();
+  }
 
  private:
   struct List {
@@ -102,7 +107,7 @@ class ViolationCollector {
   };
   void note(List& l, Violation v, events::WriteAction action);
 
-  List denied_, ephemeral_, unguarded_;
+  List denied_, ephemeral_, unguarded_, quarantined_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
   std::size_t bytes_ = 0;
@@ -114,8 +119,9 @@ struct AnnotationOptions {
 };
 
 // The block, "<sandbox_violations>\n...</sandbox_violations>\n"; "" when nothing was
-// denied and no protected name was written unguarded. Lines, in this order:
-//   unguarded <actions> <target> (<what it runs>; not stopped ...)[ (xN)]   own slots
+// denied, quarantined or written unguarded. Lines, in this order:
+//   quarantined <path> (<rule>: <why>; moved to <where>)                       own slots
+//   unguarded <actions> <target> (<what it runs>; not stopped ...)[ (xN)]      own slots
 //   deny <actions> <target> (<reason>)[ (xN)]
 //   deny <actions> N paths in <dir>/ (<reason>): a, b, c and M more[ (xN)]
 //   N more: see <log>

@@ -24,9 +24,10 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 10> kKindNames = {
+constexpr std::array<const char*, 11> kKindNames = {
     "session.start", "proc.exec", "fs.write",       "net.decision", "net.upstream_failure",
     "io.stdout",     "io.stderr", "observer.stats", "annotation",   "session.end",
+    "fs.quarantine",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -399,6 +400,14 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.newline_before = r.boolean("newline_before");
       return Body{std::move(b)};
     }
+    case Kind::kFsQuarantine: {
+      FsQuarantine b;
+      b.path = r.bytes("path", lim.max_path);
+      b.rule = r.bytes("rule", lim.max_text);
+      b.reason = r.bytes("reason", lim.max_text);
+      b.moved_to = r.bytes("moved_to", lim.max_path, false);
+      return Body{std::move(b)};
+    }
     case Kind::kSessionEnd: {
       SessionEnd b;
       if (r.has("exit_code")) b.exit_code = static_cast<int>(r.integer("exit_code", 0, 255));
@@ -512,6 +521,12 @@ void put_body(ojson& j, const Body& body) {
                  [&](const Annotation& b) {
                    j["text"] = bytes_json(b.text);
                    if (b.newline_before) j["newline_before"] = true;
+                 },
+                 [&](const FsQuarantine& b) {
+                   j["path"] = bytes_json(b.path);
+                   j["rule"] = bytes_json(b.rule);
+                   j["reason"] = bytes_json(b.reason);
+                   if (!b.moved_to.empty()) j["moved_to"] = bytes_json(b.moved_to);
                  },
                  [&](const SessionEnd& b) {
                    if (b.exit_code) j["exit_code"] = *b.exit_code;
@@ -771,6 +786,14 @@ Result<void> validate(const Body& body, const Limits& lim) {
           [&](const Annotation& b) -> Result<void> {
             if (b.text.size() > lim.max_data || !no_nul(b.text))
               return bad("text: too long or a NUL byte");
+            return {};
+          },
+          [&](const FsQuarantine& b) -> Result<void> {
+            if (!path_ok(b.path) || !path_ok(b.moved_to))
+              return bad("path: longer than the limit or a NUL byte");
+            if (b.path.empty() || b.path[0] != '/') return bad("path: must be absolute");
+            if (!b.moved_to.empty() && b.moved_to[0] != '/') return bad("moved_to: must be absolute");
+            if (!text_ok(b.rule) || !text_ok(b.reason)) return bad("rule, reason: too long or a NUL byte");
             return {};
           },
           [&](const SessionEnd& b) -> Result<void> {

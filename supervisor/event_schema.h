@@ -46,6 +46,7 @@ enum class Kind {
   kObserverStats,
   kAnnotation,
   kSessionEnd,
+  kFsQuarantine,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -153,9 +154,21 @@ struct SessionEnd {
   bool operator==(const SessionEnd&) const = default;
 };
 
+// What the post-run backstop (supervisor/backstop.h) found left in a writable root that
+// breaks the rules (a protected name made during the session, a git hook or config key
+// that runs a program) and moved into the session's quarantine. Supervisor only.
+struct FsQuarantine {
+  std::string path;      // where it was, absolute (host view)
+  std::string rule;      // what it broke: a protected name (".vscode"), "git-hook", "git-config"
+  std::string reason;    // one line for the model: why it matters
+  std::string moved_to;  // where it is now; "" = it could not be moved (reason says why)
+  bool operator==(const FsQuarantine&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
-                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd>;
+                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
+                          FsQuarantine>;
 
 Kind kind_of(const Body& b);
 

@@ -187,6 +187,11 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               for (const auto& [k, v] : b.counters)
                 row.detail += ", " + k + " " + std::to_string(v);
             },
+            [&](const events::FsQuarantine& b) {
+              row.verdict = "quarantined";
+              row.detail = b.path + " (" + b.rule + ": " + b.reason + ")" +
+                           (b.moved_to.empty() ? "" : " -> " + b.moved_to);
+            },
         },
         e.body);
     rows.push_back(std::move(row));

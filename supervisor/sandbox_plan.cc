@@ -30,8 +30,8 @@ constexpr MandatoryDeny kGitPointer{".git", DenyShape::kFile,
                                     "git follows it to a repository's config and hooks"};
 
 // What the scan found, as resolved paths the plan can mount over.
-Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<ProtectedPath>* out,
-                       std::vector<std::string>* warnings) {
+Result<void> scan_root(const Policy& policy, const PathRule& root, bool placeholders,
+                       std::vector<ProtectedPath>* out, std::vector<std::string>* warnings) {
   ScanLimits limits;
   limits.max_depth = policy.fs.mandatory_deny_search_depth;
   auto scan = scan_mandatory_denies(root.resolved, limits);
@@ -63,6 +63,7 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, std::vector<P
   // Directly in the root, a missing protected name gets a placeholder so the command
   // cannot create it. Deeper down only what exists is capped (the directories below are
   // the command's to create). A missing .git is left alone so `git init` works.
+  if (!placeholders) return {};
   std::set<std::string> planned;
   for (const auto& rule : mandatory_denies()) {
     const std::string path = join(root.resolved, rule.relpath);
@@ -149,7 +150,9 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   // depth, whatever exists now (seatbelt/profile_builder.h).
   for (const auto& root : out.policy.fs.allow_write) {
     if (root.session_temp || root.kind != PathKind::kDir) continue;
-    if (auto r = scan_root(out.policy, root, &out.protected_paths, &out.warnings); !r)
+    if (auto r = scan_root(out.policy, root, req.placeholders, &out.protected_paths,
+                           &out.warnings);
+        !r)
       return r.error();
   }
 #endif

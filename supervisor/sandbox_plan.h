@@ -29,6 +29,14 @@ struct PlanRequest {
   // Called with the writable roots (resolved) once the policy is loaded, before the scan
   // reads anything under them: `vigil run` holds their locks there (session_dir.h).
   std::function<Result<void>(const std::vector<std::string>& roots)> before_scan;
+  // Directly in each writable root, a protected name that is missing gets a placeholder
+  // (an empty read-only mount) so the command cannot create it. Placeholders break
+  // everyday git (`git add -A`, `git stash -u`, `git status`, `git clean -fd` all trip on
+  // them), so they are for the witness-only path: where vigil-init refuses the creation
+  // of protected names at the call (the gatekeeper) and the post-run backstop
+  // (supervisor/backstop.h) quarantines whatever slips through, pass false. Existing
+  // protected names keep their read-only binds either way.
+  bool placeholders = true;
 };
 
 struct PreparedSandbox {

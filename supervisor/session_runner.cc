@@ -13,10 +13,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "bwrap/argv_builder.h"
 #include "filters/sandbox_program.h"
+#include "supervisor/backstop.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
 #include "supervisor/core/diagnostics.h"
@@ -25,6 +27,7 @@
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/net_events.h"
+#include "supervisor/quarantine.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_log.h"
@@ -96,6 +99,65 @@ Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
   return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
 }
 
+// The configs of the repositories the mandatory scan found (each ".git" its rules capped),
+// whose unsafe keys at launch the backstop must leave alone.
+std::vector<std::string> scanned_git_configs(const Plan& plan) {
+  std::set<std::string> configs;
+  for (const auto& op : plan.ops) {
+    if (!op.origin.starts_with("mandatory: .git/")) continue;
+    const auto git = op.path.rfind("/.git/");
+    if (git != std::string::npos) configs.insert(op.path.substr(0, git) + "/.git/config");
+  }
+  return {configs.begin(), configs.end()};
+}
+
+// What the session's records say it wrote, for the backstop. Bounded: past the cap the
+// walk alone covers the rest.
+struct WrittenPaths {
+  static constexpr std::size_t kMax = 100'000;
+  std::set<std::string> paths;
+  std::set<std::string> renamed_into;
+  void note(const events::FsWrite& w) {
+    if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return;
+    if (paths.size() < kMax) paths.insert(w.resolved);
+    if (w.syscall.starts_with("rename") && renamed_into.size() < kMax) {
+      renamed_into.insert(w.resolved);
+    }
+  }
+};
+
+// After the sandbox is gone: finds what the session left that breaks the rules
+// (backstop.h), moves it into the quarantine and logs each as fs.quarantine.
+void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPaths written,
+                  const std::vector<std::string>& placeholders, const std::string& session_id,
+                  SessionRecord& record) {
+  BackstopInputs in;
+  for (const auto& root : policy.fs.allow_write) {
+    if (!root.session_temp) in.roots.push_back(root.resolved);
+  }
+  in.written.assign(written.paths.begin(), written.paths.end());
+  in.renamed_into = std::move(written.renamed_into);
+  in.skip.insert(placeholders.begin(), placeholders.end());
+  const auto found = find_offenders(in, snap);
+  if (!found.incomplete.empty()) {
+    record.count("backstop.incomplete");
+    std::fprintf(stderr, "vigil: warning: the post-run check of the writable roots %s\n",
+                 found.incomplete.c_str());
+  }
+  if (found.offenders.empty()) return;
+  auto dir = quarantine_dir_for(session_id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  const auto moved = quarantine(found.offenders, dir ? *dir : std::string("/nonexistent"));
+  for (const auto& q : moved) {
+    events::FsQuarantine e;
+    e.path = q.offender.path;
+    e.rule = q.offender.rule;
+    e.reason = q.offender.reason + (q.error.empty() ? "" : " (" + q.error + ")");
+    e.moved_to = q.moved_to;
+    record.count(q.moved_to.empty() ? "backstop.not_moved" : "backstop.quarantined");
+    record.append(events::Source::kSupervisor, std::move(e));
+  }
+}
+
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
@@ -109,6 +171,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   req.allow_writable_settings = request.allow_writable_settings;
   req.session_tmp = session->tmp();
   req.cwd = *cwd;
+  // Placeholders stay on the witness-only path. Where vigil-init refuses protected names
+  // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
+  // only break everyday git, and the backstop below catches what slips: pass false then.
+  req.placeholders = true;
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };
@@ -225,6 +291,9 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     session->finish(placeholders);  // those written before the failure
     return std::move(r).error();
   }
+  // Before anything runs: what the backstop must take as the host's own.
+  const BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
+  WrittenPaths written;
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
@@ -252,6 +321,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (!opened) return std::move(opened).error();
     record = std::move(opened).value();
     (*proxy)->serve();
+    wait_for_coarse_clock(snapshot);  // the backstop's "during the session" starts here
     // The pipe holds the whole program (far below its capacity): this never blocks.
     if (auto w = write_all(program_pipe->write.get(), *wire, "vigil-init's seccomp program"); !w)
       return std::move(w).error();
@@ -276,6 +346,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       return;
     }
     if (auto* w = std::get_if<events::FsWrite>(&*body)) {
+      written.note(*w);
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
     }
@@ -309,6 +380,12 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
   session->finish(placeholders);
+  // Every sandbox process is gone: nothing can race the check. (A launch error after the
+  // command may have run is checked all the same.)
+  if (record) {
+    run_backstop(prepared->policy, snapshot, std::move(written), placeholders,
+                 outcome.session_id, *record);
+  }
   if (!launched) return std::move(launched).error();
   outcome.exit_code = launched->exit_code;
 

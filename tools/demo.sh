@@ -28,6 +28,7 @@ cat <<'AGENT'
   mkdir -p src/.vscode && echo '{}' > src/.vscode/tasks.json
                                            # a new protected name below the top level: no
                                            # mount can stop it, so it is told ("unguarded")
+                                           # and moved to the quarantine ("quarantined")
   curl -sS -m 5 http://example.com         # network: only through the proxy, no host allowed
 AGENT
 echo "### output:"
@@ -47,6 +48,7 @@ echo "### on the host afterwards:"
 ls -A "$ws"; echo "src/out.txt: $(cat src/out.txt)"
 [ -e "$HOME/.vigil-demo" ] && echo "UNEXPECTED: $HOME/.vigil-demo exists" || echo "$HOME/.vigil-demo: not created"
 [ -e .git/hooks/pre-commit ] && echo "UNEXPECTED: hook written" || echo ".git/hooks/pre-commit: not created"
+[ -e src/.vscode ] && echo "UNEXPECTED: src/.vscode left" || echo "src/.vscode: quarantined"
 echo "### vigil replay (the session log as a timeline)"
 "$vigil" replay "$log"
 echo "### vigil replay --annotate (byte for byte what the model was told)"

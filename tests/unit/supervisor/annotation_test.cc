@@ -474,6 +474,35 @@ TEST(UnguardedProtectedName, OnlyAllowedWritesBelowARoot) {
   EXPECT_EQ(unguarded_protected_name(w, fs), "");
 }
 
+TEST(AnnotationTest, QuarantinedItemsComeFirst) {
+  ViolationCollector c;
+  c.add(fs("openat", "/etc/x", Verdict::kDenied, kOutside));
+  c.add(ev(FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook", "git runs it",
+                        "/q/1"}));
+  c.add(ev(FsQuarantine{"/w/<x>/.bashrc", ".bashrc", "bash sources it", ""}));
+  ASSERT_EQ(c.quarantined().size(), 2u);
+  const AnnotationOptions o{kAnnotationMaxLines, "/s.jsonl"};
+  EXPECT_EQ(render_annotation(c, o),
+            "<sandbox_violations>\n"
+            "quarantined /w/r/.git/hooks/post-checkout (git-hook: git runs it; moved to /q/1 "
+            "(its manifest.jsonl says how to restore))\n"
+            "quarantined /w/\\x3cx>/.bashrc (.bashrc: bash sources it; NOT moved: remove it by "
+            "hand before any program uses it)\n"
+            "deny openat /etc/x (" +
+                kOutside + ")\n</sandbox_violations>\n");
+  const auto j = nlohmann::json::parse(render_violations_json(c, o, "sid"));
+  ASSERT_EQ(j["quarantined"].size(), 2u);
+  EXPECT_EQ(j["quarantined"][0]["target"], "/w/r/.git/hooks/post-checkout");
+  EXPECT_EQ(j["quarantined"][0]["op"], "git-hook");
+  // Only quarantines: the block still appears; the cap counts them too.
+  ViolationCollector only;
+  only.add(ev(FsQuarantine{"/w/a", ".vscode", "r", "/q/1"}));
+  only.add(ev(FsQuarantine{"/w/b", ".vscode", "r", "/q/2"}));
+  EXPECT_EQ(render_annotation(only, AnnotationOptions{1, "/s.jsonl"}),
+            "<sandbox_violations>\nquarantined /w/a (.vscode: r; moved to /q/1 (its "
+            "manifest.jsonl says how to restore))\n1 more: see /s.jsonl\n</sandbox_violations>\n");
+}
+
 TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
   ViolationCollector c;
   FsWrite u{7,  "openat",          "sub/.vscode/tasks.json", "/w/sub/.vscode/tasks.json",

@@ -261,6 +261,9 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor,
       SessionEnd{std::nullopt, 9, 12345, {{"fs.denied", 2}, {"lines.forged", 1}}});
   add(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}});
+  add(Source::kSupervisor, FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook",
+                                        "git runs it", "/s/vigil/quarantine/id/1"});
+  add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
   return evs;
 }
 
@@ -276,6 +279,19 @@ TEST(EventSchemaTest, EveryKindRoundTripsThroughTheCanonicalLine) {
     EXPECT_EQ(*back, e);
     EXPECT_EQ(serialize(*back), line);
   }
+}
+
+TEST(EventSchemaTest, QuarantineIsTheSupervisorsAndChecked) {
+  // The observer can never claim one: only the supervisor's backstop moves things.
+  auto forged = parse_untrusted_event_line(
+      R"({"kind":"fs.quarantine","path":"/w/x","rule":".bashrc","reason":"r"})");
+  ASSERT_FALSE(forged);
+  EXPECT_EQ(fault_of(forged.error()), LineFault::kForged);
+  const Limits lim;
+  EXPECT_FALSE(validate(Body{FsQuarantine{"rel/x", ".bashrc", "r", ""}}, lim).ok());
+  EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "rel"}}, lim).ok());
+  EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", std::string(2000, 'r'), ""}}, lim).ok());
+  EXPECT_TRUE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "/q/1"}}, lim).ok());
 }
 
 TEST(EventSchemaTest, CanonicalLineLayout) {

@@ -1,0 +1,229 @@
+// The post-run backstop (supervisor/backstop.h) with the real bwrap and real git: each
+// route by which a session could leave the host something that runs a program later
+// (a hook, a config key, a .git file, a protected name below the top level) ends in the
+// quarantine with a `quarantined` line in the block, a log record, and nothing left in
+// the workspace; everyday git in the session leaves nothing to quarantine.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+bool have_git() { return std::system("git --version >/dev/null 2>&1") == 0; }
+
+// Runs `sh -c script` on the host (outside any sandbox) in `cwd`; its exit status.
+int host_sh(const std::string& cwd, const std::string& script) {
+  const std::string cmd = "cd '" + cwd + "' && " + script + " >/dev/null 2>&1";
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+struct Session {
+  Outcome o;
+  std::string log;
+  std::string state;  // XDG_STATE_HOME: the quarantine lies under it
+};
+
+Session run_in(const std::string& ws, const TempDir& state, const std::string& script) {
+  Session s;
+  s.state = state.path();
+  s.log = state / "s.jsonl";
+  s.o = run_vigil({"run", "--log", s.log, "--", "sh", "-c", script}, ws, 120,
+                  {{"XDG_STATE_HOME", state.path()}});
+  return s;
+}
+
+// The block's line for `path`, "" when there is none.
+std::string quarantined_line(const Session& s, const std::string& path) {
+  const std::string head = "quarantined " + path + " (";
+  const auto at = s.o.err.find(head);
+  if (at == std::string::npos) return {};
+  return s.o.err.substr(at, s.o.err.find('\n', at) - at);
+}
+
+void expect_quarantined(const Session& s, const std::string& path, const std::string& rule) {
+  const std::string line = quarantined_line(s, path);
+  EXPECT_NE(line, "") << "no quarantined line for " << path << "\n" << s.o.err;
+  EXPECT_NE(line.find("(" + rule + ": "), std::string::npos) << line;
+  EXPECT_NE(line.find("moved to " + s.state + "/vigil/quarantine/"), std::string::npos) << line;
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is still in the workspace";
+  const std::string log = read_file(s.log);
+  EXPECT_NE(log.find("\"kind\":\"fs.quarantine\",\"path\":\"" + path + "\""), std::string::npos)
+      << "no fs.quarantine record for " << path;
+}
+
+// The quarantined lines come before any other line of the block, and replay recomputes
+// the block the model was given from the log.
+void expect_block_first_and_replayed(const Session& s) {
+  const auto block = s.o.err.find("<sandbox_violations>\n");
+  ASSERT_NE(block, std::string::npos) << s.o.err;
+  EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
+  auto a = run_vigil({"replay", "--annotate", s.log}, s.state);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, s.o.err.substr(block));
+  auto v = run_vigil({"replay", "--verify", s.log}, s.state);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  const std::string marker = ws / "RAN";
+  auto s = run_in(ws.path(), state,
+                  "git init -q --bare store && git --git-dir=store config core.fsmonitor "
+                  "'touch " + marker + "; false' && mkdir app && "
+                  "printf 'gitdir: ../store\\n' > app/.git && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  expect_quarantined(s, ws / "app/.git", ".git");
+  expect_quarantined(s, ws / "store/config", "git-config");
+  EXPECT_NE(quarantined_line(s, ws / "store/config").find("core.fsmonitor"), std::string::npos);
+  expect_block_first_and_replayed(s);
+  host_sh(ws / "app", "git status");
+  host_sh(ws / "store", "git status");
+  EXPECT_FALSE(exists(marker)) << "git on the host ran the session's fsmonitor";
+  // Restorable: the manifest names each item and where it went.
+  const std::string manifest = read_file(state / ("vigil/quarantine/" +
+                                                  [&] {
+                                                    const std::string log = read_file(s.log);
+                                                    const auto at = log.find("\"session\":\"") + 11;
+                                                    return log.substr(at, log.find('"', at) - at);
+                                                  }() +
+                                                  "/manifest.jsonl"));
+  EXPECT_NE(manifest.find("\"path\":\"" + (ws / "app/.git") + "\""), std::string::npos) << manifest;
+}
+
+TEST(Backstop, ADirectoryRenamedIntoDotGitLosesItsHook) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  auto s = run_in(ws.path(), state,
+                  "mkdir -p r/g/hooks r/g/objects r/g/refs/heads && echo 'ref: refs/heads/main' > "
+                  "r/g/HEAD && printf '#!/bin/sh\\ntouch RAN\\n' > r/g/hooks/post-checkout && "
+                  "chmod +x r/g/hooks/post-checkout && mv r/g r/.git && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
+  expect_block_first_and_replayed(s);
+}
+
+TEST(Backstop, PlainRoutesAreQuarantinedAndSamplesStay) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  ASSERT_EQ(host_sh(ws.path(), "git init -q ."), 0);  // the workspace's own repository
+  auto s = run_in(ws.path(), state,
+                  "git init -q sub && printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit && "
+                  "mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json && "
+                  "mkdir -p x/y && echo evil > x/y/.bashrc && "
+                  "git init -q --bare .git/modules/lib && "
+                  "printf '#!/bin/sh\\n' > .git/modules/lib/hooks/post-checkout && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_EQ(s.o.out, "done\n");
+  expect_quarantined(s, ws / "sub/.git/hooks/pre-commit", "git-hook");
+  expect_quarantined(s, ws / "a/b/.vscode", ".vscode");
+  expect_quarantined(s, ws / "x/y/.bashrc", ".bashrc");
+  expect_quarantined(s, ws / ".git/modules/lib/hooks/post-checkout", "git-hook");
+  EXPECT_TRUE(exists(ws / "sub/.git/hooks/pre-commit.sample")) << "stock samples are not touched";
+  EXPECT_TRUE(exists(ws / "sub/.git/config")) << "a config git wrote itself is safe";
+  EXPECT_TRUE(exists(ws / "a/b")) << "only the protected name goes";
+  expect_block_first_and_replayed(s);
+}
+
+TEST(Backstop, EverydayGitLeavesNothingToQuarantine) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  const std::string id = "-c user.name=t -c user.email=t@t -c protocol.file.allow=always";
+  auto s = run_in(
+      ws.path(), state,
+      "set -e; git init -q src && git -C src " + id + " commit -q --allow-empty -m s && "
+      "git init -q proj && cd proj && git config user.name t && git config user.email t@t && "
+      "echo a > a && git add -A && git commit -q -m a && "
+      "git remote add origin ../src && git config pull.rebase false && "
+      "git worktree add -q ../wt && "
+      "git " + id + " submodule add -q ../src sub && git commit -q -m sub && "
+      "git status --porcelain && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_EQ(s.o.out, "done\n") << s.o.err;
+  EXPECT_EQ(s.o.err.find("quarantined"), std::string::npos) << s.o.err;
+  EXPECT_EQ(read_file(s.log).find("fs.quarantine"), std::string::npos);
+  EXPECT_TRUE(exists(ws / "wt/.git"));
+  EXPECT_TRUE(exists(ws / "proj/sub/.git"));
+  EXPECT_TRUE(exists(ws / "proj/.gitmodules"));
+  EXPECT_EQ(host_sh(ws / "proj", "git status"), 0);
+  EXPECT_EQ(host_sh(ws / "wt", "git status"), 0);
+}
+
+// What was on the host before the session is the user's: a hook and an unsafe key that
+// were already there are left alone, even in a repository the session then used.
+TEST(Backstop, WhatWasThereBeforeStays) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  ASSERT_EQ(host_sh(ws.path(),
+                    "mkdir -p d/e/f && git init -q d/e/f/deep && "
+                    "git -C d/e/f/deep config core.pager less && "
+                    "printf '#!/bin/sh\\n' > d/e/f/deep/.git/hooks/pre-commit && "
+                    "mkdir -p d/e/f/g/.vscode && echo '{}' > d/e/f/g/.vscode/settings.json"),
+            0);
+  auto s = run_in(ws.path(), state, "echo hi > d/e/f/deep/file && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_EQ(s.o.err.find("quarantined"), std::string::npos) << s.o.err;
+  EXPECT_TRUE(exists(ws / "d/e/f/deep/.git/hooks/pre-commit"));
+  EXPECT_TRUE(exists(ws / "d/e/f/g/.vscode/settings.json"));
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// Where the gatekeeper refuses protected names at the call, no placeholders are bound at
+// missing protected names, and everyday git in a fresh workspace behaves exactly as it
+// does outside the sandbox (placeholders made `git add -A` and `git stash -u` fail,
+// `git status` list names that do not exist, `git clean -fd` print "busy" lines).
+TEST(Backstop, WithoutPlaceholdersGitBehavesAsOutside) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  {
+    TempDir probe;
+    auto p = run_vigil({"run", "--", "sh", "-c", "test -e .mcp.json && echo placeholder; :"},
+                       probe.path());
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    if (p.out == "placeholder\n") {
+      GTEST_SKIP() << "placeholders are bound here: the gatekeeper is not in force (kernel "
+                      "older than 5.14, or a build without it)";
+    }
+  }
+  const std::string script =
+      "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 "
+      "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t "
+      "GIT_AUTHOR_DATE=2020-01-01T00:00:00Z GIT_COMMITTER_DATE=2020-01-01T00:00:00Z; "
+      "git init -q -b main . && echo a > a && mkdir d && echo b > d/b && git add -A; "
+      "echo add=$?; git commit -q -m a; echo commit=$?; echo c > c; mkdir e; echo f > e/f; "
+      "git status --porcelain; git stash -u -q; echo stash=$?; git status --porcelain; "
+      "git stash pop -q; echo pop=$?; git status --porcelain --untracked-files=all; "
+      "git clean -fd; echo clean=$?; git status --porcelain --ignored; ls -A";
+  TempDir inside, outside, state;
+  auto s = run_in(inside.path(), state, script);
+  // The same script, unsandboxed, on a directory in the same (empty) state.
+  const std::string out_file = state / "host.out", err_file = state / "host.err";
+  ASSERT_EQ(std::system(("cd '" + outside.path() + "' && sh -c '" + script + "' >" + out_file +
+                         " 2>" + err_file)
+                            .c_str()),
+            0);
+  EXPECT_EQ(s.o.exit_code, 0);
+  EXPECT_EQ(s.o.out, read_file(out_file));
+  // git's own stderr is the same; vigil's block (if any) follows it, and holds no
+  // quarantine: the session left nothing that breaks the rules.
+  const std::string err = s.o.err.substr(0, s.o.err.find("<sandbox_violations>"));
+  EXPECT_EQ(err, read_file(err_file));
+  EXPECT_EQ(s.o.err.find("quarantined"), std::string::npos) << s.o.err;
+  EXPECT_NE(s.o.out.find("add=0\ncommit=0\n"), std::string::npos) << s.o.out;
+}
+
+}  // namespace
+}  // namespace vigil::test
