@@ -20,6 +20,7 @@ struct RunArgs {
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
   bool capture_output = true;        // --output capture|inherit
   ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
+  std::optional<std::string> session;  // --session H (else $VIGIL_SESSION): a thin client
 };
 int cmd_run(const RunArgs& args);
 
@@ -36,5 +37,7 @@ int cmd_probe(bool json);
 // Prints "vigil: <message>" on stderr; returns the exit status for that kind of error
 // (2 for a bad policy or refused input, 71 for a machine that cannot sandbox).
 int report(const Error& e);
+// The exit status for that kind of error, without printing it.
+int exit_code_for(const Error& e);
 
 }  // namespace vigil

@@ -107,6 +107,16 @@ std::string fs_target(const events::FsWrite& w) {
   return to;
 }
 
+// session.end and command.end: how it ended, how long it took, its counters.
+template <class Ending>
+std::string ending_detail(const Ending& b) {
+  std::string d = (b.exit_code ? "exit " + std::to_string(*b.exit_code)
+                               : "signal " + std::to_string(b.signal.value_or(0))) +
+                  " after " + seconds(b.duration_ns) + " s";
+  for (const auto& [k, v] : b.counters) d += ", " + k + " " + std::to_string(v);
+  return d;
+}
+
 std::vector<Row> rows_of(const LoadedLog& log) {
   std::vector<Row> rows;
   std::map<std::int64_t, std::string> comm;
@@ -170,12 +180,14 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               for (const char c : b.text) lines += c == '\n' ? 1 : 0;
               row.detail = std::to_string(lines) + " lines appended to stderr";
             },
-            [&](const events::SessionEnd& b) {
-              row.detail = (b.exit_code ? "exit " + std::to_string(*b.exit_code)
-                                        : "signal " + std::to_string(b.signal.value_or(0))) +
-                           " after " + seconds(b.duration_ns) + " s";
-              for (const auto& [k, v] : b.counters)
-                row.detail += ", " + k + " " + std::to_string(v);
+            [&](const events::SessionEnd& b) { row.detail = ending_detail(b); },
+            [&](const events::CommandStart& b) {
+              row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ")";
+            },
+            [&](const events::CommandEnd& b) { row.detail = ending_detail(b); },
+            [&](const events::PolicyUpdate& b) {
+              row.detail = "allowed domains: add [" + join_argv(b.add) + "], remove [" +
+                           join_argv(b.remove) + "]";
             },
         },
         e.body);
