@@ -11,6 +11,7 @@
 #include "supervisor/annotation.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/sandbox_plan.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_record.h"
 #include "supervisor/session_runner.h"
@@ -91,6 +92,24 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
   ViolationCollector collector_;
   std::map<std::string, std::uint64_t> counters_;
 };
+
+Result<AgentSessionOptions> session_options(const SessionArgs& args) {
+  auto proxy_test = check_proxy_test_options(args.proxy_test);
+  if (!proxy_test) return std::move(proxy_test).error();
+  warn_proxy_test_mode(*proxy_test);
+  auto cwd = current_dir();
+  if (!cwd) return std::move(cwd).error();
+  AgentSessionOptions opts;
+  if (args.settings) {
+    opts.settings = (*args.settings)[0] == '/' ? *args.settings : *cwd + "/" + *args.settings;
+  }
+  opts.allow_writable_settings = args.allow_writable_settings;
+  opts.log_path = args.log;
+  opts.cwd = *cwd;
+  opts.argv = args.argv;
+  opts.proxy_test = *proxy_test;
+  return opts;
+}
 
 Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions options) {
   const char* home = std::getenv("HOME");
@@ -208,6 +227,11 @@ Result<void> AgentSession::update_allowed_domains(const std::vector<std::string>
   if (auto r = log_->append(events::Source::kSupervisor, events::PolicyUpdate{add, remove}); !r)
     return std::move(r).error();
   return {};
+}
+
+std::vector<std::string> AgentSession::allowed_domains() {
+  std::lock_guard lock(mu_);
+  return net_.allowed_domains;
 }
 
 void AgentSession::kill_all() {

@@ -42,6 +42,17 @@ struct AgentSessionOptions {
   std::function<void(const events::Event&)> on_event;
 };
 
+// What `vigil session start`, `vigil serve` and `vigil mcp` take on their command line.
+struct SessionArgs {
+  std::optional<std::string> settings;
+  bool allow_writable_settings = false;
+  std::optional<std::string> log;
+  ProxyTestOptions proxy_test;
+  std::vector<std::string> argv;  // how vigil was started, for session.start
+};
+// The options for those args, in the current directory (a relative --settings is its).
+Result<AgentSessionOptions> session_options(const SessionArgs& args);
+
 struct CommandRun {
   std::vector<std::string> argv;
   std::string cwd;  // absolute
@@ -82,6 +93,7 @@ class AgentSession {
   // Waits for the running commands, then session.end and closes the log.
   Result<void> end(int exit_code = 0);
 
+  std::vector<std::string> allowed_domains();
   const std::string& log_path() const { return log_path_; }
   const std::string& id() const { return id_; }
 

@@ -222,20 +222,9 @@ void to_dev_null() {
 
 }  // namespace
 
-int cmd_session_start(const SessionStartArgs& args, const std::vector<std::string>& argv) {
-  auto proxy_test = check_proxy_test_options(args.proxy_test);
-  if (!proxy_test) return report(proxy_test.error());
-  auto cwd = current_dir();
-  if (!cwd) return report(cwd.error());
-  AgentSessionOptions opts;
-  if (args.settings) {
-    opts.settings = (*args.settings)[0] == '/' ? *args.settings : *cwd + "/" + *args.settings;
-  }
-  opts.allow_writable_settings = args.allow_writable_settings;
-  opts.log_path = args.log;
-  opts.cwd = *cwd;
-  opts.argv = argv;
-  opts.proxy_test = *proxy_test;
+int cmd_session_start(const SessionArgs& args) {
+  auto opts = session_options(args);
+  if (!opts) return report(opts.error());
   auto dir = make_socket_dir();
   if (!dir) return report(dir.error());
   const std::string socket_path = *dir + "/" + kSocketName;
@@ -267,7 +256,7 @@ int cmd_session_start(const SessionStartArgs& args, const std::vector<std::strin
       for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&block, s);
       ::sigprocmask(SIG_BLOCK, &block, nullptr);  // threads inherit it
       std::signal(SIGPIPE, SIG_IGN);
-      auto session = AgentSession::open(opts);
+      auto session = AgentSession::open(*opts);
       if (!session) {
         const std::string msg = session.error().message;
         (void)write_all(ready_w.get(), "E" + msg, "the ready pipe");

@@ -23,17 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/proxy_test_options.h"
+#include "supervisor/agent_session.h"
 
 namespace vigil {
 
-struct SessionStartArgs {
-  std::optional<std::string> settings;
-  bool allow_writable_settings = false;
-  std::optional<std::string> log;
-  ProxyTestOptions proxy_test;
-};
-int cmd_session_start(const SessionStartArgs& args, const std::vector<std::string>& argv);
+int cmd_session_start(const SessionArgs& args);
 int cmd_session_end(const std::string& handle);
 
 // `vigil run` with VIGIL_SESSION set or --session H: sends argv, cwd, the environment and
