@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -119,7 +120,9 @@ std::string ending_detail(const Ending& b) {
 
 std::vector<Row> rows_of(const LoadedLog& log) {
   std::vector<Row> rows;
-  std::map<std::int64_t, std::string> comm;
+  // Each command of a session has its own PID namespace: a pid names a process within
+  // its command.
+  std::map<std::pair<std::uint64_t, std::int64_t>, std::string> comm;
   for (const auto& r : log.records) {
     const Event& e = r.event;
     Row row;
@@ -130,7 +133,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
     row.event = events::to_string(e.kind());
     auto for_pid = [&](std::int64_t pid) {
       row.pid = std::to_string(pid);
-      auto it = comm.find(pid);
+      auto it = comm.find({e.cmd.value_or(0), pid});
       if (it != comm.end()) row.command = it->second;
     };
     std::visit(
@@ -139,7 +142,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ", backend " + b.backend + ")";
             },
             [&](const events::ProcExec& b) {
-              comm[b.pid] = b.argv.empty() ? std::string("?") : basename_of(b.argv[0]);
+              comm[{e.cmd.value_or(0), b.pid}] = b.argv.empty() ? std::string("?") : basename_of(b.argv[0]);
               for_pid(b.pid);
               row.detail = join_argv(b.argv) + (b.truncated ? " [argv truncated]" : "");
             },
@@ -310,7 +313,7 @@ std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
 }
 
 std::string render_timeline(const LoadedLog& log) {
-  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
+  std::string out = render_commands(log) + pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
                     pad("VERDICT", 10) + "DETAIL\n";
   for (const Row& r : rows_of(log)) {
     std::string line = pad(seconds(r.t), 12) + pad(escape_for_terminal(r.pid), 8) +
@@ -562,6 +565,7 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
     s += "</table></section>\n";
     return s;
   };
+  h += render_commands_html(log);
   h += section_rows("files", "Files touched",
                     [](const Event& e) { return e.kind() == Kind::kFsWrite; });
   h += section_rows("network", "Network decisions", [](const Event& e) {
@@ -596,6 +600,7 @@ struct ReplayArgs {
   bool verify = false;
   std::string json;
   std::string html;
+  std::optional<std::uint64_t> command;  // --command N
 };
 
 int fail(const std::string& what) {
@@ -632,7 +637,12 @@ int run_replay(const ReplayArgs& a) {
     print(replay::render_verify(verify));
     return verify.ok && verify.complete ? 0 : 1;
   }
-  const LoadedLog log = load_log_text(*text);
+  LoadedLog log = load_log_text(*text);
+  if (a.command) {
+    if (!replay::has_command(log, *a.command))
+      return fail("replay: the log has no command " + std::to_string(*a.command));
+    log = replay::only_command(log, *a.command);
+  }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
     std::fprintf(
@@ -696,6 +706,8 @@ std::function<int()> add_replay_command(CLI::App& app) {
   cmd->add_flag("--net", args->net, "the network decisions");
   cmd->add_flag("--verify", args->verify,
                 "check the hash chain; exit 1 and name the first broken record");
+  cmd->add_option("--command", args->command,
+                  "a session's command N only (its id: command.start's cmd)");
   cmd->add_option("--json", args->json,
                   "print the records of KIND (fs.write, net.*, all) as JSON lines");
   cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");

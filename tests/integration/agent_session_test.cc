@@ -285,3 +285,49 @@ TEST(AgentSession, RunWithoutASessionSaysHowToStartOne) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+TEST(AgentSession, ReplayListsTheCommandsAndShowsOneOfThem) {
+  TempDir ws, outside;
+  Session s(ws.path());
+  ASSERT_EQ(s.run({"sh", "-c", "echo first"}).exit_code, 0);
+  auto second = s.run({"sh", "-c", "echo x 2>/dev/null > '" + (outside / "blocked") + "'"});
+  ASSERT_EQ(s.end().exit_code, 0);
+  ASSERT_TRUE(wait_for([&] { return ::kill(s.pid(), 0) != 0; }));
+  const auto block_at = second.err.find("<sandbox_violations>");
+  ASSERT_NE(block_at, std::string::npos) << second.err;
+  const std::string block = second.err.substr(block_at);
+
+  auto timeline = run_vigil({"replay", s.log()}, ws.path());
+  ASSERT_EQ(timeline.exit_code, 0) << timeline.err;
+  const auto one = timeline.out.find("#1  exit 0  sh -c echo first");
+  const auto two = timeline.out.find("#2  exit ");
+  ASSERT_NE(one, std::string::npos) << timeline.out;
+  ASSERT_NE(two, std::string::npos) << timeline.out;
+  // The denial is listed under the second command, not the first.
+  const auto deny = timeline.out.find(outside / "blocked");
+  EXPECT_GT(deny, two) << timeline.out;
+
+  // --command N: that command's records alone; its block is the one the client got.
+  auto annotate = run_vigil({"replay", s.log(), "--command", "2", "--annotate"}, ws.path());
+  EXPECT_EQ(annotate.exit_code, 0) << annotate.err;
+  EXPECT_EQ(annotate.out, block);
+  auto first = run_vigil({"replay", s.log(), "--command", "1"}, ws.path());
+  EXPECT_EQ(first.exit_code, 0);
+  EXPECT_EQ(first.out.find(outside / "blocked"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("command.start"), std::string::npos) << first.out;
+  auto none = run_vigil({"replay", s.log(), "--command", "9"}, ws.path());
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("no command 9"), std::string::npos) << none.err;
+  // The HTML report lists them too.
+  auto html = run_vigil({"replay", s.log(), "--html", ws / "r.html"}, ws.path());
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  const std::string page = read_file(ws / "r.html");
+  EXPECT_NE(page.find("<section id=\"commands\">"), std::string::npos);
+  EXPECT_NE(page.find("#2  exit "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vigil::test
