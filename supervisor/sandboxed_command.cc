@@ -53,6 +53,17 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
   return holds_root ? log_file : log_dir;
 }
 
+// vigil-init's seccomp program, on the wire: the same for every command (it depends on
+// nothing but this build), so a session of many commands compiles it once.
+Result<std::string> program_wire() {
+  static const Result<std::string> wire = []() -> Result<std::string> {
+    auto program = sandbox_program(/*observe=*/true);
+    if (!program) return std::move(program).error();
+    return encode_program(*program);
+  }();
+  return wire;
+}
+
 }  // namespace
 
 Result<SandboxedOutcome> run_sandboxed(
@@ -172,9 +183,7 @@ Result<SandboxedOutcome> run_sandboxed(
         pipe.read.reset();
       }
     } close_pipe{*program_pipe};
-    auto program = sandbox_program(/*observe=*/true);
-    if (!program) return std::move(program).error();
-    auto wire = encode_program(*program);
+    auto wire = program_wire();
     if (!wire) return std::move(wire).error();
     if (!created) {
       if (auto r = sink.create_now(); !r) return std::move(r).error();

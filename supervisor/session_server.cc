@@ -119,20 +119,24 @@ void serve_connection(AgentSession& session, UniqueFd conn, std::atomic<bool>* e
   run.stdio = {frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
   std::atomic<pid_t> bwrap{0};
   run.on_spawned = [&](pid_t pid) { bwrap = pid; };
-  // A client that goes away (killed, Ctrl-C) takes its command with it.
-  std::atomic<bool> done{false};
-  UniqueFd watch(::dup(conn.get()));
+  // A client that goes away (killed, Ctrl-C) takes its command with it. The watcher
+  // wakes on the client's hang-up or on the command's end (the pipe), never on a timer.
+  int done_pipe[2];
+  if (::pipe2(done_pipe, O_CLOEXEC) != 0) {
+    reply(conn.get(), {"pipe2 failed", to_int(ExitCode::kSandboxSetup), "", false});
+    return;
+  }
+  UniqueFd done_r(done_pipe[0]), done_w(done_pipe[1]);
   std::thread watcher([&] {
-    pollfd p{watch.get(), POLLIN | POLLRDHUP, 0};
-    while (!done.load()) {
-      if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN))) {
-        if (const pid_t pid = bwrap.load(); pid > 0) ::kill(pid, SIGKILL);
-        return;
-      }
+    pollfd p[2] = {{conn.get(), POLLIN | POLLRDHUP, 0}, {done_r.get(), POLLIN, 0}};
+    while (::poll(p, 2, -1) < 0 && errno == EINTR) {
+    }
+    if (p[1].revents == 0) {
+      if (const pid_t pid = bwrap.load(); pid > 0) ::kill(pid, SIGKILL);
     }
   });
   auto outcome = session.run(run);
-  done = true;
+  done_w.reset();  // EOF: the watcher ends
   watcher.join();
   if (!outcome) {
     reply(conn.get(), {outcome.error().message, exit_code_for(outcome.error()), "", false});

@@ -331,3 +331,37 @@ TEST(AgentSession, ReplayListsTheCommandsAndShowsOneOfThem) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+TEST(AgentSession, AKilledClientTakesItsCommandWithIt) {
+  TempDir ws;
+  Session s(ws.path());
+  const std::string marker = unique_marker("client-killed");
+  const std::string bin = vigil_bin();
+  const auto env = s.env();
+  const pid_t client = ::fork();
+  if (client == 0) {
+    if (::chdir(ws.path().c_str()) != 0) ::_exit(121);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execl(bin.c_str(), bin.c_str(), "run", "--", "sh", "-c", "echo up > ready; exec sleep 1000",
+            marker.c_str(), nullptr);
+    ::_exit(122);
+  }
+  ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
+  ASSERT_FALSE(pids_with_marker(marker).empty());
+  ASSERT_EQ(::kill(client, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  EXPECT_TRUE(wait_for([&] { return pids_with_marker(marker).empty(); }));
+  // The session lives on, and its log records how the command ended.
+  EXPECT_EQ(s.run({"true"}).exit_code, 0);
+  ASSERT_EQ(s.end().exit_code, 0);
+  ASSERT_TRUE(wait_for([&] { return ::kill(s.pid(), 0) != 0; }));
+  const std::string log = read_file(s.log());
+  EXPECT_NE(log.find("\"cmd\":1,\"kind\":\"command.end\",\"signal\":9"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace vigil::test
