@@ -79,20 +79,43 @@ Result<UniqueFd> connect_to(const std::string& path) {
   return fd;
 }
 
-// The peer must be this user: the directory's mode already keeps others out, unless
-// someone loosened it.
-bool same_user(int conn) {
+// The peer must be this user, outside every sandbox. The directory's mode keeps other
+// users out (unless someone loosened it: SO_PEERCRED). A sandboxed command can see the
+// socket (a read-only mount does not stop a connect), and a request it made would run
+// with a workspace of its choosing, so a peer in another network or PID namespace than
+// this supervisor's (every sandbox has its own) is refused.
+bool trusted_peer(int conn) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
-  return cred.uid == ::geteuid();
+  if (cred.uid != ::geteuid() || cred.pid <= 0) return false;
+  for (const char* ns : {"net", "pid", "mnt"}) {
+    char mine[64] = {}, theirs[64] = {};
+    const std::string peer = "/proc/" + std::to_string(cred.pid) + "/ns/" + ns;
+    const std::string self = std::string("/proc/self/ns/") + ns;
+    if (::readlink(self.c_str(), mine, sizeof mine - 1) <= 0) return false;
+    if (::readlink(peer.c_str(), theirs, sizeof theirs - 1) <= 0) return false;
+    if (std::string(mine) != theirs) return false;
+  }
+  return true;
 }
 
 void reply(int conn, const wire::Reply& r) { (void)wire::send_frame(conn, wire::encode(r)); }
 
+// What `vigil session end` waits on: the connection that asked, answered by the main
+// thread once session.end is written.
+struct EndRequest {
+  std::mutex mu;
+  UniqueFd conn;
+  std::atomic<bool> requested{false};
+  int wake_fd = -1;
+};
+
 // One connection: one request.
-void serve_connection(AgentSession& session, UniqueFd conn, std::atomic<bool>* end_requested,
-                      int wake_fd) {
+void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
+  // A peer that connects and says nothing must not hold up the session's end.
+  const timeval limit{10, 0};
+  ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   auto frame = wire::recv_frame(conn.get());
   if (!frame) return;
   auto req = wire::decode_request(frame->payload);
@@ -101,10 +124,11 @@ void serve_connection(AgentSession& session, UniqueFd conn, std::atomic<bool>* e
     return;
   }
   if (req->op == wire::Op::kEnd) {
-    *end_requested = true;
+    std::lock_guard lock(end->mu);
+    if (!end->conn) end->conn = std::move(conn);
+    end->requested = true;
     const char b = 'e';
-    (void)!::write(wake_fd, &b, 1);
-    reply(conn.get(), {std::nullopt, 0, "", true});
+    (void)!::write(end->wake_fd, &b, 1);
     return;
   }
   if (frame->fds.size() != 3) {
@@ -154,12 +178,13 @@ int serve(AgentSession& session, UniqueFd listener) {
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return to_int(ExitCode::kSandboxSetup);
   UniqueFd wake_r(wake[0]), wake_w(wake[1]);
-  std::atomic<bool> end_requested{false};
+  EndRequest end;
+  end.wake_fd = wake_w.get();
   // One thread per connection, detached; `active` counts them so that the end waits.
   std::mutex mu;
   std::condition_variable idle;
   std::size_t active = 0;
-  while (!end_requested) {
+  while (!end.requested) {
     pollfd fds[3] = {{listener.get(), POLLIN, 0}, {sfd.get(), POLLIN, 0}, {wake_r.get(), POLLIN, 0}};
     if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
@@ -169,13 +194,13 @@ int serve(AgentSession& session, UniqueFd listener) {
     if (fds[0].revents == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn) continue;
-    if (!same_user(conn.get())) continue;  // closed unanswered
+    if (!trusted_peer(conn.get())) continue;  // closed unanswered
     {
       std::lock_guard lock(mu);
       ++active;
     }
     std::thread([&, c = std::move(conn)]() mutable {
-      serve_connection(session, std::move(c), &end_requested, wake_w.get());
+      serve_connection(session, std::move(c), &end);
       std::lock_guard lock(mu);
       --active;
       idle.notify_all();
@@ -188,6 +213,8 @@ int serve(AgentSession& session, UniqueFd listener) {
     idle.wait(lock, [&] { return active == 0; });
   }
   (void)session.end();
+  std::lock_guard lock(end.mu);
+  if (end.conn) reply(end.conn.get(), {std::nullopt, 0, "", true});  // the log is complete
   return 0;
 }
 
@@ -305,11 +332,9 @@ int cmd_session_end(const std::string& handle) {
   wire::Request req;
   req.op = wire::Op::kEnd;
   if (auto r = wire::send_frame(conn->get(), wire::encode(req)); !r) return report(r.error());
+  // The reply comes once the running commands are gone and session.end is written.
   auto frame = wire::recv_frame(conn->get());
   if (!frame) return report(frame.error());
-  // The supervisor has stopped accepting; wait until it is gone (its socket too).
-  pollfd p{conn->get(), POLLIN, 0};
-  (void)::poll(&p, 1, 10000);
   return 0;
 }
 

@@ -365,3 +365,23 @@ TEST(AgentSession, AKilledClientTakesItsCommandWithIt) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// The socket is visible inside the sandboxes (a read-only mount does not stop a connect):
+// a command asking its own session to run something in a workspace of its choosing
+// would escape its writable roots. The supervisor serves no peer from another namespace.
+TEST(AgentSession, ASandboxedCommandCannotUseItsSession) {
+  TempDir ws, outside;
+  Session s(ws.path());
+  const std::string inner = "VIGIL_SESSION='" + s.handle() + "' '" + vigil_bin() +
+                            "' run -- sh -c 'echo escaped > " + (outside / "x") + "'";
+  auto o = s.run({"sh", "-c", "cd '" + outside.path() + "' && " + inner});
+  EXPECT_NE(o.exit_code, 0) << o.err;
+  EXPECT_FALSE(exists(outside / "x")) << "a sandboxed command ran one outside its sandbox";
+  EXPECT_EQ(s.run({"true"}).exit_code, 0);  // the session still serves its user
+}
+
+}  // namespace
+}  // namespace vigil::test
