@@ -20,6 +20,7 @@ struct RunArgs {
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
   bool capture_output = true;        // --output capture|inherit
   ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
+  std::optional<std::string> session;  // --session H (else $VIGIL_SESSION): a thin client
 };
 int cmd_run(const RunArgs& args);
 
@@ -37,5 +38,7 @@ int cmd_probe(bool json);
 // (ExitCode::kUsage, 2, for a bad policy or refused input; ExitCode::kSandboxSetup, 125,
 // for anything else, such as a machine that cannot sandbox: see core/exit_codes.h).
 int report(const Error& e);
+// The exit status for that kind of error, without printing it.
+int exit_code_for(const Error& e);
 
 }  // namespace vigil

@@ -24,10 +24,11 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 11> kKindNames = {
-    "session.start", "proc.exec", "fs.write",       "net.decision", "net.upstream_failure",
-    "io.stdout",     "io.stderr", "observer.stats", "annotation",   "session.end",
-    "fs.quarantine",
+constexpr std::array<const char*, 14> kKindNames = {
+    "session.start",        "proc.exec",     "fs.write",      "net.decision",
+    "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
+    "annotation",           "session.end",   "fs.quarantine", "command.start",
+    "command.end",          "policy.update",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -295,6 +296,37 @@ bool is_token(std::string_view s, std::size_t max) {
   });
 }
 
+// session.end and command.end: exit_code or signal, duration_ns, counters.
+template <class Ending>
+void read_ending(Reader& r, const Limits& lim, Ending& b) {
+  if (r.has("exit_code")) b.exit_code = static_cast<int>(r.integer("exit_code", 0, 255));
+  if (r.has("signal")) b.signal = static_cast<int>(r.integer("signal", 1, 64));
+  r.mark("exit_code");
+  r.mark("signal");
+  b.duration_ns = r.count("duration_ns");
+  if (const json* c = r.object("counters")) {
+    if (c->size() > lim.max_counters) {
+      r.fail(Errc::kInvalidPolicy, "counters: too many entries");
+    } else {
+      for (auto it = c->begin(); it != c->end(); ++it) {
+        if (!is_token(it.key(), 64)) {
+          r.fail(Errc::kInvalidPolicy, "counters: bad name " + quote_key(it.key()));
+          break;
+        }
+        if (!it->is_number_unsigned() &&
+            !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
+          r.fail(Errc::kInvalidPolicy, "counters: values must be non-negative integers");
+          break;
+        }
+        b.counters[it.key()] = it->get<std::uint64_t>();
+      }
+    }
+  }
+  if (!r.failed() && b.exit_code.has_value() == b.signal.has_value()) {
+    r.fail(Errc::kInvalidPolicy, "exactly one of exit_code and signal");
+  }
+}
+
 Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
   switch (kind) {
     case Kind::kSessionStart: {
@@ -410,32 +442,24 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kSessionEnd: {
       SessionEnd b;
-      if (r.has("exit_code")) b.exit_code = static_cast<int>(r.integer("exit_code", 0, 255));
-      if (r.has("signal")) b.signal = static_cast<int>(r.integer("signal", 1, 64));
-      r.mark("exit_code");
-      r.mark("signal");
-      b.duration_ns = r.count("duration_ns");
-      if (const json* c = r.object("counters")) {
-        if (c->size() > lim.max_counters) {
-          r.fail(Errc::kInvalidPolicy, "counters: too many entries");
-        } else {
-          for (auto it = c->begin(); it != c->end(); ++it) {
-            if (!is_token(it.key(), 64)) {
-              r.fail(Errc::kInvalidPolicy, "counters: bad name " + quote_key(it.key()));
-              break;
-            }
-            if (!it->is_number_unsigned() &&
-                !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-              r.fail(Errc::kInvalidPolicy, "counters: values must be non-negative integers");
-              break;
-            }
-            b.counters[it.key()] = it->get<std::uint64_t>();
-          }
-        }
-      }
-      if (!r.failed() && b.exit_code.has_value() == b.signal.has_value()) {
-        r.fail(Errc::kInvalidPolicy, "exactly one of exit_code and signal");
-      }
+      read_ending(r, lim, b);
+      return Body{std::move(b)};
+    }
+    case Kind::kCommandStart: {
+      CommandStart b;
+      b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
+      b.cwd = r.bytes("cwd", lim.max_path);
+      return Body{std::move(b)};
+    }
+    case Kind::kCommandEnd: {
+      CommandEnd b;
+      read_ending(r, lim, b);
+      return Body{std::move(b)};
+    }
+    case Kind::kPolicyUpdate: {
+      PolicyUpdate b;
+      b.add = r.bytes_array("add", lim.max_argv, lim.max_text);
+      b.remove = r.bytes_array("remove", lim.max_argv, lim.max_text);
       return Body{std::move(b)};
     }
   }
@@ -460,6 +484,16 @@ ojson bytes_array_json(const std::vector<std::string>& v) {
   ojson a = ojson::array();
   for (const auto& s : v) a.push_back(bytes_json(s));
   return a;
+}
+
+template <class Ending>
+void put_ending(ojson& j, const Ending& b) {
+  if (b.exit_code) j["exit_code"] = *b.exit_code;
+  if (b.signal) j["signal"] = *b.signal;
+  j["duration_ns"] = b.duration_ns;
+  ojson c = ojson::object();
+  for (const auto& [k, v] : b.counters) c[k] = v;  // std::map: sorted, so canonical
+  j["counters"] = std::move(c);
 }
 
 void put_body(ojson& j, const Body& body) {
@@ -528,14 +562,15 @@ void put_body(ojson& j, const Body& body) {
                    j["reason"] = bytes_json(b.reason);
                    if (!b.moved_to.empty()) j["moved_to"] = bytes_json(b.moved_to);
                  },
-                 [&](const SessionEnd& b) {
-                   if (b.exit_code) j["exit_code"] = *b.exit_code;
-                   if (b.signal) j["signal"] = *b.signal;
-                   j["duration_ns"] = b.duration_ns;
-                   ojson c = ojson::object();
-                   for (const auto& [k, v] : b.counters)
-                     c[k] = v;  // std::map: sorted, so canonical
-                   j["counters"] = std::move(c);
+                 [&](const SessionEnd& b) { put_ending(j, b); },
+                 [&](const CommandStart& b) {
+                   j["argv"] = bytes_array_json(b.argv);
+                   j["cwd"] = bytes_json(b.cwd);
+                 },
+                 [&](const CommandEnd& b) { put_ending(j, b); },
+                 [&](const PolicyUpdate& b) {
+                   j["add"] = bytes_array_json(b.add);
+                   j["remove"] = bytes_array_json(b.remove);
                  },
              },
              body);
@@ -719,6 +754,17 @@ Result<void> validate(const Body& body, const Limits& lim) {
              return a.size() <= lim.max_arg && no_nul(a);
            });
   };
+  auto ending_ok = [&](const auto& b) -> Result<void> {
+    if (b.exit_code.has_value() == b.signal.has_value())
+      return bad("exactly one of exit_code and signal");
+    if (b.exit_code && (*b.exit_code < 0 || *b.exit_code > 255)) return bad("exit_code out of range");
+    if (b.signal && (*b.signal < 1 || *b.signal > 64)) return bad("signal out of range");
+    if (b.counters.size() > lim.max_counters) return bad("counters: too many entries");
+    for (const auto& [k, v] : b.counters) {
+      if (!is_token(k, 64)) return bad("counters: bad name");
+    }
+    return {};
+  };
   return std::visit(
       Overloaded{
           [&](const SessionStart& b) -> Result<void> {
@@ -796,15 +842,17 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!text_ok(b.rule) || !text_ok(b.reason)) return bad("rule, reason: too long or a NUL byte");
             return {};
           },
-          [&](const SessionEnd& b) -> Result<void> {
-            if (b.exit_code.has_value() == b.signal.has_value())
-              return bad("exactly one of exit_code and signal");
-            if (b.exit_code && (*b.exit_code < 0 || *b.exit_code > 255))
-              return bad("exit_code out of range");
-            if (b.signal && (*b.signal < 1 || *b.signal > 64)) return bad("signal out of range");
-            if (b.counters.size() > lim.max_counters) return bad("counters: too many entries");
-            for (const auto& [k, v] : b.counters) {
-              if (!is_token(k, 64)) return bad("counters: bad name");
+          [&](const SessionEnd& b) -> Result<void> { return ending_ok(b); },
+          [&](const CommandStart& b) -> Result<void> {
+            if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
+            if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");
+            return {};
+          },
+          [&](const CommandEnd& b) -> Result<void> { return ending_ok(b); },
+          [&](const PolicyUpdate& b) -> Result<void> {
+            for (const auto* list : {&b.add, &b.remove}) {
+              if (list->size() > lim.max_argv || !std::all_of(list->begin(), list->end(), text_ok))
+                return bad("add/remove: too many or too long entries, or a NUL byte");
             }
             return {};
           },
@@ -820,7 +868,7 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   const json& obj = *parsed;
   // The envelope is the supervisor's: a sandbox that sets it is trying to place its
   // event somewhere in the record it does not own.
-  for (const char* owned : {"seq", "t", "session", "prev", "src"}) {
+  for (const char* owned : {"seq", "t", "session", "prev", "src", "cmd"}) {
     if (obj.contains(owned)) {
       return make_error(Errc::kRefused,
                         std::string("forged: sets the supervisor-owned field ") + owned);
@@ -868,6 +916,7 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   e.t = r.count("t");
   e.session = r.word("session");
   const std::string src = r.word("src");
+  if (r.has("cmd")) e.cmd = r.count("cmd");
   const std::string kind_name = r.word("kind");
   e.prev = r.word("prev");
   if (r.failed()) return std::move(r.finish()).error();
@@ -897,6 +946,7 @@ std::string serialize(const Event& e) {
   j["t"] = e.t;
   j["session"] = e.session;
   j["src"] = to_string(e.src);
+  if (e.cmd) j["cmd"] = *e.cmd;
   j["kind"] = to_string(e.kind());
   put_body(j, e.body);
   j["prev"] = e.prev;

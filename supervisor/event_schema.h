@@ -47,6 +47,11 @@ enum class Kind {
   kAnnotation,
   kSessionEnd,
   kFsQuarantine,
+  // A session of many commands (`vigil session`, `vigil serve`): each command's records
+  // are framed by these two and carry its id in the envelope's `cmd`.
+  kCommandStart,
+  kCommandEnd,
+  kPolicyUpdate,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -165,10 +170,33 @@ struct FsQuarantine {
   bool operator==(const FsQuarantine&) const = default;
 };
 
+// One command of a session: the envelope's `cmd` is its id.
+struct CommandStart {
+  std::vector<std::string> argv;
+  std::string cwd;
+  bool operator==(const CommandStart&) const = default;
+};
+
+// The same fields as session.end, for one command.
+struct CommandEnd {
+  std::optional<int> exit_code;  // exactly one of exit_code / signal
+  std::optional<int> signal;
+  std::uint64_t duration_ns = 0;
+  std::map<std::string, std::uint64_t> counters;
+  bool operator==(const CommandEnd&) const = default;
+};
+
+// The session's allowed domains changed while it ran (JSON-RPC policy.update).
+struct PolicyUpdate {
+  std::vector<std::string> add;     // allowedDomains entries added
+  std::vector<std::string> remove;  // and removed
+  bool operator==(const PolicyUpdate&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          FsQuarantine>;
+                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate>;
 
 Kind kind_of(const Body& b);
 
@@ -178,6 +206,9 @@ struct Event {
   std::string session;
   Source src = Source::kSupervisor;
   std::string prev;  // sha256 hex of the previous record's line (kGenesisPrev for seq 0)
+  // The command of a session the record belongs to (command.start's id); none for the
+  // session's own records and in a one-command log (`vigil run`).
+  std::optional<std::uint64_t> cmd;
   Body body;
 
   Kind kind() const { return kind_of(body); }
@@ -204,7 +235,7 @@ struct Limits {
 // A line from the observer, without its newline. On success the body the sandbox
 // described; the caller (the event hub) adds the envelope via SessionLog::append with
 // Source::kObserver. Errors, by Errc:
-//   kRefused      forged: sets seq/t/session/prev/src, or claims a kind the observer
+//   kRefused      forged: sets seq/t/session/prev/src/cmd, or claims a kind the observer
 //                 never produces (session.*, net.*, io.*, annotation)
 //   kUnsupported  unknown kind, or a schema version other than 1
 //   kInvalidPolicy  anything else malformed (the input is wrong)

@@ -15,6 +15,9 @@ namespace vigil {
 std::function<int()> add_proxy_command(CLI::App& app);
 // supervisor/replay_command.cc: registers `vigil replay`; the returned function runs it.
 std::function<int()> add_replay_command(CLI::App& app);
+// supervisor/session_command.cc: `vigil session start|end`.
+std::function<int()> add_session_command(CLI::App& app, std::vector<std::string> argv);
+std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> argv);
 }  // namespace vigil
 
 namespace vigil {
@@ -44,6 +47,8 @@ int main(int argc, char** argv) {
                         "settings file (srt format); default: the embedded policy");
     run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
                       "accept a settings file that the sandboxed command could modify");
+    run_cmd->add_option("--session", run.session,
+                        "run in this agent session (default: $VIGIL_SESSION when set)");
     run_cmd->add_option("--log", run.log,
                         "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
     run_cmd->add_option("--violations-fd", run.violations_fd,
@@ -104,6 +109,11 @@ int main(int argc, char** argv) {
   if (wanted.proxy) run_proxy = vigil::add_proxy_command(app);
   std::function<int()> run_replay;
   if (wanted.replay) run_replay = vigil::add_replay_command(app);
+  std::function<int()> run_session_cmd, run_serve_cmd;
+  if (wanted.session) {
+    run_session_cmd = vigil::add_session_command(app, std::vector<std::string>(argv, argv + argc));
+    run_serve_cmd = vigil::add_serve_commands(app, std::vector<std::string>(argv, argv + argc));
+  }
 
   try {
     app.parse(argc, argv);
@@ -119,5 +129,8 @@ int main(int argc, char** argv) {
   if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
   if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
   if (run_replay && app.got_subcommand("replay")) return run_replay();
+  if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
+  if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
+    return run_serve_cmd();
   return vigil::to_int(vigil::ExitCode::kUsage);
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -117,9 +118,21 @@ std::string fs_target(const events::FsWrite& w) {
   return to;
 }
 
+// session.end and command.end: how it ended, how long it took, its counters.
+template <class Ending>
+std::string ending_detail(const Ending& b) {
+  std::string d = (b.exit_code ? "exit " + std::to_string(*b.exit_code)
+                               : "signal " + std::to_string(b.signal.value_or(0))) +
+                  " after " + seconds(b.duration_ns) + " s";
+  for (const auto& [k, v] : b.counters) d += ", " + k + " " + std::to_string(v);
+  return d;
+}
+
 std::vector<Row> rows_of(const LoadedLog& log) {
   std::vector<Row> rows;
-  std::map<std::int64_t, std::string> comm;
+  // Each command of a session has its own PID namespace: a pid names a process within
+  // its command.
+  std::map<std::pair<std::uint64_t, std::int64_t>, std::string> comm;
   for (const auto& r : log.records) {
     const Event& e = r.event;
     Row row;
@@ -130,7 +143,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
     row.event = events::to_string(e.kind());
     auto for_pid = [&](std::int64_t pid) {
       row.pid = std::to_string(pid);
-      auto it = comm.find(pid);
+      auto it = comm.find({e.cmd.value_or(0), pid});
       if (it != comm.end()) row.command = it->second;
     };
     std::visit(
@@ -139,7 +152,7 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ", backend " + b.backend + ")";
             },
             [&](const events::ProcExec& b) {
-              comm[b.pid] = b.argv.empty() ? std::string("?") : basename_of(b.argv[0]);
+              comm[{e.cmd.value_or(0), b.pid}] = b.argv.empty() ? std::string("?") : basename_of(b.argv[0]);
               for_pid(b.pid);
               row.detail = join_argv(b.argv) + (b.truncated ? " [argv truncated]" : "");
             },
@@ -180,12 +193,14 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               for (const char c : b.text) lines += c == '\n' ? 1 : 0;
               row.detail = std::to_string(lines) + " lines appended to stderr";
             },
-            [&](const events::SessionEnd& b) {
-              row.detail = (b.exit_code ? "exit " + std::to_string(*b.exit_code)
-                                        : "signal " + std::to_string(b.signal.value_or(0))) +
-                           " after " + seconds(b.duration_ns) + " s";
-              for (const auto& [k, v] : b.counters)
-                row.detail += ", " + k + " " + std::to_string(v);
+            [&](const events::SessionEnd& b) { row.detail = ending_detail(b); },
+            [&](const events::CommandStart& b) {
+              row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ")";
+            },
+            [&](const events::CommandEnd& b) { row.detail = ending_detail(b); },
+            [&](const events::PolicyUpdate& b) {
+              row.detail = "allowed domains: add [" + join_argv(b.add) + "], remove [" +
+                           join_argv(b.remove) + "]";
             },
             [&](const events::FsQuarantine& b) {
               row.verdict = "quarantined";
@@ -314,7 +329,7 @@ std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
 }
 
 std::string render_timeline(const LoadedLog& log) {
-  std::string out = pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
+  std::string out = render_commands(log) + pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
                     pad("VERDICT", 10) + "DETAIL\n";
   for (const Row& r : rows_of(log)) {
     std::string line = pad(seconds(r.t), 12) + pad(escape_for_terminal(r.pid), 8) +
@@ -605,6 +620,7 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
     s += "</table></section>\n";
     return s;
   };
+  h += render_commands_html(log);
   h += section_rows("files", "Files touched",
                     [](const Event& e) { return e.kind() == Kind::kFsWrite; });
   h += section_rows("network", "Network decisions", [](const Event& e) {
@@ -639,6 +655,7 @@ struct ReplayArgs {
   bool verify = false;
   std::string json;
   std::string html;
+  std::optional<std::uint64_t> command;  // --command N
 };
 
 int fail(const std::string& what) {
@@ -676,7 +693,12 @@ int run_replay(const ReplayArgs& a) {
     print(replay::render_verify(verify));
     return verify.ok && verify.complete ? 0 : 1;
   }
-  const LoadedLog log = load_log_text(*text);
+  LoadedLog log = load_log_text(*text);
+  if (a.command) {
+    if (!replay::has_command(log, *a.command))
+      return fail("replay: the log has no command " + std::to_string(*a.command));
+    log = replay::only_command(log, *a.command);
+  }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
     std::fprintf(
@@ -740,6 +762,8 @@ std::function<int()> add_replay_command(CLI::App& app) {
   cmd->add_flag("--net", args->net, "the network decisions");
   cmd->add_flag("--verify", args->verify,
                 "check the hash chain; exit 1 and name the first broken record");
+  cmd->add_option("--command", args->command,
+                  "a session's command N only (its id: command.start's cmd)");
   cmd->add_option("--json", args->json,
                   "print the records of KIND (fs.write, net.*, all) as JSON lines");
   cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");

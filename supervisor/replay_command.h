@@ -57,6 +57,13 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
 
 // The colour of the denial highlight (the banner over the denied list, and each denied
 // row's marker); the screenshot test looks for it.
+// A session of many commands (supervisor/replay_commands.cc): one command's records
+// (with session.start), and the list of commands with their violations.
+LoadedLog only_command(const LoadedLog& log, std::uint64_t id);
+bool has_command(const LoadedLog& log, std::uint64_t id);
+std::string render_commands(const LoadedLog& log);
+std::string render_commands_html(const LoadedLog& log);
+
 inline constexpr std::string_view kDenyColour = "#b3261e";
 // The verdict word every view shows for a write that was allowed into a protected name no
 // mount guarded (FsWrite::unguarded): not stopped.

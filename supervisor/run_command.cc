@@ -1,12 +1,14 @@
 // `vigil run`: the CLI over run_session() (supervisor/session_runner.h).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "supervisor/commands.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/session_runner.h"
+#include "supervisor/session_server.h"
 
 namespace vigil {
 
@@ -31,6 +33,22 @@ int cmd_run_macos(const RunArgs& args);
 int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
 #else
 int cmd_run(const RunArgs& args) {
+  // Inside an agent session: the session's supervisor runs it (session_server.h).
+  const char* env_session = std::getenv("VIGIL_SESSION");
+  const std::optional<std::string> session =
+      args.session ? args.session
+                   : (env_session != nullptr && *env_session != '\0'
+                          ? std::optional<std::string>(env_session)
+                          : std::nullopt);
+  if (session && args.sandbox) {
+    if (args.settings || args.log || args.allow_writable_settings) {
+      std::fprintf(stderr,
+                   "vigil: warning: --settings, --log and --allow-writable-settings are the "
+                   "session's (given to `vigil session start`); ignored here (unset "
+                   "VIGIL_SESSION to run outside the session)\n");
+    }
+    return run_in_session(*session, args.command, args.capture_output, args.violations_fd);
+  }
   auto proxy_test = check_proxy_test_options(args.proxy_test);
   if (!proxy_test) return report(proxy_test.error());
   warn_proxy_test_mode(*proxy_test);

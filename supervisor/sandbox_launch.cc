@@ -299,9 +299,18 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.events != nullptr)
     posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
   for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
   if (io.capture_output) {
     posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
+  } else {
+    if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
+    if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);
+  }
+  std::vector<char*> env;
+  if (io.env != nullptr) {
+    for (const auto& e : *io.env) env.push_back(const_cast<char*>(e.c_str()));
+    env.push_back(nullptr);
   }
   // Its own process group: terminal signals reach vigil, which forwards them.
   posix_spawnattr_setpgroup(&attr, 0);
@@ -316,10 +325,12 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
-                               const_cast<char* const*>(argv.data()), environ);
+                               const_cast<char* const*>(argv.data()),
+                               io.env != nullptr ? env.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
   // that could write to it is gone.
   status.write.reset();

@@ -4,6 +4,9 @@
 // Blocks the forwarded signals and SIGCHLD in the calling thread while it runs.
 #pragma once
 
+#include <sys/types.h>
+
+#include <array>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -73,6 +76,12 @@ struct LaunchIo {
   // closed the program pipe unwritten: vigil-init then never starts the command, the
   // sandbox ends on its own, and once bwrap has exited the error is returned.
   std::function<Result<void>()> after_spawn;
+  // A session's command (supervisor/session_server.h): bwrap's environment (null: this
+  // process's), the fds it gets as 0, 1 and 2 (1 and 2 only without capture), and a
+  // call with bwrap's pid once it runs (to end it with the session).
+  const std::vector<std::string>* env = nullptr;
+  std::array<int, 3> stdio = {0, 1, 2};
+  std::function<void(pid_t)> on_spawned;
 };
 
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap

@@ -139,6 +139,8 @@ std::size_t remove_placeholder_files(const std::string& base, const std::vector<
   return kept;
 }
 
+std::string session_base_dir() { return session_base(); }
+
 std::size_t sweep_stale_sessions(const std::string& base) {
   std::size_t removed = 0;
   DIR* d = ::opendir(base.c_str());

@@ -70,6 +70,9 @@ class SessionDir {
   bool leave_for_sweep_ = false;  // finish() left placeholders behind
 };
 
+// <base> (above): where every session directory of this user lives.
+std::string session_base_dir();
+
 // Removes the stale sessions under `base` (see above); what it could not remove is left
 // for the next sweep. Returns how many stale sessions it removed.
 std::size_t sweep_stale_sessions(const std::string& base);

@@ -226,7 +226,8 @@ Result<SessionLog> SessionLog::create(Reserved reserved, std::string session_id,
   return SessionLog(std::move(s));
 }
 
-Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body) {
+Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
+                                         std::optional<std::uint64_t> cmd) {
   if (auto ok = events::validate(body, events::Limits::log()); !ok) {
     return make_error(Errc::kInternal,
                       std::string("session log: refusing a record that could not be read back: ") +
@@ -242,6 +243,7 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body) 
   e.t = std::max(s_->clock(), s_->last_t);
   e.session = s_->session;
   e.src = src;
+  e.cmd = cmd;
   e.prev = s_->head;
   e.body = std::move(body);
   std::string line = events::serialize(e);

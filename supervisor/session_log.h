@@ -86,7 +86,9 @@ class SessionLog {
   // appends are serialised, so the proxy's thread and the event hub may both call it.
   // After a failed write (disk full) the file may end in a partial line: every later
   // append fails too, rather than glue a record onto it.
-  Result<std::uint64_t> append(events::Source src, events::Body body);
+  // `cmd`: the session's command the record belongs to (the envelope's cmd), if any.
+  Result<std::uint64_t> append(events::Source src, events::Body body,
+                               std::optional<std::uint64_t> cmd = std::nullopt);
 
   void set_listener(Listener l);
 

@@ -23,11 +23,12 @@
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
 #include "supervisor/event_schema.h"
+#include "supervisor/sandboxed_command.h"
 #include "supervisor/session_log.h"
 
 namespace vigil {
 
-class SessionRecord {
+class SessionRecord final : public CommandRecord {
  public:
   struct Start {
     std::optional<std::string> log_path;  // none: $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
@@ -52,18 +53,18 @@ class SessionRecord {
   static Result<std::unique_ptr<SessionRecord>> open(SessionLog::Reserved reserved, Start start);
 
   // A failed append is counted (log.append_failed), never fatal: the command runs on.
-  void append(events::Source src, events::Body body);
-  void count(const std::string& name, std::uint64_t n = 1);
+  void append(events::Source src, events::Body body) override;
+  void count(const std::string& name, std::uint64_t n = 1) override;
 
   const std::string& id() const { return id_; }
   const std::string& path() const { return log_.path(); }
 
   // What the model is told: the block ("" when nothing was denied) and the same as JSON
   // (one line, newline included), from exactly what was logged so far.
-  std::string annotation() const;
-  std::string violations_json() const;
+  std::string annotation() const override;
+  std::string violations_json() const override;
   // Logs the block as delivered after the command's stderr.
-  void log_annotation(const std::string& block, bool newline_before);
+  void log_annotation(const std::string& block, bool newline_before) override;
   // session.end with `exit_code` (or the signal when it is 128+N) and the counters, then
   // the log is closed (its write-back started). Returns the counters.
   Result<std::map<std::string, std::uint64_t>> end(int exit_code);

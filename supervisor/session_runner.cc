@@ -1,4 +1,4 @@
-// run_session(): policy -> plan -> bwrap argv -> launch -> events, log, annotation.
+// run_session(): one command in its sandbox (run_sandboxed) with a log of its own.
 #include "supervisor/session_runner.h"
 
 #include <poll.h>
@@ -10,28 +10,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 
-#include "bwrap/argv_builder.h"
-#include "filters/sandbox_program.h"
-#include "supervisor/backstop.h"
-#include "observer/bridge.h"  // the bridges' ports
-#include "supervisor/annotation.h"
 #include "supervisor/core/diagnostics.h"
-#include "supervisor/core/expected_mounts.h"
-#include "supervisor/core/path_expand.h"
-#include "supervisor/core/write_all.h"
-#include "supervisor/init_locator.h"
-#include "supervisor/net_events.h"
-#include "supervisor/quarantine.h"
-#include "supervisor/sandbox_plan.h"
-#include "supervisor/session_dir.h"
+#include "supervisor/sandboxed_command.h"
 #include "supervisor/session_log.h"
-#include "supervisor/session_proxy.h"
 #include "supervisor/session_record.h"
 
 namespace vigil {
@@ -85,326 +69,82 @@ bool write_all_to(int fd, std::string_view bytes) {
   return ok;
 }
 
-// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
-// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
-// a symlink already is recorded as the link, which no mount can match.
-Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
-  std::vector<ExpectedMount> expected;
-  for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
-    struct stat st {};
-    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
-    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
-  }
-  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
-}
+namespace {
 
-// The configs of the repositories the mandatory scan found (each ".git" its rules capped),
-// whose unsafe keys at launch the backstop must leave alone.
-std::vector<std::string> scanned_git_configs(const Plan& plan) {
-  std::set<std::string> configs;
-  for (const auto& op : plan.ops) {
-    if (!op.origin.starts_with("mandatory: .git/")) continue;
-    const auto git = op.path.rfind("/.git/");
-    if (git != std::string::npos) configs.insert(op.path.substr(0, git) + "/.git/config");
+// `vigil run`'s log: a file of its own, session.start to session.end (SessionRecord).
+class StandaloneSink final : public CommandLogSink {
+ public:
+  StandaloneSink(const SessionRequest& request, const SessionCallbacks& callbacks,
+                 std::string session_id, std::string cwd)
+      : start_{request.log_path,   std::move(session_id), "bwrap",
+               nullptr,            request.command,       std::move(cwd),
+               callbacks.on_event} {}
+  // A file we created but never opened (a failure in between) is removed: no empty log
+  // is left behind, and never one that was there before (reserve() creates with O_EXCL).
+  ~StandaloneSink() override {
+    if (reserved_ && !record_) ::unlink(reserved_->path.c_str());
   }
-  return {configs.begin(), configs.end()};
-}
 
-// What the session's records say it wrote, for the backstop. Bounded: past the cap the
-// walk alone covers the rest.
-struct WrittenPaths {
-  static constexpr std::size_t kMax = 100'000;
-  std::set<std::string> paths;
-  std::set<std::string> renamed_into;
-  void note(const events::FsWrite& w) {
-    if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return;
-    if (paths.size() < kMax) paths.insert(w.resolved);
-    if (w.syscall.starts_with("rename") && renamed_into.size() < kMax) {
-      renamed_into.insert(w.resolved);
-    }
+  Result<std::string> log_path(const PreparedSandbox& prepared) override {
+    start_.policy = &prepared.policy;
+    auto path = SessionRecord::log_path_for(start_);
+    if (path) path_ = *path;
+    return path;
   }
+  Result<void> create_now() override {
+    auto r = SessionRecord::reserve(start_);
+    if (!r) return std::move(r).error();
+    reserved_ = std::move(r).value();
+    return {};
+  }
+  Result<CommandRecord*> open(const PreparedSandbox&) override {
+    auto opened = SessionRecord::open(std::move(*reserved_), std::move(start_));
+    if (!opened) return std::move(opened).error();
+    record_ = std::move(opened).value();
+    return record_.get();
+  }
+
+  SessionRecord* record() { return record_.get(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  SessionRecord::Start start_;
+  std::string path_;
+  std::optional<SessionLog::Reserved> reserved_;
+  std::unique_ptr<SessionRecord> record_;
 };
 
-// After the sandbox is gone: finds what the session left that breaks the rules
-// (backstop.h), moves it into the quarantine and logs each as fs.quarantine.
-void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPaths written,
-                  const std::vector<std::string>& placeholders, const std::string& session_id,
-                  SessionRecord& record) {
-  BackstopInputs in;
-  for (const auto& root : policy.fs.allow_write) {
-    if (!root.session_temp) in.roots.push_back(root.resolved);
-  }
-  in.written.assign(written.paths.begin(), written.paths.end());
-  in.renamed_into = std::move(written.renamed_into);
-  in.skip.insert(placeholders.begin(), placeholders.end());
-  const auto found = find_offenders(in, snap);
-  if (!found.incomplete.empty()) {
-    record.count("backstop.incomplete");
-    std::fprintf(stderr, "vigil: warning: the post-run check of the writable roots %s\n",
-                 found.incomplete.c_str());
-  }
-  if (found.offenders.empty()) return;
-  auto dir = quarantine_dir_for(session_id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
-  const auto moved = quarantine(found.offenders, dir ? *dir : std::string("/nonexistent"));
-  for (const auto& q : moved) {
-    events::FsQuarantine e;
-    e.path = q.offender.path;
-    e.rule = q.offender.rule;
-    e.reason = q.offender.reason + (q.error.empty() ? "" : " (" + q.error + ")");
-    e.moved_to = q.moved_to;
-    record.count(q.moved_to.empty() ? "backstop.not_moved" : "backstop.quarantined");
-    record.append(events::Source::kSupervisor, std::move(e));
-  }
-}
+}  // namespace
 
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
-  auto session = SessionDir::create();
-  if (!session) return std::move(session).error();
-
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
   if (!cwd) return std::move(cwd).error();
-  PlanRequest req;
-  req.settings_path = request.settings;
-  req.allow_writable_settings = request.allow_writable_settings;
-  req.session_tmp = session->tmp();
-  req.cwd = *cwd;
-  // Placeholders stay on the witness-only path. Where vigil-init refuses protected names
-  // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
-  // only break everyday git, and the backstop below catches what slips: pass false then.
-  req.placeholders = true;
-  req.before_scan = [&](const std::vector<std::string>& roots) {
-    return session->hold_roots(roots);
-  };
-  auto prepared = prepare_sandbox(req);
-  if (!prepared) return std::move(prepared).error();
-  for (const auto& w : prepared->warnings) print_warning(w);
-
-  const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
-  if (bwrap.empty()) {
-    return make_error(
-        Errc::kNotFound,
-        prepared->policy.bwrap_path
-            ? "bwrapPath " + *prepared->policy.bwrap_path + " is not an executable file"
-            : "bubblewrap (bwrap) is not installed: run `apt-get install bubblewrap` (or pass "
-              "--sandbox off to run unconfined, which vigil does not recommend)");
-  }
-
-  auto init = locate_vigil_init();
-  if (!init) return std::move(init).error();
-  if (auto r = check_not_writable(prepared->plan, *init); !r) return std::move(r).error();
-
-  // The session log: every record hash-chained to the one before; the violations the
-  // model is told about are collected from exactly what was logged. It is created and
-  // opened, with session.start, while bwrap builds the sandbox, before the command can
-  // run; only a log the sandbox could otherwise reach is created first (below).
+  SandboxedCommand cmd;
+  cmd.command = request.command;
+  cmd.cwd = *cwd;
+  cmd.settings = request.settings;
+  cmd.allow_writable_settings = request.allow_writable_settings;
+  cmd.capture_output = request.capture_output;
+  cmd.annotate_stderr = request.annotate_stderr;
+  cmd.proxy_test = request.proxy_test;
   SessionOutcome outcome;
   outcome.session_id = new_session_id();
-  SessionRecord::Start start{request.log_path,  outcome.session_id, "bwrap",
-                             &prepared->policy, request.command,    *cwd,
-                             callbacks.on_event};
-  auto log_path = SessionRecord::log_path_for(start);
-  if (!log_path) return std::move(log_path).error();
-  outcome.log_path = *log_path;
-  std::optional<SessionLog::Reserved> reserved;
-  std::unique_ptr<SessionRecord> record;
-  // A file we reserved but never opened (a failure in between) is removed: no empty log
-  // is left behind, and never one that was there before (reserve() creates with O_EXCL).
-  struct Unreserve {
-    const std::optional<SessionLog::Reserved>& reserved;
-    const std::unique_ptr<SessionRecord>& record;
-    const std::string& path;
-    ~Unreserve() {
-      if (reserved && !record) ::unlink(path.c_str());
-    }
-  } unreserve{reserved, record, outcome.log_path};
-  auto reserve = [&]() -> Result<void> {
-    auto r = SessionRecord::reserve(start);
-    if (!r) return std::move(r).error();
-    reserved = std::move(r).value();
-    return {};
-  };
-  auto append = [&record](events::Source src, events::Body body) {
-    record->append(src, std::move(body));
-  };
-
-  auto status = make_status_pipe();
-  if (!status) return std::move(status).error();
-  auto events = make_event_pipe();
-  if (!events) return std::move(events).error();
-  BwrapInputs in;
-  in.plan = &prepared->plan;
-  in.cwd = *cwd;
-  // The only way out: every client that honours the usual variables goes through the
-  // bridges to the session's proxy, which decides and explains (a host off the allow
-  // list gets a 403 with the reason; with no allow list, every host does). Its socket is
-  // bound now (the sandbox binds it in); it serves from when the log is open.
-  auto proxy = SessionProxy::open(
-      prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
-      request.proxy_test);
-  if (!proxy) return std::move(proxy).error();
-  // The bridges vigil-init binds inside the sandbox's network namespace.
-  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
-  in.late_ro_binds = {session->proxy_socket()};
-  // A log the session could rewrite proves nothing. Where the sandbox could write to it,
-  // its directory is made read-only inside (so are earlier sessions' logs beside it),
-  // unless that directory holds a writable root (a log in the workspace itself): then the
-  // file alone, which as a mount point also cannot be unlinked or renamed away.
-  // Then the log (and its directory) must exist before bwrap binds it.
-  const std::string log_file = resolve_symlinks(outcome.log_path);
-  const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
-  if (decide(prepared->plan, log_dir, Access::kWrite).verdict != Verdict::kDenied) {
-    if (auto r = reserve(); !r) return std::move(r).error();
-    bool holds_root = false;
-    for (const auto& root : prepared->policy.fs.allow_write) {
-      holds_root = holds_root || path_is_under(root.resolved, log_dir);
-    }
-    in.late_ro_binds.push_back(holds_root ? log_file : log_dir);
-  }
-  in.kernel_masks = present_kernel_masks();
-  in.empty_file = session->empty_file();
-  in.json_status_fd = status->write.get();
-  in.command = request.command;
-  in.init = *init;
-  auto program_pipe = make_program_pipe();
-  if (!program_pipe) return std::move(program_pipe).error();
-  auto mounts = expected_mounts_fd(prepared->plan);
-  if (!mounts) return std::move(mounts).error();
-  in.init_args = {"--events-fd",    std::to_string(events->write.get()),
-                  "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--mounts-fd",    std::to_string(mounts->get()),
-                  "--proxy-socket", session->proxy_socket()};
-  if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
-    in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
-  }
-  if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
-  const auto bwrap_args = build_bwrap_args(in);
-
-  const auto placeholders = placeholder_paths(prepared->plan);
-  // Should this process be killed, the next session removes them (session_dir.h).
-  if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
-  if (auto r = create_content_placeholders(placeholders); !r) {
-    session->finish(placeholders);  // those written before the failure
-    return std::move(r).error();
-  }
-  // Before anything runs: what the backstop must take as the host's own.
-  const BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
-  WrittenPaths written;
-  LaunchIo io;
-  io.events = &*events;
-  io.pass_fds.push_back(program_pipe->read.get());
-  io.pass_fds.push_back(mounts->get());
-  // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
-  // The program goes last: its arrival starts the command (filters/sandbox_program.h).
-  io.after_spawn = [&]() -> Result<void> {
-    // Both ends closed on every way out: written, the program is vigil-init's go; closed
-    // unwritten (any error below), vigil-init refuses to start the command.
-    struct ClosePipe {
-      ProgramPipe& pipe;
-      ~ClosePipe() {
-        pipe.write.reset();
-        pipe.read.reset();
-      }
-    } close_pipe{*program_pipe};
-    auto program = sandbox_program(/*observe=*/true);
-    if (!program) return std::move(program).error();
-    auto wire = encode_program(*program);
-    if (!wire) return std::move(wire).error();
-    if (!reserved) {
-      if (auto r = reserve(); !r) return std::move(r).error();
-    }
-    auto opened = SessionRecord::open(std::move(*reserved), std::move(start));
-    if (!opened) return std::move(opened).error();
-    record = std::move(opened).value();
-    (*proxy)->serve();
-    wait_for_coarse_clock(snapshot);  // the backstop's "during the session" starts here
-    // The pipe holds the whole program (far below its capacity): this never blocks.
-    if (auto w = write_all(program_pipe->write.get(), *wire, "vigil-init's seccomp program"); !w)
-      return std::move(w).error();
-    return {};
-  };
-  // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a
-  // malformed or forged one is counted and dropped, never logged as if it were true.
-  io.on_event_line = [&](std::string_view line) {
-    auto body = events::parse_untrusted_event_line(line);
-    if (!body) {
-      switch (events::fault_of(body.error())) {
-        case events::LineFault::kMalformed:
-          record->count("lines.malformed");
-          break;
-        case events::LineFault::kForged:
-          record->count("lines.forged");
-          break;
-        case events::LineFault::kUnsupported:
-          record->count("lines.unsupported");
-          break;
-      }
-      return;
-    }
-    if (auto* w = std::get_if<events::FsWrite>(&*body)) {
-      written.note(*w);
-      w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
-      w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
-    }
-    append(events::Source::kObserver, std::move(body).value());
-  };
-  // The command's output: logged chunk by chunk (the exact bytes, for replay), then
-  // passed on. Nothing in it is ever parsed: a command printing event JSON only prints.
+  cmd.quarantine_id = outcome.session_id;
+  cmd.violations_json = request.violations_json;
+  StandaloneSink sink(request, callbacks, outcome.session_id, *cwd);
   auto forward =
       callbacks.on_output ? callbacks.on_output : [](OutputStream s, std::string_view bytes) {
         return write_all_to(s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes);
       };
-  const std::size_t max_chunk = events::Limits::log().max_data;
-  bool stderr_ends_line = true;  // nothing written yet counts as the start of a line
-  io.capture_output = request.capture_output;
-  io.on_output = [&](OutputStream s, std::string_view bytes) {
-    // A record holds at most the log's chunk size: split bigger reads.
-    for (std::string_view rest = bytes; !rest.empty();) {
-      const std::string_view chunk = rest.substr(0, max_chunk);
-      rest.remove_prefix(chunk.size());
-      if (s == OutputStream::kStdout)
-        append(events::Source::kSupervisor, events::IoStdout{std::string(chunk)});
-      else
-        append(events::Source::kSupervisor, events::IoStderr{std::string(chunk)});
-    }
-    if (s == OutputStream::kStderr) stderr_ends_line = bytes.back() == '\n';
-    const bool open = forward(s, bytes);
-    if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
-    return open;
-  };
-  auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
-  (*proxy)->stop();
-  // Only those no other session may have capped as existing files (session_dir.h).
-  session->finish(placeholders);
-  // Every sandbox process is gone: nothing can race the check. (A launch error after the
-  // command may have run is checked all the same.)
-  if (record) {
-    run_backstop(prepared->policy, snapshot, std::move(written), placeholders,
-                 outcome.session_id, *record);
-  }
-  if (!launched) return std::move(launched).error();
-  outcome.exit_code = launched->exit_code;
-
-  // Tell the model what was stopped, after everything the command printed.
-  outcome.annotation = record->annotation();
-  if (request.violations_json) outcome.violations_json = record->violations_json();
-  if (!outcome.annotation.empty() && request.annotate_stderr) {
-    // Uncaptured stderr may end anywhere: then a newline always goes first.
-    const bool newline_before = !request.capture_output || !stderr_ends_line;
-    const std::string text = (newline_before ? "\n" : "") + outcome.annotation;
-    if (request.capture_output) {
-      forward(OutputStream::kStderr, text);
-    } else {
-      std::fflush(stdout);
-      write_all_to(STDERR_FILENO, text);
-    }
-    record->log_annotation(outcome.annotation, newline_before);
-  }
-  auto counters = record->end(outcome.exit_code);
+  auto ran = run_sandboxed(cmd, sink, forward);
+  if (!ran) return std::move(ran).error();
+  outcome.log_path = sink.path();
+  outcome.exit_code = ran->exit_code;
+  outcome.annotation = std::move(ran->annotation);
+  outcome.violations_json = std::move(ran->violations_json);
+  auto counters = sink.record()->end(outcome.exit_code);
   if (!counters) {
     print_warning(counters.error().message);
   } else {

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
-  libcli11-dev bubblewrap python3 curl procps util-linux passwd openssl netcat-openbsd
+  libcli11-dev bubblewrap python3 curl procps util-linux passwd openssl netcat-openbsd nodejs
   chromium
   # the libFuzzer targets (tools/fuzz.sh): clang, and libFuzzer + the sanitizer runtimes
   clang libclang-rt-14-dev

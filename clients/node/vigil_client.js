@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// A vigil client for Node, standard library only: drives `vigil serve` (JSON-RPC 2.0,
+// one JSON object per line; docs/protocol.md).
+//
+//   const { VigilSession } = require('./vigil_client.js');
+//   const s = new VigilSession({ settings: 'sandbox.json' });
+//   const r = await s.run(['make', 'test'], { cwd: '/work', onOutput: (stream, buf) => {} });
+//   r.exit_code, r.annotation, r.violations, r.command
+//   await s.updatePolicy({ add: ['registry.npmjs.org'] });
+//   await s.close();
+//
+// As a program it runs one command like `vigil run` does:
+//   vigil_client.js [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]... -- CMD ARGS...
+'use strict';
+const { spawn } = require('node:child_process');
+const readline = require('node:readline');
+
+// A byte string of the protocol: text, or {"b64": ...} when it is not UTF-8.
+function bytes(value) {
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.b64, 'base64');
+}
+
+class VigilSession {
+  constructor({ vigil = 'vigil', settings, log, extraArgs = [] } = {}) {
+    const argv = ['serve'];
+    if (settings) argv.push('--settings', settings);
+    if (log) argv.push('--log', log);
+    this.proc = spawn(vigil, argv.concat(extraArgs), { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.nextId = 1;
+    this.pending = new Map(); // request id -> { resolve, reject, onOutput }
+    this.onEvent = null; // (command id, record) for every log record
+    this.exited = new Promise((resolve) => this.proc.on('exit', resolve));
+    const lines = readline.createInterface({ input: this.proc.stdout });
+    lines.on('line', (line) => this.receive(JSON.parse(line)));
+    lines.on('close', () => {
+      for (const p of this.pending.values()) p.reject(new Error('vigil serve exited'));
+      this.pending.clear();
+    });
+  }
+
+  receive(msg) {
+    if (msg.id !== undefined && msg.method === undefined) {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.error) p.reject(new Error(msg.error.message));
+      else p.resolve(msg.result);
+    } else if (msg.method === 'output') {
+      const p = this.pending.get(msg.params.request);
+      if (p && p.onOutput) p.onOutput(msg.params.stream, bytes(msg.params.data));
+    } else if (msg.method === 'event' && this.onEvent) {
+      this.onEvent(msg.params.command, msg.params.record);
+    }
+  }
+
+  call(method, params, onOutput) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onOutput });
+      this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  }
+
+  run(argv, { cwd = process.cwd(), env, stdin, timeout, onOutput } = {}) {
+    const params = { argv, cwd };
+    if (env !== undefined) params.env = env;
+    if (stdin !== undefined) params.stdin = stdin;
+    if (timeout !== undefined) params.timeout = timeout;
+    return this.call('run', params, onOutput);
+  }
+
+  updatePolicy({ add = [], remove = [] } = {}) {
+    return this.call('policy.update', { add, remove });
+  }
+
+  async close() {
+    this.proc.stdin.end();
+    return this.exited;
+  }
+}
+
+async function main(args) {
+  const opts = {};
+  const allow = [];
+  while (args.length && args[0] !== '--') {
+    const [flag, value] = args.splice(0, 2);
+    if (flag === '--allow') allow.push(value);
+    else opts[flag.slice(2)] = value;
+  }
+  const command = args.slice(1);
+  if (!command.length) {
+    process.stderr.write('usage: vigil_client.js [--vigil BIN] [--settings F] -- CMD ARGS...\n');
+    return 2;
+  }
+  const s = new VigilSession(opts);
+  if (allow.length) await s.updatePolicy({ add: allow });
+  const result = await s.run(command, {
+    onOutput: (stream, buf) => (stream === 'stdout' ? process.stdout : process.stderr).write(buf),
+  });
+  await s.close();
+  return result.exit_code;
+}
+
+module.exports = { VigilSession };
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code; },
+    (err) => { process.stderr.write(`vigil_client: ${err.message}\n`); process.exitCode = 125; });
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A vigil client for Python 3, standard library only: drives `vigil serve` (JSON-RPC 2.0,
+one JSON object per line; docs/protocol.md).
+
+    with VigilSession(settings="sandbox.json") as s:
+        r = s.run(["make", "test"], cwd="/work", on_output=lambda stream, data: ...)
+        r["exit_code"], r["annotation"], r["violations"], r["command"]
+        s.update_policy(add=["pypi.org"])
+
+As a program it runs one command like `vigil run` does:
+    vigil_client.py [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]... -- CMD ARGS...
+"""
+import base64
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+
+
+def _bytes(value):
+    """A byte string of the protocol: text, or {"b64": ...} when it is not UTF-8."""
+    if isinstance(value, dict):
+        return base64.b64decode(value["b64"])
+    return value.encode("utf-8", "surrogateescape")
+
+
+class VigilError(Exception):
+    pass
+
+
+class VigilSession:
+    def __init__(self, vigil="vigil", settings=None, log=None, extra_args=()):
+        argv = [vigil, "serve"]
+        if settings:
+            argv += ["--settings", settings]
+        if log:
+            argv += ["--log", log]
+        argv += list(extra_args)
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._pending = {}  # request id -> [event, reply]
+        self._output = {}  # request id -> on_output callback
+        self.on_event = None  # called with (command id, record) for every log record
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self._proc.stdout:
+            msg = json.loads(line)
+            if "id" in msg and "method" not in msg:
+                with self._lock:
+                    slot = self._pending.get(msg["id"])
+                if slot:
+                    slot[1] = msg
+                    slot[0].set()
+            elif msg.get("method") == "output":
+                p = msg["params"]
+                with self._lock:
+                    cb = self._output.get(p["request"])
+                if cb:
+                    cb(p["stream"], _bytes(p["data"]))
+            elif msg.get("method") == "event" and self.on_event:
+                self.on_event(msg["params"].get("command"), msg["params"]["record"])
+        with self._lock:  # vigil is gone: nobody will answer
+            for slot in self._pending.values():
+                slot[0].set()
+
+    def call(self, method, params, on_output=None):
+        rid = next(self._ids)
+        slot = [threading.Event(), None]
+        with self._lock:
+            self._pending[rid] = slot
+            if on_output:
+                self._output[rid] = on_output
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self._proc.stdin.write(line.encode() + b"\n")
+        self._proc.stdin.flush()
+        slot[0].wait()
+        with self._lock:
+            del self._pending[rid]
+            self._output.pop(rid, None)
+        reply = slot[1]
+        if reply is None:
+            raise VigilError("vigil serve exited")
+        if "error" in reply:
+            raise VigilError(reply["error"]["message"])
+        return reply["result"]
+
+    def run(self, argv, cwd=None, env=None, stdin=None, timeout=None, on_output=None):
+        params = {"argv": list(argv), "cwd": cwd or os.getcwd()}
+        if env is not None:
+            params["env"] = env
+        if stdin is not None:
+            params["stdin"] = stdin
+        if timeout is not None:
+            params["timeout"] = timeout
+        return self.call("run", params, on_output)
+
+    def update_policy(self, add=(), remove=()):
+        return self.call("policy.update", {"add": list(add), "remove": list(remove)})
+
+    def close(self):
+        self._proc.stdin.close()
+        return self._proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def main(args):
+    opts = {"vigil": "vigil", "settings": None, "log": None}
+    allow = []
+    while args and args[0] != "--":
+        flag, value, args = args[0], args[1], args[2:]
+        if flag == "--allow":
+            allow.append(value)
+        else:
+            opts[flag[2:]] = value
+    if not args[1:]:
+        sys.exit("usage: vigil_client.py [--vigil BIN] [--settings F] [--log L] -- CMD ARGS...")
+
+    def out(stream, data):
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        target.buffer.write(data)
+        target.flush()
+
+    with VigilSession(**opts) as s:
+        if allow:
+            s.update_policy(add=allow)
+        result = s.run(args[1:], on_output=out)
+    return result["exit_code"]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

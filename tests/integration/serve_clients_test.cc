@@ -1,0 +1,219 @@
+// `vigil serve` (JSON-RPC on stdio) through the shipped Python and Node clients, raw
+// JSON-RPC lines for stdin/timeout/policy.update, and `vigil mcp` through a scripted MCP
+// client (initialize -> tools/list -> tools/call). Real vigil, bwrap, python3, node.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "supervisor/session_log.h"
+#include "tests/integration/harness.h"
+
+namespace vigil::test {
+namespace {
+
+using json = nlohmann::json;
+
+std::string source_dir() { return std::string(VIGIL_TEST_DATA_DIR) + "/../.."; }
+
+std::string find_on_path(const std::string& name) {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/bin"}) {
+    const std::string p = std::string(dir) + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+// Runs argv in cwd with `input` on stdin; its stdout, stderr and status.
+Outcome run_with_input(const std::vector<std::string>& argv, const std::string& cwd,
+                       const std::string& input) {
+  int in[2], out[2], err[2];
+  EXPECT_EQ(::pipe(in), 0);
+  EXPECT_EQ(::pipe(out), 0);
+  EXPECT_EQ(::pipe(err), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(121);
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(122);
+  }
+  for (int fd : {in[0], out[1], err[1]}) ::close(fd);
+  EXPECT_EQ(::write(in[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  ::close(in[1]);
+  Outcome o;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* dest[2] = {&o.out, &o.err};
+  int open = 2;
+  while (open > 0 && ::poll(fds, 2, 60000) > 0) {
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        dest[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+std::vector<json> lines_of(const std::string& out) {
+  std::vector<json> v;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) v.push_back(json::parse(line));
+  return v;
+}
+
+json reply_to(const std::vector<json>& msgs, int id) {
+  for (const auto& m : msgs) {
+    if (m.contains("id") && m["id"] == id && !m.contains("method")) return m;
+  }
+  return json();
+}
+
+// The log holds the update and the command, and verifies.
+void check_log(const std::string& log) {
+  auto report = verify_log(log);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(report->ok && report->complete) << report->why;
+  const std::string text = read_file(log);
+  EXPECT_NE(text.find("\"kind\":\"policy.update\",\"add\":[\"example.test\"]"), std::string::npos);
+  EXPECT_NE(text.find("\"kind\":\"command.start\""), std::string::npos);
+}
+
+void run_client(const std::vector<std::string>& launcher) {
+  TempDir ws, outside, state;
+  const std::string log = state / "client.jsonl";
+  std::vector<std::string> args = launcher;
+  for (const auto& a : std::vector<std::string>{
+           "--vigil", vigil_bin(), "--log", log, "--allow", "example.test", "--", "sh", "-c",
+           "echo hi; read x; echo got-$x; echo x > '" + (outside / "no") + "'; exit 5"}) {
+    args.push_back(a);
+  }
+  auto o = run_with_input(args, ws.path(), "");
+  EXPECT_EQ(o.exit_code, 5) << o.err;
+  EXPECT_EQ(o.out, "hi\ngot-\n");
+  EXPECT_NE(o.err.find("<sandbox_violations>"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(outside / "no"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(outside / "no"));
+  check_log(log);
+}
+
+TEST(ServeClients, PythonClient) {
+  const std::string py = find_on_path("python3");
+  if (py.empty()) GTEST_SKIP() << "python3 is not installed (tools/bootstrap.sh installs it)";
+  run_client({py, source_dir() + "/clients/python/vigil_client.py"});
+}
+
+TEST(ServeClients, NodeClient) {
+  std::string node = find_on_path("node");
+  if (node.empty()) node = find_on_path("nodejs");
+  if (node.empty()) GTEST_SKIP() << "node is not installed (tools/bootstrap.sh installs nodejs)";
+  run_client({node, source_dir() + "/clients/node/vigil_client.js"});
+}
+
+TEST(Serve, StdinTimeoutAndPolicyErrors) {
+  TempDir ws, state;
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"run","params":{"argv":["cat"],"stdin":"fed\n"}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"run","params":{"argv":["sleep","30"],"timeout":0.3}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":3,"method":"policy.update","params":{"add":["*.com"]}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"argv":[]}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":5,"method":"nope"})"
+      "\n";
+  auto o = run_with_input({vigil_bin(), "serve", "--log", state / "s.jsonl"}, ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0);
+  const auto msgs = lines_of(o.out);
+  const json r1 = reply_to(msgs, 1);
+  ASSERT_TRUE(r1.contains("result")) << r1;
+  EXPECT_EQ(r1["result"]["exit_code"], 0);
+  std::string fed;
+  for (const auto& m : msgs) {
+    if (m.value("method", "") == "output" && m["params"]["request"] == 1)
+      fed += m["params"]["data"].get<std::string>();
+  }
+  EXPECT_EQ(fed, "fed\n");
+  const json r2 = reply_to(msgs, 2);
+  EXPECT_EQ(r2["result"]["timed_out"], true) << r2;
+  EXPECT_EQ(r2["result"]["exit_code"], 137) << r2;
+  EXPECT_EQ(reply_to(msgs, 3)["error"]["code"], -32602);
+  EXPECT_EQ(reply_to(msgs, 4)["error"]["code"], -32602);
+  EXPECT_EQ(reply_to(msgs, 5)["error"]["code"], -32601);
+  // Each command's events name it.
+  const auto c1 = r1["result"]["command"];
+  bool saw_exec = false;
+  for (const auto& m : msgs) {
+    if (m.value("method", "") == "event" && m["params"]["record"]["kind"] == "proc.exec" &&
+        m["params"]["record"]["argv"][0] == "cat") {
+      saw_exec = true;
+      EXPECT_EQ(m["params"]["command"], c1);
+    }
+  }
+  EXPECT_TRUE(saw_exec);
+  auto report = verify_log(state / "s.jsonl");
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok && report->complete) << report->why;
+}
+
+TEST(Mcp, InitializeListCall) {
+  TempDir ws, outside, state;
+  const std::string cmd = "echo out; echo x > " + (outside / "m") + "; exit 3";
+  const json call = {{"jsonrpc", "2.0"},
+                     {"id", 3},
+                     {"method", "tools/call"},
+                     {"params", {{"name", "run_command"}, {"arguments", {{"command", cmd}}}}}};
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})"
+      "\n" +
+      call.dump() + "\n";
+  auto o = run_with_input({vigil_bin(), "mcp", "--log", state / "m.jsonl"}, ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0);
+  const auto msgs = lines_of(o.out);
+  // Nothing but replies: MCP clients do not expect vigil's own notifications.
+  for (const auto& m : msgs) EXPECT_FALSE(m.contains("method")) << m;
+  EXPECT_EQ(reply_to(msgs, 1)["result"]["serverInfo"]["name"], "vigil");
+  EXPECT_EQ(reply_to(msgs, 1)["result"]["protocolVersion"], "2024-11-05");
+  const json tools = reply_to(msgs, 2)["result"]["tools"];
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0]["name"], "run_command");
+  EXPECT_EQ(tools[0]["inputSchema"]["required"][0], "command");
+  const json result = reply_to(msgs, 3)["result"];
+  EXPECT_EQ(result["isError"], true);
+  const std::string text = result["content"][0]["text"];
+  EXPECT_EQ(text.rfind("out\n", 0), 0u) << text;
+  EXPECT_NE(text.find("<sandbox_violations>"), std::string::npos) << text;
+  EXPECT_NE(text.find(outside / "m"), std::string::npos) << text;
+  EXPECT_NE(text.find("[exit code 3]"), std::string::npos) << text;
+  EXPECT_FALSE(exists(outside / "m"));
+}
+
+}  // namespace
+}  // namespace vigil::test

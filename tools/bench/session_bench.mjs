@@ -1,0 +1,114 @@
+// session_bench.mjs: per-command cost of an agent session, in one interleaved run.
+//
+//   node tools/bench/session_bench.mjs --vigil build/supervisor/vigil [--n 40] [--warm 3]
+//        [--srt-pkg DIR]   (srt's package dir, e.g. node_modules/@anthropic-ai/sandbox-runtime)
+//
+// Each round times `true` once per way, in an order rotated every round, from a throw-away
+// workspace:
+//   bwrap    bare bubblewrap with a minimal sandbox argv (the floor; as tools/bench/run_bench.sh)
+//   rpc      a run request to a warm `vigil serve`, reply received (the JSON-RPC client's view)
+//   session  `vigil run -- true` with VIGIL_SESSION set (a thin client of a warm session)
+//   alone    `vigil run -- true` without a session
+//   srt      srt's library, initialised once, then wrapWithSandbox + spawnSync per command
+//            (session ready, as srt's README uses it); skipped without --srt-pkg
+// and prints medians, p10/p90 and the ratios to bwrap and to srt.
+import { execFileSync, fork, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+const opt = (k, d) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] : d; };
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+if (process.env.SESSION_BENCH_SRT) {
+  // The srt worker: initialise once, then wrap + run on each request.
+  const { SandboxManager } = await import(process.env.SESSION_BENCH_SRT + '/dist/index.js');
+  const cfg = { network: { allowedDomains: [], deniedDomains: [] },
+                filesystem: { denyRead: [], allowWrite: [process.cwd()], denyWrite: [] } };
+  await SandboxManager.initialize(cfg);
+  process.send({ ready: true });
+  process.on('message', async (m) => {
+    if (m.quit) { await SandboxManager.reset(); process.exit(0); }
+    const t0 = now();
+    const wrapped = await SandboxManager.wrapWithSandbox('true');
+    const r = spawnSync(wrapped, { shell: true });
+    SandboxManager.cleanupAfterCommand();
+    process.send({ ms: now() - t0, status: r.status });
+  });
+} else {
+  const VIGIL = opt('--vigil', 'vigil');
+  const N = +opt('--n', '40');
+  const WARM = +opt('--warm', '3');
+  const SRT = opt('--srt-pkg', '');
+  const ws = mkdtempSync(tmpdir() + '/vigil-session-bench-');
+  const runtime = mkdtempSync(tmpdir() + '/vigil-session-bench-rt-');
+  const env = { ...process.env, XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: runtime };
+  const ways = {};
+
+  ways.bwrap = () => spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+    '--tmpfs', '/tmp', '--bind', ws, ws, '--unshare-all', '--die-with-parent', '--new-session',
+    '--cap-drop', 'ALL', '--', 'true'], { cwd: ws }).status;
+
+  // A warm `vigil serve`, one request at a time.
+  const serve = spawn(VIGIL, ['serve', '--log', runtime + '/serve.jsonl'], { cwd: ws, env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const replies = new Map();
+  readline.createInterface({ input: serve.stdout }).on('line', (line) => {
+    const m = JSON.parse(line);
+    if (m.id !== undefined && replies.has(m.id)) replies.get(m.id)(m);
+  });
+  let nextId = 1;
+  ways.rpc = () => new Promise((resolve) => {
+    const id = nextId++;
+    replies.set(id, (m) => { replies.delete(id); resolve(m.result ? m.result.exit_code : -1); });
+    serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'run', params: { argv: ['true'], cwd: ws } }) + '\n');
+  });
+
+  const started = execFileSync(VIGIL, ['session', 'start', '--log', runtime + '/session.jsonl'], { cwd: ws, env }).toString();
+  const handle = /VIGIL_SESSION=([^;]+);/.exec(started)[1];
+  // Whatever happens below, nothing is left running and nothing left behind.
+  let srt = null;
+  process.on('exit', () => {
+    spawnSync(VIGIL, ['session', 'end', handle], { env });
+    serve.kill();
+    if (srt) srt.kill();
+    rmSync(ws, { recursive: true, force: true });
+    rmSync(runtime, { recursive: true, force: true });
+  });
+  const sessionEnv = { ...env, VIGIL_SESSION: handle };
+  ways.session = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env: sessionEnv }).status;
+  ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env }).status;
+
+  if (SRT) {
+    srt = fork(fileURLToPath(import.meta.url), [], { cwd: ws, env: { ...process.env, SESSION_BENCH_SRT: SRT } });
+    await new Promise((res) => srt.once('message', res));
+    // srt's own figure: the time its worker measured (wrap + run), not the IPC around it.
+    ways.srt = () => new Promise((resolve) => srt.once('message', (m) => resolve({ status: m.status, ms: m.ms })) && srt.send({}));
+  }
+
+  const names = Object.keys(ways);
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < WARM + N; ++round) {
+    for (let k = 0; k < names.length; ++k) {
+      const name = names[(round + k) % names.length];
+      const t0 = now();
+      const r = await ways[name]();
+      const ms = typeof r === 'object' ? r.ms : now() - t0;
+      const status = typeof r === 'object' ? r.status : r;
+      if (status !== 0) throw new Error(`${name}: exit ${status}`);
+      if (round >= WARM) times[name].push(ms);
+    }
+  }
+  const q = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+  const med = Object.fromEntries(names.map((n) => [n, q(times[n], 0.5)]));
+  console.log(`${N} rounds (+${WARM} warm-up), interleaved; ms per command`);
+  console.log('way        median    p10    p90   /bwrap   srt/this');
+  for (const n of names) {
+    const vsSrt = med.srt ? (med.srt / med[n]).toFixed(1) + 'x' : '-';
+    console.log(`${n.padEnd(9)} ${med[n].toFixed(2).padStart(7)} ${q(times[n], 0.1).toFixed(2).padStart(6)} ${q(times[n], 0.9).toFixed(2).padStart(6)}  ${(med[n] / med.bwrap).toFixed(2).padStart(6)}x  ${vsSrt.padStart(8)}`);
+  }
+  serve.stdin.end();
+  await new Promise((res) => serve.on('exit', res));
+  process.exit(0);
+}
