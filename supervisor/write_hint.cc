@@ -1,5 +1,6 @@
 #include "supervisor/write_hint.h"
 
+#include <algorithm>
 #include <array>
 
 #include "supervisor/core/mandatory_denies.h"
@@ -98,19 +99,6 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
            "): a sandboxed command may not change it; set what you need in the command's own "
            "environment instead";
   }
-  for (const auto s : kScratchDirs) {
-    if (path_is_under(path, s)) {
-      return "outside the writable roots: for scratch files use $TMPDIR (writable, private to "
-             "this session) instead of " +
-             std::string(s);
-    }
-  }
-  for (const auto s : kSystemDirs) {
-    if (path_is_under(path, s)) {
-      return "a system directory, outside the writable roots: write inside the workspace or "
-             "$TMPDIR instead";
-    }
-  }
   // What to name: the stable directory a tool owns, never the volatile file.
   std::string dir;
   std::string tool;
@@ -118,16 +106,34 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
                        path.size() > p.home.size();
   if (in_home) {
     const std::string_view rel = path.substr(p.home.size() + 1);
+    dir = stable_home_dir(rel, p.home);
     for (const auto& t : kToolDirs) {
       if (rel == t.dir || (rel.starts_with(t.dir) && rel[t.dir.size()] == '/')) {
-        if (!t.workaround.empty()) tool = std::string(t.what) + ": " + std::string(t.workaround);
+        if (!t.workaround.empty()) {
+          tool = std::string(t.what) + ": " + std::string(t.workaround);
+          dir = p.home + "/" + std::string(t.dir);  // the tool's own directory, made or not
+        }
         break;
       }
     }
-    dir = stable_home_dir(rel, p.home);
   } else {
     const std::size_t slash = path.rfind('/');
     dir = slash == 0 ? std::string("/") : std::string(path.substr(0, slash));
+    // A file straight in /tmp (scratch.txt, mktemp's tmp.qZzQjNkAu2) is scratch: $TMPDIR is
+    // the session's own. Deeper, a directory someone made there is named like any other.
+    for (const auto s : kScratchDirs) {
+      if (dir == s) {
+        return "outside the writable roots: for scratch files use $TMPDIR (writable, private "
+               "to this session) instead of " +
+               std::string(s);
+      }
+    }
+    for (const auto s : kSystemDirs) {
+      if (path_is_under(path, s)) {
+        return "a system directory, outside the writable roots: write inside the workspace or "
+               "$TMPDIR instead";
+      }
+    }
   }
   if (const PathRule* r = listed(p.fs, path); r != nullptr && r->kind != PathKind::kDir) {
     return r->origin + " lists " + tilde(r->literal, p.home) + ", but it " +
@@ -138,6 +144,11 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
   if (in_home && dir == p.home) {
     return "a file in your home directory, outside the writable roots; write it in the "
            "workspace instead, or add the directory that holds it to filesystem.allowWrite";
+  }
+  // A top-level directory itself (mkdir -p walking down from /): nothing sensible to widen.
+  if (dir == "/" || std::any_of(kScratchDirs.begin(), kScratchDirs.end(),
+                  [&](std::string_view s) { return path == s; })) {
+    return "outside the writable roots: write inside the workspace or $TMPDIR instead";
   }
   return "outside the writable roots; " + (tool.empty() ? "" : tool + ", or ") +
          add_to_allow_write(dir, p);

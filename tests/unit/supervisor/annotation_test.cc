@@ -284,25 +284,27 @@ TEST(AnnotationTest, DenialsGroupByCauseAndTree) {
             "deny write 40 paths in /a/ (r): b0/c/f, b1/c/f, b2/c/f and 37 more\n"
             "deny create /a/other (another cause)\n"
             "</sandbox_violations>\n");
-  // One cause, one tree: npm's volatile files under ~/.npm are one line from the start.
-  std::vector<Event> npm;
-  for (const char* p : {"/h/.npm/_cacache/tmp/30044ce5", "/h/.npm/_logs/2026-debug-0.log",
-                        "/h/.npm/_cacache/index-v5/ab/cd"})
-    npm.push_back(fs("openat", p, Verdict::kDenied, "npm's cache"));
-  EXPECT_EQ(annotation_from_events(npm, AnnotationOptions{kAnnotationMaxLines, "/s"}),
-            "<sandbox_violations>\n"
-            "deny write 3 paths in /h/.npm/ (npm's cache): _cacache/tmp/30044ce5, "
-            "_logs/2026-debug-0.log, _cacache/index-v5/ab/cd\n"
-            "</sandbox_violations>\n");
-  // Few enough directories to fit: each its own line, nothing climbs.
-  std::vector<Event> two;
-  for (const char* p : {"/x/1", "/y/1", "/x/2"})
-    two.push_back(fs("openat", p, Verdict::kDenied, "r"));
-  EXPECT_EQ(annotation_from_events(two, AnnotationOptions{kAnnotationMaxLines, "/s"}),
-            "<sandbox_violations>\n"
-            "deny write 2 paths in /x/ (r): 1, 2\n"
-            "deny write /y/1 (r)\n"
-            "</sandbox_violations>\n");
+  struct GroupRow {
+    const char* name;
+    std::vector<std::string> paths;  // one cause: "r"
+    std::string want;                // between the tags
+  };
+  for (const GroupRow& r : std::vector<GroupRow>{
+           {"one cause, one tree: npm's volatile files under ~/.npm are one line from the start",
+            {"/h/.npm/_cacache/tmp/30044ce5", "/h/.npm/_logs/2026-debug-0.log",
+             "/h/.npm/_cacache/index-v5/ab/cd"},
+            "deny write 3 paths in /h/.npm/ (r): _cacache/tmp/30044ce5, _logs/2026-debug-0.log, "
+            "_cacache/index-v5/ab/cd\n"},
+           {"few enough directories to fit: each its own line, nothing climbs",
+            {"/x/1", "/y/1", "/x/2"},
+            "deny write 2 paths in /x/ (r): 1, 2\ndeny write /y/1 (r)\n"},
+       }) {
+    std::vector<Event> evs_r;
+    for (const auto& p : r.paths) evs_r.push_back(fs("openat", p, Verdict::kDenied, "r"));
+    EXPECT_EQ(annotation_from_events(evs_r, AnnotationOptions{kAnnotationMaxLines, "/s"}),
+              "<sandbox_violations>\n" + r.want + "</sandbox_violations>\n")
+        << r.name;
+  }
 }
 
 // Issue 21.3: a line has a byte cap, and says where it was cut.
