@@ -12,8 +12,6 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -22,6 +20,7 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/unit/common/kernel_tcp.h"
 
 namespace vigil {
 namespace {
@@ -41,41 +40,6 @@ struct Decisions {
     return cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() >= n; });
   }
 };
-
-// The kernel's view of loopback TCP sockets (/proc/net/tcp): the state (0A LISTEN, 02
-// SYN_SENT, ...) and, for a listener, its accept queue's length (the rx_queue column).
-struct TcpRow {
-  std::uint16_t local_port, remote_port;
-  int state;
-  unsigned long rx_queue;
-};
-std::vector<TcpRow> tcp_rows() {
-  std::vector<TcpRow> out;
-  std::ifstream f("/proc/net/tcp");
-  std::string line;
-  std::getline(f, line);  // header
-  while (std::getline(f, line)) {
-    unsigned local_addr = 0, local_port = 0, remote_addr = 0, remote_port = 0, state = 0;
-    unsigned long tx = 0, rx = 0;
-    if (std::sscanf(line.c_str(), " %*d: %8X:%4X %8X:%4X %2X %8lX:%8lX", &local_addr,
-                    &local_port, &remote_addr, &remote_port, &state, &tx, &rx) == 7) {
-      out.push_back({static_cast<std::uint16_t>(local_port),
-                     static_cast<std::uint16_t>(remote_port), static_cast<int>(state), rx});
-    }
-  }
-  return out;
-}
-
-// Polls `cond` until true or 10 s have passed; the polling interval is not a guess at how
-// long anything takes.
-template <typename F>
-bool eventually(F cond) {
-  for (int i = 0; i < 2000; ++i) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
 
 UniqueFd connect_loopback(std::uint16_t port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));
@@ -212,11 +176,8 @@ TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
   // The request is queued on a connection the proxy has not accepted: the listener's
   // accept queue holds it (and stays so: nothing accepts before serve()).
   const std::uint16_t port = (*p)->local_address().port;
-  ASSERT_TRUE(eventually([&] {
-    for (const TcpRow& r : tcp_rows())
-      if (r.local_port == port && r.state == 0x0A && r.rx_queue == 1) return true;
-    return false;
-  })) << "the connection never sat in the proxy's accept queue";
+  ASSERT_TRUE(test::eventually([&] { return test::accept_queue_length(port) == 1; }))
+      << "the connection never sat in the proxy's accept queue";
   {
     std::lock_guard<std::mutex> lock(decisions.mu);
     EXPECT_TRUE(decisions.seen.empty()) << "a decision before serve()";
@@ -262,9 +223,9 @@ TEST(SessionProxy, StopMidConnectStillDeliversTheDecision) {
   ASSERT_TRUE(
       send_all(c.get(), "CONNECT a.test:" + std::to_string(jam_port) + " HTTP/1.1\r\n\r\n"));
   // The proxy's connect is held: a socket of ours in SYN_SENT towards the jammed port.
-  ASSERT_TRUE(eventually([&] {
-    for (const TcpRow& r : tcp_rows())
-      if (r.remote_port == jam_port && r.state == 0x02) return true;
+  ASSERT_TRUE(test::eventually([&] {
+    for (const test::TcpRow& r : test::tcp_rows())
+      if (r.remote_port == jam_port && r.state == test::kTcpSynSent) return true;
     return false;
   })) << "the proxy never tried to connect to the jammed port";
   {
