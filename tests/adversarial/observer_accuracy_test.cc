@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -539,11 +540,36 @@ TEST(ObserverLoad, BlockModeHoldsTheCommandInsteadOfDropping) {
       "  os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644))\n"
       "print('done')\n";
   std::atomic<bool> stopped{false};
-  std::thread stopper = pause_supervisor(
-      marker, ws, stopped, [] { std::this_thread::sleep_for(std::chrono::seconds(2)); });
+  // The hold, asserted: with the supervisor stopped, the command ends up asleep inside a
+  // trapped openat (the kernel's /proc/PID/syscall names the call it sleeps in), and is
+  // found there again later without having woken once in between (its voluntary context
+  // switch count unchanged): it waits instead of running on.
+  std::atomic<bool> held{false};
+  std::thread stopper = pause_supervisor(marker, ws, stopped, [&] {
+    // "<switches>" while the command sleeps in openat, else "".
+    auto asleep_in_openat = [&]() -> std::string {
+      for (const int pid : pids_with_marker(marker)) {
+        const std::string dir = "/proc/" + std::to_string(pid);
+        const std::string cmd = read_file(dir + "/cmdline");
+        if (cmd.substr(0, cmd.find('\0')).find("python3") == std::string::npos) continue;
+        if (read_file(dir + "/syscall").rfind(std::to_string(SYS_openat) + " ", 0) != 0) continue;
+        const std::string status = read_file(dir + "/status");
+        const std::size_t at = status.find("\nvoluntary_ctxt_switches:");
+        if (at == std::string::npos) continue;
+        return status.substr(at, status.find('\n', at + 1) - at);
+      }
+      return "";
+    };
+    for (int i = 0; i < 1000 && !held; ++i) {
+      const std::string first = asleep_in_openat();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a sampling interval
+      held = !first.empty() && asleep_in_openat() == first;
+    }
+  });
   auto o = run_vigil({"run", "--log", log, "--", "python3", "-c", script}, ws.path(), 600);
   stopper.join();
   ASSERT_TRUE(stopped) << "could not find and stop the supervisor";
+  EXPECT_TRUE(held) << "the command was never seen waiting while the supervisor was stopped";
   EXPECT_EQ(o.out, "done\n") << o.err.substr(0, 2000);
   const LogCounts c = count_log(log, ws.path() + "/f");
   EXPECT_EQ(c.writes_to, 30000);
