@@ -24,7 +24,7 @@
 # GTEST_FILTER, VIGIL_UPDATE_GOLDEN (which turns golden comparisons into writes) or
 # XDG_* variables never reach it.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -135,7 +135,7 @@ if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR
 # user it claims: root here when we are root, unprivileged otherwise.
 expect_unpriv=0
 [ "$(id -u)" -eq 0 ] || expect_unpriv=1
-env_dev=(env -i PATH=$clean_path HOME="$scratch/home" LANG=C.UTF-8)
+env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8)
 run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
 run_suite "integration tests as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
   @@ build/tests/vigil_integration_tests
@@ -191,7 +191,7 @@ if [ "$(id -u)" -eq 0 ]; then
     mkdir -p "$stage/home"
     chown "$user" "$stage/home"
     chmod 755 "$stage"
-    env_ci=(env -i PATH=$clean_path HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
+    env_ci=(env -i PATH="$clean_path" HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
             VIGIL_EXPECT_UNPRIVILEGED=1)
     run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"

@@ -89,18 +89,31 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
       ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
     }
   });
-  int ran = 0, refused = 0;
-  for (int i = 0; i < 30; ++i) {
-    const auto o =
-        run_vigil({"run", "-c",
-                   "touch '" + (outside / "escaped-") + std::to_string(i) + "' 2>/dev/null; true"},
-                  ws.path(), 60);
-    (o.exit_code == 0 ? ran : refused)++;
+  // Launches until vigil-init's check has refused at least 3 swapped pins (the race hit,
+  // and caught by the check meant: its own message), with at least 30 launches in all.
+  int ran = 0, caught = 0, other = 0, launches = 0;
+  std::string other_err;
+  for (; launches < 200 && (launches < 30 || caught < 3); ++launches) {
+    const auto o = run_vigil({"run", "-c",
+                              "touch '" + (outside / "escaped-") + std::to_string(launches) +
+                                  "' 2>/dev/null; true"},
+                             ws.path(), 60);
+    if (o.exit_code == 0) {
+      ++ran;
+    } else if (o.exit_code == 125 &&
+               o.err.find("refusing to run the command") != std::string::npos) {
+      ++caught;
+    } else {
+      ++other;  // e.g. bwrap itself failing on a path swapped under it
+      other_err = o.err;
+    }
   }
   stop = true;
   swapper.join();
-  std::fprintf(stderr, "note: %d launches ran the command, %d were refused or failed\n", ran,
-               refused);
+  std::fprintf(stderr, "note: %d launches: %d ran, %d refused by the mount check, %d other\n",
+               launches, ran, caught, other);
+  EXPECT_GE(caught, 1) << "the race was never hit (or never caught by vigil-init's check) in "
+                       << launches << " launches; last other failure: " << other_err;
   EXPECT_TRUE(names_in(outside.path()).empty())
       << names_in(outside.path()).size() << " launches wrote outside the writable roots";
 }

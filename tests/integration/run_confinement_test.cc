@@ -166,6 +166,45 @@ TEST(RunConfinement, EveryMandatoryDenyAtDepth1To3IsUnwritable) {
   }
 }
 
+// A protected directory that exists is guarded as a whole, not file by file: a *new* file
+// or a new subdirectory created inside it, at depth 1 to 3 of the workspace, is refused
+// and leaves nothing on the host.
+TEST(RunConfinement, NewFilesInsideAnExistingProtectedDirectoryAreRefused) {
+  TempDir ws;
+  std::vector<std::string> targets;
+  for (int depth = 1; depth <= 3; ++depth) {
+    const std::string base = dir_at_depth(ws, depth);
+    for (const auto& d : mandatory_denies()) {
+      if (d.shape != DenyShape::kDir) continue;
+      const std::string dir = base + "/" + std::string(d.relpath);
+      make_dirs(dir);
+      write_file(dir + "/existing", "original");
+      targets.push_back(dir + "/new-file");
+      targets.push_back(dir + "/new-dir/file");
+    }
+  }
+  ASSERT_FALSE(targets.empty());
+  const std::string script =
+      "import os,sys,errno\n"
+      "for p in sys.argv[1:]:\n"
+      "  try:\n"
+      "    os.makedirs(os.path.dirname(p), exist_ok=True)\n"
+      "    open(p,'x').write('pwned'); print(p, 'ok')\n"
+      "  except OSError as e:\n"
+      "    print(p, errno.errorcode[e.errno])\n";
+  std::vector<std::string> args = {"run", "--", "python3", "-c", script};
+  args.insert(args.end(), targets.begin(), targets.end());
+  auto o = run_vigil(args, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const auto& t : targets) {
+    SCOPED_TRACE(t);
+    EXPECT_NE(o.out.find(t + " EROFS"), std::string::npos) << o.out;
+    EXPECT_FALSE(exists(t));
+    EXPECT_FALSE(exists(t.substr(0, t.rfind('/'))) && t.ends_with("/new-dir/file"))
+        << "the new directory was created on the host";
+  }
+}
+
 TEST(RunConfinement, GitObjectsRefsIndexStayWritable) {
   TempDir ws;
   for (const char* d : {".git/objects/ab", ".git/refs/heads", ".git/hooks"}) make_dirs(ws / d);

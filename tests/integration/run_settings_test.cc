@@ -87,6 +87,36 @@ TEST(RunSettings, SettingsInsideAWritableRootAreRefusedUnlessAllowed) {
   EXPECT_TRUE(exists(ws / "ran"));
 }
 
+// The same refusal wherever the sandbox could reach the settings file: below the working
+// directory, through a symlink into a writable root, and in another allowWrite root.
+TEST(RunSettings, SettingsReachableFromAnyWritableRootAreRefused) {
+  TempDir ws, cfg, other;
+  struct Variant {
+    std::string name, settings_path;
+  };
+  std::vector<Variant> variants;
+  // A subdirectory of the working directory.
+  make_dirs(ws / "conf");
+  write_file(ws / "conf/s.json", R"({"filesystem": {"allowWrite": ["."]}})");
+  variants.push_back({"subdirectory", ws / "conf/s.json"});
+  // A symlink outside every root, to a file inside one.
+  write_file(ws / "real.json", R"({"filesystem": {"allowWrite": ["."]}})");
+  ASSERT_EQ(::symlink((ws / "real.json").c_str(), (cfg / "link.json").c_str()), 0);
+  variants.push_back({"symlink to a file in a writable root", cfg / "link.json"});
+  // Another allowWrite root than the working directory.
+  write_file(other / "s.json",
+             R"({"filesystem": {"allowWrite": [".", ")" + other.path() + R"("]}})");
+  variants.push_back({"another allowWrite root", other / "s.json"});
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    auto o = run_vigil({"run", "--settings", v.settings_path, "--", "touch", "ran"}, ws.path());
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find("--allow-writable-settings"), std::string::npos) << o.err;
+    EXPECT_FALSE(exists(ws / "ran"));
+    std::remove((ws / "ran").c_str());
+  }
+}
+
 TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
   TempDir ws, cfg, other;
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");

@@ -29,12 +29,29 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/unit/common/kernel_tcp.h"
 
 namespace vigil::proxy {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+// Deadline tests bound how late a timer fired. Under ASan/UBSan everything runs several
+// times slower, so a wall-clock bound there measures the sanitizer, not the proxy: the
+// bound is checked in the plain build only (the timers still have to fire in both).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+bool within(Clock::duration took, Clock::duration bound) { return kSanitized || took < bound; }
 
 // --- plain blocking sockets for the test's side --------------------------------------
 
@@ -871,7 +888,7 @@ TEST(ProxyServer, FirstByteAndHeadDeadlines) {
   UniqueFd silent = px.connect();
   const auto t0 = Clock::now();
   EXPECT_TRUE(closed_by_peer(silent.get(), 3000ms));
-  EXPECT_LT(Clock::now() - t0, 1500ms);
+  EXPECT_TRUE(within(Clock::now() - t0, 1500ms));
   // Slow loris: bytes keep coming, but the head never completes.
   UniqueFd loris = px.connect();
   const auto t1 = Clock::now();
@@ -881,7 +898,7 @@ TEST(ProxyServer, FirstByteAndHeadDeadlines) {
     closed = closed || closed_by_peer(loris.get(), 50ms);
   }
   EXPECT_TRUE(closed);
-  EXPECT_LT(Clock::now() - t1, 1500ms);
+  EXPECT_TRUE(within(Clock::now() - t1, 1500ms));
 }
 
 TEST(ProxyServer, IdleTunnelIsClosed) {
@@ -903,7 +920,7 @@ TEST(ProxyServer, IdleTunnelIsClosed) {
   // ...silence closes it.
   const auto t0 = Clock::now();
   EXPECT_TRUE(closed_by_peer(c.get(), 3000ms));
-  EXPECT_LT(Clock::now() - t0, 1500ms);
+  EXPECT_TRUE(within(Clock::now() - t0, 1500ms));
 }
 
 TEST(ProxyServer, ConnectionCapQueuesInsteadOfServing) {
@@ -913,11 +930,16 @@ TEST(ProxyServer, ConnectionCapQueuesInsteadOfServing) {
   Proxy px({"a.test"}, o);
   UniqueFd a = px.connect();
   UniqueFd b = px.connect();
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(test::eventually([&] { return px.stats().active == 2; }));
   UniqueFd third = px.connect();  // lands in the listen backlog
   ASSERT_TRUE(third);
   send_all(third.get(), get("http://a.test:" + std::to_string(be.port()) + "/"));
-  EXPECT_EQ(recv_all(third.get(), 300ms), "");  // not served while two are open
+  // Not served while two are open: the kernel holds it unaccepted in the listener's queue,
+  // with nothing sent back (the state the claim is about, rather than a silent 300 ms).
+  ASSERT_TRUE(test::eventually([&] { return test::accept_queue_length(px.port()) == 1; }))
+      << "the third connection was not left in the accept queue";
+  EXPECT_EQ(px.stats().active, 2u);
+  EXPECT_EQ(recv_all(third.get(), 0ms), "");
   a.reset();
   const std::string r =
       recv_until(third.get(), [](const std::string& s) { return has_full_response(s); });

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/unit/common/kernel_tcp.h"
 
 namespace vigil {
 namespace {
@@ -172,7 +173,11 @@ TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
   UniqueFd c = connect_loopback((*p)->local_address().port);
   ASSERT_TRUE(c.valid()) << "the bound socket must accept into its backlog before serve()";
   ASSERT_TRUE(send_all(c.get(), "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The request is queued on a connection the proxy has not accepted: the listener's
+  // accept queue holds it (and stays so: nothing accepts before serve()).
+  const std::uint16_t port = (*p)->local_address().port;
+  ASSERT_TRUE(test::eventually([&] { return test::accept_queue_length(port) == 1; }))
+      << "the connection never sat in the proxy's accept queue";
   {
     std::lock_guard<std::mutex> lock(decisions.mu);
     EXPECT_TRUE(decisions.seen.empty()) << "a decision before serve()";
@@ -217,7 +222,12 @@ TEST(SessionProxy, StopMidConnectStillDeliversTheDecision) {
   ASSERT_TRUE(c.valid());
   ASSERT_TRUE(
       send_all(c.get(), "CONNECT a.test:" + std::to_string(jam_port) + " HTTP/1.1\r\n\r\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The proxy's connect is held: a socket of ours in SYN_SENT towards the jammed port.
+  ASSERT_TRUE(test::eventually([&] {
+    for (const test::TcpRow& r : test::tcp_rows())
+      if (r.remote_port == jam_port && r.state == test::kTcpSynSent) return true;
+    return false;
+  })) << "the proxy never tried to connect to the jammed port";
   {
     std::lock_guard<std::mutex> lock(decisions.mu);
     EXPECT_TRUE(decisions.seen.empty()) << "the connect settled: the jam did not hold";
