@@ -310,6 +310,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
           r.fail(done.error().code, "versions." + done.error().message);
       }
       b.log = r.bytes("log", lim.max_path, false);
+      b.key_id = r.word("key_id", false);
       return Body{std::move(b)};
     }
     case Kind::kProcExec: {
@@ -405,6 +406,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       r.mark("exit_code");
       r.mark("signal");
       b.duration_ns = r.count("duration_ns");
+      b.reason = r.bytes("reason", lim.max_text, false);
+      b.mac = r.word("mac", false);
       if (const json* c = r.object("counters")) {
         if (c->size() > lim.max_counters) {
           r.fail(Errc::kInvalidPolicy, "counters: too many entries");
@@ -463,6 +466,7 @@ void put_body(ojson& j, const Body& body) {
                                          {"bwrap", bytes_json(b.versions.bwrap)},
                                          {"kernel", bytes_json(b.versions.kernel)}};
                    if (!b.log.empty()) j["log"] = bytes_json(b.log);
+                   if (!b.key_id.empty()) j["key_id"] = b.key_id;
                  },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
@@ -520,6 +524,8 @@ void put_body(ojson& j, const Body& body) {
                    for (const auto& [k, v] : b.counters)
                      c[k] = v;  // std::map: sorted, so canonical
                    j["counters"] = std::move(c);
+                   if (!b.reason.empty()) j["reason"] = bytes_json(b.reason);
+                   if (!b.mac.empty()) j["mac"] = b.mac;
                  },
              },
              body);
@@ -677,6 +683,10 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
               return bad("backend: expected bwrap, seatbelt or none");
             }
+            if (!b.key_id.empty() &&
+                (b.key_id.size() != 16 || !is_hex64(b.key_id + std::string(48, '0')))) {
+              return bad("key_id: expected 16 lower-case hex digits");
+            }
             if (!b.policy_digest.empty() && !is_hex64(b.policy_digest)) {
               return bad("policy_digest: expected 64 lower-case hex digits");
             }
@@ -748,6 +758,9 @@ Result<void> validate(const Body& body, const Limits& lim) {
             for (const auto& [k, v] : b.counters) {
               if (!is_token(k, 64)) return bad("counters: bad name");
             }
+            if (b.reason.size() > lim.max_text || !no_nul(b.reason))
+              return bad("reason: too long or a NUL byte");
+            if (!b.mac.empty() && !is_hex64(b.mac)) return bad("mac: expected 64 lower-case hex digits");
             return {};
           },
       },

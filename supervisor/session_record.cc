@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "supervisor/log_key.h"
+
 namespace vigil {
 
 Result<std::string> SessionRecord::log_path_for(const Start& start) {
@@ -33,8 +35,16 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
 
 Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved reserved,
                                                            Start start) {
+  if (start.log_key.empty()) {
+    auto path = log_key_path();
+    if (!path) return std::move(path).error();
+    auto key = load_or_create_log_key(*path);
+    if (!key) return std::move(key).error();
+    start.log_key = std::move(key).value();
+  }
   auto log = SessionLog::create(std::move(reserved), start.id);
   if (!log) return std::move(log).error();
+  log->set_key(start.log_key);
   std::unique_ptr<SessionRecord> rec(new SessionRecord(std::move(log).value(), start.id));
   SessionRecord* self = rec.get();
   rec->log_.set_listener(
@@ -49,6 +59,7 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved 
   first.versions.vigil = "0.1.0";
   first.log = rec->log_.path();
   first.cwd = std::move(start.cwd);
+  first.key_id = log_key_id(start.log_key);
   rec->append(events::Source::kSupervisor, std::move(first));
   return rec;
 }

@@ -38,6 +38,9 @@ class SessionRecord {
     std::string cwd;
     // Called with every record as it is written, in order (the embedder's live stream).
     std::function<void(const events::Event&)> on_event;
+    // The key that seals the log (supervisor/log_key.h); empty: this user's, loaded (or
+    // created) by open().
+    std::string log_key;
   };
   // Creates the log (the default location prepared, private) and logs session.start.
   static Result<std::unique_ptr<SessionRecord>> open(Start start);

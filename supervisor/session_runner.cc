@@ -23,6 +23,7 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/log_key.h"
 #include "supervisor/net_events.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
@@ -95,6 +96,18 @@ Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
   return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
 }
 
+// A path the session adds to its plan (the log, the log key), as a settings entry would.
+PathRule session_rule(const std::string& resolved, const std::string& origin) {
+  PathRule r;
+  r.written = r.literal = r.resolved = resolved;
+  r.origin = origin;
+  const PathState state = stat_path(resolved);
+  r.kind = state.kind;
+  r.first_missing = state.first_missing;
+  r.first_missing_exists = state.blocked_by_existing;
+  return r;
+}
+
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
@@ -137,7 +150,17 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   outcome.session_id = new_session_id();
   SessionRecord::Start start{request.log_path,  outcome.session_id, "bwrap",
                              &prepared->policy, request.command,    *cwd,
-                             callbacks.on_event};
+                             callbacks.on_event, {}};
+  // The key that seals the log: hidden from every session (supervisor/log_key.h).
+  auto key_path = log_key_path();
+  if (!key_path) return std::move(key_path).error();
+  auto key = load_or_create_log_key(*key_path);
+  if (!key) return std::move(key).error();
+  start.log_key = std::move(key).value();
+  // What the session itself adds to the plan; the policy (and its digest) stays the
+  // settings' own.
+  Policy planned = prepared->policy;
+  planned.fs.deny_read.push_back(session_rule(resolve_symlinks(*key_path), "session log key"));
   auto log_path = SessionRecord::log_path_for(start);
   if (!log_path) return std::move(log_path).error();
   outcome.log_path = *log_path;
@@ -184,9 +207,12 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
   in.late_ro_binds = {session->proxy_socket()};
   // A log the session could rewrite proves nothing. Where the sandbox could write to it,
-  // its directory is made read-only inside (so are earlier sessions' logs beside it),
+  // its directory is write-denied inside (so are earlier sessions' logs beside it),
   // unless that directory holds a writable root (a log in the workspace itself): then the
-  // file alone, which as a mount point also cannot be unlinked or renamed away.
+  // file alone, which as a mount point also cannot be unlinked or renamed away. As for
+  // any denied path in a writable root, every directory from the root down to it is
+  // pinned (a mount point cannot be renamed): `mv ~/.local ~/.local.hidden` and a forged
+  // log in a new ~/.local/state/vigil/sessions/ are not possible.
   // Then the log (and its directory) must exist before bwrap binds it.
   const std::string log_file = resolve_symlinks(outcome.log_path);
   const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
@@ -196,8 +222,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     for (const auto& root : prepared->policy.fs.allow_write) {
       holds_root = holds_root || path_is_under(root.resolved, log_dir);
     }
-    in.late_ro_binds.push_back(holds_root ? log_file : log_dir);
+    planned.fs.deny_write.push_back(
+        session_rule(holds_root ? log_file : log_dir, "session log"));
   }
+  prepared->plan = build_plan(planned, prepared->protected_paths);
   in.kernel_masks = present_kernel_masks();
   in.empty_file = session->empty_file();
   in.json_status_fd = status->write.get();
