@@ -50,6 +50,7 @@ int cmd_run(const RunArgs& args) {
   request.allow_writable_settings = args.allow_writable_settings;
   request.log_path = args.log;
   request.capture_output = args.capture_output;
+  request.timeout_s = args.timeout;
   request.proxy_test = *proxy_test;
   auto outcome = run_session(request, {});
   if (!outcome) return report(outcome.error());

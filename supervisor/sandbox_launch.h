@@ -43,6 +43,7 @@ Result<UniqueFd> sealed_memfd(const std::string& data, const char* what);
 
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
+  std::string limit;  // "timeout" when the wait killed the sandbox at its deadline
 };
 
 enum class OutputStream { kStdout, kStderr };
@@ -73,6 +74,9 @@ struct LaunchIo {
   // closed the program pipe unwritten: vigil-init then never starts the command, the
   // sandbox ends on its own, and once bwrap has exited the error is returned.
   std::function<Result<void>()> after_spawn;
+  // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
+  // which ends every process in its PID namespace, and the result says "timeout".
+  int timeout_ms = -1;
 };
 
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap

@@ -85,8 +85,10 @@ void SessionRecord::log_annotation(const std::string& block, bool newline_before
   append(events::Source::kSupervisor, events::Annotation{block, newline_before});
 }
 
-Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code) {
+Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code,
+                                                                const std::string& reason) {
   events::SessionEnd last;
+  last.reason = reason;
   if (exit_code > 128 && exit_code < 128 + 65) {
     last.signal = exit_code - 128;
   } else {

@@ -69,7 +69,8 @@ class SessionRecord {
   void log_annotation(const std::string& block, bool newline_before);
   // session.end with `exit_code` (or the signal when it is 128+N) and the counters, then
   // the log is closed (its write-back started). Returns the counters.
-  Result<std::map<std::string, std::uint64_t>> end(int exit_code);
+  // `reason`: why vigil ended the command ("limit: timeout"), "" when it ended on its own.
+  Result<std::map<std::string, std::uint64_t>> end(int exit_code, const std::string& reason = "");
 
   // The CLI's ending, for a launcher that does not capture output: the annotation to
   // `err` on a line of its own (after flushing stdout) when anything was denied, the JSON

@@ -332,6 +332,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
+  if (request.timeout_s) io.timeout_ms = static_cast<int>(*request.timeout_s * 1000.0);
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
@@ -354,7 +355,17 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     }
     record->log_annotation(outcome.annotation, newline_before);
   }
-  auto counters = record->end(outcome.exit_code);
+  const std::string reason = launched->limit.empty() ? "" : "limit: " + launched->limit;
+  if (!reason.empty()) {
+    const std::string line = "vigil: the command was killed (" + reason + ": it ran longer than " +
+                             "--timeout allows)\n";
+    if (request.capture_output) {
+      forward(OutputStream::kStderr, line);
+    } else {
+      write_all_to(STDERR_FILENO, line);
+    }
+  }
+  auto counters = record->end(outcome.exit_code, reason);
   if (!counters) {
     std::fprintf(stderr, "vigil: warning: %s\n", counters.error().message.c_str());
   } else {

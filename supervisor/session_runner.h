@@ -54,6 +54,9 @@ struct SessionRequest {
   // Append the <sandbox_violations> block to the command's stderr (through on_output when
   // capturing, else to fd 2) when something was denied, as srt-based harnesses expect.
   bool annotate_stderr = true;
+  // Wall-clock cap (`vigil run --timeout`): past it every process of the sandbox is
+  // killed, stderr says so, and session.end's reason is "limit: timeout".
+  std::optional<double> timeout_s;
   // Tests only: weaken the session proxy so that a test server on loopback is reachable
   // (see supervisor/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
   ProxyTestHooks proxy_test;
