@@ -19,6 +19,7 @@ struct RunArgs {
   std::optional<std::string> log;  // --log PATH; default $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
   std::optional<int> violations_fd;  // --violations-fd N: the violations as JSON, for harnesses
   bool capture_output = true;        // --output capture|inherit
+  std::optional<double> timeout;     // --timeout SECONDS: wall-clock cap on the command
   ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
   std::optional<std::string> session;  // --session H (else $VIGIL_SESSION): a thin client
 };

@@ -344,6 +344,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
           r.fail(done.error().code, "versions." + done.error().message);
       }
       b.log = r.bytes("log", lim.max_path, false);
+      b.key_id = r.word("key_id", false);
       return Body{std::move(b)};
     }
     case Kind::kProcExec: {
@@ -443,6 +444,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     case Kind::kSessionEnd: {
       SessionEnd b;
       read_ending(r, lim, b);
+      b.reason = r.bytes("reason", lim.max_text, false);
+      b.mac = r.word("mac", false);
       return Body{std::move(b)};
     }
     case Kind::kCommandStart: {
@@ -507,6 +510,7 @@ void put_body(ojson& j, const Body& body) {
                                          {"bwrap", bytes_json(b.versions.bwrap)},
                                          {"kernel", bytes_json(b.versions.kernel)}};
                    if (!b.log.empty()) j["log"] = bytes_json(b.log);
+                   if (!b.key_id.empty()) j["key_id"] = b.key_id;
                  },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
@@ -562,7 +566,11 @@ void put_body(ojson& j, const Body& body) {
                    j["reason"] = bytes_json(b.reason);
                    if (!b.moved_to.empty()) j["moved_to"] = bytes_json(b.moved_to);
                  },
-                 [&](const SessionEnd& b) { put_ending(j, b); },
+                 [&](const SessionEnd& b) {
+                   put_ending(j, b);
+                   if (!b.reason.empty()) j["reason"] = bytes_json(b.reason);
+                   if (!b.mac.empty()) j["mac"] = b.mac;
+                 },
                  [&](const CommandStart& b) {
                    j["argv"] = bytes_array_json(b.argv);
                    j["cwd"] = bytes_json(b.cwd);
@@ -773,6 +781,10 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
               return bad("backend: expected bwrap, seatbelt or none");
             }
+            if (!b.key_id.empty() &&
+                (b.key_id.size() != 16 || !is_hex64(b.key_id + std::string(48, '0')))) {
+              return bad("key_id: expected 16 lower-case hex digits");
+            }
             if (!b.policy_digest.empty() && !is_hex64(b.policy_digest)) {
               return bad("policy_digest: expected 64 lower-case hex digits");
             }
@@ -842,7 +854,13 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!text_ok(b.rule) || !text_ok(b.reason)) return bad("rule, reason: too long or a NUL byte");
             return {};
           },
-          [&](const SessionEnd& b) -> Result<void> { return ending_ok(b); },
+          [&](const SessionEnd& b) -> Result<void> {
+            if (auto r = ending_ok(b); !r) return r;
+            if (b.reason.size() > lim.max_text || !no_nul(b.reason))
+              return bad("reason: too long or a NUL byte");
+            if (!b.mac.empty() && !is_hex64(b.mac)) return bad("mac: expected 64 lower-case hex digits");
+            return {};
+          },
           [&](const CommandStart& b) -> Result<void> {
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
             if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");

@@ -75,6 +75,9 @@ struct SessionStart {
   Versions versions;
   std::string log;  // where the supervisor wrote this log ("" = not recorded); the
                     // annotation's "N more: see <log>" line names it
+  // log_key_id() of the key that seals this log ("" = an unkeyed log, written before
+  // logs were sealed): supervisor/log_key.h.
+  std::string key_id;
   bool operator==(const SessionStart&) const = default;
 };
 
@@ -156,6 +159,12 @@ struct SessionEnd {
   std::optional<int> signal;
   std::uint64_t duration_ns = 0;
   std::map<std::string, std::uint64_t> counters;  // "fs.denied", "lines.forged", ...
+  // Why the command ended, when vigil ended it: "limit: pids", "limit: memory",
+  // "limit: timeout", ... ("" = it ended on its own).
+  std::string reason;
+  // A keyed log's seal: HMAC-SHA256 hex of this line as written without `mac`
+  // (supervisor/log_key.h). "" in an unkeyed log.
+  std::string mac;
   bool operator==(const SessionEnd&) const = default;
 };
 

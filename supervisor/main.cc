@@ -58,6 +58,11 @@ int main(int argc, char** argv) {
                      "capture (default: the command's stdout/stderr pass through vigil and into "
                      "the session log) or inherit (straight to this terminal; not logged)")
         ->check(CLI::IsMember({"capture", "inherit"}));
+    run_cmd
+        ->add_option("--timeout", run.timeout,
+                     "wall-clock limit in seconds: past it the whole sandbox is killed and the "
+                     "session ends with the reason limit: timeout")
+        ->check(CLI::PositiveNumber);
     run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
         ->check(CLI::IsMember({"on", "off"}));
     vigil::add_proxy_test_options(*run_cmd, run.proxy_test);

@@ -18,6 +18,7 @@
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/log_key.h"
 
 namespace vigil {
 namespace replay {
@@ -404,8 +405,18 @@ std::string render_verify(const VerifyReport& r) {
            escape_for_terminal(r.why) + "\n";
   }
   if (!r.complete) return "INCOMPLETE: " + escape_for_terminal(r.why) + "\nhead " + r.head + "\n";
-  return "ok: " + std::to_string(r.records) + " records, chain intact, session ended\nhead " +
-         r.head + "\n";
+  std::string out = "ok: " + std::to_string(r.records) + " records, chain intact, session ended\n";
+  if (r.key_id.empty()) {
+    out +=
+        "UNKEYED: this log names no key (written before vigil sealed its logs, or not by "
+        "vigil): the chain shows it is one unbroken sequence, but nothing proves it is not a "
+        "replacement\n";
+  } else if (!r.sealed) {
+    out += "UNCHECKED: " + escape_for_terminal(r.why) + "\n";
+  } else {
+    out += "sealed: the seal matches this user's key " + r.key_id + "\n";
+  }
+  return out + "head " + r.head + "\n";
 }
 
 std::string render_json(const LoadedLog& log, std::string_view filter) {
@@ -688,10 +699,25 @@ int run_replay(const ReplayArgs& a) {
 
   auto text = read_log_file(a.log);
   if (!text) return fail(text.error().message);
-  const VerifyReport verify = verify_log_text(*text);
+  // This user's key, to check a sealed log with (supervisor/log_key.h); never created here.
+  std::optional<std::string> key;
+  if (auto path = log_key_path(); path) {
+    auto k = load_log_key(*path);
+    if (k) {
+      key = std::move(k).value();
+    } else if (k.error().code != Errc::kNotFound) {
+      std::fprintf(stderr, "vigil: warning: %s\n",
+                   events::escape_for_terminal(k.error().message).c_str());
+    }
+  }
+  const VerifyReport verify =
+      verify_log_text(*text, key ? std::optional<std::string_view>(*key) : std::nullopt);
   if (a.verify) {
     print(replay::render_verify(verify));
-    return verify.ok && verify.complete ? 0 : 1;
+    // An unkeyed log (from before logs were sealed) passes on its chain, and says so; a
+    // keyed one passes only with its seal checked.
+    const bool seal_ok = verify.key_id.empty() || verify.sealed;
+    return verify.ok && verify.complete && seal_ok ? 0 : 1;
   }
   LoadedLog log = load_log_text(*text);
   if (a.command) {

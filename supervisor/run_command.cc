@@ -70,6 +70,7 @@ int cmd_run(const RunArgs& args) {
   request.log_path = args.log;
   request.capture_output = args.capture_output;
   request.violations_json = args.violations_fd.has_value();
+  request.timeout_s = args.timeout;
   request.proxy_test = *proxy_test;
   auto outcome = run_session(request, {});
   if (!outcome) return report(outcome.error());

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -60,6 +62,7 @@ struct WaitOutcome {
   int status = 0;
   bool have_exit_code = false;
   int exit_code = 0;
+  bool timed_out = false;
 };
 
 // Consumes the JSON lines bwrap wrote to --json-status-fd: "child-pid" (the sandbox's
@@ -164,6 +167,7 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   // 5.3 have no pidfd: then the loop also looks every 100 ms.
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
   const int poll_timeout_ms = pidfd ? -1 : 100;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t init_pid = -1;
   const bool confined = p.status.open();
@@ -179,7 +183,24 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
     for (size_t i = 0; i < 4; ++i)
       fds[i + 1] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
     fds[5] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
-    if (::poll(fds, 6, poll_timeout_ms) < 0) {
+    int wait_ms = poll_timeout_ms;
+    if (io.timeout_ms >= 0 && !out.timed_out) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) {
+        // The sandbox's PID 1 takes its whole PID namespace with it; before bwrap has
+        // said which pid that is, bwrap itself (--die-with-parent reaches the rest).
+        out.timed_out = true;
+        ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
+        if (init_pid <= 0) ::kill(child, SIGKILL);
+        wait_ms = poll_timeout_ms;
+      } else {
+        wait_ms = wait_ms < 0 ? static_cast<int>(left)
+                              : std::min(wait_ms, static_cast<int>(left));
+      }
+    }
+    if (::poll(fds, 6, wait_ms) < 0) {
       if (errno == EINTR) continue;
       return system_error("poll");
     }
@@ -356,9 +377,11 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   }
   auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();
-  if (waited->have_exit_code) return LaunchResult{waited->exit_code};
+  const std::string limit = waited->timed_out ? "timeout" : "";
+  if (waited->timed_out) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
+  if (waited->have_exit_code) return LaunchResult{waited->exit_code, limit};
   if (WIFSIGNALED(waited->status)) {
-    return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status))};
+    return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status)), limit};
   }
   return make_error(Errc::kUnsupported,
                     "the sandbox could not be set up: bwrap exited with status " +
@@ -388,7 +411,7 @@ Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
   io.on_event_line = [](std::string_view) {};
   auto waited = wait_forwarding(pid, none, io);
   if (!waited) return std::move(waited).error();
-  return LaunchResult{status_to_exit(waited->status)};
+  return LaunchResult{status_to_exit(waited->status), ""};
 }
 
 }  // namespace vigil

@@ -46,6 +46,7 @@ Result<UniqueFd> sealed_memfd(const std::string& data, const char* what);
 
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
+  std::string limit;  // "timeout" when the wait killed the sandbox at its deadline
 };
 
 enum class OutputStream { kStdout, kStderr };
@@ -82,6 +83,9 @@ struct LaunchIo {
   const std::vector<std::string>* env = nullptr;
   std::array<int, 3> stdio = {0, 1, 2};
   std::function<void(pid_t)> on_spawned;
+  // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
+  // which ends every process in its PID namespace, and the result says "timeout".
+  int timeout_ms = -1;
 };
 
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap

@@ -17,6 +17,7 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
 #include "supervisor/quarantine.h"
@@ -39,6 +40,18 @@ Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
     expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
   }
   return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
+}
+
+// A path the session adds to its plan (the log, the log key), as a settings entry would.
+PathRule session_rule(const std::string& resolved, const std::string& origin) {
+  PathRule r;
+  r.written = r.literal = r.resolved = resolved;
+  r.origin = origin;
+  const PathState state = stat_path(resolved);
+  r.kind = state.kind;
+  r.first_missing = state.first_missing;
+  r.first_missing_exists = state.blocked_by_existing;
+  return r;
 }
 
 // Which of the log's names the sandbox gets read-only: none when it could not write
@@ -172,6 +185,13 @@ Result<SandboxedOutcome> run_sandboxed(
   // otherwise reach must exist first (below).
   auto log_path = sink.log_path(*prepared);
   if (!log_path) return std::move(log_path).error();
+  // What the session itself adds to the plan; the policy (and its digest) stays the
+  // settings' own. The key that seals logs is hidden from every sandbox
+  // (supervisor/log_key.h).
+  Policy planned = prepared->policy;
+  auto key_path = log_key_path();
+  if (!key_path) return std::move(key_path).error();
+  planned.fs.deny_read.push_back(session_rule(resolve_symlinks(*key_path), "session log key"));
   CommandRecord* record = nullptr;
   auto append = [&record](events::Source src, events::Body body) {
     record->append(src, std::move(body));
@@ -198,14 +218,17 @@ Result<SandboxedOutcome> run_sandboxed(
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
   in.late_ro_binds = {session->proxy_socket()};
-  // A log the session could rewrite proves nothing: bound read-only inside, so it must
-  // exist before bwrap binds it.
+  // A log the session could rewrite proves nothing: write-denied inside, so it must exist
+  // before bwrap binds it. As for any denied path in a writable root, every directory
+  // from the root down to it is pinned (a mount point cannot be renamed): `mv ~/.local
+  // ~/.local.hidden` and a forged log in a new ~/.local/state/vigil/sessions/ fail.
   bool created = false;
   if (auto bind = log_bind(*prepared, *log_path)) {
     if (auto r = sink.create_now(); !r) return std::move(r).error();
     created = true;
-    in.late_ro_binds.push_back(*bind);
+    planned.fs.deny_write.push_back(session_rule(*bind, "session log"));
   }
+  prepared->plan = build_plan(planned, prepared->protected_paths);
   in.kernel_masks = present_kernel_masks();
   in.empty_file = session->empty_file();
   in.json_status_fd = status->write.get();
@@ -314,6 +337,7 @@ Result<SandboxedOutcome> run_sandboxed(
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
+  if (cmd.timeout_s) io.timeout_ms = static_cast<int>(*cmd.timeout_s * 1000.0);
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
@@ -342,6 +366,16 @@ Result<SandboxedOutcome> run_sandboxed(
       write_all_to(cmd.stdio[2], text);
     }
     record->log_annotation(outcome.annotation, newline_before);
+  }
+  if (!launched->limit.empty()) {
+    outcome.limit = "limit: " + launched->limit;
+    const std::string line = "vigil: the command was killed (" + outcome.limit +
+                             ": it ran longer than --timeout allows)\n";
+    if (cmd.capture_output) {
+      forward(OutputStream::kStderr, line);
+    } else {
+      write_all_to(cmd.stdio[2], line);
+    }
   }
   return outcome;
 }

@@ -70,12 +70,16 @@ struct SandboxedCommand {
   // Names the command's quarantine directory (<state>/vigil/quarantine/<id>): the session
   // id for `vigil run`, "<session>-<command>" in an agent session.
   std::string quarantine_id;
+  // Wall-clock cap (`vigil run --timeout`): past it every process of the sandbox is
+  // killed, stderr says so, and the outcome's limit is "limit: timeout".
+  std::optional<double> timeout_s;
 };
 
 struct SandboxedOutcome {
   int exit_code = 0;
   std::string annotation;
   std::string violations_json;
+  std::string limit;  // "limit: timeout" when vigil ended the command; else ""
 };
 
 // Loads the policy, refreshes the plan for `cmd.cwd`, launches, streams the events into

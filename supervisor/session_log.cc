@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "supervisor/core/sha256.h"
+#include "supervisor/log_key.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
 
@@ -97,23 +98,29 @@ std::string new_session_id() {
   return id;
 }
 
-Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
-                                     const char* home) {
-  if (!is_session_id(session_id)) return make_error(Errc::kInternal, "not a session id");
+Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home) {
   std::string base;
   if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
     base = xdg_state_home;
   } else if (home != nullptr && home[0] == '/') {
     base = std::string(home) + "/.local/state";
   } else {
-    return make_error(
-        Errc::kNotFound,
-        "no place for the session log: neither XDG_STATE_HOME nor HOME is an absolute path "
-        "(pass --log PATH)");
+    return make_error(Errc::kNotFound, "neither XDG_STATE_HOME nor HOME is an absolute path");
   }
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base == "/") base.clear();
-  return base + "/vigil/sessions/" + std::string(session_id) + ".jsonl";
+  return base + "/vigil";
+}
+
+Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
+                                     const char* home) {
+  if (!is_session_id(session_id)) return make_error(Errc::kInternal, "not a session id");
+  auto dir = vigil_state_dir(xdg_state_home, home);
+  if (!dir) {
+    return make_error(Errc::kNotFound, "no place for the session log: " + dir.error().message +
+                                           " (pass --log PATH)");
+  }
+  return *dir + "/sessions/" + std::string(session_id) + ".jsonl";
 }
 
 Result<void> prepare_log_dir(const std::string& log_path) {
@@ -180,6 +187,7 @@ struct SessionLog::State {
   std::uint64_t last_t = 0;
   bool failed = false;
   Listener listener;
+  std::string key;  // seals session.end when set (log_key.h)
 };
 
 SessionLog::SessionLog(std::unique_ptr<State> s) : s_(std::move(s)) {}
@@ -247,6 +255,12 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
   e.prev = s_->head;
   e.body = std::move(body);
   std::string line = events::serialize(e);
+  if (auto* end = std::get_if<events::SessionEnd>(&e.body); end != nullptr && !s_->key.empty()) {
+    // The seal covers the line as it would be without it, and through prev every record
+    // before it (supervisor/log_key.h).
+    end->mac = log_seal(s_->key, line);
+    line = events::serialize(e);
+  }
   if (line.size() > events::Limits::log().max_line) {
     return make_error(Errc::kInternal, "session log: record longer than a log line may be");
   }
@@ -261,6 +275,11 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
   ++s_->next_seq;
   if (s_->listener) s_->listener(e, line);
   return e.seq;
+}
+
+void SessionLog::set_key(std::string key) {
+  std::lock_guard lock(s_->mu);
+  s_->key = std::move(key);
 }
 
 void SessionLog::set_listener(Listener l) {
@@ -372,7 +391,7 @@ Result<LoadedLog> load_log(const std::string& path) {
   return load_log_text(*text);
 }
 
-VerifyReport verify_log_text(std::string_view text) {
+VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key) {
   VerifyReport rep;
   std::string_view tail;
   const auto lines = split_lines(text, &tail);
@@ -467,20 +486,55 @@ VerifyReport verify_log_text(std::string_view text) {
     return broken(n,
                   rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
   }
-  rep.ok = true;
   rep.head = hash[n - 1];
   rep.complete = end_at.has_value();
+  rep.key_id = std::get<events::SessionStart>(ev[0]->body).key_id;
   if (!rep.complete) {
+    rep.ok = true;
     rep.why = "intact, but ends without session.end after record " + std::to_string(n - 1) +
-              ": the session crashed, is still running, or its last records were removed";
+              ": the session crashed, is still running, or its last records were removed" +
+              (rep.key_id.empty() ? "" : " (a keyed log: its sealed session.end is missing)");
+    return rep;
   }
+  const Event& end = *ev[*end_at];
+  const auto& end_body = std::get<events::SessionEnd>(end.body);
+  const std::string r = rec + std::to_string(*end_at);
+  if (rep.key_id.empty()) {
+    if (!end_body.mac.empty())
+      return broken(*end_at, r + " is sealed, but session.start names no key: it was edited");
+    rep.ok = true;  // an unkeyed log: render_verify says what that does not prove
+    return rep;
+  }
+  if (end_body.mac.empty()) {
+    return broken(*end_at, r + " (session.end) has no seal, but session.start names key " +
+                               rep.key_id + ": the end was forged or the log replaced");
+  }
+  if (!key) {
+    rep.ok = true;
+    rep.why = "sealed with key " + rep.key_id + ", but there is no key to check the seal with";
+    return rep;
+  }
+  if (log_key_id(*key) != rep.key_id) {
+    rep.ok = true;
+    rep.why = "sealed with key " + rep.key_id + ", not with this user's key (" +
+              log_key_id(*key) + "): the seal cannot be checked here";
+    return rep;
+  }
+  Event unsealed = end;
+  std::get<events::SessionEnd>(unsealed.body).mac.clear();
+  if (log_seal(*key, events::serialize(unsealed)) != end_body.mac) {
+    return broken(*end_at, r + " (session.end) does not match its seal: the log was replaced, "
+                               "or records were removed or edited and the chain recomputed");
+  }
+  rep.ok = true;
+  rep.sealed = true;
   return rep;
 }
 
-Result<VerifyReport> verify_log(const std::string& path) {
+Result<VerifyReport> verify_log(const std::string& path, std::optional<std::string_view> key) {
   auto text = read_log_file(path);
   if (!text) return std::move(text).error();
-  return verify_log_text(*text);
+  return verify_log_text(*text, key);
 }
 
 }  // namespace vigil

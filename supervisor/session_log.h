@@ -40,6 +40,9 @@ std::string new_session_id();
 // environment values are arguments. Error when HOME is unusable too.
 Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
                                      const char* home);
+// $XDG_STATE_HOME/vigil (or ~/.local/state/vigil), by the same rules: where the logs and
+// their key (supervisor/log_key.h) live. Pure.
+Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home);
 
 // Creates the directories above a default log path: missing components 0700; the
 // final "vigil" and "sessions" directories must be real directories owned by us and not
@@ -91,6 +94,9 @@ class SessionLog {
                                std::optional<std::uint64_t> cmd = std::nullopt);
 
   void set_listener(Listener l);
+  // Seals the log: session.end gets its `mac` under `key` (supervisor/log_key.h). Set it
+  // before session.start is written, which names the key (SessionStart::key_id).
+  void set_key(std::string key);
 
   const std::string& path() const;
   const std::string& session() const;
@@ -141,6 +147,8 @@ struct VerifyReport {
   std::string why;                       // one line
   std::string head;                      // hash of the last record, when ok
   bool complete = false;                 // ends with session.end
+  std::string key_id;  // the key session.start names; "" = an unkeyed log
+  bool sealed = false;  // keyed, and session.end's seal checked under `key` and matched
 };
 
 // Pure: checks parse + canonical form, session id, seq order, the prev chain, time
@@ -148,7 +156,13 @@ struct VerifyReport {
 // A changed record is named as the changed one (not its successor): an edit inside
 // record k breaks only the link k -> k+1; an edit of k's prev breaks k-1 -> k and
 // k -> k+1. A deleted record shows as a gap in seq, a reordered one as seq out of order.
-VerifyReport verify_log_text(std::string_view text);
-Result<VerifyReport> verify_log(const std::string& path);
+//
+// Keyed logs (supervisor/log_key.h): a session.end without its seal, or whose seal does not
+// match under `key`, breaks the log there (it was replaced, or its end forged). When the
+// seal cannot be checked (no key given, or another key), the report is ok but not
+// `sealed`, and `why` says so. An unkeyed log is ok but not sealed, `key_id` empty.
+VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key = {});
+Result<VerifyReport> verify_log(const std::string& path,
+                                std::optional<std::string_view> key = {});
 
 }  // namespace vigil

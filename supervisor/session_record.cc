@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "supervisor/log_key.h"
+
 namespace vigil {
 
 Result<std::string> SessionRecord::log_path_for(const Start& start) {
@@ -34,8 +36,16 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
 
 Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved reserved,
                                                            Start start) {
+  if (start.log_key.empty()) {
+    auto path = log_key_path();
+    if (!path) return std::move(path).error();
+    auto key = load_or_create_log_key(*path);
+    if (!key) return std::move(key).error();
+    start.log_key = std::move(key).value();
+  }
   auto log = SessionLog::create(std::move(reserved), start.id);
   if (!log) return std::move(log).error();
+  log->set_key(start.log_key);
   std::unique_ptr<SessionRecord> rec(new SessionRecord(std::move(log).value(), start.id));
   SessionRecord* self = rec.get();
   rec->log_.set_listener(
@@ -50,6 +60,7 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved 
   first.versions.vigil = "0.1.0";
   first.log = rec->log_.path();
   first.cwd = std::move(start.cwd);
+  first.key_id = log_key_id(start.log_key);
   rec->append(events::Source::kSupervisor, std::move(first));
   return rec;
 }
@@ -75,8 +86,10 @@ void SessionRecord::log_annotation(const std::string& block, bool newline_before
   append(events::Source::kSupervisor, events::Annotation{block, newline_before});
 }
 
-Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code) {
+Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code,
+                                                                const std::string& reason) {
   events::SessionEnd last;
+  last.reason = reason;
   if (exit_code > 128 && exit_code < 128 + 65) {
     last.signal = exit_code - 128;
   } else {

@@ -39,6 +39,9 @@ class SessionRecord final : public CommandRecord {
     std::string cwd;
     // Called with every record as it is written, in order (the embedder's live stream).
     std::function<void(const events::Event&)> on_event;
+    // The key that seals the log (supervisor/log_key.h); empty: this user's, loaded (or
+    // created) by open().
+    std::string log_key;
   };
   // Creates the log (the default location prepared, private) and logs session.start.
   static Result<std::unique_ptr<SessionRecord>> open(Start start);
@@ -67,7 +70,8 @@ class SessionRecord final : public CommandRecord {
   void log_annotation(const std::string& block, bool newline_before) override;
   // session.end with `exit_code` (or the signal when it is 128+N) and the counters, then
   // the log is closed (its write-back started). Returns the counters.
-  Result<std::map<std::string, std::uint64_t>> end(int exit_code);
+  // `reason`: why vigil ended the command ("limit: timeout"), "" when it ended on its own.
+  Result<std::map<std::string, std::uint64_t>> end(int exit_code, const std::string& reason = "");
 
   // The CLI's ending, for a launcher that does not capture output: the annotation to
   // `err` on a line of its own (after flushing stdout) when anything was denied, the JSON

@@ -78,7 +78,7 @@ class StandaloneSink final : public CommandLogSink {
                  std::string session_id, std::string cwd)
       : start_{request.log_path,   std::move(session_id), "bwrap",
                nullptr,            request.command,       std::move(cwd),
-               callbacks.on_event} {}
+               callbacks.on_event, {}} {}
   // A file we created but never opened (a failure in between) is removed: no empty log
   // is left behind, and never one that was there before (reserve() creates with O_EXCL).
   ~StandaloneSink() override {
@@ -133,6 +133,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   outcome.session_id = new_session_id();
   cmd.quarantine_id = outcome.session_id;
   cmd.violations_json = request.violations_json;
+  cmd.timeout_s = request.timeout_s;
   StandaloneSink sink(request, callbacks, outcome.session_id, *cwd);
   auto forward =
       callbacks.on_output ? callbacks.on_output : [](OutputStream s, std::string_view bytes) {
@@ -144,7 +145,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);
   outcome.violations_json = std::move(ran->violations_json);
-  auto counters = sink.record()->end(outcome.exit_code);
+  auto counters = sink.record()->end(outcome.exit_code, ran->limit);
   if (!counters) {
     print_warning(counters.error().message);
   } else {

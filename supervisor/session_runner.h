@@ -57,6 +57,9 @@ struct SessionRequest {
   // Render SessionOutcome::violations_json. Off when nobody reads it: for a session denied
   // 100,000 writes it is megabytes (`vigil run` asks only with --violations-fd).
   bool violations_json = true;
+  // Wall-clock cap (`vigil run --timeout`): past it every process of the sandbox is
+  // killed, stderr says so, and session.end's reason is "limit: timeout".
+  std::optional<double> timeout_s;
   // Tests only: weaken the session proxy so that a test server on loopback is reachable
   // (see supervisor/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
   ProxyTestHooks proxy_test;

@@ -1,5 +1,6 @@
 #include "supervisor/core/sha256.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vigil {
@@ -122,5 +123,28 @@ std::string to_hex(const Sha256::Digest& d) {
 }
 
 std::string sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
+
+Sha256::Digest hmac_sha256(std::string_view key, std::string_view message) {
+  std::array<std::uint8_t, 64> block{};
+  if (key.size() > block.size()) {
+    const auto d = sha256(key);
+    std::copy(d.begin(), d.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<std::uint8_t, 64> ipad{}, opad{};
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    ipad[i] = static_cast<std::uint8_t>(block[i] ^ 0x36);
+    opad[i] = static_cast<std::uint8_t>(block[i] ^ 0x5c);
+  }
+  Sha256 inner;
+  inner.update(ipad.data(), ipad.size());
+  inner.update(message);
+  const auto inner_digest = inner.finish();
+  Sha256 outer;
+  outer.update(opad.data(), opad.size());
+  outer.update(inner_digest.data(), inner_digest.size());
+  return outer.finish();
+}
 
 }  // namespace vigil

@@ -35,5 +35,7 @@ Sha256::Digest sha256(std::string_view data);
 // Lower-case hex, 64 characters.
 std::string to_hex(const Sha256::Digest& d);
 std::string sha256_hex(std::string_view data);
+// HMAC-SHA256 (RFC 2104): the session log's seal (supervisor/log_key.h).
+Sha256::Digest hmac_sha256(std::string_view key, std::string_view message);
 
 }  // namespace vigil

@@ -240,7 +240,7 @@ std::vector<Event> one_of_each() {
                                         "bwrap",
                                         std::string(64, 'a'),
                                         {"0.1.0", "0.8.0", "6.1.0"},
-                                        "/s/x.jsonl"});
+                                        "/s/x.jsonl", {}});
   add(Source::kObserver, ProcExec{7, 1, {"/bin/touch", "\xff\xfe"}, "/w", true});
   add(Source::kObserver,
       FsWrite{7, "renameat2", "b", "/w/b", 1, Verdict::kDenied, "nope", "a", "/w/a", ""});
@@ -259,8 +259,8 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor,
       Annotation{"<sandbox_violations>\ndeny x\n</sandbox_violations>\n", true});
   add(Source::kSupervisor,
-      SessionEnd{std::nullopt, 9, 12345, {{"fs.denied", 2}, {"lines.forged", 1}}});
-  add(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}});
+      SessionEnd{std::nullopt, 9, 12345, {{"fs.denied", 2}, {"lines.forged", 1}}, {}, {}});
+  add(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}, {}, {}});
   add(Source::kSupervisor, FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook",
                                         "git runs it", "/s/vigil/quarantine/id/1"});
   add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
@@ -391,9 +391,9 @@ TEST(EventSchemaTest, ValidateBoundsWhatTheWriterMayLog) {
                         lim)
                    .ok());
   EXPECT_FALSE(validate(Body{SessionEnd{}}, lim).ok()) << "neither exit_code nor signal";
-  EXPECT_FALSE(validate(Body{SessionEnd{0, 9, 0, {}}}, lim).ok()) << "both";
-  EXPECT_FALSE(validate(Body{SessionStart{{}, "/", "docker", "", {}, ""}}, lim).ok());
-  EXPECT_FALSE(validate(Body{SessionStart{{}, "/", "bwrap", "ABC", {}, ""}}, lim).ok());
+  EXPECT_FALSE(validate(Body{SessionEnd{0, 9, 0, {}, {}, {}}}, lim).ok()) << "both";
+  EXPECT_FALSE(validate(Body{SessionStart{{}, "/", "docker", "", {}, "", {}}}, lim).ok());
+  EXPECT_FALSE(validate(Body{SessionStart{{}, "/", "bwrap", "ABC", {}, "", {}}}, lim).ok());
   EXPECT_FALSE(validate(Body{IoStdout{std::string(lim.max_data + 1, 'x')}}, lim).ok());
   EXPECT_TRUE(validate(Body{IoStdout{std::string(lim.max_data, '\0')}}, lim).ok());
   EXPECT_FALSE(validate(Body{Annotation{std::string("a\0b", 3), false}}, lim).ok());

@@ -49,7 +49,7 @@ LogBuilder sample() {
   LogBuilder b;
   b.add(Source::kSupervisor,
         SessionStart{
-            {"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+            {"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl", {}});
   b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK,
@@ -183,7 +183,7 @@ TEST(ReplayViewsTest, AnnotationCheck) {
       annotation_from_events(b.events(), AnnotationOptions{kAnnotationMaxLines, "/s.jsonl"});
   ASSERT_FALSE(block.empty());
   b.add(Source::kSupervisor, Annotation{block, false});
-  b.add(Source::kSupervisor, SessionEnd{1, std::nullopt, 5, {}});
+  b.add(Source::kSupervisor, SessionEnd{1, std::nullopt, 5, {}, {}, {}});
   AnnotationCheck c = check_annotation(b.log());
   EXPECT_TRUE(c.recorded);
   EXPECT_TRUE(c.match);
@@ -201,7 +201,7 @@ TEST(ReplayViewsTest, AnnotationCheck) {
   EXPECT_FALSE(c.match) << "denials but no annotation record";
 
   LogBuilder quiet;
-  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, ""});
+  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, "", {}});
   c = check_annotation(quiet.log());
   EXPECT_TRUE(c.match) << "nothing denied, nothing appended";
 }
@@ -263,7 +263,7 @@ TEST(ReplayViewsTest, HtmlHighlightsDenials) {
   EXPECT_NE(h.find("id=\"timeline\""), std::string::npos);
 
   LogBuilder quiet;
-  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, ""});
+  quiet.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, "", {}});
   const std::string q = html_of(quiet);
   EXPECT_NE(q.find("nothing was denied"), std::string::npos);
   EXPECT_EQ(q.find("class=\"denials\""), std::string::npos);
@@ -285,8 +285,21 @@ TEST(ReplayViewsTest, VerifyText) {
   ok.complete = true;
   ok.records = 9;
   ok.head = std::string(64, 'a');
+  // An unkeyed log (older than sealing) says so, on a line of its own.
+  EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nUNKEYED: this log names "
+                               "no key (written before vigil sealed its logs, or not by vigil): "
+                               "the chain shows it is one unbroken sequence, but nothing proves "
+                               "it is not a replacement\nhead " +
+                                   ok.head + "\n");
+  ok.key_id = "0123456789abcdef";
+  ok.why = "sealed with key 0123456789abcdef, but there is no key to check the seal with";
+  EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nUNCHECKED: " + ok.why +
+                                   "\nhead " + ok.head + "\n");
+  ok.sealed = true;
   EXPECT_EQ(render_verify(ok),
-            "ok: 9 records, chain intact, session ended\nhead " + ok.head + "\n");
+            "ok: 9 records, chain intact, session ended\nsealed: the seal matches this user's key "
+            "0123456789abcdef\nhead " +
+                ok.head + "\n");
   VerifyReport bad;
   bad.broken_at = 3;
   bad.why = "record 3 was altered\x1b[2J";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "supervisor/core/sha256.h"
+#include "supervisor/log_key.h"
 
 namespace vigil {
 namespace {
@@ -82,7 +83,7 @@ std::string write_sample(const std::string& path, std::string id = "sess-1",
                                         "bwrap",
                                         std::string(64, 'e'),
                                         {"0.1.0", "0.8.0", "6.1"},
-                                        path});
+                                        path, {}});
   add(Source::kObserver, ProcExec{2, 1, {"/usr/bin/make"}, "/w", false});
   add(Source::kObserver, FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed,
                                  "writable root", "", "", ""});
@@ -94,7 +95,7 @@ std::string write_sample(const std::string& path, std::string id = "sess-1",
                                   "host is not on the allow list", "not-allowed", "", ""});
   add(Source::kSupervisor, IoStderr{"make: *** error\n"});
   add(Source::kSupervisor, Annotation{"<sandbox_violations>\n</sandbox_violations>\n", false});
-  add(Source::kSupervisor, SessionEnd{2, std::nullopt, 8000, {{"fs.denied", 2}}});
+  add(Source::kSupervisor, SessionEnd{2, std::nullopt, 8000, {{"fs.denied", 2}}, {}, {}});
   if (head != nullptr) *head = log->head();
   EXPECT_TRUE(log->close().ok());
   return slurp(path);
@@ -189,7 +190,7 @@ TEST(SessionLogTest, ConcurrentAppendsStayOneChain) {
   const std::string path = dir.path() + "/s.jsonl";
   auto log = SessionLog::create(path, "a");
   ASSERT_TRUE(log.ok());
-  ASSERT_TRUE(log->append(Source::kSupervisor, SessionStart{{"x"}, "/", "bwrap", "", {}, ""}).ok());
+  ASSERT_TRUE(log->append(Source::kSupervisor, SessionStart{{"x"}, "/", "bwrap", "", {}, "", {}}).ok());
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
@@ -203,11 +204,81 @@ TEST(SessionLogTest, ConcurrentAppendsStayOneChain) {
     });
   }
   for (auto& th : threads) th.join();
-  ASSERT_TRUE(log->append(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}}).ok());
+  ASSERT_TRUE(log->append(Source::kSupervisor, SessionEnd{0, std::nullopt, 1, {}, {}, {}}).ok());
   const VerifyReport r = verify_log_text(slurp(path));
   EXPECT_TRUE(r.ok) << r.why;
   EXPECT_TRUE(r.complete);
   EXPECT_EQ(r.records, 802U);
+}
+
+// A keyed log: session.start names the key, session.end carries the seal; a log whose
+// end was forged with the right prev (the attack a chain alone cannot catch), one
+// truncated, and one checked with another key or none.
+TEST(SessionLogTest, KeyedLogsAreSealedAndAForgedEndFails) {
+  TempDir dir;
+  const std::string key(kLogKeyBytes, 'k');
+  const std::string path = dir.path() + "/s.jsonl";
+  auto log = SessionLog::create(path, "a");
+  ASSERT_TRUE(log.ok());
+  log->set_key(key);
+  SessionStart start{{"x"}, "/", "bwrap", "", {}, "", {}};
+  start.key_id = log_key_id(key);
+  ASSERT_TRUE(log->append(Source::kSupervisor, start).ok());
+  ASSERT_TRUE(log->append(Source::kObserver, ProcExec{2, 1, {"x"}, "/", false}).ok());
+  const std::string head_before_end = log->head();
+  ASSERT_TRUE(log->append(Source::kSupervisor, SessionEnd{3, std::nullopt, 1, {}, {}, {}}).ok());
+  const std::string text = slurp(path);
+
+  VerifyReport r = verify_log_text(text, key);
+  EXPECT_TRUE(r.ok && r.complete && r.sealed) << r.why;
+  EXPECT_EQ(r.key_id, log_key_id(key));
+
+  // The forger keeps session.start and the exec and writes its own session.end, with the
+  // right prev and seq, exit 0: the chain holds, the seal cannot.
+  std::vector<std::string> lines;
+  for (std::size_t a = 0, b; (b = text.find('\n', a)) != std::string::npos; a = b + 1)
+    lines.push_back(text.substr(a, b - a));
+  ASSERT_EQ(lines.size(), 3u);
+  auto forged_end = events::parse_log_record(lines[2]);
+  ASSERT_TRUE(forged_end.ok());
+  auto& end_body = std::get<SessionEnd>(forged_end->body);
+  end_body.exit_code = 0;
+  EXPECT_EQ(forged_end->prev, head_before_end);
+  for (const std::string& mac : {std::string(), std::string(64, 'f'), end_body.mac}) {
+    end_body.mac = mac;
+    const std::string forged = lines[0] + "\n" + lines[1] + "\n" + events::serialize(*forged_end) + "\n";
+    r = verify_log_text(forged, key);
+    EXPECT_FALSE(r.ok) << "seal '" << mac << "' accepted";
+    EXPECT_EQ(r.broken_at, 2u);
+  }
+  // Truncated: no sealed end.
+  r = verify_log_text(lines[0] + "\n" + lines[1] + "\n", key);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.why.find("keyed log"), std::string::npos) << r.why;
+  // Another key, or none: intact, but the seal is not vouched for.
+  r = verify_log_text(text, std::string(kLogKeyBytes, 'o'));
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.sealed);
+  r = verify_log_text(text);
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.sealed);
+  // A seal on a log that names no key was added by someone else.
+  SessionStart unkeyed = start;
+  unkeyed.key_id.clear();
+  auto first = events::parse_log_record(lines[0]);
+  ASSERT_TRUE(first.ok());
+  first->body = unkeyed;
+  EXPECT_FALSE(verify_log_text(events::serialize(*first) + "\n", key).complete);
+}
+
+TEST(SessionLogTest, HmacSha256MatchesRfc4231) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // Test case 6: a key longer than the block.
+  EXPECT_EQ(to_hex(hmac_sha256(std::string(131, '\xaa'),
+                               "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 // ---- tampering -----------------------------------------------------------------------

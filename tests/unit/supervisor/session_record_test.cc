@@ -49,7 +49,7 @@ struct TempDir {
 // What the CLI's `vigil run` passes.
 Result<std::unique_ptr<SessionRecord>> open_for(const RunArgs& args, const std::string& id,
                                                 const Policy& policy) {
-  return SessionRecord::open({args.log, id, "seatbelt", &policy, args.command, "/", {}});
+  return SessionRecord::open({args.log, id, "seatbelt", &policy, args.command, "/", {}, {}});
 }
 
 TEST(SessionRecord, LogsStartViolationAnnotationAndEnd) {
@@ -150,7 +150,7 @@ TEST(SessionRecord, ReserveCreatesThePrivateFileThenOpenWritesTheStart) {
   TempDir dir;
   Policy policy;
   const std::string id = new_session_id();
-  SessionRecord::Start start{std::string("s.jsonl"), id, "bwrap", &policy, {"true"}, dir.path, {}};
+  SessionRecord::Start start{std::string("s.jsonl"), id, "bwrap", &policy, {"true"}, dir.path, {}, {}};
   auto reserved = SessionRecord::reserve(start);
   ASSERT_TRUE(reserved.ok()) << reserved.error().message;
   EXPECT_EQ(reserved->path, dir.path + "/s.jsonl");  // relative: the workspace's
