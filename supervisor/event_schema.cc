@@ -9,6 +9,7 @@
 
 #include "supervisor/core/bounded_json.h"
 #include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/syscall_table.h"
 
 namespace vigil::events {
 namespace {
@@ -333,6 +334,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.from = r.bytes("from", lim.max_path, false);
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
+      b.result = r.word("result", false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -482,6 +484,7 @@ void put_body(ojson& j, const Body& body) {
                    if (!b.from.empty()) j["from"] = bytes_json(b.from);
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
+                   if (!b.result.empty()) j["result"] = b.result;
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -638,15 +641,6 @@ Limits Limits::log() {
 }
 
 bool is_known_write_syscall(std::string_view name) {
-  static const std::set<std::string_view> kNames = {
-      "open",         "openat",       "openat2",    "creat",         "truncate",     "ftruncate",
-      "unlink",       "unlinkat",     "rmdir",      "mkdir",         "mkdirat",      "mknod",
-      "mknodat",      "rename",       "renameat",   "renameat2",     "link",         "linkat",
-      "symlink",      "symlinkat",    "chmod",      "fchmod",        "fchmodat",     "fchmodat2",
-      "chown",        "fchown",       "lchown",     "fchownat",      "utime",        "utimes",
-      "utimensat",    "futimesat",    "setxattr",   "lsetxattr",     "fsetxattr",    "removexattr",
-      "lremovexattr", "fremovexattr", "setxattrat", "removexattrat", "file_setattr", "ioctl",
-  };
   // macOS: the Seatbelt operation a kernel report names (supervisor/macos_session.h),
   // where no syscall is known.
   static const std::set<std::string_view> kSeatbelt = {
@@ -654,7 +648,19 @@ bool is_known_write_syscall(std::string_view name) {
       "file-write-owner",  "file-write-setugid", "file-write-times", "file-write-unlink",
       "file-write-xattr",  "file-link",
   };
-  return kNames.count(name) != 0 || kSeatbelt.count(name) != 0;
+  // Linux: exactly the calls of the one syscall table, execs aside (they are proc.exec).
+  const WriteSyscall* row = find_write_syscall(name);
+  if (row != nullptr) return row->emulation != Emulation::kExec;
+  return kSeatbelt.count(name) != 0;
+}
+
+bool is_call_result(std::string_view s) {
+  if (s == "0") return true;
+  // An errno name: E and upper-case letters or digits (E2BIG), nothing else.
+  return s.size() >= 2 && s.size() <= 32 && s[0] == 'E' &&
+         std::all_of(s.begin() + 1, s.end(), [](char c) {
+           return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+         });
 }
 
 Result<void> validate(const Body& body, const Limits& lim) {
@@ -706,6 +712,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!b.from_resolved.empty() && b.from_resolved[0] != '/')
               return bad("from_resolved: must be absolute");
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
+            if (!b.result.empty() && !is_call_result(b.result))
+              return bad("result: expected 0 or an errno name (EEXIST, EROFS, ...)");
             if (!b.unguarded.empty()) {
               if (mandatory_deny_named(b.unguarded) == nullptr)
                 return bad("unguarded: not a protected name");

@@ -23,6 +23,7 @@
 
 #include "filters/bpf_compile.h"
 #include "filters/bpf_disasm.h"
+#include "filters/notify_filter.h"
 #include "filters/syscall_names.h"
 
 namespace vigil {
@@ -233,6 +234,10 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   auto combined = compile_combined(worker_filters());
   ASSERT_TRUE(combined.ok());
   dumps.emplace_back("combined", disassemble_combined(worker_filters(), *combined).text);
+  // The observer's filter, derived from the one syscall table (observer.txt).
+  auto observer = compile_filter(notify_filter());
+  ASSERT_TRUE(observer.ok());
+  dumps.emplace_back("observer", disassemble(notify_filter(), *observer).text);
   for (const auto& [name, got] : dumps) {
     const std::string path = golden_path(name);
     if (write) {
