@@ -96,6 +96,10 @@ struct FsWrite {
   // name (a mandatory_denies() relpath) it created or changed where no mount guards it
   // (below a writable root's top level, a name that did not exist at launch). "" = none.
   std::string unguarded;
+  // What the call returned, as vigil-init performed it: "0", or the errno's name
+  // ("EEXIST", "EROFS"). "" in logs written before vigil-init performed calls (and for a
+  // witnessed call on kernels before 5.14, whose result vigil never sees).
+  std::string result = {};  // (a default member initializer: positional {..} need not name it)
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -257,6 +261,8 @@ class LineSplitter {
 // Write-intent syscalls the observer may name (DESIGN.md §6, plus the fd-based
 // variants). A name outside this set is malformed: it would reach the model's text.
 bool is_known_write_syscall(std::string_view name);
+// fs.write.result: "0" or an errno name.
+bool is_call_result(std::string_view s);
 
 // Byte-string helpers (also used by the annotation and the replay views).
 bool is_valid_utf8(std::string_view s);

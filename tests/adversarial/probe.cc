@@ -26,6 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <atomic>
 
 // The i386 syscall number for the `int 0x80` probe comes from libseccomp's tables, like
 // every syscall number vigil uses.
@@ -85,6 +87,50 @@ long by_name(const char* name, long a0, long a1 = 0, long a2 = 0, long a3 = 0, l
 }
 
 long as_long(const void* p) { return reinterpret_cast<long>(p); }
+
+// Threads that rewrite a call's memory while it is in flight: "race-path" flips the last
+// byte of the path an openat(O_CREAT) is reading; "race-openat2" flips open_how.flags
+// between O_RDONLY and O_WRONLY|O_CREAT. Each call has a name of its own (a counter), so
+// every file that appears on the host names the one call that made it. Prints "ok N".
+int race(const std::string& op, const char* dir, const char* count) {
+  const long n = std::strtol(count, nullptr, 10);
+  static char path[4096];
+  static open_how how{};
+  std::atomic<bool> stop{false};
+  const std::size_t dir_len = std::strlen(dir);
+  if (dir_len + 32 > sizeof path) return report(-1);
+  std::thread flipper([&] {
+    volatile char* last = path + dir_len + 9;
+    volatile std::uint64_t* flags = &how.flags;
+    for (unsigned i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      if (op == "race-path") {
+        *last = (i & 1) != 0 ? 'a' : 'b';
+      } else {
+        *flags = (i & 1) != 0 ? O_RDONLY : (O_WRONLY | O_CREAT);
+      }
+    }
+  });
+  long made = 0;
+  for (long i = 0; i < n; ++i) {
+    // "DIR/NNNNNNN-x": the flipper owns the last byte (race-path), the loop the rest.
+    std::snprintf(path, sizeof path, "%s/%07ld-a", dir, i);
+    long fd;
+    if (op == "race-path") {
+      fd = ::syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    } else {
+      how.mode = 0;  // openat2 refuses a mode without O_CREAT; the file is made 0000
+      fd = ::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    }
+    if (fd >= 0) {
+      ++made;
+      ::close(static_cast<int>(fd));
+    }
+  }
+  stop = true;
+  flipper.join();
+  std::printf("ok %ld\n", made);
+  return 0;
+}
 
 }  // namespace
 
@@ -185,6 +231,16 @@ int main(int argc, char** argv) {
   // Calls that follow a symlink in the last component, and one that does not.
   if (op == "truncate") return report(::syscall(SYS_truncate, arg, 0));
   if (op == "utimes") return report(::syscall(SYS_utimes, arg, nullptr));
+  if (op == "race-path" || op == "race-openat2") return race(op, arg, argc > 3 ? argv[3] : "");
+  if (op == "magic-write") {  // arg: a file; argv[3]: a spelling with %d for its fd
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);  // read-only: no event of its own
+    if (fd < 0) return report(fd);
+    char through[256];
+    std::snprintf(through, sizeof through, argc > 3 ? argv[3] : "/dev/fd/%d", fd);
+    const long w = ::syscall(SYS_openat, AT_FDCWD, through, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (w >= 0 && ::write(static_cast<int>(w), "x", 1) != 1) return report(-1);
+    return report(w);
+  }
   if (op == "lchown") return report(::syscall(SYS_lchown, arg, ::getuid(), ::getgid()));
   if (op == "openat-dirfd") {  // arg: DIR; writes DIR/rel.txt through a dirfd
     const int dfd = ::open(arg, O_PATH | O_DIRECTORY | O_CLOEXEC);
