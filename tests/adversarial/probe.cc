@@ -101,7 +101,7 @@ int race(const std::string& op, const char* dir, const char* count) {
   if (dir_len + 32 > sizeof path) return report(-1);
   std::thread flipper([&] {
     volatile char* last = path + dir_len + 9;
-    volatile std::uint64_t* flags = &how.flags;
+    volatile __u64* flags = &how.flags;
     for (unsigned i = 0; !stop.load(std::memory_order_relaxed); ++i) {
       if (op == "race-path") {
         *last = (i & 1) != 0 ? 'a' : 'b';
