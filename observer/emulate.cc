@@ -357,7 +357,8 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block) {
   const bool follows = e == Emulation::kLink ? (plan.flags & AT_SYMLINK_FOLLOW) != 0
                                              : plan.row->follows && !nofollow;
 
-  At to = locate(plan.target, pid);
+  // AT_EMPTY_PATH with an empty name: the call acts on the fd itself, no name to locate.
+  At to = plan.on_fd ? At{} : locate(plan.target, pid);
   At from;
   const bool two_names = plan.has_from && e != Emulation::kSymlink;
   if (two_names) from = locate(plan.from, pid);
