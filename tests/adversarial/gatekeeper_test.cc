@@ -187,5 +187,26 @@ TEST(Gatekeeper, MkdirPOverExistingDirectoriesIsNoViolation) {
   EXPECT_TRUE(exists(ws / "cache/x/y"));
 }
 
+// An open that waits (a FIFO's writer with no reader yet) is performed on a thread of its
+// own: the other processes' calls go on, among them the reader's, which lets it finish.
+// A gatekeeper that waited in its loop would deadlock here (the run would time out).
+TEST(Gatekeeper, ABlockingFifoOpenDoesNotStallOtherCalls) {
+  TempDir ws, cfg;
+  const std::string log = cfg / "log.jsonl";
+  auto o = run_vigil({"run", "--log", log, "--", "sh", "-c",
+                      "mkfifo f; echo x > f & i=0; "
+                      "while [ $i -lt 200 ]; do echo y > other.txt; i=$((i+1)); done; cat f"},
+                     ws.path(), 60);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "x\n");
+  bool fifo_open = false, other = false;
+  for (const Record& r : fs_writes(log)) {
+    if (r.resolved == ws / "f" && r.syscall == "openat") fifo_open = r.result == "0";
+    if (r.resolved == ws / "other.txt") other = r.result == "0";
+  }
+  EXPECT_TRUE(fifo_open) << "the FIFO's open is recorded with its result";
+  EXPECT_TRUE(other);
+}
+
 }  // namespace
 }  // namespace vigil::test
