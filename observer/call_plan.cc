@@ -195,9 +195,7 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
   const int target_path = row->path2 >= 0 ? row->path2 : row->path;
   if (const int err = take(target_dirfd, target_path, &p.target); err != 0)
     return fail(err, "could not read the path");
-  if (p.target.path.empty() && (p.at_flags & AT_EMPTY_PATH) != 0 &&
-      row->emulation != Emulation::kExec)
-    p.on_fd = true;
+  if (p.target.path.empty() && (p.at_flags & AT_EMPTY_PATH) != 0) p.on_fd = true;
 
   switch (row->emulation) {
     case Emulation::kExec: {

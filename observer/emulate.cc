@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -256,7 +257,7 @@ long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
                   : ::setxattr(at.c_str(), name, value, size, xflags);
 }
 
-Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block) {
+Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate) {
   Performed out;
   std::uint64_t flags = plan.flags;
   if (plan.row->name != "openat2") {
@@ -271,7 +272,8 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block) {
   const bool creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
   std::uint64_t mode = plan.mode;
   if (plan.row->name != "openat2") mode = creates ? (mode & 07777) : 0;
-  if (creates) mode &= ~static_cast<std::uint64_t>(caller_umask(pid));
+  // The caller's umask costs a read of /proc/PID/status: only when a file is made.
+  auto umasked = [&] { return creates ? mode & ~static_cast<std::uint64_t>(caller_umask(pid)) : mode; };
   // Unless the caller asked for O_NONBLOCK, the first try adds it: an open that would
   // wait (a FIFO with no peer) must not hold every other process's calls.
   const bool caller_nonblock = (flags & O_NONBLOCK) != 0;
@@ -284,18 +286,40 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block) {
     out.why = std::move(b.why);
     return out;
   }
-  long fd;
-  if (b.caller_fd && b.rest.empty()) {
+  long fd = -1;
+  const bool reopen = b.caller_fd && b.rest.empty();
+  if (gate != nullptr && (flags & O_CREAT) != 0 && !reopen) {
+    // Only a name that does not exist yet is created: an existing file is opened without
+    // O_CREAT first (the common case, a rewrite, costs no lookup); on ENOENT the name the
+    // open would create, found as it would (through a final symlink unless O_NOFOLLOW or
+    // O_EXCL), goes to the gate first.
+    const bool excl = (flags & O_EXCL) != 0;
+    if (!excl) {
+      fd = openat2_(b.dir, b.rest.c_str(), ours & ~std::uint64_t{O_CREAT}, 0, resolve);
+    }
+    if (excl || (fd < 0 && errno == ENOENT)) {
+      const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
+      const std::string name =
+          follows_last ? followed_name(plan.target, pid) : name_of(plan.target, pid);
+      if (std::string why = (*gate)(name); !why.empty()) {
+        out.error = EACCES;
+        out.why = std::move(why);
+        out.resolved = name;
+        return out;
+      }
+      fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
+    }
+  } else if (reopen) {
     // /dev/fd/N itself: reopen the caller's file through our copy of its fd (this one
     // hop through a magic link is ours, to the file the caller named).
     if ((resolve & ~RESOLVE_NO_MAGICLINKS) != 0 || (flags & O_NOFOLLOW) != 0) {
       fd = -1;
       errno = ELOOP;
     } else {
-      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, mode, 0);
+      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, umasked(), 0);
     }
   } else {
-    fd = openat2_(b.dir, b.rest.c_str(), ours, mode, resolve);
+    fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
   }
   if (fd < 0) {
     out.error = errno;
@@ -348,8 +372,8 @@ std::string caller_fd_target(pid_t pid, int fd) {
   return got ? fd_name(got.get()) : std::string();
 }
 
-Performed perform(const CallPlan& plan, pid_t pid, bool may_block) {
-  if (plan.row->emulation == Emulation::kOpen) return perform_open(plan, pid, may_block);
+Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate) {
+  if (plan.row->emulation == Emulation::kOpen) return perform_open(plan, pid, may_block, gate);
   Performed out;
   const Emulation e = plan.row->emulation;
   const bool nofollow = (plan.at_flags & AT_SYMLINK_NOFOLLOW) != 0;
@@ -395,6 +419,20 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block) {
     }
   }
   if (target) out.resolved = fd_name(target.get());
+  const bool creates = e == Emulation::kMkdir || e == Emulation::kMknod ||
+                       e == Emulation::kLink || e == Emulation::kSymlink ||
+                       e == Emulation::kRename;
+  if (gate != nullptr && creates) {
+    std::string why = (*gate)(out.resolved);
+    // RENAME_EXCHANGE puts the source under the target's name too.
+    if (why.empty() && e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
+      why = (*gate)(out.from_resolved);
+    if (!why.empty()) {
+      out.error = EACCES;
+      out.why = std::move(why);
+      return out;
+    }
+  }
   const std::string via = target ? self_fd(target.get()) : std::string();
   const int dir = to.parent.get();
   const char* last = to.last.c_str();

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 #include "observer/call_plan.h"
@@ -29,9 +30,14 @@ struct Performed {
   std::string why;            // set when vigil-init itself could not reach the caller's view
 };
 
+// Asked before a call creates a name (open with O_CREAT, mkdir, mknod, link, symlink,
+// rename's new name), with the name's real path: a reason refuses it with EACCES.
+using Gate = std::function<std::string(const std::string& name)>;
+
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
 // would wait for a FIFO's peer comes back would_block instead of waiting.
-Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false);
+Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false,
+                  const Gate* gate = nullptr);
 
 // The file the caller's fd `fd` names (its magic link's text, fetched with
 // pidfd_getfd), "" when it cannot be fetched.

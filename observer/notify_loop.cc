@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "filters/syscall_names.h"
 #include "observer/emulate.h"
 #include "observer/event_line.h"
+#include "observer/protected_names.h"
 
 namespace vigil::init {
 namespace {
@@ -48,6 +50,12 @@ long parent_of(pid_t pid) {
   char state = 0;
   long ppid = 0;
   return std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 ? ppid : 0;
+}
+
+std::int64_t now_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 std::string errno_name(int err) {
@@ -132,20 +140,6 @@ void record_write(std::string* out, const std::vector<Mount>& mounts, const Noti
 
 }  // namespace
 
-bool kernel_can_gatekeep(std::string_view release) {
-  int major = 0, minor = 0;
-  std::size_t i = 0;
-  auto number = [&](int* out) {
-    const std::size_t start = i;
-    while (i < release.size() && release[i] >= '0' && release[i] <= '9' && i - start < 6)
-      *out = *out * 10 + (release[i++] - '0');
-    return i > start;
-  };
-  if (!number(&major) || i >= release.size() || release[i++] != '.' || !number(&minor))
-    return false;
-  return major > 5 || (major == 5 && minor >= 14);
-}
-
 Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
                                   const ObserverOptions& options) {
   auto adopted = NotifyListener::adopt(std::move(listener));
@@ -187,6 +181,7 @@ void Observer::handle_one() {
   Notification n;
   if (!listener_->receive(&n)) return;  // raced away
   take_pending();
+  settle_execs(n.pid);  // a new call from this pid: its earlier exec is done
   const auto it = table_.find(n.nr);
   const WriteSyscall* row = it != table_.end() ? it->second : nullptr;
   CallPlan plan = plan_call(n, row, *listener_);
@@ -218,7 +213,10 @@ void Observer::handle_one() {
     }
     return;
   }
-  Performed done = perform(plan, n.pid);
+  const Gate gate = [this](const std::string& name) {
+    return protected_name_refusal(mounts_, name);
+  };
+  Performed done = perform(plan, n.pid, false, &gate);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other
     // process's calls go on meanwhile. It answers and records by itself.
@@ -255,11 +253,38 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
 void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
                             std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                             Notification n, CallPlan plan) {
-  Performed done = perform(plan, n.pid, /*may_block=*/true);
+  const Gate gate = [&mounts](const std::string& name) {
+    return protected_name_refusal(mounts, name);
+  };
+  Performed done = perform(plan, n.pid, /*may_block=*/true, &gate);
   std::string line;
   answer_and_record(*listener, &line, mounts, n, plan, std::move(done));
   const std::lock_guard<std::mutex> lock(shared->mu);
   shared->lines += line;
+}
+
+// Records the execs that have happened. `caller`: a pid that just made another call
+// (its exec is over); 0: each whose /proc/PID/exe changed or whose process is gone; -1:
+// all (the end). What ran is /proc/PID/exe after the exec, not the name read before it.
+void Observer::settle_execs(pid_t caller) {
+  for (auto it = pending_execs_.begin(); it != pending_execs_.end();) {
+    const std::string now = read_link(("/proc/" + std::to_string(it->pid) + "/exe").c_str());
+    const bool gone = ::access(("/proc/" + std::to_string(it->pid)).c_str(), F_OK) != 0;
+    const bool done = caller == -1 || it->pid == caller || gone || (!now.empty() && now != it->before);
+    if (!done) {
+      it->at_ms = now_ms();  // not yet: looked at again a while later, not in a spin
+      ++it;
+      continue;
+    }
+    EventLine ev(&buffer_, "proc.exec");
+    ev.number("pid", it->pid).number("ppid", it->ppid).bytes_array("argv", it->argv).bytes("cwd", it->cwd);
+    if (it->truncated) ev.boolean("truncated", true);
+    // Unreadable (a non-dumpable process, or gone): the name it was started by.
+    ev.bytes("exe", !now.empty() && now != it->before ? now : it->claimed);
+    ev.finish();
+    queued();
+    it = pending_execs_.erase(it);
+  }
 }
 
 void Observer::take_pending() {
@@ -277,21 +302,27 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
     return;
   }
   if (plan.row->emulation == Emulation::kExec) {
-    // The exec continues; resolved before the answer, while the caller's /proc entry
-    // and fds are still its own.
-    Performed named;
-    named.resolved = name_of(plan.target, n.pid);
-    const std::string cwd = caller_cwd_name(n.pid);
-    const long ppid = parent_of(n.pid);
+    // The exec continues. What it names is resolved before the answer, while the
+    // caller's /proc entry and fds are still its own: an fd exec (execveat AT_EMPTY_PATH,
+    // /proc/self/fd/N, /dev/fd/N) by the fd's target ("/memfd:x (deleted)"). The record
+    // waits until the exec has happened and takes /proc/PID/exe then (settle_execs).
+    PendingExec e;
+    e.pid = n.pid;
+    const bool fd_exec = plan.on_fd || route_magic(plan.target.path, n.pid).kind ==
+                                           MagicRoute::Kind::kCallerFd;
+    e.claimed = plan.on_fd ? caller_fd_target(n.pid, plan.target.dirfd)
+                           : name_of(plan.target, n.pid);
+    e.before = read_link(("/proc/" + std::to_string(n.pid) + "/exe").c_str());
+    e.cwd = caller_cwd_name(n.pid);
+    e.ppid = parent_of(n.pid);
     listener_->answer_continue(n.id);
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.
-    if (named.resolved.empty() || ::access(named.resolved.c_str(), F_OK) != 0) return;
-    EventLine ev(&buffer_, "proc.exec");
-    ev.number("pid", n.pid).number("ppid", ppid).bytes_array("argv", plan.argv).bytes("cwd", cwd);
-    if (plan.argv_truncated) ev.boolean("truncated", true);
-    ev.finish();
-    queued();
+    if (!fd_exec && (e.claimed.empty() || ::access(e.claimed.c_str(), F_OK) != 0)) return;
+    e.argv = plan.argv;
+    e.truncated = plan.argv_truncated;
+    e.at_ms = now_ms();
+    pending_execs_.push_back(std::move(e));
     return;
   }
   // An fd-based call: the fd cannot change under the kernel. Its real target, from our
@@ -303,13 +334,7 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
   queued();
 }
 
-namespace {
-std::int64_t now_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-}  // namespace
+
 
 void Observer::queued() {
   ++stats_.events;
@@ -321,13 +346,21 @@ void Observer::queued() {
 }
 
 int Observer::flush_timeout_ms() const {
-  if (buffer_.empty()) return -1;
+  if (buffer_.empty()) {
+    if (pending_execs_.empty()) return -1;
+    // An exec record waits for its exec to happen: looked at again after a while.
+    std::int64_t due = pending_execs_.front().at_ms;
+    for (const PendingExec& e : pending_execs_) due = std::min(due, e.at_ms);
+    const std::int64_t left = due + options_.flush_after_ms - now_ms();
+    return left <= 0 ? 0 : static_cast<int>(left);
+  }
   const std::int64_t left = oldest_ms_ + options_.flush_after_ms - now_ms();
   return left <= 0 ? 0 : static_cast<int>(left);
 }
 
 void Observer::flush() {
   take_pending();
+  settle_execs(0);
   oldest_ms_ = -1;
   std::size_t off = 0;
   while (off < buffer_.size() && !reader_gone_) {
@@ -362,6 +395,7 @@ void Observer::flush() {
 
 void Observer::finish() {
   take_pending();
+  settle_execs(-1);
   EventLine(&buffer_, "observer.stats")
       .unsigned_number("events", stats_.events)
       .unsigned_number("dropped", stats_.dropped)

@@ -41,10 +41,6 @@ struct ObserverOptions {
   bool gatekeeper = true;
 };
 
-// Whether a kernel of this uname release installs an fd as a call's answer
-// (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14): "5.14.0-arch1" yes, "5.10.0-23-amd64" no.
-bool kernel_can_gatekeep(std::string_view release);
-
 struct Judgement {
   WriteVerdict verdict;
   std::string reason;
@@ -96,6 +92,16 @@ class Observer {
   void queued();  // a line was appended to buffer_
   void queued_if(const CallPlan& plan);
   void take_pending();
+  void settle_execs(pid_t caller);
+  struct PendingExec {
+    pid_t pid = 0;
+    long ppid = 0;
+    std::vector<std::string> argv;
+    bool truncated = false;
+    std::string cwd, claimed, before;
+    std::int64_t at_ms = 0;  // when it was last looked at
+  };
+  std::vector<PendingExec> pending_execs_;
   static void answer_and_record(NotifyListener& listener, std::string* out,
                                 const std::vector<Mount>& mounts, const Notification& n,
                                 const CallPlan& plan, Performed done);

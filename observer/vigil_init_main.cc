@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   vigil::init::ObserverOptions observer_options;
   {
     utsname u{};
-    observer_options.gatekeeper = ::uname(&u) == 0 && vigil::init::kernel_can_gatekeep(u.release);
+    observer_options.gatekeeper = ::uname(&u) == 0 && vigil::kernel_can_gatekeep(u.release);
   }
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {

@@ -311,6 +311,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
           r.fail(done.error().code, "versions." + done.error().message);
       }
       b.log = r.bytes("log", lim.max_path, false);
+      b.witness = r.word("witness", false);
       return Body{std::move(b)};
     }
     case Kind::kProcExec: {
@@ -320,6 +321,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
       b.cwd = r.bytes("cwd", lim.max_path);
       b.truncated = r.boolean("truncated");
+      b.exe = r.bytes("exe", lim.max_path, false);
       return Body{std::move(b)};
     }
     case Kind::kFsWrite: {
@@ -465,6 +467,7 @@ void put_body(ojson& j, const Body& body) {
                                          {"bwrap", bytes_json(b.versions.bwrap)},
                                          {"kernel", bytes_json(b.versions.kernel)}};
                    if (!b.log.empty()) j["log"] = bytes_json(b.log);
+                   if (!b.witness.empty()) j["witness"] = b.witness;
                  },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
@@ -472,6 +475,7 @@ void put_body(ojson& j, const Body& body) {
                    j["argv"] = bytes_array_json(b.argv);
                    j["cwd"] = bytes_json(b.cwd);
                    if (b.truncated) j["truncated"] = true;
+                   if (!b.exe.empty()) j["exe"] = bytes_json(b.exe);
                  },
                  [&](const FsWrite& b) {
                    j["pid"] = b.pid;
@@ -680,6 +684,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
           [&](const SessionStart& b) -> Result<void> {
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
             if (!path_ok(b.cwd) || !path_ok(b.log)) return bad("cwd/log: too long or a NUL byte");
+            if (!b.witness.empty() && b.witness != "gatekeeper" && b.witness != "best-effort")
+              return bad("witness: expected gatekeeper or best-effort");
             if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
               return bad("backend: expected bwrap, seatbelt or none");
             }
@@ -696,7 +702,7 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.pid < 1 || b.pid > kMaxPid || b.ppid < 0 || b.ppid > kMaxPid)
               return bad("pid out of range");
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
-            if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");
+            if (!path_ok(b.cwd) || !path_ok(b.exe)) return bad("cwd/exe: too long or a NUL byte");
             return {};
           },
           [&](const FsWrite& b) -> Result<void> {

@@ -69,6 +69,9 @@ struct SessionStart {
   Versions versions;
   std::string log;  // where the supervisor wrote this log ("" = not recorded); the
                     // annotation's "N more: see <log>" line names it
+  // Linux: "gatekeeper" (vigil-init performs write-intent calls, 5.14+) or "best-effort"
+  // (older kernels: opens are only witnessed). "" elsewhere and in older logs.
+  std::string witness = {};
   bool operator==(const SessionStart&) const = default;
 };
 
@@ -78,6 +81,10 @@ struct ProcExec {
   std::vector<std::string> argv;
   std::string cwd;
   bool truncated = false;  // the observer cut argv to fit the bounds
+  // What ran: /proc/PID/exe once the exec has happened (so a path swapped after it was
+  // read cannot name the wrong binary), or the fd's target for an fd exec
+  // ("/memfd:name (deleted)"). "" in older logs.
+  std::string exe = {};
   bool operator==(const ProcExec&) const = default;
 };
 

@@ -135,6 +135,20 @@ std::string_view action_word(std::string_view syscall, std::uint64_t flags) {
   return row->action;
 }
 
+bool kernel_can_gatekeep(std::string_view release) {
+  int major = 0, minor = 0;
+  std::size_t i = 0;
+  auto number = [&](int* out) {
+    const std::size_t start = i;
+    while (i < release.size() && release[i] >= '0' && release[i] <= '9' && i - start < 6)
+      *out = *out * 10 + (release[i++] - '0');
+    return i > start;
+  };
+  if (!number(&major) || i >= release.size() || release[i++] != '.' || !number(&minor))
+    return false;
+  return major > 5 || (major == 5 && minor >= 14);
+}
+
 bool removes_name(std::string_view syscall) {
   const WriteSyscall* row = find_write_syscall(syscall);
   return row != nullptr && row->removes;

@@ -79,4 +79,9 @@ std::string_view action_word(std::string_view syscall, std::uint64_t flags);
 // Whether the call deletes a name (unlink*, rmdir).
 bool removes_name(std::string_view syscall);
 
+// Whether a Linux kernel of this uname release installs an fd as a call's answer
+// (SECCOMP_ADDFD_FLAG_SEND, 5.14), which vigil-init needs to perform opens itself:
+// "5.14.0-arch1" yes, "5.10.0-23-amd64" no.
+bool kernel_can_gatekeep(std::string_view release);
+
 }  // namespace vigil

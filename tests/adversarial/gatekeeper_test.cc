@@ -187,6 +187,75 @@ TEST(Gatekeeper, MkdirPOverExistingDirectoriesIsNoViolation) {
   EXPECT_TRUE(exists(ws / "cache/x/y"));
 }
 
+// Execs record what ran: an fd exec by the fd's target, and every record by
+// /proc/PID/exe once the exec has happened.
+TEST(Gatekeeper, FdMemfdAndUnlinkedExecsAreRecordedByWhatRan) {
+  TempDir ws, cfg;
+  char real_true[4096] = {};
+  ASSERT_NE(::realpath("/bin/true", real_true), nullptr);
+  struct Case {
+    std::string op, exe;
+  };
+  const std::vector<Case> cases = {
+      {"exec-memfd", "/memfd:vigil-mem (deleted)"},
+      {"exec-procfd", real_true},
+      {"exec-unlinked", ws / "vigil-unlinked (deleted)"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const std::string log = cfg / ("log" + std::to_string(i++) + ".jsonl");
+    auto o = run_vigil({"run", "--log", log, "--", probe_bin(), c.op, real_true, ws.path()},
+                       ws.path());
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    std::ifstream f(log);
+    std::string line, seen;
+    bool found = false;
+    while (std::getline(f, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object() || j.value("kind", "") != "proc.exec") continue;
+      const std::string exe = j["exe"].is_string() ? j.value("exe", "") : "";
+      seen += exe + "\n";
+      found = found || exe == c.exe;
+    }
+    EXPECT_TRUE(found) << "no proc.exec names " << c.exe << "; saw:\n" << seen;
+  }
+}
+
+// Protected names at every depth are refused at the call (EACCES), each with a line in
+// the block, and nothing reaches the host; git in the workspace keeps working.
+TEST(Gatekeeper, PlainRoutesToProtectedNamesAreRefusedAndGitStillWorks) {
+  if (::access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "git is not installed";
+  TempDir ws, cfg;
+  const std::string log = cfg / "log.jsonl";
+  const std::string script =
+      "mkdir -p a/b c d e f; echo x > a/b/.bashrc; mkdir c/.vscode; mkdir -p c/g/.vscode;"
+      "echo '{}' > d/.mcp.json; echo x > e/tmp && mv e/tmp e/.gitconfig;"
+      "ln -s x f/.ripgreprc; mkdir -p p/.claude/commands; echo x > f/.zshrc;"
+      "git init -q repo && cd repo && git config user.name t && git config user.email t@e &&"
+      " echo a > f && git add f && git commit -qm m && git remote add o ../nowhere &&"
+      " git worktree add -q ../wt && echo git-ok";
+  auto o = run_vigil({"run", "--log", log, "--", "sh", "-c", script}, ws.path(), 120,
+                     {{"GIT_CONFIG_NOSYSTEM", "1"}, {"HOME", cfg.path()}});
+  EXPECT_NE(o.out.find("git-ok"), std::string::npos) << o.err;
+  for (const char* rel : {"a/b/.bashrc", "c/.vscode", "c/g/.vscode", "d/.mcp.json",
+                          "e/.gitconfig", "f/.ripgreprc", "p/.claude/commands", "f/.zshrc"}) {
+    SCOPED_TRACE(rel);
+    struct stat st {};
+    EXPECT_NE(::lstat((ws / rel).c_str(), &st), 0) << "left on the host";
+    bool refused = false;
+    for (const Record& r : fs_writes(log)) {
+      if (r.resolved == ws / rel && r.verdict == "denied" && r.result == "EACCES") refused = true;
+    }
+    EXPECT_TRUE(refused) << "no denied EACCES record";
+  }
+  EXPECT_NE(o.err.find("<sandbox_violations>"), std::string::npos);
+  EXPECT_NE(o.err.find("protected name .vscode"), std::string::npos) << o.err;
+  EXPECT_TRUE(exists(ws / "e/tmp"));  // the refused rename left its source
+  EXPECT_TRUE(exists(ws / "repo/.git/HEAD"));
+  EXPECT_TRUE(exists(ws / "wt/f"));
+}
+
 // An open that waits (a FIFO's writer with no reader yet) is performed on a thread of its
 // own: the other processes' calls go on, among them the reader's, which lets it finish.
 // A gatekeeper that waited in its loop would deadlock here (the run would time out).

@@ -232,6 +232,39 @@ int main(int argc, char** argv) {
   if (op == "truncate") return report(::syscall(SYS_truncate, arg, 0));
   if (op == "utimes") return report(::syscall(SYS_utimes, arg, nullptr));
   if (op == "race-path" || op == "race-openat2") return race(op, arg, argc > 3 ? argv[3] : "");
+  if (op == "exec-memfd" || op == "exec-procfd" || op == "exec-unlinked") {
+    // arg: a program to run (its bytes are copied for memfd and unlinked); argv[3]: a
+    // writable directory (unlinked). Prints nothing when the exec worked (the program ran).
+    const int src = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (src < 0) return report(src);
+    char* const args[] = {const_cast<char*>(arg), nullptr};
+    char* const env[] = {nullptr};
+    if (op == "exec-procfd") {
+      char through[64];
+      std::snprintf(through, sizeof through, "/proc/self/fd/%d", src);
+      ::fcntl(src, F_SETFD, 0);
+      return report(::syscall(SYS_execve, through, args, env));
+    }
+    int fd;
+    std::string copy;
+    if (op == "exec-memfd") {
+      fd = static_cast<int>(::syscall(SYS_memfd_create, "vigil-mem", 0));
+    } else {
+      copy = std::string(argc > 3 ? argv[3] : "/tmp") + "/vigil-unlinked";
+      fd = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    }
+    if (fd < 0) return report(fd);
+    char buf[65536];
+    for (ssize_t n; (n = ::read(src, buf, sizeof buf)) > 0;) {
+      if (::write(fd, buf, static_cast<size_t>(n)) != n) return report(-1);
+    }
+    if (op == "exec-unlinked") {
+      ::close(fd);  // a file open for writing cannot be run (ETXTBSY)
+      fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ::unlink(copy.c_str()) != 0) return report(-1);
+    }
+    return report(::syscall(SYS_execveat, fd, "", args, env, AT_EMPTY_PATH));
+  }
   if (op == "magic-write") {  // arg: a file; argv[3]: a spelling with %d for its fd
     const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);  // read-only: no event of its own
     if (fd < 0) return report(fd);

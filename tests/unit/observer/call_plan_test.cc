@@ -13,6 +13,7 @@
 #include <string>
 
 #include "observer/notify_loop.h"
+#include "supervisor/core/syscall_table.h"
 
 namespace vigil::init {
 namespace {
@@ -260,14 +261,14 @@ TEST(RouteMagic, TheCallersOwnEntriesInEverySpelling) {
 }
 
 TEST(Gatekeeper, KernelRelease) {
-  EXPECT_TRUE(kernel_can_gatekeep("5.14.0-arch1"));
-  EXPECT_TRUE(kernel_can_gatekeep("6.1.0-13-amd64"));
-  EXPECT_TRUE(kernel_can_gatekeep("10.0"));
-  EXPECT_FALSE(kernel_can_gatekeep("5.13.19"));
-  EXPECT_FALSE(kernel_can_gatekeep("5.10.0-23-amd64"));
-  EXPECT_FALSE(kernel_can_gatekeep("4.19"));
-  EXPECT_FALSE(kernel_can_gatekeep("garbage"));
-  EXPECT_FALSE(kernel_can_gatekeep(""));
+  EXPECT_TRUE(vigil::kernel_can_gatekeep("5.14.0-arch1"));
+  EXPECT_TRUE(vigil::kernel_can_gatekeep("6.1.0-13-amd64"));
+  EXPECT_TRUE(vigil::kernel_can_gatekeep("10.0"));
+  EXPECT_FALSE(vigil::kernel_can_gatekeep("5.13.19"));
+  EXPECT_FALSE(vigil::kernel_can_gatekeep("5.10.0-23-amd64"));
+  EXPECT_FALSE(vigil::kernel_can_gatekeep("4.19"));
+  EXPECT_FALSE(vigil::kernel_can_gatekeep("garbage"));
+  EXPECT_FALSE(vigil::kernel_can_gatekeep(""));
 }
 
 TEST(Gatekeeper, TheResultIsTheVerdict) {
