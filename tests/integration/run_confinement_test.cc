@@ -201,9 +201,10 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
 
 // Below the top level, a protected name that did not exist at launch has no mount to
 // stop it (vigil cannot bind every name into every directory, nor into directories made
-// during the session). Such writes go through, and the model is told, each by name, in
-// the same block as the denials; the log records which name it was; replay recomputes
-// the same block from the log.
+// during the session): vigil-init refuses creating it at the call (EACCES), a deny line
+// each. The names inside a new repository's .git are left to the git rules: those writes
+// go through and are told, each by name, in the same block; the log records which name
+// it was; replay recomputes the same block from the log.
 TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   TempDir ws;
   TempDir logs;
@@ -216,11 +217,12 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
                      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out;
-  EXPECT_TRUE(exists(ws / "sub/.vscode/tasks.json"));  // not stopped: told
+  EXPECT_FALSE(exists(ws / "sub/.vscode"));  // refused at the call
+  EXPECT_FALSE(exists(ws / "sub/deep/.bashrc"));
   const std::string why = "NOT stopped: no mount guarded this name";
   for (const std::string& line :
-       {"unguarded mkdir " + (ws / "sub/.vscode") + " (protected name .vscode: ",
-        "unguarded openat " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc: ",
+       {"deny mkdir " + (ws / "sub/.vscode") + " (protected name .vscode ",
+        "deny openat " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc ",
         " " + (ws / "r/.git/config") + " (protected name .git/config: ",
         " " + (ws / "r/.git/hooks") + " (protected name .git/hooks: "}) {
     EXPECT_NE(o.err.find(line), std::string::npos) << line << "\n" << o.err;
@@ -231,7 +233,8 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_EQ(o.err.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
   EXPECT_EQ(o.err.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
   const std::string text = read_file(log);
-  EXPECT_NE(text.find("\"unguarded\":\".vscode\""), std::string::npos);
+  EXPECT_EQ(text.find("\"unguarded\":\".vscode\""), std::string::npos);
+  EXPECT_NE(text.find("\"result\":\"EACCES\""), std::string::npos);
   EXPECT_NE(text.find("\"unguarded\":\".git/hooks\""), std::string::npos);
   auto v = run_vigil({"replay", "--verify", log}, logs.path());
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
@@ -243,7 +246,8 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
 }
 
 // A protected name that is a symlink is guarded at its target; the link itself can be
-// replaced (no mount can sit on a symlink). Replacing it is told, like any unguarded name.
+// removed (no mount can sit on a symlink), but making the name again is refused at the
+// call, like any protected name under a writable root.
 TEST(RunConfinement, AReplacedProtectedSymlinkIsTold) {
   TempDir ws;
   make_dirs(ws / "dot");
@@ -258,9 +262,10 @@ TEST(RunConfinement, AReplacedProtectedSymlinkIsTold) {
   EXPECT_NE(o.err.find("deny openat " + (ws / "dot/bashrc") + " (protected path"),
             std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find("unguarded openat " + (ws / ".bashrc") + " (protected name .bashrc: "),
+  EXPECT_NE(o.err.find("deny openat " + (ws / ".bashrc") + " (protected name .bashrc "),
             std::string::npos)
       << o.err;
+  EXPECT_FALSE(exists(ws / ".bashrc"));
 }
 
 TEST(RunConfinement, RenamingAnAncestorCannotStepAroundADeny) {
