@@ -1,5 +1,6 @@
 #include "observer/protected_names.h"
 
+#include "observer/git_rules.h"
 #include "supervisor/core/mandatory_denies.h"
 
 namespace vigil::init {
@@ -21,7 +22,5 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
          "): refused at any depth under a writable root";
 }
-
-std::string git_write_refusal(std::string_view) { return {}; }
 
 }  // namespace vigil::init

@@ -3,8 +3,8 @@
 // .claude/commands/, .gitmodules, ...) anywhere under a writable root is refused with
 // EACCES before vigil-init performs the call. The names inside .git (hooks, config,
 // commondir) are left to the git rules, which judge what git itself must be able to
-// write (git init makes .git/hooks/*.sample; git config writes .git/config): see
-// git_write_refusal() below, the seam for them.
+// write (git init makes .git/hooks/*.sample; git config writes .git/config): the seam
+// for them is observer/git_rules.h.
 #pragma once
 
 #include <string>
@@ -19,10 +19,5 @@ namespace vigil::init {
 // when it is not. A path on a read-only mount is not refused here: the kernel does
 // (EROFS). Pure.
 std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path);
-
-// The seam for the git rules (a pure judge of the names inside a repository and of git
-// config bytes, owned by that work): "" lets the call go on. Until they are in, only what
-// the mount table already guards is refused (by the kernel), so this returns "".
-std::string git_write_refusal(std::string_view rel_in_root);
 
 }  // namespace vigil::init
