@@ -6,6 +6,10 @@
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
 
+#include <vector>
+
+#include "supervisor/core/syscall_table.h"
+
 namespace vigil {
 namespace {
 
@@ -22,61 +26,20 @@ constexpr ArgTest ioctl_request(std::uint32_t request, std::string_view text) {
   return {1, 0xffffffffu, request, text};
 }
 
-// One row per write bit: a row's tests are ANDed, rows for one syscall are ORed.
-#define VIGIL_OPEN_ROWS(name, arg)                                                             \
-  {name, {flag(arg, O_WRONLY, "flags & O_WRONLY")}, kNotify, "opens for writing"},             \
-      {name, {flag(arg, O_RDWR, "flags & O_RDWR")}, kNotify, "opens for reading and writing"}, \
-      {name, {flag(arg, O_CREAT, "flags & O_CREAT")}, kNotify, "may create the file"},         \
-      {name, {flag(arg, O_TRUNC, "flags & O_TRUNC")}, kNotify, "truncates the file"}, {        \
-    name, {flag(arg, O_APPEND, "flags & O_APPEND")}, kNotify, "opens for appending"            \
-  }
+// One rule per write bit: a rule's tests are ANDed, rules for one syscall are ORed.
+struct OpenBit {
+  std::uint64_t bit;
+  std::string_view test, why;
+};
+constexpr OpenBit kOpenBits[] = {
+    {O_WRONLY, "flags & O_WRONLY", "opens for writing"},
+    {O_RDWR, "flags & O_RDWR", "opens for reading and writing"},
+    {O_CREAT, "flags & O_CREAT", "may create the file"},
+    {O_TRUNC, "flags & O_TRUNC", "truncates the file"},
+    {O_APPEND, "flags & O_APPEND", "opens for appending"},
+};
 
-constexpr FilterRule kRules[] = {
-    VIGIL_OPEN_ROWS("open", 1),
-    VIGIL_OPEN_ROWS("openat", 2),
-    {"openat2",
-     {},
-     kNotify,
-     "flags live in struct open_how: read-only ones are dropped in user space"},
-    {"creat", {}, kNotify, "creates or truncates a file"},
-    {"truncate", {}, kNotify, "changes a file's size by path"},
-    {"unlink", {}, kNotify, "deletes a file"},
-    {"unlinkat", {}, kNotify, "deletes a file or directory"},
-    {"rmdir", {}, kNotify, "deletes a directory"},
-    {"mkdir", {}, kNotify, "creates a directory"},
-    {"mkdirat", {}, kNotify, "creates a directory"},
-    {"mknod", {}, kNotify, "creates a node"},
-    {"mknodat", {}, kNotify, "creates a node"},
-    {"rename", {}, kNotify, "moves a file"},
-    {"renameat", {}, kNotify, "moves a file"},
-    {"renameat2", {}, kNotify, "moves or exchanges files"},
-    {"link", {}, kNotify, "creates a hard link"},
-    {"linkat", {}, kNotify, "creates a hard link"},
-    {"symlink", {}, kNotify, "creates a symlink"},
-    {"symlinkat", {}, kNotify, "creates a symlink"},
-    {"chmod", {}, kNotify, "changes permissions"},
-    // The fd forms act on whatever the fd names, and an fd opened read-only (no event at
-    // its open) is enough to change its file's permissions, owner and attributes.
-    {"fchmod", {}, kNotify, "changes permissions through an fd"},
-    {"fchmodat", {}, kNotify, "changes permissions"},
-    {"fchmodat2", {}, kNotify, "changes permissions"},
-    {"chown", {}, kNotify, "changes ownership"},
-    {"fchown", {}, kNotify, "changes ownership through an fd"},
-    {"lchown", {}, kNotify, "changes ownership"},
-    {"fchownat", {}, kNotify, "changes ownership"},
-    {"utime", {}, kNotify, "changes timestamps"},
-    {"utimes", {}, kNotify, "changes timestamps"},
-    {"utimensat", {}, kNotify, "changes timestamps"},
-    {"futimesat", {}, kNotify, "changes timestamps"},
-    {"setxattr", {}, kNotify, "sets an extended attribute"},
-    {"lsetxattr", {}, kNotify, "sets an extended attribute"},
-    {"fsetxattr", {}, kNotify, "sets an extended attribute"},
-    {"removexattr", {}, kNotify, "removes an extended attribute"},
-    {"lremovexattr", {}, kNotify, "removes an extended attribute"},
-    {"fremovexattr", {}, kNotify, "removes an extended attribute"},
-    {"setxattrat", {}, kNotify, "sets an extended attribute (Linux 6.13)"},
-    {"removexattrat", {}, kNotify, "removes an extended attribute (Linux 6.13)"},
-    {"file_setattr", {}, kNotify, "sets an inode's fsxattr flags (Linux 6.17)"},
+constexpr FilterRule kIoctlRules[] = {
     // ioctl requests that change a file, or make or remove a name, through an fd that
     // need not be open for writing (the other writing requests need one, and its open is
     // the event). Exact 32-bit values: a terminal's or a socket's requests never match.
@@ -132,17 +95,39 @@ constexpr FilterRule kRules[] = {
      {ioctl_request(BTRFS_IOC_SET_RECEIVED_SUBVOL, "request == BTRFS_IOC_SET_RECEIVED_SUBVOL")},
      kNotify,
      "rewrites a btrfs subvolume's received identity"},
-    {"execve", {}, kNotify, "the process record: what ran"},
-    {"execveat", {}, kNotify, "the process record: what ran"},
 };
 
-#undef VIGIL_OPEN_ROWS
-
-constexpr FilterSpec kSpec{"observer", "witness of every write-intent syscall (always CONTINUE)",
-                           allow_action(), kill_process_action(), kRules};
+// The rules, derived from the one syscall table (supervisor/core/syscall_table.h): a row
+// trapped always is one rule; an open row is one rule per write bit of its flags
+// argument; ioctl is the request list above.
+std::vector<FilterRule> derive_rules() {
+  std::vector<FilterRule> out;
+  for (const WriteSyscall& row : write_syscalls()) {
+    switch (row.trap) {
+      case Trap::kAlways:
+        out.push_back({row.name, {}, kNotify, row.why});
+        break;
+      case Trap::kOpenFlags:
+        for (const OpenBit& b : kOpenBits) out.push_back({row.name, {flag(row.flags, b.bit, b.test)}, kNotify, b.why});
+        break;
+      case Trap::kIoctlRequests:
+        for (const FilterRule& r : kIoctlRules) out.push_back(r);
+        break;
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
-const FilterSpec& notify_filter() { return kSpec; }
+const FilterSpec& notify_filter() {
+  // Built once, on first use (before any fork: the caller compiles the filter there).
+  static const std::vector<FilterRule> rules = derive_rules();
+  static const FilterSpec spec{"observer",
+                               "every write-intent syscall and exec goes to vigil-init, which "
+                               "performs path-based calls itself",
+                               allow_action(), kill_process_action(), rules};
+  return spec;
+}
 
 }  // namespace vigil

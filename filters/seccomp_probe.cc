@@ -11,14 +11,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
+
 #include "filters/kernel_seccomp.h"
+#include "filters/seccomp_notify.h"
 #include "supervisor/core/unique_fd.h"
 
 namespace vigil {
 namespace {
 
 // Bits the child reports through its exit status.
-constexpr int kNotif = 1, kContinue = 2, kKillable = 4, kSync = 8;
+constexpr int kNotif = 1, kContinue = 2, kKillable = 4, kSync = 8, kAddfd = 16;
 
 // A filter that sends getppid to the listener, built by libseccomp and exported, so the
 // raw seccomp() call below can add flags libseccomp 2.5.4 does not know.
@@ -57,23 +60,34 @@ bool load_notify_filter(unsigned long flags, int* listener) {
     bits |= kKillable;
   if (!load_notify_filter(0, &listener)) ::_exit(bits);
   bits |= kNotif;
-  UniqueFd lfd(listener);
-  __u64 sync_flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-  if (::ioctl(lfd.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, sync_flags) == 0) bits |= kSync;
+  auto adopted = NotifyListener::adopt(UniqueFd(listener));
+  if (!adopted.ok()) ::_exit(bits);
+  NotifyListener& lfd = *adopted;
+  if (lfd.set_sync_wake_up()) bits |= kSync;
   // Round trip: a thread-free way is a grandchild that inherits the filter and calls
   // getppid; we answer CONTINUE and check it returned normally.
   const pid_t t = ::fork();
   if (t == 0) ::_exit(::getppid() > 0 ? 0 : 1);
   if (t < 0) ::_exit(bits);
-  seccomp_notif req{};
-  seccomp_notif_resp resp{};
-  if (::ioctl(lfd.get(), SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
-    resp.id = req.id;
-    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    if (::ioctl(lfd.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0) {
-      int ts = 0;
-      if (::waitpid(t, &ts, 0) == t && WIFEXITED(ts) && WEXITSTATUS(ts) == 0) bits |= kContinue;
-    }
+  Notification req;
+  if (lfd.receive(&req) && lfd.answer_continue(req.id)) {
+    int ts = 0;
+    if (::waitpid(t, &ts, 0) == t && WIFEXITED(ts) && WEXITSTATUS(ts) == 0) bits |= kContinue;
+  }
+  // The same call answered with an fd installed in the caller (what the gatekeeper
+  // needs to perform opens): the grandchild checks getppid returned an open fd.
+  const pid_t u = ::fork();
+  if (u == 0) {
+    const int got = static_cast<int>(::getppid());
+    ::_exit(got > 2 && ::fcntl(got, F_GETFD) >= 0 ? 0 : 1);
+  }
+  if (u < 0) ::_exit(bits);
+  UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (null && lfd.receive(&req)) {
+    const long installed = lfd.answer_with_fd(req.id, null.get(), false);
+    if (installed < 0) lfd.answer(req.id, 0, static_cast<int>(-installed));
+    int us = 0;
+    if (::waitpid(u, &us, 0) == u && WIFEXITED(us) && WEXITSTATUS(us) == 0) bits |= kAddfd;
   }
   ::_exit(bits);
 }
@@ -98,6 +112,7 @@ SeccompFeatures probe_seccomp() {
   f.notif_continue = bits & kContinue;
   f.wait_killable_recv = bits & kKillable;
   f.sync_wake_up = bits & kSync;
+  f.addfd_send = bits & kAddfd;
   return f;
 }
 

@@ -1,8 +1,10 @@
-// The observer: vigil-init's side of the USER_NOTIF listener. For each trapped call it
-// reads the path argument(s) from the caller's memory, answers CONTINUE (the command's
-// behaviour never changes), judges the write from the mount table, and queues one JSON
-// event line for the supervisor. What it reads is attacker-controlled and racy: it is a
-// witness, and nothing it concludes gates anything.
+// The observer: vigil-init's side of the USER_NOTIF listener (the gatekeeper). For each
+// trapped call it reads the arguments from the caller's memory once
+// (observer/call_plan.h), performs a path-based call itself on exactly those bytes from
+// the caller's view (observer/emulate.h) and answers with the call's own result (an open's
+// fd installed with SECCOMP_ADDFD_FLAG_SEND), then queues one JSON event line whose
+// verdict is that result. Execs and fd-based calls continue (nothing they read can race).
+// On kernels before 5.14 (no ADDFD_FLAG_SEND) opens continue and are only witnessed.
 //
 // Lossless by default: events are buffered up to a bound, and a full buffer is written out
 // with a blocking write before the next notification is taken, so a slow supervisor
@@ -12,10 +14,16 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "filters/seccomp_notify.h"
+#include "observer/call_plan.h"
+#include "observer/emulate.h"
 #include "observer/mount_table.h"
+#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 
 namespace vigil::init {
@@ -29,32 +37,28 @@ struct ObserverOptions {
   // leaves the observer idle (the caller runs next), so "write when idle" would be one
   // write per event; batching is what keeps a trapped call at a few microseconds.
   int flush_after_ms = 20;
+  // Opens are performed and their fd installed (Linux 5.14+); false: witnessed only.
+  bool gatekeeper = true;
 };
+
+struct Judgement {
+  WriteVerdict verdict;
+  std::string reason;
+};
+// The verdict a performed call gets from its result (pure; exposed for the tests).
+// `error`: the errno (0 success; -1 the call continued and its result is not seen: the
+// mount table's view). `refused_why`: vigil-init itself refused the call.
+Judgement judge_result(const std::vector<Mount>& mounts, const std::string& resolved,
+                       const std::string& from_resolved, int error,
+                       const std::string& refused_why);
 
 struct ObserverStats {
   std::uint64_t events = 0;    // lines produced
   std::uint64_t dropped = 0;   // lines lost (kDrop only)
   std::uint64_t held = 0;      // times the workload waited for the supervisor
   std::uint64_t vanished = 0;  // notifications whose caller was gone before we read it
+  std::uint64_t blocking = 0;  // opens that waited on a thread of their own (FIFOs)
   bool sync_wake_up = false;   // the kernel took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-};
-
-// How to read one trapped syscall's arguments.
-struct PathArgs {
-  int dirfd = -1, path = -1;    // the primary target (dirfd -1: relative to cwd)
-  int dirfd2 = -1, path2 = -1;  // a second target (rename, link destination)
-  int flags = -1;               // open flags argument (O_NOFOLLOW decides following)
-  // Calls that act on what a symlink in the last component points at (chmod, truncate,
-  // setxattr, ...) rather than on the link itself (unlink, rename, lchown, ...)...
-  bool follows = false;
-  // ...unless this argument carries AT_SYMLINK_NOFOLLOW (fchownat, utimensat, fchmodat2).
-  int at_flags = -1;
-  bool open_how = false;  // openat2: flags inside struct open_how at `flags`
-  bool exec = false;      // execve/execveat: argv at `path + 1`
-  bool fd_only = false;   // f*xattr: the target is an fd (args[0])
-  // utimensat/futimesat with a NULL path act on `dirfd`'s own file (futimens(), as tar
-  // and cp -p call it after writing each file).
-  bool null_path_is_fd = false;
 };
 
 class Observer {
@@ -62,7 +66,7 @@ class Observer {
   // `events_fd`: where event lines go (the supervisor's pipe). `mounts`: the sandbox's.
   static Result<Observer> create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
                                  const ObserverOptions& options);
-  int fd() const { return listener_.get(); }
+  int fd() const;
 
   // Called with poll()'s revents for the listener: answers one notification. Returns
   // false when the listener is gone (every filtered process has exited). Wait for the
@@ -78,14 +82,39 @@ class Observer {
 
  private:
   Observer() = default;
+  // Lines from the threads that perform blocking opens, merged into buffer_ by the loop.
+  struct Shared {
+    std::mutex mu;
+    std::string lines;
+  };
   void handle_one();
+  void on_continue(const Notification& n, const CallPlan& plan);
   void queued();  // a line was appended to buffer_
+  void queued_if(const CallPlan& plan);
+  void take_pending();
+  void settle_execs(pid_t caller);
+  struct PendingExec {
+    pid_t pid = 0;
+    long ppid = 0;
+    std::vector<std::string> argv;
+    bool truncated = false;
+    std::string cwd, claimed, before;
+    std::int64_t at_ms = 0;  // when it was last looked at
+  };
+  std::vector<PendingExec> pending_execs_;
+  static void answer_and_record(NotifyListener& listener, std::string* out,
+                                const std::vector<Mount>& mounts, const Notification& n,
+                                const CallPlan& plan, Performed done);
+  static void run_blocking(std::shared_ptr<NotifyListener> listener,
+                           std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
+                           Notification n, CallPlan plan);
 
-  UniqueFd listener_;
+  std::shared_ptr<NotifyListener> listener_;
+  std::shared_ptr<Shared> shared_;
   int events_fd_ = -1;
   std::vector<Mount> mounts_;
   ObserverOptions options_;
-  std::map<int, std::pair<std::string, PathArgs>> table_;  // syscall nr -> name, args
+  std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
   std::string buffer_;
   ObserverStats stats_;
   std::int64_t oldest_ms_ = -1;  // when the oldest buffered line was queued

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "filters/kernel_seccomp.h"
 #include "filters/sandbox_program.h"
 #include "observer/mount_table.h"
+#include "observer/notify_loop.h"
 #include "observer/pid1.h"
 #include "observer/worker.h"
 #include "supervisor/core/diagnostics.h"
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
   int program_fd = -1;
   int mounts_fd = -1;
   vigil::init::ObserverOptions observer_options;
+  {
+    utsname u{};
+    observer_options.gatekeeper = ::uname(&u) == 0 && vigil::kernel_can_gatekeep(u.release);
+  }
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
     if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {

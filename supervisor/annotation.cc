@@ -8,6 +8,7 @@
 #include "proxy/domain_matcher.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/write_hint.h"
 
@@ -364,7 +365,7 @@ std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan, const P
 
 std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs) {
   if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return {};
-  if (w.syscall == "unlink" || w.syscall == "unlinkat" || w.syscall == "rmdir") return {};
+  if (removes_name(w.syscall)) return {};
   const PathRule* root = nullptr;
   for (const auto& r : fs.allow_write) {
     if (!path_is_under(w.resolved, r.resolved)) continue;

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <span>
 #include <type_traits>
 #include <utility>
 
 #include "supervisor/core/bounded_json.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/syscall_table.h"
 
 namespace vigil::events {
 namespace {
@@ -345,6 +348,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       }
       b.log = r.bytes("log", lim.max_path, false);
       b.key_id = r.word("key_id", false);
+      b.witness = r.word("witness", false);
       return Body{std::move(b)};
     }
     case Kind::kProcExec: {
@@ -354,6 +358,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
       b.cwd = r.bytes("cwd", lim.max_path);
       b.truncated = r.boolean("truncated");
+      b.exe = r.bytes("exe", lim.max_path, false);
       return Body{std::move(b)};
     }
     case Kind::kFsWrite: {
@@ -368,6 +373,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.from = r.bytes("from", lim.max_path, false);
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
+      b.result = r.word("result", false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -511,6 +517,7 @@ void put_body(ojson& j, const Body& body) {
                                          {"kernel", bytes_json(b.versions.kernel)}};
                    if (!b.log.empty()) j["log"] = bytes_json(b.log);
                    if (!b.key_id.empty()) j["key_id"] = b.key_id;
+                   if (!b.witness.empty()) j["witness"] = b.witness;
                  },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
@@ -518,6 +525,7 @@ void put_body(ojson& j, const Body& body) {
                    j["argv"] = bytes_array_json(b.argv);
                    j["cwd"] = bytes_json(b.cwd);
                    if (b.truncated) j["truncated"] = true;
+                   if (!b.exe.empty()) j["exe"] = bytes_json(b.exe);
                  },
                  [&](const FsWrite& b) {
                    j["pid"] = b.pid;
@@ -530,6 +538,7 @@ void put_body(ojson& j, const Body& body) {
                    if (!b.from.empty()) j["from"] = bytes_json(b.from);
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
+                   if (!b.result.empty()) j["result"] = b.result;
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -642,58 +651,24 @@ Limits Limits::log() {
 
 namespace {
 
-// Every write-intent name vigil accepts, with the plain word the model is shown for it
-// (the syscall stays in the log). Linux syscalls (DESIGN.md §6, plus the fd-based
-// variants), then the Seatbelt operations a macOS kernel report names
-// (supervisor/macos_session.h), where no syscall is known. open*/creat say "create" or
-// "write" by their flags (write_action()).
+// The plain word the model is shown for a write (the syscall stays in the log). Linux
+// calls take theirs from the one syscall table's action word (core/syscall_table.h);
+// the Seatbelt operations a macOS kernel report names (supervisor/macos_session.h), where
+// no syscall is known, are listed here.
 struct WriteName {
   std::string_view name;
   WriteAction action;
 };
-constexpr WriteName kWriteNames[] = {
-    {"open", WriteAction::kWrite},
-    {"openat", WriteAction::kWrite},
-    {"openat2", WriteAction::kWrite},
-    {"creat", WriteAction::kCreate},
-    {"truncate", WriteAction::kWrite},
-    {"ftruncate", WriteAction::kWrite},
-    {"unlink", WriteAction::kDelete},
-    {"unlinkat", WriteAction::kDelete},
-    {"rmdir", WriteAction::kDelete},
-    {"mkdir", WriteAction::kCreate},
-    {"mkdirat", WriteAction::kCreate},
-    {"mknod", WriteAction::kCreate},
-    {"mknodat", WriteAction::kCreate},
-    {"rename", WriteAction::kRename},
-    {"renameat", WriteAction::kRename},
-    {"renameat2", WriteAction::kRename},
-    {"link", WriteAction::kLink},
-    {"linkat", WriteAction::kLink},
-    {"symlink", WriteAction::kLink},
-    {"symlinkat", WriteAction::kLink},
-    {"chmod", WriteAction::kChangeMode},
-    {"fchmod", WriteAction::kChangeMode},
-    {"fchmodat", WriteAction::kChangeMode},
-    {"fchmodat2", WriteAction::kChangeMode},
-    {"chown", WriteAction::kChangeOwner},
-    {"fchown", WriteAction::kChangeOwner},
-    {"lchown", WriteAction::kChangeOwner},
-    {"fchownat", WriteAction::kChangeOwner},
-    {"utime", WriteAction::kChangeTimes},
-    {"utimes", WriteAction::kChangeTimes},
-    {"utimensat", WriteAction::kChangeTimes},
-    {"futimesat", WriteAction::kChangeTimes},
-    {"setxattr", WriteAction::kChangeAttributes},
-    {"lsetxattr", WriteAction::kChangeAttributes},
-    {"fsetxattr", WriteAction::kChangeAttributes},
-    {"removexattr", WriteAction::kChangeAttributes},
-    {"lremovexattr", WriteAction::kChangeAttributes},
-    {"fremovexattr", WriteAction::kChangeAttributes},
-    {"setxattrat", WriteAction::kChangeAttributes},
-    {"removexattrat", WriteAction::kChangeAttributes},
-    {"file_setattr", WriteAction::kChangeAttributes},
-    {"ioctl", WriteAction::kChangeAttributes},
+constexpr WriteName kTableWords[] = {
+    {"write", WriteAction::kWrite},         {"truncate", WriteAction::kWrite},
+    {"create", WriteAction::kCreate},       {"mkdir", WriteAction::kCreate},
+    {"mknod", WriteAction::kCreate},        {"delete", WriteAction::kDelete},
+    {"rmdir", WriteAction::kDelete},        {"rename", WriteAction::kRename},
+    {"link", WriteAction::kLink},           {"symlink", WriteAction::kLink},
+    {"chmod", WriteAction::kChangeMode},    {"chown", WriteAction::kChangeOwner},
+    {"touch", WriteAction::kChangeTimes},   {"xattr", WriteAction::kChangeAttributes},
+};
+constexpr WriteName kSeatbelt[] = {
     {"file-write-create", WriteAction::kCreate},
     {"file-write-data", WriteAction::kWrite},
     {"file-write-flags", WriteAction::kChangeAttributes},
@@ -706,24 +681,43 @@ constexpr WriteName kWriteNames[] = {
     {"file-link", WriteAction::kLink},
 };
 
-const WriteName* write_name(std::string_view name) {
-  for (const auto& w : kWriteNames)
-    if (w.name == name) return &w;
-  return nullptr;
+std::optional<WriteAction> lookup(std::span<const WriteName> table, std::string_view name) {
+  for (const auto& w : table)
+    if (w.name == name) return w.action;
+  return std::nullopt;
+}
+
+// The action of a known write name; nullopt when vigil does not accept the name.
+std::optional<WriteAction> base_action(std::string_view name) {
+  // Linux: exactly the calls of the one syscall table, execs aside (they are proc.exec).
+  if (const WriteSyscall* row = find_write_syscall(name)) {
+    if (row->emulation == Emulation::kExec) return std::nullopt;
+    return lookup(kTableWords, row->action).value_or(WriteAction::kWrite);
+  }
+  return lookup(kSeatbelt, name);
 }
 
 }  // namespace
 
-bool is_known_write_syscall(std::string_view name) { return write_name(name) != nullptr; }
+bool is_known_write_syscall(std::string_view name) { return base_action(name).has_value(); }
+
+bool is_call_result(std::string_view s) {
+  if (s == "0") return true;
+  // An errno name: E and upper-case letters or digits (E2BIG), nothing else.
+  return s.size() >= 2 && s.size() <= 32 && s[0] == 'E' &&
+         std::all_of(s.begin() + 1, s.end(), [](char c) {
+           return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+         });
+}
 
 WriteAction write_action(std::string_view syscall, std::uint64_t flags) {
-  const WriteName* w = write_name(syscall);
-  if (w == nullptr) return WriteAction::kWrite;
+  const std::optional<WriteAction> a = base_action(syscall);
+  if (!a) return WriteAction::kWrite;
   // O_CREAT|O_EXCL (0100|0200 on every Linux ABI vigil runs on) is sure to create; O_CREAT
   // alone also opens an existing file (`>>`, touch), which is a write.
-  if (w->action == WriteAction::kWrite && syscall.starts_with("open") && (flags & 0300U) == 0300U)
+  if (*a == WriteAction::kWrite && syscall.starts_with("open") && (flags & 0300U) == 0300U)
     return WriteAction::kCreate;
-  return w->action;
+  return *a;
 }
 
 const char* to_string(WriteAction a) {
@@ -778,6 +772,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
           [&](const SessionStart& b) -> Result<void> {
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
             if (!path_ok(b.cwd) || !path_ok(b.log)) return bad("cwd/log: too long or a NUL byte");
+            if (!b.witness.empty() && b.witness != "gatekeeper" && b.witness != "best-effort")
+              return bad("witness: expected gatekeeper or best-effort");
             if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
               return bad("backend: expected bwrap, seatbelt or none");
             }
@@ -798,7 +794,7 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.pid < 1 || b.pid > kMaxPid || b.ppid < 0 || b.ppid > kMaxPid)
               return bad("pid out of range");
             if (!argv_ok(b.argv)) return bad("argv: too many or too long entries, or a NUL byte");
-            if (!path_ok(b.cwd)) return bad("cwd: too long or a NUL byte");
+            if (!path_ok(b.cwd) || !path_ok(b.exe)) return bad("cwd/exe: too long or a NUL byte");
             return {};
           },
           [&](const FsWrite& b) -> Result<void> {
@@ -814,6 +810,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!b.from_resolved.empty() && b.from_resolved[0] != '/')
               return bad("from_resolved: must be absolute");
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
+            if (!b.result.empty() && !is_call_result(b.result))
+              return bad("result: expected 0 or an errno name (EEXIST, EROFS, ...)");
             if (!b.unguarded.empty()) {
               if (mandatory_deny_named(b.unguarded) == nullptr)
                 return bad("unguarded: not a protected name");

@@ -78,6 +78,9 @@ struct SessionStart {
   // log_key_id() of the key that seals this log ("" = an unkeyed log, written before
   // logs were sealed): supervisor/log_key.h.
   std::string key_id;
+  // Linux: "gatekeeper" (vigil-init performs write-intent calls, 5.14+) or "best-effort"
+  // (older kernels: opens are only witnessed). "" elsewhere and in older logs.
+  std::string witness = {};
   bool operator==(const SessionStart&) const = default;
 };
 
@@ -87,6 +90,10 @@ struct ProcExec {
   std::vector<std::string> argv;
   std::string cwd;
   bool truncated = false;  // the observer cut argv to fit the bounds
+  // What ran: /proc/PID/exe once the exec has happened (so a path swapped after it was
+  // read cannot name the wrong binary), or the fd's target for an fd exec
+  // ("/memfd:name (deleted)"). "" in older logs.
+  std::string exe = {};
   bool operator==(const ProcExec&) const = default;
 };
 
@@ -105,6 +112,10 @@ struct FsWrite {
   // name (a mandatory_denies() relpath) it created or changed where no mount guards it
   // (below a writable root's top level, a name that did not exist at launch). "" = none.
   std::string unguarded;
+  // What the call returned, as vigil-init performed it: "0", or the errno's name
+  // ("EEXIST", "EROFS"). "" in logs written before vigil-init performed calls (and for a
+  // witnessed call on kernels before 5.14, whose result vigil never sees).
+  std::string result = {};  // (a default member initializer: positional {..} need not name it)
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -310,6 +321,8 @@ class LineSplitter {
 // Write-intent syscalls the observer may name (DESIGN.md §6, plus the fd-based
 // variants). A name outside this set is malformed: it would reach the model's text.
 bool is_known_write_syscall(std::string_view name);
+// fs.write.result: "0" or an errno name.
+bool is_call_result(std::string_view s);
 
 // What a write-intent call does, in the plain words the model is shown ("create",
 // "delete", "change mode"); the syscall's name stays in the log. Declaration order is

@@ -69,6 +69,8 @@ int cmd_probe(bool json) {
           {"notif_continue", sc.notif_continue},
           {"wait_killable_recv", sc.wait_killable_recv},
           {"sync_wake_up", sc.sync_wake_up},
+          {"addfd_send", sc.addfd_send},
+          {"witness", sc.addfd_send ? "gatekeeper" : "best-effort"},
           {"error", sc.error}}},
         {"sandbox_available", can_sandbox},
     };
@@ -94,6 +96,11 @@ int cmd_probe(bool json) {
   line(sc.notif_continue, "USER_NOTIF_FLAG_CONTINUE", "", "a kernel >= 5.5");
   line(sc.wait_killable_recv, "FILTER_FLAG_WAIT_KILLABLE_RECV", "optional", nullptr);
   line(sc.sync_wake_up, "USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)", "optional", nullptr);
+  line(sc.addfd_send, "NOTIF_ADDFD + ADDFD_FLAG_SEND (gatekeeper)",
+       sc.addfd_send ? "vigil-init performs write-intent calls itself"
+                     : "witness: best-effort (writes are observed, not performed, so a racing "
+                       "thread can write under a name the log does not show)",
+       "a kernel >= 5.14");
   std::printf("%s\n", can_sandbox
                           ? "vigil can sandbox commands here."
                           : "vigil CANNOT sandbox commands here: fix the MISS lines above.");

@@ -17,6 +17,7 @@
 #include "supervisor/annotation.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/log_key.h"
 
@@ -248,30 +249,13 @@ constexpr std::size_t kHtmlMaxOutputBytes = 65536;  // per stream
 }  // namespace
 
 std::string write_action(const events::FsWrite& w) {
-  const std::string& s = w.syscall;
-  if (s == "open" || s == "openat" || s == "openat2") {
-    if ((w.flags & O_CREAT) != 0) return "create";
-    if ((w.flags & O_TRUNC) != 0) return "truncate";
-    return "write";
-  }
-  if (s == "creat" || s == "mknod" || s == "mknodat") return s == "creat" ? "create" : "mknod";
-  if (s == "truncate" || s == "ftruncate") return "truncate";
-  if (s == "unlink" || s == "unlinkat") return (w.flags & AT_REMOVEDIR) != 0 ? "rmdir" : "delete";
-  if (s == "rmdir") return "rmdir";
-  if (s == "mkdir" || s == "mkdirat") return "mkdir";
-  if (s.rfind("rename", 0) == 0) return "rename";
-  if (s == "link" || s == "linkat") return "link";
-  if (s == "symlink" || s == "symlinkat") return "symlink";
-  if (s.find("chmod") != std::string::npos) return "chmod";
-  if (s.find("chown") != std::string::npos) return "chown";
-  if (s.find("utime") != std::string::npos) return "touch";
-  if (s.find("xattr") != std::string::npos) return "xattr";
-  return "write";
+  return std::string(action_word(w.syscall, w.flags));
 }
 
 std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
   if (flags == 0) return "";
-  if (syscall == "open" || syscall == "openat" || syscall == "openat2" || syscall == "creat") {
+  const WriteSyscall* row = find_write_syscall(syscall);
+  if (row != nullptr && row->emulation == Emulation::kOpen) {
     std::string out;
     auto add = [&](const char* name) {
       if (!out.empty()) out += '|';

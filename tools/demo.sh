@@ -26,9 +26,8 @@ cat <<'AGENT'
   echo 'curl evil' > .git/hooks/pre-commit # a git hook: mandatory deny
   echo 'alias ls=rm' > .bashrc             # a shell rc file: mandatory deny
   mkdir -p src/.vscode && echo '{}' > src/.vscode/tasks.json
-                                           # a new protected name below the top level: no
-                                           # mount can stop it, so it is told ("unguarded")
-                                           # and moved to the quarantine ("quarantined")
+                                           # a new protected name below the top level:
+                                           # refused at the call by vigil-init (EACCES)
   curl -sS -m 5 http://example.com         # network: only through the proxy, no host allowed
 AGENT
 echo "### output:"

@@ -26,6 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <atomic>
 
 // The i386 syscall number for the `int 0x80` probe comes from libseccomp's tables, like
 // every syscall number vigil uses.
@@ -125,6 +127,50 @@ bool install_worker_filters() {
     return false;
   }
   return true;
+}
+
+// Threads that rewrite a call's memory while it is in flight: "race-path" flips the last
+// byte of the path an openat(O_CREAT) is reading; "race-openat2" flips open_how.flags
+// between O_RDONLY and O_WRONLY|O_CREAT. Each call has a name of its own (a counter), so
+// every file that appears on the host names the one call that made it. Prints "ok N".
+int race(const std::string& op, const char* dir, const char* count) {
+  const long n = std::strtol(count, nullptr, 10);
+  static char path[4096];
+  static open_how how{};
+  std::atomic<bool> stop{false};
+  const std::size_t dir_len = std::strlen(dir);
+  if (dir_len + 32 > sizeof path) return report(-1);
+  std::thread flipper([&] {
+    volatile char* last = path + dir_len + 9;
+    volatile __u64* flags = &how.flags;
+    for (unsigned i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      if (op == "race-path") {
+        *last = (i & 1) != 0 ? 'a' : 'b';
+      } else {
+        *flags = (i & 1) != 0 ? O_RDONLY : (O_WRONLY | O_CREAT);
+      }
+    }
+  });
+  long made = 0;
+  for (long i = 0; i < n; ++i) {
+    // "DIR/NNNNNNN-x": the flipper owns the last byte (race-path), the loop the rest.
+    std::snprintf(path, sizeof path, "%s/%07ld-a", dir, i);
+    long fd;
+    if (op == "race-path") {
+      fd = ::syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    } else {
+      how.mode = 0;  // openat2 refuses a mode without O_CREAT; the file is made 0000
+      fd = ::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    }
+    if (fd >= 0) {
+      ++made;
+      ::close(static_cast<int>(fd));
+    }
+  }
+  stop = true;
+  flipper.join();
+  std::printf("ok %ld\n", made);
+  return 0;
 }
 
 }  // namespace
@@ -253,6 +299,49 @@ int main(int argc, char** argv) {
   // Calls that follow a symlink in the last component, and one that does not.
   if (op == "truncate") return report(::syscall(SYS_truncate, arg, 0));
   if (op == "utimes") return report(::syscall(SYS_utimes, arg, nullptr));
+  if (op == "race-path" || op == "race-openat2") return race(op, arg, argc > 3 ? argv[3] : "");
+  if (op == "exec-memfd" || op == "exec-procfd" || op == "exec-unlinked") {
+    // arg: a program to run (its bytes are copied for memfd and unlinked); argv[3]: a
+    // writable directory (unlinked). Prints nothing when the exec worked (the program ran).
+    const int src = ::open(arg, O_RDONLY | O_CLOEXEC);
+    if (src < 0) return report(src);
+    char* const args[] = {const_cast<char*>(arg), nullptr};
+    char* const env[] = {nullptr};
+    if (op == "exec-procfd") {
+      char through[64];
+      std::snprintf(through, sizeof through, "/proc/self/fd/%d", src);
+      ::fcntl(src, F_SETFD, 0);
+      return report(::syscall(SYS_execve, through, args, env));
+    }
+    int fd;
+    std::string copy;
+    if (op == "exec-memfd") {
+      fd = static_cast<int>(::syscall(SYS_memfd_create, "vigil-mem", 0));
+    } else {
+      copy = std::string(argc > 3 ? argv[3] : "/tmp") + "/vigil-unlinked";
+      fd = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    }
+    if (fd < 0) return report(fd);
+    char buf[65536];
+    for (ssize_t n; (n = ::read(src, buf, sizeof buf)) > 0;) {
+      if (::write(fd, buf, static_cast<size_t>(n)) != n) return report(-1);
+    }
+    if (op == "exec-unlinked") {
+      ::close(fd);  // a file open for writing cannot be run (ETXTBSY)
+      fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ::unlink(copy.c_str()) != 0) return report(-1);
+    }
+    return report(::syscall(SYS_execveat, fd, "", args, env, AT_EMPTY_PATH));
+  }
+  if (op == "magic-write") {  // arg: a file; argv[3]: a spelling with %d for its fd
+    const int fd = ::open(arg, O_RDONLY | O_CLOEXEC);  // read-only: no event of its own
+    if (fd < 0) return report(fd);
+    char through[256];
+    std::snprintf(through, sizeof through, argc > 3 ? argv[3] : "/dev/fd/%d", fd);
+    const long w = ::syscall(SYS_openat, AT_FDCWD, through, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (w >= 0 && ::write(static_cast<int>(w), "x", 1) != 1) return report(-1);
+    return report(w);
+  }
   if (op == "lchown") return report(::syscall(SYS_lchown, arg, ::getuid(), ::getgid()));
   if (op == "openat-dirfd") {  // arg: DIR; writes DIR/rel.txt through a dirfd
     const int dfd = ::open(arg, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -243,6 +243,10 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   std::vector<const FilterSpec*> shipped_specs(worker_filters().begin(), worker_filters().end());
   shipped_specs.push_back(&notify_filter());
   dumps.emplace_back("shipped", disassemble_combined(shipped_specs, *shipped).text);
+  // The observer's filter, derived from the one syscall table (observer.txt).
+  auto observer = compile_filter(notify_filter());
+  ASSERT_TRUE(observer.ok());
+  dumps.emplace_back("observer", disassemble(notify_filter(), *observer).text);
   for (const auto& [name, got] : dumps) {
     const std::string path = golden_path(name);
     if (write) {

@@ -1,0 +1,68 @@
+// The seam between vigil and the kernel's seccomp user-notification interface: the only
+// code that issues SECCOMP_IOCTL_* (and sizes its buffers with SECCOMP_GET_NOTIF_SIZES,
+// so a kernel whose structs grew never writes past ours). Everything that decides what to
+// do with a notification takes a CallerMemory, which tests fake.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "supervisor/core/result.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil {
+
+// One trapped call, copied out of the kernel's struct seccomp_notif.
+struct Notification {
+  std::uint64_t id = 0;
+  pid_t pid = 0;  // in the listener's PID namespace
+  int nr = -1;
+  std::uint32_t arch = 0;
+  std::uint64_t args[6] = {};
+};
+
+// What deciding a call needs from the kernel: the caller's memory, and whether the call
+// is still waiting (an answer to a gone call is lost; what was read from its memory
+// belongs to nobody once the id is no longer valid).
+class CallerMemory {
+ public:
+  virtual ~CallerMemory() = default;
+  virtual bool id_valid(std::uint64_t id) = 0;
+  // Reads up to `len` bytes at `addr` in `pid`: the count read, or -1 with errno set
+  // (EFAULT: not mapped; EPERM/EACCES: the process is not dumpable; ESRCH: gone).
+  virtual long read(pid_t pid, std::uint64_t addr, void* buf, std::size_t len) = 0;
+};
+
+class NotifyListener final : public CallerMemory {
+ public:
+  // Takes the listener fd from SECCOMP_FILTER_FLAG_NEW_LISTENER.
+  static Result<NotifyListener> adopt(UniqueFd listener);
+  int fd() const { return fd_.get(); }
+
+  // Next notification. False when none could be taken (raced away: the caller was killed
+  // between poll and receive, or the listener is gone).
+  bool receive(Notification* out);
+  // Lets the call run in the kernel as the caller made it (only where nothing it reads
+  // from memory can change what it does: execs, fd-based calls).
+  bool answer_continue(std::uint64_t id);
+  // The call returns `value`, or fails with `error` (a positive errno) when not 0.
+  bool answer(std::uint64_t id, std::int64_t value, int error);
+  // Installs `fd` (ours) in the caller as the call's result (SECCOMP_ADDFD_FLAG_SEND,
+  // Linux 5.14): the caller's new fd number, or -errno (the call is then still waiting).
+  long answer_with_fd(std::uint64_t id, int fd, bool cloexec);
+  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6); false where the kernel lacks it.
+  bool set_sync_wake_up();
+
+  bool id_valid(std::uint64_t id) override;
+  long read(pid_t pid, std::uint64_t addr, void* buf, std::size_t len) override;
+
+ private:
+  NotifyListener() = default;
+  UniqueFd fd_;
+  std::vector<std::uint64_t> req_, resp_;  // kernel-sized, 8-byte aligned
+};
+
+}  // namespace vigil

@@ -1,0 +1,303 @@
+#include "observer/call_plan.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/time.h>
+#include <utime.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace vigil::init {
+namespace {
+
+constexpr std::size_t kMaxArgv = 64;
+constexpr std::size_t kMaxArgLen = 4096;
+// All of argv, in bytes: encoded (at most 4/3, observer/event_line.h) beside a cwd of up to
+// PATH_MAX it stays under the supervisor's 64 KiB line limit, so a command cannot make its
+// own exec record too long to be logged.
+constexpr std::size_t kMaxArgvBytes = 32 * 1024;
+constexpr std::size_t kXattrNameMax = 255;       // XATTR_NAME_MAX
+constexpr std::size_t kXattrSizeMax = 64 * 1024;  // XATTR_SIZE_MAX
+constexpr std::int64_t kUtimeNow = (1L << 30) - 1;
+
+// Why a read failed, as the errno the caller gets: a bad pointer is the caller's EFAULT,
+// as the kernel would say; a process whose memory vigil-init may not read (it made itself
+// non-dumpable) gets EPERM, and the record says why. Never a call performed unread.
+int read_errno(int err) { return err == EFAULT || err == EIO ? EFAULT : EPERM; }
+
+// A NUL-terminated string at `addr`, never asking for bytes across a page boundary in
+// one read (a read that crosses into an unmapped page fails as a whole). 0 or an errno:
+// ENAMETOOLONG when no NUL comes within `max` bytes, as the kernel answers.
+int read_string(CallerMemory& mem, pid_t pid, std::uint64_t addr, std::string* out,
+                std::size_t max) {
+  out->clear();
+  if (addr == 0) return EFAULT;
+  constexpr std::uint64_t kPage = 4096;  // the smallest page: safe on every arch
+  char buf[kPage];
+  while (out->size() < max) {
+    const std::uint64_t to_page_end = kPage - (addr % kPage);
+    const std::size_t want = static_cast<std::size_t>(
+        std::min<std::uint64_t>({to_page_end, sizeof buf, max - out->size()}));
+    const long n = mem.read(pid, addr, buf, want);
+    if (n <= 0) return read_errno(n < 0 ? errno : EFAULT);
+    const auto* nul = static_cast<const char*>(std::memchr(buf, '\0', static_cast<size_t>(n)));
+    out->append(buf, nul != nullptr ? static_cast<size_t>(nul - buf) : static_cast<size_t>(n));
+    if (nul != nullptr) return 0;
+    addr += static_cast<std::uint64_t>(n);
+  }
+  return ENAMETOOLONG;
+}
+
+int read_exact(CallerMemory& mem, pid_t pid, std::uint64_t addr, void* out, std::size_t len) {
+  if (addr == 0) return EFAULT;
+  const long n = mem.read(pid, addr, out, len);
+  if (n == static_cast<long>(len)) return 0;
+  return read_errno(n < 0 ? errno : EFAULT);
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+MagicRoute route_magic(std::string_view path, pid_t caller) {
+  MagicRoute none{MagicRoute::Kind::kNone, -1, std::string(path)};
+  if (path.empty() || path[0] != '/') return none;
+  // Components with where each ends, "." and empty ones skipped, ".." folded: only while
+  // the walk is inside /proc or /dev, real directories in every sandbox.
+  std::vector<std::string_view> stack;
+  std::size_t i = 0;
+  auto next = [&]() -> std::string_view {
+    while (i < path.size()) {
+      while (i < path.size() && path[i] == '/') ++i;
+      const std::size_t start = i;
+      while (i < path.size() && path[i] != '/') ++i;
+      const std::string_view c = path.substr(start, i - start);
+      if (!c.empty() && c != ".") return c;
+    }
+    return {};
+  };
+  auto rest_after = [&]() {
+    std::size_t j = i;
+    while (j < path.size() && path[j] == '/') ++j;
+    return std::string(path.substr(j));
+  };
+  const std::string pid = std::to_string(caller);
+  for (std::string_view c = next(); !c.empty(); c = next()) {
+    if (c == "..") {
+      if (!stack.empty()) stack.pop_back();
+      continue;
+    }
+    stack.push_back(c);
+    if (stack[0] != "proc" && stack[0] != "dev") return none;
+    if (stack.size() < 2) continue;
+    const std::string_view a = stack[1];
+    if (stack[0] == "dev") {
+      if (a == "stdin" || a == "stdout" || a == "stderr") {
+        const int fd = a == "stdin" ? 0 : a == "stdout" ? 1 : 2;
+        return {MagicRoute::Kind::kCallerFd, fd, rest_after()};
+      }
+      if (a != "fd") return none;
+      const std::string_view n = next();
+      if (all_digits(n)) return {MagicRoute::Kind::kCallerFd, std::stoi(std::string(n)), rest_after()};
+      return none;  // /dev/fd itself, or a name in it that is not a number: ENOENT there
+    }
+    if (a != "self" && a != "thread-self" && a != pid) return none;
+    // The caller's own /proc directory. Its fd/N and cwd are magic links into the
+    // caller; every other entry is reached as /proc/<pid>/... with no magic link.
+    const std::size_t after_pid = i;
+    const std::string_view entry = next();
+    if (entry == "cwd") return {MagicRoute::Kind::kCallerCwd, -1, rest_after()};
+    if (entry == "fd") {
+      const std::string_view n = next();
+      if (all_digits(n)) return {MagicRoute::Kind::kCallerFd, std::stoi(std::string(n)), rest_after()};
+    }
+    std::string through = "/proc/" + pid;
+    if (a == "thread-self") through += "/task/" + pid;
+    through += std::string(path.substr(after_pid));
+    return {MagicRoute::Kind::kCallerProc, -1, std::move(through)};
+  }
+  return none;
+}
+
+CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory& mem) {
+  CallPlan p;
+  p.row = row;
+  std::copy(std::begin(n.args), std::end(n.args), std::begin(p.args));
+  if (row == nullptr) {
+    p.kind = CallPlan::Kind::kContinue;
+    return p;
+  }
+  const pid_t pid = n.pid;
+  const auto* a = n.args;
+  auto fail = [&](int err, std::string why) {
+    // What was read belongs to nobody if the caller has left its call.
+    p.kind = mem.id_valid(n.id) ? CallPlan::Kind::kFail : CallPlan::Kind::kGone;
+    p.error = err;
+    p.why = err == EPERM ? "the process made itself non-dumpable (prctl PR_SET_DUMPABLE), so "
+                           "vigil-init cannot read its call: refused rather than performed unseen"
+                         : std::move(why);
+    return p;
+  };
+  if (row->flags >= 0 && !row->open_how) p.flags = a[row->flags];
+  if (row->at_flags >= 0) p.at_flags = a[row->at_flags] & 0xffffffffu;  // an int
+  if (row->mode >= 0) p.mode = static_cast<std::uint32_t>(a[row->mode]);
+  if (row->open_how) {
+    // struct open_how {u64 flags, mode, resolve}: read whole, once.
+    std::uint64_t how[3] = {};
+    const std::uint64_t size = a[3];
+    if (size < sizeof how) return fail(EINVAL, "openat2: open_how smaller than version 0");
+    if (const int err = read_exact(mem, pid, a[2], how, sizeof how); err != 0)
+      return fail(err, "could not read the caller's open_how");
+    p.flags = how[0];
+    p.mode = static_cast<std::uint32_t>(how[1]);
+    p.resolve = how[2];
+  }
+  if (row->emulation == Emulation::kOpen) {
+    if (row->name == "creat") p.flags = O_CREAT | O_WRONLY | O_TRUNC;
+    const int acc = static_cast<int>(p.flags & O_ACCMODE);
+    p.writes = (p.flags & O_PATH) == 0 &&
+               (acc != O_RDONLY || (p.flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0);
+  }
+
+  // The fd forms, and a NULL path meaning "the fd itself" (futimens): the fd cannot
+  // change under the kernel, nothing to race. An empty path with AT_EMPTY_PATH is also
+  // the fd itself, but its bytes are in memory and could change: that one is performed.
+  const bool null_path =
+      row->null_path_is_fd && a[row->path] == 0 && static_cast<std::int32_t>(a[row->dirfd]) != kCwd;
+  if (row->emulation == Emulation::kOnFd || null_path) {
+    p.on_fd = true;
+    p.target.dirfd = static_cast<std::int32_t>(a[row->fd_only ? 0 : row->dirfd]);
+    p.kind = CallPlan::Kind::kContinue;
+    return p;
+  }
+
+  auto take = [&](int dirfd_arg, int path_arg, PlannedPath* out) -> int {
+    out->dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kCwd;
+    return read_string(mem, pid, a[path_arg], &out->path, PATH_MAX);
+  };
+  if (row->emulation == Emulation::kSymlink) {
+    // symlink(contents, name): the contents are bytes, never resolved.
+    p.has_from = true;
+    if (const int err = read_string(mem, pid, a[0], &p.from.path, PATH_MAX); err != 0)
+      return fail(err, "could not read the symlink's contents");
+  } else if (row->path2 >= 0) {
+    p.has_from = true;
+    if (const int err = take(row->dirfd, row->path, &p.from); err != 0)
+      return fail(err, "could not read the old name");
+  }
+  const int target_dirfd = row->path2 >= 0 ? row->dirfd2 : row->dirfd;
+  const int target_path = row->path2 >= 0 ? row->path2 : row->path;
+  if (const int err = take(target_dirfd, target_path, &p.target); err != 0)
+    return fail(err, "could not read the path");
+  if (p.target.path.empty() && (p.at_flags & AT_EMPTY_PATH) != 0) p.on_fd = true;
+
+  switch (row->emulation) {
+    case Emulation::kExec: {
+      // argv for the record; the exec itself continues (the record is checked against
+      // /proc/PID/exe once it has happened).
+      const std::uint64_t argv_ptr = a[row->path + 1];
+      std::size_t bytes = 0;
+      for (std::size_t k = 0; k < kMaxArgv && argv_ptr != 0; ++k) {
+        std::uint64_t ptr = 0;
+        if (read_exact(mem, pid, argv_ptr + k * 8, &ptr, sizeof ptr) != 0 || ptr == 0) break;
+        std::string s;
+        if (read_string(mem, pid, ptr, &s, kMaxArgLen) != 0) break;
+        if (bytes + s.size() > kMaxArgvBytes) {
+          p.argv_truncated = true;
+          break;
+        }
+        bytes += s.size();
+        p.argv.push_back(std::move(s));
+      }
+      if (p.argv.size() == kMaxArgv) p.argv_truncated = true;
+      p.kind = CallPlan::Kind::kContinue;
+      break;
+    }
+    case Emulation::kUtime: {
+      const std::uint64_t tp = a[row->path + 1];
+      if (tp != 0) {
+        if (row->name == "utime") {
+          std::int64_t t[2] = {};  // struct utimbuf {actime, modtime}
+          if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
+            return fail(err, "could not read the times");
+          p.times[0] = t[0];
+          p.times[1] = 0;
+          p.times[2] = t[1];
+          p.times[3] = 0;
+        } else if (row->name == "utimensat") {
+          if (const int err = read_exact(mem, pid, tp, p.times, sizeof p.times); err != 0)
+            return fail(err, "could not read the times");
+        } else {  // utimes, futimesat: struct timeval[2]
+          std::int64_t t[4] = {};
+          if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
+            return fail(err, "could not read the times");
+          if (t[1] < 0 || t[1] >= 1000000 || t[3] < 0 || t[3] >= 1000000)
+            return fail(EINVAL, "microseconds out of range");
+          p.times[0] = t[0];
+          p.times[1] = t[1] * 1000;
+          p.times[2] = t[2];
+          p.times[3] = t[3] * 1000;
+        }
+      } else {
+        p.times[1] = p.times[3] = kUtimeNow;
+      }
+      p.kind = CallPlan::Kind::kPerform;
+      break;
+    }
+    case Emulation::kFileSetattr: {
+      // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is passed
+      // on as read (its layout grows by size; 24 bytes in version 0).
+      const std::uint64_t size = a[3];
+      if (size < 24 || size > 4096) return fail(EINVAL, "file_attr size out of range");
+      p.xattr_value.resize(size);
+      if (const int err = read_exact(mem, pid, a[2], p.xattr_value.data(), size); err != 0)
+        return fail(err, "could not read the file_attr");
+      p.kind = CallPlan::Kind::kPerform;
+      break;
+    }
+    case Emulation::kSetxattr:
+    case Emulation::kRemovexattr: {
+      const bool at_form = row->name.ends_with("at");  // setxattrat/removexattrat (6.13)
+      const int name_arg = at_form ? 3 : 1;
+      if (const int err = read_string(mem, pid, a[name_arg], &p.xattr_name, kXattrNameMax + 1);
+          err != 0)
+        return fail(err == ENAMETOOLONG ? ERANGE : err, "could not read the attribute's name");
+      if (row->emulation == Emulation::kSetxattr) {
+        std::uint64_t value = a[2], size = a[3];
+        if (at_form) {
+          // struct xattr_args {u64 value; u32 size; u32 flags}, read once.
+          if (a[5] < 16) return fail(EINVAL, "xattr_args smaller than version 0");
+          std::uint64_t xa[2] = {};
+          if (const int err = read_exact(mem, pid, a[4], xa, sizeof xa); err != 0)
+            return fail(err, "could not read the xattr_args");
+          value = xa[0];
+          size = xa[1] & 0xffffffffu;
+          p.args[4] = xa[1] >> 32;  // its flags, where setxattr has them
+        }
+        if (size > kXattrSizeMax) return fail(E2BIG, "attribute value too large");
+        p.xattr_value.resize(size);
+        if (size != 0) {
+          if (const int err = read_exact(mem, pid, value, p.xattr_value.data(), size); err != 0)
+            return fail(err, "could not read the attribute's value");
+        }
+      }
+      p.kind = CallPlan::Kind::kPerform;
+      break;
+    }
+    default:
+      p.kind = CallPlan::Kind::kPerform;
+      break;
+  }
+  // Everything was read while the caller was held; once the id is checked after the last
+  // read, nothing needs checking again: an id never becomes valid again.
+  if (!mem.id_valid(n.id)) p.kind = CallPlan::Kind::kGone;
+  return p;
+}
+
+}  // namespace vigil::init

@@ -1,0 +1,539 @@
+#include "observer/emulate.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/fs.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "filters/syscall_names.h"
+#include "supervisor/core/path_expand.h"
+
+namespace vigil::init {
+namespace {
+
+std::string read_link(const char* path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path, buf, sizeof buf);
+  return n > 0 && static_cast<size_t>(n) < sizeof buf ? std::string(buf, static_cast<size_t>(n))
+                                                      : std::string();
+}
+
+std::string self_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::string fd_name(int fd) { return read_link(self_fd(fd).c_str()); }
+
+// The errno for a caller vigil-init cannot look into (EACCES/EPERM from /proc or
+// pidfd_getfd: it made itself non-dumpable): the call is refused, never performed blind.
+int reach_errno(int err) { return err == EBADF || err == ESRCH ? err : EPERM; }
+
+long openat2_(int dir, const char* path, std::uint64_t flags, std::uint64_t mode,
+              std::uint64_t resolve) {
+  open_how how{};
+  how.flags = flags;
+  how.mode = mode;
+  how.resolve = resolve;
+  return ::syscall(SYS_openat2, dir, path, &how, sizeof how);
+}
+
+// Where a caller's relative name starts, and what stays to resolve from there.
+struct Base {
+  UniqueFd fd;        // the start directory (or, kCallerFd, the caller's file)
+  int dir = AT_FDCWD;  // fd.get(), or AT_FDCWD for an absolute path
+  std::string rest;
+  bool caller_fd = false;  // rest is under (or, empty, is) the caller's fd
+  int caller_fd_number = -1;
+  int error = 0;
+  std::string why;
+};
+
+UniqueFd caller_fd(pid_t pid, int fd, int* err) {
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd) {
+    *err = errno;
+    return {};
+  }
+  UniqueFd got(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+  if (!got) *err = errno;
+  return got;
+}
+
+UniqueFd caller_cwd(pid_t pid, int* err) {
+  char name[48];
+  std::snprintf(name, sizeof name, "/proc/%d/cwd", static_cast<int>(pid));
+  UniqueFd fd(::open(name, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) *err = errno;
+  return fd;
+}
+
+Base base_of(const PlannedPath& p, pid_t pid) {
+  Base b;
+  auto fetch = [&](UniqueFd fd, int err, const char* what) {
+    if (!fd) {
+      b.error = reach_errno(err);
+      if (b.error == EPERM)
+        b.why = std::string("vigil-init cannot reach the caller's ") + what +
+                " (the process is not dumpable): refused, not performed unseen";
+      return;
+    }
+    b.fd = std::move(fd);
+    b.dir = b.fd.get();
+  };
+  if (!p.path.empty() && p.path[0] == '/') {
+    MagicRoute r = route_magic(p.path, pid);
+    b.rest = std::move(r.rest);
+    int err = 0;
+    switch (r.kind) {
+      case MagicRoute::Kind::kNone:
+      case MagicRoute::Kind::kCallerProc:
+        break;  // absolute in the shared root
+      case MagicRoute::Kind::kCallerFd: {
+        UniqueFd fd = caller_fd(pid, r.fd, &err);
+        fetch(std::move(fd), err, "fd");
+        b.caller_fd = true;
+        b.caller_fd_number = r.fd;
+        break;
+      }
+      case MagicRoute::Kind::kCallerCwd: {
+        UniqueFd fd = caller_cwd(pid, &err);
+        fetch(std::move(fd), err, "cwd");
+        break;
+      }
+    }
+    if (b.rest.empty() && !b.caller_fd) b.rest = ".";
+    return b;
+  }
+  b.rest = p.path;
+  int err = 0;
+  if (p.dirfd == kCwd) {
+    UniqueFd fd = caller_cwd(pid, &err);
+    fetch(std::move(fd), err, "cwd");
+  } else {
+    UniqueFd fd = caller_fd(pid, p.dirfd, &err);
+    fetch(std::move(fd), err, "directory fd");
+  }
+  return b;
+}
+
+// "a/b/c" -> ("a/b", "c"); "c" -> (".", "c"); "/c" -> ("/", "c"); "a/b/" -> ("a", "b/").
+// The last name keeps its trailing slashes: the kernel checks them (ENOTDIR).
+std::pair<std::string, std::string> split_last(const std::string& path) {
+  std::size_t end = path.size();
+  while (end > 1 && path[end - 1] == '/') --end;
+  const std::size_t slash = path.rfind('/', end - 1);
+  if (slash == std::string::npos) return {".", path};
+  std::string parent = path.substr(0, slash);
+  if (parent.empty()) parent = "/";
+  std::string last = path.substr(slash + 1);
+  if (last.empty()) last = ".";
+  return {parent, last};
+}
+
+// One name of a call, resolved to its parent directory (no magic link followed there).
+struct At {
+  Base base;
+  UniqueFd parent;
+  std::string last;
+  int error = 0;
+  std::string parent_name;  // for the record
+  std::string name() const {
+    if (parent_name.empty()) return {};
+    return parent_name == "/" ? "/" + last : parent_name + "/" + last;
+  }
+};
+
+At locate(const PlannedPath& p, pid_t pid) {
+  At at;
+  at.base = base_of(p, pid);
+  if (at.base.error != 0) {
+    at.error = at.base.error;
+    return at;
+  }
+  if (at.base.caller_fd && at.base.rest.empty()) {
+    // The caller's fd itself (/proc/self/fd/N): a name in procfs, where the kernel's own
+    // answer for a name-changing call is what the caller gets.
+    at.parent = UniqueFd(::open(("/proc/" + std::to_string(pid) + "/fd").c_str(),
+                                O_PATH | O_DIRECTORY | O_CLOEXEC));
+    at.last = std::to_string(at.base.caller_fd_number);
+    at.error = at.parent ? 0 : errno;
+    return at;
+  }
+  if (at.base.rest.empty()) {
+    at.error = ENOENT;
+    return at;
+  }
+  auto [parent, last] = split_last(at.base.rest);
+  at.last = std::move(last);
+  const long fd = openat2_(at.base.dir, parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                           RESOLVE_NO_MAGICLINKS);
+  if (fd < 0) {
+    at.error = errno;
+    // Named by folding the spelling onto where it starts, for the record only.
+    const std::string start = at.base.dir == AT_FDCWD ? "" : fd_name(at.base.dir);
+    at.parent_name = resolve_symlinks(lexically_normal(start + "/" + parent));
+    return at;
+  }
+  at.parent = UniqueFd(static_cast<int>(fd));
+  at.parent_name = fd_name(at.parent.get());
+  return at;
+}
+
+// The target of a call that follows a symlink in its last name, opened O_PATH under
+// RESOLVE_NO_MAGICLINKS (a dangling link: ENOENT, as the call would say).
+UniqueFd follow(const At& at, int* err) {
+  const long fd = openat2_(at.parent.get(), at.last.c_str(), O_PATH | O_CLOEXEC, 0,
+                           RESOLVE_NO_MAGICLINKS);
+  if (fd < 0) *err = errno;
+  return UniqueFd(static_cast<int>(fd));
+}
+
+void done(Performed* out, long rc) {
+  if (rc < 0) {
+    out->error = errno;
+  } else {
+    out->value = rc;
+  }
+}
+
+}  // namespace
+
+std::string name_of(const PlannedPath& p, pid_t pid) {
+  At at = locate(p, pid);
+  if (at.base.caller_fd && at.base.rest.empty() && at.base.fd) return fd_name(at.base.fd.get());
+  return at.name();
+}
+
+namespace {
+
+// The name a call that follows its last symlink lands on, for the record of a call that
+// failed: links are followed (by us, never through a magic link) up to the kernel's 40,
+// dangling ones included (O_CREAT through a dangling link creates its target).
+std::string followed_name(const PlannedPath& p, pid_t pid) {
+  PlannedPath at = p;
+  for (int hop = 0; hop < 40; ++hop) {
+    At a = locate(at, pid);
+    if (a.error != 0 || !a.parent) return a.name();
+    char target[PATH_MAX];
+    const ssize_t n = ::readlinkat(a.parent.get(), a.last.c_str(), target, sizeof target);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof target) return a.name();
+    const std::string to(target, static_cast<size_t>(n));
+    at.path = to[0] == '/' ? to : a.parent_name + "/" + to;
+    at.dirfd = kCwd;
+  }
+  return {};
+}
+
+// setxattr and removexattr in every form, on `at`: our own fd of the target (or of its
+// parent then the last name, for the forms that do not follow it). The *at forms (6.13)
+// are called as such, so a kernel without them answers ENOSYS as it would the caller.
+long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
+  const char* name = plan.xattr_name.c_str();
+  const void* value = plan.xattr_value.data();
+  const std::size_t size = plan.xattr_value.size();
+  const int xflags = static_cast<int>(plan.args[4]);
+  if (plan.row->name.ends_with("at")) {
+    const unsigned at_flags = nofollow ? AT_SYMLINK_NOFOLLOW : 0;
+    if (plan.row->emulation == Emulation::kRemovexattr) {
+      static const long nr = native_syscall_number("removexattrat").value_or(-1);
+      return ::syscall(nr, AT_FDCWD, at.c_str(), at_flags, name);
+    }
+    static const long nr = native_syscall_number("setxattrat").value_or(-1);
+    struct {
+      std::uint64_t value;
+      std::uint32_t size, flags;
+    } args{reinterpret_cast<std::uintptr_t>(value), static_cast<std::uint32_t>(size),
+           static_cast<std::uint32_t>(xflags)};
+    return ::syscall(nr, AT_FDCWD, at.c_str(), at_flags, name, &args, sizeof args);
+  }
+  if (plan.row->emulation == Emulation::kRemovexattr)
+    return nofollow ? ::lremovexattr(at.c_str(), name) : ::removexattr(at.c_str(), name);
+  return nofollow ? ::lsetxattr(at.c_str(), name, value, size, xflags)
+                  : ::setxattr(at.c_str(), name, value, size, xflags);
+}
+
+Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate) {
+  Performed out;
+  std::uint64_t flags = plan.flags;
+  if (plan.row->name != "openat2") {
+    // open/openat/creat ignore unknown bits and, under O_PATH, every bit but three;
+    // openat2 refuses both, so they are dropped here as the kernel drops them.
+    flags &= O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK |
+             O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW |
+             O_NOATIME | O_CLOEXEC | O_SYNC | O_PATH | O_TMPFILE;
+    if ((flags & O_PATH) != 0) flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  }
+  out.cloexec = (flags & O_CLOEXEC) != 0;
+  const bool creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+  std::uint64_t mode = plan.mode;
+  if (plan.row->name != "openat2") mode = creates ? (mode & 07777) : 0;
+  // The caller's umask costs a read of /proc/PID/status: only when a file is made.
+  auto umasked = [&] { return creates ? mode & ~static_cast<std::uint64_t>(caller_umask(pid)) : mode; };
+  // Unless the caller asked for O_NONBLOCK, the first try adds it: an open that would
+  // wait (a FIFO with no peer) must not hold every other process's calls.
+  const bool caller_nonblock = (flags & O_NONBLOCK) != 0;
+  const std::uint64_t ours = flags | O_CLOEXEC | (may_block ? 0 : O_NONBLOCK);
+  const std::uint64_t resolve = plan.resolve | RESOLVE_NO_MAGICLINKS;
+
+  Base b = base_of(plan.target, pid);
+  if (b.error != 0) {
+    out.error = b.error;
+    out.why = std::move(b.why);
+    return out;
+  }
+  long fd = -1;
+  const bool reopen = b.caller_fd && b.rest.empty();
+  if (gate != nullptr && (flags & O_CREAT) != 0 && !reopen) {
+    // Only a name that does not exist yet is created: an existing file is opened without
+    // O_CREAT first (the common case, a rewrite, costs no lookup); on ENOENT the name the
+    // open would create, found as it would (through a final symlink unless O_NOFOLLOW or
+    // O_EXCL), goes to the gate first.
+    const bool excl = (flags & O_EXCL) != 0;
+    if (!excl) {
+      fd = openat2_(b.dir, b.rest.c_str(), ours & ~std::uint64_t{O_CREAT}, 0, resolve);
+    }
+    if (excl || (fd < 0 && errno == ENOENT)) {
+      const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
+      const std::string name =
+          follows_last ? followed_name(plan.target, pid) : name_of(plan.target, pid);
+      if (std::string why = (*gate)(name); !why.empty()) {
+        out.error = EACCES;
+        out.why = std::move(why);
+        out.resolved = name;
+        return out;
+      }
+      fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
+    }
+  } else if (reopen) {
+    // /dev/fd/N itself: reopen the caller's file through our copy of its fd (this one
+    // hop through a magic link is ours, to the file the caller named).
+    if ((resolve & ~RESOLVE_NO_MAGICLINKS) != 0 || (flags & O_NOFOLLOW) != 0) {
+      fd = -1;
+      errno = ELOOP;
+    } else {
+      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, umasked(), 0);
+    }
+  } else {
+    fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
+  }
+  if (fd < 0) {
+    out.error = errno;
+    if (!may_block && !caller_nonblock && out.error == ENXIO) {
+      out.would_block = true;  // a FIFO opened for writing with no reader yet
+      return out;
+    }
+    const bool follows = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+    out.resolved = follows ? followed_name(plan.target, pid) : name_of(plan.target, pid);
+    return out;
+  }
+  UniqueFd opened(static_cast<int>(fd));
+  if (!may_block && !caller_nonblock) {
+    struct stat st {};
+    if (::fstat(opened.get(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+      // Opened at once only because of O_NONBLOCK (a reader of a FIFO with no writer):
+      // the caller asked to wait, so the wait happens on a thread of its own.
+      out.would_block = true;
+      return out;
+    }
+    if (::fcntl(opened.get(), F_SETFL, static_cast<int>(flags & ~std::uint64_t{O_NONBLOCK})) != 0) {
+      out.error = errno;
+      return out;
+    }
+  }
+  out.resolved = fd_name(opened.get());
+  out.fd = std::move(opened);
+  return out;
+}
+
+}  // namespace
+
+mode_t caller_umask(pid_t pid) {
+  char name[48];
+  std::snprintf(name, sizeof name, "/proc/%d/status", static_cast<int>(pid));
+  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
+  if (!fd) return 022;
+  char buf[4096];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return 022;
+  buf[n] = '\0';
+  const char* u = std::strstr(buf, "\nUmask:");
+  if (u == nullptr) return 022;
+  return static_cast<mode_t>(std::strtoul(u + 7, nullptr, 8) & 0777);
+}
+
+std::string caller_fd_target(pid_t pid, int fd) {
+  int err = 0;
+  UniqueFd got = caller_fd(pid, fd, &err);
+  return got ? fd_name(got.get()) : std::string();
+}
+
+Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate) {
+  if (plan.row->emulation == Emulation::kOpen) return perform_open(plan, pid, may_block, gate);
+  Performed out;
+  const Emulation e = plan.row->emulation;
+  const bool nofollow = (plan.at_flags & AT_SYMLINK_NOFOLLOW) != 0;
+  // linkat follows only with AT_SYMLINK_FOLLOW; the rest by what the call is.
+  const bool follows = e == Emulation::kLink ? (plan.flags & AT_SYMLINK_FOLLOW) != 0
+                                             : plan.row->follows && !nofollow;
+
+  // AT_EMPTY_PATH with an empty name: the call acts on the fd itself, no name to locate.
+  At to = plan.on_fd ? At{} : locate(plan.target, pid);
+  At from;
+  const bool two_names = plan.has_from && e != Emulation::kSymlink;
+  if (two_names) from = locate(plan.from, pid);
+  out.resolved = to.name();
+  if (two_names) out.from_resolved = from.name();
+  for (At* at : {&to, two_names ? &from : nullptr}) {
+    if (at == nullptr || at->error == 0) continue;
+    out.error = at->error;
+    out.why = at->base.why;
+    return out;
+  }
+  // The target itself, for calls that act on what a final symlink points at (or on the
+  // caller's fd, for AT_EMPTY_PATH and /proc/self/fd/N): acted on as /proc/self/fd/M, a
+  // hop through our own fd, never the caller's spelling again.
+  UniqueFd target;
+  const bool on_own_fd = plan.on_fd || (to.base.caller_fd && to.base.rest.empty());
+  if (on_own_fd && e != Emulation::kLink) {
+    if (plan.on_fd) {
+      int err = 0;
+      target = caller_fd(pid, plan.target.dirfd, &err);
+      if (!target) {
+        out.error = reach_errno(err);
+        return out;
+      }
+    } else {
+      target = UniqueFd(::fcntl(to.base.fd.get(), F_DUPFD_CLOEXEC, 0));
+    }
+  } else if (follows && e != Emulation::kLink) {
+    int err = 0;
+    target = follow(to, &err);
+    if (!target) {
+      out.error = err;
+      return out;
+    }
+  }
+  if (target) out.resolved = fd_name(target.get());
+  const bool creates = e == Emulation::kMkdir || e == Emulation::kMknod ||
+                       e == Emulation::kLink || e == Emulation::kSymlink ||
+                       e == Emulation::kRename;
+  if (gate != nullptr && creates) {
+    std::string why = (*gate)(out.resolved);
+    // RENAME_EXCHANGE puts the source under the target's name too.
+    if (why.empty() && e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
+      why = (*gate)(out.from_resolved);
+    if (!why.empty()) {
+      out.error = EACCES;
+      out.why = std::move(why);
+      return out;
+    }
+  }
+  const std::string via = target ? self_fd(target.get()) : std::string();
+  const int dir = to.parent.get();
+  const char* last = to.last.c_str();
+  const mode_t umask = (e == Emulation::kMkdir || e == Emulation::kMknod) ? caller_umask(pid) : 0;
+  switch (e) {
+    case Emulation::kTruncate:
+      done(&out, ::truncate(via.c_str(), static_cast<off_t>(plan.args[1])));
+      break;
+    case Emulation::kMkdir:
+      done(&out, ::mkdirat(dir, last, static_cast<mode_t>(plan.mode & 07777 & ~umask)));
+      break;
+    case Emulation::kMknod: {
+      const mode_t m = static_cast<mode_t>(plan.mode);
+      done(&out, ::mknodat(dir, last, (m & S_IFMT) | (m & 07777 & ~umask),
+                           static_cast<dev_t>(plan.args[plan.row->mode + 1])));
+      break;
+    }
+    case Emulation::kUnlink: {
+      const int f = plan.row->name == "rmdir" ? AT_REMOVEDIR
+                                              : static_cast<int>(plan.flags & 0xffffffffu);
+      done(&out, ::unlinkat(dir, last, f));
+      break;
+    }
+    case Emulation::kRename:
+      done(&out, ::syscall(SYS_renameat2, from.parent.get(), from.last.c_str(), dir, last,
+                           static_cast<unsigned>(plan.flags)));
+      break;
+    case Emulation::kLink: {
+      // linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; through our own /proc/self/fd
+      // link with AT_SYMLINK_FOLLOW it needs nothing more than the caller's call did.
+      if (plan.flags & ~std::uint64_t{AT_SYMLINK_FOLLOW | AT_EMPTY_PATH}) {
+        out.error = EINVAL;
+        break;
+      }
+      const bool from_fd = plan.from.path.empty() && (plan.flags & AT_EMPTY_PATH) != 0;
+      const bool from_own = from.base.caller_fd && from.base.rest.empty();
+      if (from_fd || from_own || follows) {
+        int err = 0;
+        UniqueFd src = from_fd    ? caller_fd(pid, plan.from.dirfd, &err)
+                       : from_own ? UniqueFd(::fcntl(from.base.fd.get(), F_DUPFD_CLOEXEC, 0))
+                                  : follow(from, &err);
+        if (!src) {
+          out.error = err != 0 ? err : errno;
+          break;
+        }
+        out.from_resolved = fd_name(src.get());
+        done(&out, ::linkat(AT_FDCWD, self_fd(src.get()).c_str(), dir, last, AT_SYMLINK_FOLLOW));
+      } else {
+        done(&out, ::linkat(from.parent.get(), from.last.c_str(), dir, last, 0));
+      }
+      break;
+    }
+    case Emulation::kSymlink:
+      done(&out, ::symlinkat(plan.from.path.c_str(), dir, last));
+      break;
+    case Emulation::kChmod:
+      if (target) {
+        done(&out, ::chmod(via.c_str(), static_cast<mode_t>(plan.mode)));
+      } else {
+        // fchmodat2(AT_SYMLINK_NOFOLLOW): EOPNOTSUPP on a link, as the kernel answers.
+        static const long nr = native_syscall_number("fchmodat2").value_or(-1);
+        done(&out, ::syscall(nr, dir, last, plan.mode, AT_SYMLINK_NOFOLLOW));
+      }
+      break;
+    case Emulation::kChown: {
+      const int ua = plan.row->name == "fchownat" ? 2 : 1;
+      const auto uid = static_cast<uid_t>(plan.args[ua]);
+      const auto gid = static_cast<gid_t>(plan.args[ua + 1]);
+      if (target) {
+        done(&out, ::fchownat(target.get(), "", uid, gid, AT_EMPTY_PATH));
+      } else {
+        done(&out, ::fchownat(dir, last, uid, gid, AT_SYMLINK_NOFOLLOW));
+      }
+      break;
+    }
+    case Emulation::kUtime: {
+      timespec ts[2] = {{static_cast<time_t>(plan.times[0]), static_cast<long>(plan.times[1])},
+                        {static_cast<time_t>(plan.times[2]), static_cast<long>(plan.times[3])}};
+      if (target) {
+        done(&out, ::utimensat(AT_FDCWD, via.c_str(), ts, 0));
+      } else {
+        done(&out, ::utimensat(dir, last, ts, AT_SYMLINK_NOFOLLOW));
+      }
+      break;
+    }
+    case Emulation::kSetxattr:
+    case Emulation::kRemovexattr:
+      done(&out, xattr_call(plan, target ? via : self_fd(dir) + "/" + to.last, !target));
+      break;
+    case Emulation::kFileSetattr: {
+      static const long nr = native_syscall_number("file_setattr").value_or(-1);
+      const std::string at = target ? via : self_fd(dir) + "/" + to.last;
+      done(&out, ::syscall(nr, AT_FDCWD, at.c_str(), plan.xattr_value.data(),
+                           plan.xattr_value.size(), target ? 0 : AT_SYMLINK_NOFOLLOW));
+      break;
+    }
+    default:
+      out.error = ENOSYS;
+      break;
+  }
+  return out;
+}
+
+}  // namespace vigil::init

@@ -1,0 +1,53 @@
+// The I/O half of the gatekeeper: performs a planned call (observer/call_plan.h) from
+// the caller's view, never vigil-init's. The cwd is /proc/PID/cwd, a dirfd is fetched
+// with pidfd_getfd, the umask is /proc/PID/status's, and /proc/self, /proc/thread-self,
+// /proc/<caller>/fd/N and /dev/fd/N mean the caller's own entries (call_plan's
+// route_magic). Every other name is resolved with RESOLVE_NO_MAGICLINKS: no magic link
+// is followed in vigil-init's view. vigil-init runs with umask 0 and applies the
+// caller's, since its own would otherwise be applied on top.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+#include "observer/call_plan.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil::init {
+
+struct Performed {
+  std::int64_t value = 0;  // the call's return value when error == 0
+  int error = 0;           // the errno the call failed with (0: it succeeded)
+  UniqueFd fd;             // an open: ours, to install in the caller
+  bool cloexec = false;    // the caller asked for O_CLOEXEC
+  // The open would block (a FIFO with no peer yet): nothing was performed; run it again
+  // with perform(..., /*may_block=*/true) on a thread of its own.
+  bool would_block = false;
+  std::string resolved;       // the target's real name in the sandbox's view, "" unknown
+  std::string from_resolved;  // rename/link: the old name's
+  std::string why;            // set when vigil-init itself could not reach the caller's view
+};
+
+// Asked before a call creates a name (open with O_CREAT, mkdir, mknod, link, symlink,
+// rename's new name), with the name's real path: a reason refuses it with EACCES.
+using Gate = std::function<std::string(const std::string& name)>;
+
+// Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
+// would wait for a FIFO's peer comes back would_block instead of waiting.
+Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false,
+                  const Gate* gate = nullptr);
+
+// The file the caller's fd `fd` names (its magic link's text, fetched with
+// pidfd_getfd), "" when it cannot be fetched.
+std::string caller_fd_target(pid_t pid, int fd);
+
+// The real name `p` lands on for the caller (its parent resolved, the last name as
+// spelt), for records of calls vigil-init does not perform (execs, witnessed opens).
+std::string name_of(const PlannedPath& p, pid_t pid);
+
+// The caller's umask from /proc/PID/status (022 when it cannot be read).
+mode_t caller_umask(pid_t pid);
+
+}  // namespace vigil::init

@@ -1,0 +1,26 @@
+#include "observer/protected_names.h"
+
+#include "observer/git_rules.h"
+#include "supervisor/core/mandatory_denies.h"
+
+namespace vigil::init {
+
+std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path) {
+  if (path.empty() || path[0] != '/') return {};
+  const Classified c = classify_write(mounts, path);
+  // Read-only: the kernel refuses (EROFS). Ephemeral: it vanishes with the sandbox.
+  if (c.verdict != WriteVerdict::kAllowed || c.mount_point.empty()) return {};
+  std::string_view rel = path;
+  if (c.mount_point != "/") {
+    if (!rel.starts_with(c.mount_point)) return {};
+    rel.remove_prefix(c.mount_point.size());
+  }
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/false);
+  if (d == nullptr) return {};
+  if (d->relpath.starts_with(".git/")) return git_write_refusal(rel);
+  return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
+         "): refused at any depth under a writable root";
+}
+
+}  // namespace vigil::init

@@ -1,0 +1,102 @@
+// The one syscall table (supervisor/core/syscall_table.h) and everything derived from it:
+// the observer's filter, the schema's accepted names, replay's action words, the
+// annotation's "removes". A fact added to the table must show up in each; a name kept in
+// a list of its own somewhere would make these disagree.
+#include "supervisor/core/syscall_table.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "filters/notify_filter.h"
+#include "filters/syscall_names.h"
+#include "supervisor/event_schema.h"
+
+namespace vigil {
+namespace {
+
+TEST(SyscallTable, EveryRowIsWellFormed) {
+  std::set<std::string_view> names;
+  for (const WriteSyscall& row : write_syscalls()) {
+    SCOPED_TRACE(std::string(row.name));
+    EXPECT_TRUE(names.insert(row.name).second) << "duplicate row";
+    EXPECT_TRUE(native_syscall_number(row.name).has_value()) << "no number on this arch";
+    EXPECT_FALSE(row.action.empty());
+    EXPECT_FALSE(row.why.empty());
+    const bool on_fd = row.emulation == Emulation::kOnFd;
+    // A path-based call is performed by vigil-init; only fd-based ones may continue.
+    EXPECT_EQ(on_fd, row.fd_only);
+    if (!on_fd) {
+      EXPECT_TRUE(row.path >= 0 || row.path2 >= 0) << "a path call with no path";
+    }
+    for (int arg : {row.dirfd, row.path, row.dirfd2, row.path2, row.flags, row.at_flags, row.mode})
+      EXPECT_LE(arg, 5);
+    if (row.dirfd2 >= 0) {
+      EXPECT_GE(row.path2, 0);
+    }
+    if (row.open_how) {
+      EXPECT_GE(row.flags, 0);
+    }
+    if (row.trap == Trap::kOpenFlags) {
+      EXPECT_EQ(row.emulation, Emulation::kOpen);
+    }
+    if (row.removes) {
+      EXPECT_EQ(row.emulation, Emulation::kUnlink);
+    }
+  }
+}
+
+TEST(SyscallTable, TheFilterTrapsExactlyTheTablesCalls) {
+  std::set<std::string_view> trapped;
+  for (const FilterRule& r : notify_filter().rules) trapped.insert(r.syscall);
+  std::set<std::string_view> table;
+  for (const WriteSyscall& row : write_syscalls()) table.insert(row.name);
+  EXPECT_EQ(trapped, table);
+}
+
+TEST(SyscallTable, TheSchemaAcceptsExactlyTheTablesWrites) {
+  for (const WriteSyscall& row : write_syscalls()) {
+    EXPECT_EQ(events::is_known_write_syscall(row.name), row.emulation != Emulation::kExec)
+        << row.name;
+  }
+  // Not trapped, so not a name a record can carry (it writes through an fd opened for
+  // writing, and that open is the event). The schema used to accept it.
+  EXPECT_FALSE(events::is_known_write_syscall("ftruncate"));
+  EXPECT_FALSE(events::is_known_write_syscall("write"));
+  EXPECT_FALSE(events::is_known_write_syscall("execve"));
+  EXPECT_TRUE(events::is_known_write_syscall("file-write-create"));  // macOS
+}
+
+TEST(SyscallTable, ActionWords) {
+  struct Case {
+    const char* syscall;
+    std::uint64_t flags;
+    const char* word;
+  };
+  const Case cases[] = {
+      {"openat", O_WRONLY | O_CREAT, "create"}, {"openat", O_WRONLY | O_TRUNC, "truncate"},
+      {"open", O_WRONLY, "write"},              {"openat2", O_RDWR | O_CREAT, "create"},
+      {"creat", 0, "create"},                   {"unlinkat", 0, "delete"},
+      {"unlinkat", AT_REMOVEDIR, "rmdir"},      {"rmdir", 0, "rmdir"},
+      {"renameat2", 1, "rename"},               {"linkat", 0, "link"},
+      {"symlinkat", 0, "symlink"},              {"fchmodat2", 0, "chmod"},
+      {"lchown", 0, "chown"},                   {"utimensat", 0, "touch"},
+      {"removexattrat", 0, "xattr"},            {"truncate", 0, "truncate"},
+      {"mknodat", 0, "mknod"},                  {"mkdir", 0, "mkdir"},
+      {"no-such-call", O_CREAT, "write"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(action_word(c.syscall, c.flags), c.word) << c.syscall;
+}
+
+TEST(SyscallTable, OnlyUnlinkAndRmdirRemove) {
+  std::set<std::string_view> removing;
+  for (const WriteSyscall& row : write_syscalls())
+    if (removes_name(row.name)) removing.insert(row.name);
+  EXPECT_EQ(removing, (std::set<std::string_view>{"unlink", "unlinkat", "rmdir"}));
+  EXPECT_FALSE(removes_name("renameat2"));
+}
+
+}  // namespace
+}  // namespace vigil
