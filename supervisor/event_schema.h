@@ -77,7 +77,7 @@ struct SessionStart {
                     // annotation's "N more: see <log>" line names it
   // log_key_id() of the key that seals this log ("" = an unkeyed log, written before
   // logs were sealed): supervisor/log_key.h.
-  std::string key_id;
+  std::string key_id = {};
   // Linux: "gatekeeper" (vigil-init performs write-intent calls, 5.14+) or "best-effort"
   // (older kernels: opens are only witnessed). "" elsewhere and in older logs.
   std::string witness = {};
@@ -172,10 +172,10 @@ struct SessionEnd {
   std::map<std::string, std::uint64_t> counters;  // "fs.denied", "lines.forged", ...
   // Why the command ended, when vigil ended it: "limit: pids", "limit: memory",
   // "limit: timeout", ... ("" = it ended on its own).
-  std::string reason;
+  std::string reason = {};
   // A keyed log's seal: HMAC-SHA256 hex of this line as written without `mac`
   // (supervisor/log_key.h). "" in an unkeyed log.
-  std::string mac;
+  std::string mac = {};
   bool operator==(const SessionEnd&) const = default;
 };
 

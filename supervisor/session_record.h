@@ -41,7 +41,7 @@ class SessionRecord final : public CommandRecord {
     std::function<void(const events::Event&)> on_event;
     // The key that seals the log (supervisor/log_key.h); empty: this user's, loaded (or
     // created) by open().
-    std::string log_key;
+    std::string log_key = {};
   };
   // Creates the log (the default location prepared, private) and logs session.start.
   static Result<std::unique_ptr<SessionRecord>> open(Start start);
