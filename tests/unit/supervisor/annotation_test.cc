@@ -490,7 +490,7 @@ TEST(AnnotationTest, QuarantinedItemsComeFirst) {
             "(its manifest.jsonl says how to restore))\n"
             "quarantined /w/\\x3cx>/.bashrc (.bashrc: bash sources it; NOT moved: remove it by "
             "hand before any program uses it)\n"
-            "deny openat /etc/x (" +
+            "deny write /etc/x (" +
                 kOutside + ")\n</sandbox_violations>\n");
   const auto j = nlohmann::json::parse(render_violations_json(c, o, "sid"));
   ASSERT_EQ(j["quarantined"].size(), 2u);
