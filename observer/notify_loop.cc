@@ -86,9 +86,10 @@ Judgement judge_result(const std::vector<Mount>& mounts, const std::string& reso
       return {WriteVerdict::kAllowed, "the call succeeded (writable here)"};
     return {c.verdict, std::move(c.reason)};
   }
-  // A refusal the mount layout makes: EROFS always; EACCES, EPERM and EXDEV (a link or
-  // rename across the sandbox's mounts) when the target or the source is in a read-only
-  // place.
+  // A refusal the mount layout makes: EROFS always; EACCES, EPERM, EXDEV (a link or
+  // rename across the sandbox's mounts) and EBUSY (a rename onto, or unlink of, a
+  // protected file's read-only bind: a mount point) when the target or the source is in
+  // a read-only place.
   if (c.verdict != WriteVerdict::kDenied && !from_resolved.empty()) {
     Classified f = classify(from_resolved);
     if (f.verdict == WriteVerdict::kDenied) c = {f.verdict, f.reason + " (the source)", f.mount_point};
@@ -97,7 +98,8 @@ Judgement judge_result(const std::vector<Mount>& mounts, const std::string& reso
     if (c.verdict != WriteVerdict::kDenied) c.reason = "read-only file system";
     return {WriteVerdict::kDenied, std::move(c.reason)};
   }
-  if ((error == EACCES || error == EPERM || error == EXDEV) && c.verdict == WriteVerdict::kDenied)
+  if ((error == EACCES || error == EPERM || error == EXDEV || error == EBUSY) &&
+      c.verdict == WriteVerdict::kDenied)
     return {WriteVerdict::kDenied, std::move(c.reason)};
   return {WriteVerdict::kAllowed, "the call failed with " + errno_name(error) +
                                       ": its own result, not the sandbox's refusal"};

@@ -18,7 +18,9 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
   const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/false);
   if (d == nullptr) return {};
-  if (d->relpath.starts_with(".git/")) return git_write_refusal(rel);
+  // .gitmodules too: `git submodule add` writes it; what it names is judged by the git
+  // rules and, after the command, by the backstop (supervisor/backstop.h).
+  if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") return git_write_refusal(rel);
   return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
          "): refused at any depth under a writable root";
 }

@@ -365,6 +365,8 @@ std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan, const P
 
 std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs) {
   if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return {};
+  // A call the gatekeeper performed and that failed wrote nothing.
+  if (!w.result.empty() && w.result != "0") return {};
   if (removes_name(w.syscall)) return {};
   const PathRule* root = nullptr;
   for (const auto& r : fs.allow_write) {

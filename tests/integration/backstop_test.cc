@@ -62,14 +62,28 @@ void expect_quarantined(const Session& s, const std::string& path, const std::st
 
 // The quarantined lines come before any other line of the block, and replay recomputes
 // the block the model was given from the log.
+// A protected name made below the top level is refused at the call (the gatekeeper:
+// vigil-init answers EACCES and the block has a deny line), or, where the gatekeeper is
+// not in force, quarantined after the command. Either way nothing is left on the host.
+void expect_stopped(const Session& s, const std::string& path, const std::string& rule) {
+  const bool refused =
+      s.o.err.find("deny create " + path + " (protected name " + rule) != std::string::npos ||
+      s.o.err.find("deny write " + path + " (protected name " + rule) != std::string::npos;
+  if (!refused) expect_quarantined(s, path, rule);
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is on the host\n" << s.o.err;
+}
+
 void expect_block_first_and_replayed(const Session& s) {
   const auto block = s.o.err.find("<sandbox_violations>\n");
   ASSERT_NE(block, std::string::npos) << s.o.err;
   EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
-  auto a = run_vigil({"replay", "--annotate", s.log}, s.state);
+  // The same state directory: the log is sealed with that user's key (log_key.h).
+  const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", s.state}};
+  auto a = run_vigil({"replay", "--annotate", s.log}, s.state, 120, env);
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, s.o.err.substr(block));
-  auto v = run_vigil({"replay", "--verify", s.log}, s.state);
+  auto v = run_vigil({"replay", "--verify", s.log}, s.state, 120, env);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
@@ -118,15 +132,15 @@ TEST(Backstop, PlainRoutesAreQuarantinedAndSamplesStay) {
   ASSERT_EQ(host_sh(ws.path(), "git init -q ."), 0);  // the workspace's own repository
   auto s = run_in(ws.path(), state,
                   "git init -q sub && printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit && "
-                  "mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json && "
-                  "mkdir -p x/y && echo evil > x/y/.bashrc && "
+                  "{ mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json; } 2>/dev/null; "
+                  "mkdir -p x/y && { echo evil > x/y/.bashrc; } 2>/dev/null; "
                   "git init -q --bare .git/modules/lib && "
                   "printf '#!/bin/sh\\n' > .git/modules/lib/hooks/post-checkout && echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
   EXPECT_EQ(s.o.out, "done\n");
   expect_quarantined(s, ws / "sub/.git/hooks/pre-commit", "git-hook");
-  expect_quarantined(s, ws / "a/b/.vscode", ".vscode");
-  expect_quarantined(s, ws / "x/y/.bashrc", ".bashrc");
+  expect_stopped(s, ws / "a/b/.vscode", ".vscode");
+  expect_stopped(s, ws / "x/y/.bashrc", ".bashrc");
   expect_quarantined(s, ws / ".git/modules/lib/hooks/post-checkout", "git-hook");
   EXPECT_TRUE(exists(ws / "sub/.git/hooks/pre-commit.sample")) << "stock samples are not touched";
   EXPECT_TRUE(exists(ws / "sub/.git/config")) << "a config git wrote itself is safe";

@@ -66,7 +66,8 @@ TEST(RunHints, EachRefusedWriteIsToldTheFixThatWorks) {
       << block;
   // touch: one line for one target.
   EXPECT_EQ(lines_naming(block, "/etc/vigil-hint-x"), 1U) << block;
-  EXPECT_NE(block.find("deny write, change times /etc/vigil-hint-x (a system directory"),
+  // (vigil-init performed the open, which failed: touch never got to change the times)
+  EXPECT_NE(block.find("deny write /etc/vigil-hint-x (a system directory"),
             std::string::npos)
       << block;
   // git config user.name: allowGitConfig.
