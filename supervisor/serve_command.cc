@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "supervisor/core/display_text.h"
 #include "supervisor/agent_session.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
@@ -257,7 +258,7 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   }
   auto session = AgentSession::open(std::move(*opts));
   if (!session) return report(session.error());
-  std::fprintf(stderr, "vigil: session log %s\n", (*session)->log_path().c_str());
+  std::fprintf(stderr, "vigil: session log %s\n", escape_text((*session)->log_path()).c_str());
   rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd));
   if (auto r = (*session)->end(); !r) return report(r.error());
   return 0;

@@ -1,5 +1,7 @@
 // `vigil session start|end` (supervisor/session_server.h): the socket, the two processes
 // left behind, and the per-connection thread that runs one command.
+#include "supervisor/core/diagnostics.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/session_server.h"
 
 #include <fcntl.h>
@@ -314,15 +316,22 @@ int cmd_session_start(const SessionArgs& args) {
     if (n > 0) msg.append(buf, static_cast<std::size_t>(n));
   }
   if (msg.empty() || msg[0] != 'K') {
-    std::fprintf(stderr, "vigil: %s\n",
-                 msg.empty() ? "the session supervisor did not start" : msg.c_str() + 1);
+    print_error(msg.empty() ? std::string("the session supervisor did not start")
+                            : msg.substr(1));
     return to_int(ExitCode::kUsage);
   }
   const std::string rest = msg.substr(1);
   const std::string pid = rest.substr(0, rest.find(' '));
-  std::printf("VIGIL_SESSION=%s; export VIGIL_SESSION;\nVIGIL_SESSION_PID=%s; export VIGIL_SESSION_PID;\n",
-              socket_path.c_str(), pid.c_str());
-  std::fprintf(stderr, "vigil: session log %s\n", rest.substr(rest.find(' ') + 1).c_str());
+  // For `eval`, as ssh-agent's: the socket path single-quoted, so no byte of it is shell
+  // syntax; the pid is digits.
+  std::string quoted = "'";
+  for (const char ch : socket_path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  quoted += "'";
+  const std::string handoff = "VIGIL_SESSION=" + quoted + "; export VIGIL_SESSION;\nVIGIL_SESSION_PID=" +
+                              escape_text(pid) + "; export VIGIL_SESSION_PID;\n";
+  // display-safe: shell-quoted above for eval (escaping would change the path's bytes)
+  std::fputs(handoff.c_str(), stdout);
+  std::fprintf(stderr, "vigil: session log %s\n", escape_text(rest.substr(rest.find(' ') + 1)).c_str());
   return 0;
 }
 
@@ -363,7 +372,7 @@ int run_in_session(const std::string& handle, const std::vector<std::string>& co
   auto rep = wire::decode_reply(frame->payload);
   if (!rep) return report(rep.error());
   if (rep->error) {
-    std::fprintf(stderr, "vigil: %s\n", rep->error->c_str());
+    print_error(*rep->error);
     return rep->exit_code;
   }
   if (violations_fd) (void)write_all_to(*violations_fd, rep->violations);

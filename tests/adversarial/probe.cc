@@ -164,7 +164,7 @@ int race(const std::string& op, const char* dir, const char* count) {
     }
     if (fd >= 0) {
       ++made;
-      ::close(static_cast<int>(fd));
+      vigil::UniqueFd made_fd(static_cast<int>(fd));  // closed at once
     }
   }
   stop = true;
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
       if (::write(fd, buf, static_cast<size_t>(n)) != n) return report(-1);
     }
     if (op == "exec-unlinked") {
-      ::close(fd);  // a file open for writing cannot be run (ETXTBSY)
+      vigil::UniqueFd(fd).reset();  // a file open for writing cannot be run (ETXTBSY)
       fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0 || ::unlink(copy.c_str()) != 0) return report(-1);
     }

@@ -54,7 +54,9 @@ class Session {
       const auto from = at + key.size() + 1;
       return o.out.substr(from, o.out.find(';', from) - from);
     };
-    handle_ = take("VIGIL_SESSION");
+    handle_ = take("VIGIL_SESSION");  // single-quoted for eval
+    if (handle_.size() >= 2 && handle_.front() == '\'' && handle_.back() == '\'')
+      handle_ = handle_.substr(1, handle_.size() - 2);
     pid_ = std::atoi(take("VIGIL_SESSION_PID").c_str());
     env_["VIGIL_SESSION"] = handle_;
   }

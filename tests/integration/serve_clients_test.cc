@@ -1,6 +1,8 @@
 // `vigil serve` (JSON-RPC on stdio) through the shipped Python and Node clients, raw
 // JSON-RPC lines for stdin/timeout/policy.update, and `vigil mcp` through a scripted MCP
 // client (initialize -> tools/list -> tools/call). Real vigil, bwrap, python3, node.
+#include <fcntl.h>
+#include <array>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/unique_fd.h"
 #include "supervisor/session_log.h"
 #include "tests/integration/harness.h"
 
@@ -32,16 +35,18 @@ std::string find_on_path(const std::string& name) {
 // Runs argv in cwd with `input` on stdin; its stdout, stderr and status.
 Outcome run_with_input(const std::vector<std::string>& argv, const std::string& cwd,
                        const std::string& input) {
-  int in[2], out[2], err[2];
-  EXPECT_EQ(::pipe(in), 0);
-  EXPECT_EQ(::pipe(out), 0);
-  EXPECT_EQ(::pipe(err), 0);
+  // O_CLOEXEC: the child keeps only what dup2 gives it as 0, 1 and 2.
+  auto make_pipe = [] {
+    int p[2] = {-1, -1};
+    EXPECT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    return std::array<vigil::UniqueFd, 2>{vigil::UniqueFd(p[0]), vigil::UniqueFd(p[1])};
+  };
+  auto in = make_pipe(), out = make_pipe(), err = make_pipe();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    ::dup2(in[0].get(), 0);
+    ::dup2(out[1].get(), 1);
+    ::dup2(err[1].get(), 2);
     if (::chdir(cwd.c_str()) != 0) ::_exit(121);
     std::vector<char*> a;
     for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
@@ -49,11 +54,14 @@ Outcome run_with_input(const std::vector<std::string>& argv, const std::string& 
     ::execv(a[0], a.data());
     ::_exit(122);
   }
-  for (int fd : {in[0], out[1], err[1]}) ::close(fd);
-  EXPECT_EQ(::write(in[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
-  ::close(in[1]);
+  in[0].reset();
+  out[1].reset();
+  err[1].reset();
+  EXPECT_EQ(::write(in[1].get(), input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  in[1].reset();
   Outcome o;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  vigil::UniqueFd* ends[2] = {&out[0], &err[0]};
+  pollfd fds[2] = {{out[0].get(), POLLIN, 0}, {err[0].get(), POLLIN, 0}};
   std::string* dest[2] = {&o.out, &o.err};
   int open = 2;
   while (open > 0 && ::poll(fds, 2, 60000) > 0) {
@@ -64,7 +72,7 @@ Outcome run_with_input(const std::vector<std::string>& argv, const std::string& 
       if (n > 0) {
         dest[i]->append(buf, static_cast<size_t>(n));
       } else {
-        ::close(fds[i].fd);
+        ends[i]->reset();
         fds[i].fd = -1;
         --open;
       }

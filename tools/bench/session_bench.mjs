@@ -66,7 +66,7 @@ if (process.env.SESSION_BENCH_SRT) {
   });
 
   const started = execFileSync(VIGIL, ['session', 'start', '--log', runtime + '/session.jsonl'], { cwd: ws, env }).toString();
-  const handle = /VIGIL_SESSION=([^;]+);/.exec(started)[1];
+  const handle = /VIGIL_SESSION='?([^;']+)'?;/.exec(started)[1];
   // Whatever happens below, nothing is left running and nothing left behind.
   let srt = null;
   process.on('exit', () => {
