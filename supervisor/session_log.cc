@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "supervisor/core/regular_file.h"
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
@@ -302,12 +303,11 @@ Result<void> SessionLog::close() {
 // ---- reading ---------------------------------------------------------------------------
 
 Result<std::string> read_log_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return system_error("cannot open " + path);
+  auto opened = open_regular_file(path, "session log");
+  if (!opened) return std::move(opened).error();
+  UniqueFd fd = std::move(opened).value();
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
-  if (!S_ISREG(st.st_mode))
-    return make_error(Errc::kInvalidPolicy, path + " is not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
     return make_error(Errc::kInvalidPolicy, path + " is larger than " +
                                                 std::to_string(kMaxLogFileBytes >> 20) +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "supervisor/core/path_expand.h"
+#include "supervisor/core/regular_file.h"
 #include "supervisor/core/settings_json.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -424,27 +425,16 @@ Result<Policy> parse_policy(std::string text, std::string_view source, const Loa
   return p;
 }
 
+Result<Policy> load_policy_fd(int fd, const std::string& source, const LoadContext& ctx) {
+  auto text = read_fd_text(fd, kMaxSettingsBytes, "settings file " + source);
+  if (!text) return std::move(text).error();
+  return parse_policy(std::move(text).value(), source, ctx);  // it reports an oversize file
+}
+
 Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd) return system_error("cannot read settings file " + path);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat settings file " + path);
-  if (!S_ISREG(st.st_mode)) {
-    return make_error(Errc::kInvalidPolicy, path + ": not a regular file");
-  }
-  std::string text;
-  char buf[16384];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return system_error("cannot read settings file " + path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxSettingsBytes) break;  // parse_settings_json reports it
-  }
-  return parse_policy(std::move(text), path, ctx);
+  auto fd = open_regular_file(path, "settings file");
+  if (!fd) return std::move(fd).error();
+  return load_policy_fd(fd->get(), path, ctx);
 }
 
 Policy default_policy(const LoadContext& ctx) {
