@@ -46,6 +46,7 @@ enum class Kind {
   kObserverStats,
   kAnnotation,
   kSessionEnd,
+  kLogTruncated,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -153,9 +154,18 @@ struct SessionEnd {
   bool operator==(const SessionEnd&) const = default;
 };
 
+// The session reached vigil.log.maxOutputBytes: the command's output goes on (to its
+// destination, uncut) but from here no more of it is logged; session.end's counters
+// io.unlogged_bytes says how much was left out.
+struct LogTruncated {
+  std::uint64_t max_output_bytes = 0;  // the cap that was reached
+  bool operator==(const LogTruncated&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
-                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd>;
+                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
+                          LogTruncated>;
 
 Kind kind_of(const Body& b);
 

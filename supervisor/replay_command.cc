@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "supervisor/annotation.h"
+#include "supervisor/log_stream.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -176,6 +177,10 @@ std::vector<Row> rows_of(const LoadedLog& log) {
                            " after " + seconds(b.duration_ns) + " s";
               for (const auto& [k, v] : b.counters)
                 row.detail += ", " + k + " " + std::to_string(v);
+            },
+            [&](const events::LogTruncated& b) {
+              row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
+                           " bytes is not in this log (vigil.log.maxOutputBytes)";
             },
         },
         e.body);
@@ -362,6 +367,21 @@ std::string render_verify(const VerifyReport& r) {
   if (!r.complete) return "INCOMPLETE: " + escape_for_terminal(r.why) + "\nhead " + r.head + "\n";
   return "ok: " + std::to_string(r.records) + " records, chain intact, session ended\nhead " +
          r.head + "\n";
+}
+
+Result<void> check_kind_filter(std::string_view filter) {
+  const bool prefix = filter.size() > 2 && filter.substr(filter.size() - 2) == ".*";
+  const std::string_view stem = prefix ? filter.substr(0, filter.size() - 1) : filter;
+  std::string kinds;
+  for (int k = 0; k < static_cast<int>(std::variant_size_v<events::Body>); ++k) {
+    const std::string_view name = events::to_string(static_cast<events::Kind>(k));
+    if (filter == "all" || (prefix ? name.substr(0, stem.size()) == stem : name == filter))
+      return {};
+    kinds += (kinds.empty() ? "" : ", ") + std::string(name);
+  }
+  return make_error(Errc::kInvalidPolicy,
+                    "replay --json: no record kind matches " + std::string(filter) + "; give one of " + kinds +
+                        ", a prefix such as net.*, or all");
 }
 
 std::string render_json(const LoadedLog& log, std::string_view filter) {
@@ -613,13 +633,28 @@ int run_replay(const ReplayArgs& a) {
     return fail(
         "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
 
+  // --verify and --json stream the log (constant memory, any size); the other views
+  // hold it whole, up to kMaxLogFileBytes.
+  if (a.verify) {
+    auto verify = verify_log(a.log);
+    if (!verify) return fail(verify.error().message);
+    print(replay::render_verify(*verify));
+    return verify->ok && verify->complete ? 0 : 1;
+  }
+  auto opened = open_session_log(a.log);
+  if (!opened) return fail(opened.error().message);
+  if (!a.json.empty()) {
+    if (auto known = replay::check_kind_filter(a.json); !known) return fail(known.error().message);
+    auto streamed = for_each_record_line(opened->get(), a.json, [](const std::string& line) {
+      // The line parsed as canonical: pure ASCII, no control bytes, safe to print as is.
+      print(line + "\n");
+    });
+    if (!streamed) return fail(streamed.error().message);
+    return 0;
+  }
   auto text = read_log_file(a.log);
   if (!text) return fail(text.error().message);
   const VerifyReport verify = verify_log_text(*text);
-  if (a.verify) {
-    print(replay::render_verify(verify));
-    return verify.ok && verify.complete ? 0 : 1;
-  }
   const LoadedLog log = load_log_text(*text);
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
@@ -657,8 +692,6 @@ int run_replay(const ReplayArgs& a) {
     print(replay::render_writes(log));
   } else if (a.net) {
     print(replay::render_net(log));
-  } else if (!a.json.empty()) {
-    print(replay::render_json(log, a.json));
   } else if (!a.html.empty()) {
     if (auto w = write_file(a.html, replay::render_html(log, verify, a.log)); !w)
       return fail(w.error().message);

@@ -104,6 +104,11 @@ Result<void> check_settings_out_of_reach(const Plan& plan, const std::string& sp
     if (p == "/") break;
   }
   for (auto pos = spelled.find('/'); pos != std::string::npos; pos = spelled.find('/', pos + 1)) {
+    // "." and ".." are no names a directory's writer can swap.
+    const auto end = spelled.find('/', pos + 1);
+    const std::string_view name = std::string_view(spelled).substr(
+        pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    if (name == "." || name == ".." || name.empty()) continue;
     dirs.push_back(pos == 0 ? "/" : resolve_symlinks(spelled.substr(0, pos)));
   }
   for (const auto& d : dirs) {

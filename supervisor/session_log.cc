@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "supervisor/core/regular_file.h"
+#include "supervisor/log_stream.h"
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
@@ -55,6 +56,10 @@ Result<void> check_private_dir(const std::string& dir) {
 nlohmann::json rules_json(const std::vector<PathRule>& rules) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& r : rules) {
+    // The session's own temp dir is a fresh path every run: it is not part of the policy
+    // (docs/events.md: two runs of one policy share a digest). That a temp dir is
+    // writable at all is implied by every policy.
+    if (r.session_temp) continue;
     a.push_back({{"written", r.written},
                  {"literal", r.literal},
                  {"resolved", r.resolved},
@@ -159,7 +164,9 @@ std::string canonical_policy_json(const Policy& p) {
                 {"allowPty", p.macos.allow_pty}};
   j["vigil"] = {{"observerOverflow",
                  p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
-                {"observerSyncWakeUp", p.vigil.observer_sync_wake_up}};
+                {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
+                {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
+                {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).
@@ -311,7 +318,8 @@ Result<std::string> read_log_file(const std::string& path) {
   if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
     return make_error(Errc::kInvalidPolicy, path + " is larger than " +
                                                 std::to_string(kMaxLogFileBytes >> 20) +
-                                                " MiB; not a session log vigil wrote");
+                                                " MiB: this view reads the whole log; `vigil replay --verify` and `--json` "
+                                                "read a log of any size");
   }
   std::string text;
   char buf[65536];
@@ -371,114 +379,17 @@ Result<LoadedLog> load_log(const std::string& path) {
 }
 
 VerifyReport verify_log_text(std::string_view text) {
-  VerifyReport rep;
-  std::string_view tail;
-  const auto lines = split_lines(text, &tail);
-  const std::size_t n = lines.size();
-  rep.records = n;
-  auto broken = [&](std::size_t at, std::string why) {
-    rep.ok = false;
-    rep.broken_at = at;
-    rep.why = std::move(why);
-    return rep;
-  };
-  const std::string rec = "record ";
-  if (n == 0) {
-    return broken(0, tail.empty() ? "empty log: no session.start record"
-                                  : "record 0 is incomplete (no newline): the log was truncated");
-  }
-
-  std::vector<std::string> hash(n);
-  std::vector<std::optional<Event>> ev(n);
-  std::vector<std::string> parse_error(n);
-  std::map<std::uint64_t, std::size_t> first_pos_of_seq;
-  for (std::size_t i = 0; i < n; ++i) {
-    hash[i] = sha256_hex(lines[i]);
-    auto e = events::parse_log_record(lines[i]);
-    if (e) {
-      first_pos_of_seq.emplace(e->seq, i);
-      ev[i] = std::move(*e);
-    } else {
-      parse_error[i] = e.error().message;
-    }
-  }
-  // prev_{i} vs hash_{i-1}, for i >= 1; true when the link holds or cannot be judged.
-  auto link_ok = [&](std::size_t i) { return !ev[i] || ev[i]->prev == hash[i - 1]; };
-
-  std::optional<std::size_t> end_at;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string r = rec + std::to_string(i);
-    if (!ev[i])
-      return broken(i, r + " is not a valid record (" + parse_error[i] + "): it was edited");
-    const Event& e = *ev[i];
-    if (end_at)
-      return broken(i, r + " comes after session.end: records were appended to a finished log");
-    if (i == 0) {
-      if (e.kind() != events::Kind::kSessionStart)
-        return broken(0, "record 0 is not session.start");
-      if (e.seq != 0)
-        return broken(
-            0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
-      if (e.prev != events::kGenesisPrev)
-        return broken(0, "record 0's prev is not the genesis value (64 zeros)");
-    } else {
-      const Event& first = *ev[0];
-      if (e.session != first.session)
-        return broken(i, r + " belongs to another session (" + e.session + ")");
-      if (e.kind() == events::Kind::kSessionStart)
-        return broken(i, r + " is a second session.start");
-      if (e.seq != i) {
-        if (e.seq > i) {
-          auto later = first_pos_of_seq.find(i);
-          if (later != first_pos_of_seq.end() && later->second > i) {
-            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) +
-                                 ", and seq " + std::to_string(i) + " comes later, at record " +
-                                 std::to_string(later->second));
-          }
-          return broken(i, "the record with seq " + std::to_string(i) +
-                               " is missing (deleted): " + r + " has seq " + std::to_string(e.seq));
-        }
-        return broken(i, r + " has seq " + std::to_string(e.seq) +
-                             ", which came before: duplicated or out of order");
-      }
-      if (!link_ok(i)) {
-        // Which record changed? An edit inside record i-1 breaks only the link
-        // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
-        const bool next_breaks = i + 1 < n && !link_ok(i + 1);
-        if (next_breaks) {
-          return broken(i, r + " was altered: its prev does not match record " +
-                               std::to_string(i - 1) + ", and record " + std::to_string(i + 1) +
-                               "'s prev does not match it");
-        }
-        const std::string p = rec + std::to_string(i - 1);
-        return broken(
-            i - 1,
-            p + " was altered: its hash does not match the prev of " + r +
-                (i + 1 == n ? " (or the prev of the last record, " + r + ", was edited)" : ""));
-      }
-      if (e.t < ev[i - 1]->t)
-        return broken(i, r + "'s time goes backwards: records were reordered or edited");
-    }
-    if (e.kind() == events::Kind::kSessionEnd) end_at = i;
-  }
-  if (!tail.empty()) {
-    return broken(n,
-                  rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
-  }
-  rep.ok = true;
-  rep.head = hash[n - 1];
-  rep.complete = end_at.has_value();
-  if (!rep.complete) {
-    rep.why = "intact, but ends without session.end after record " + std::to_string(n - 1) +
-              ": the session crashed, is still running, or its last records were removed";
-  }
-  return rep;
+  LineReader in(text, events::Limits::log().max_line);
+  return verify_log_lines(in);
 }
 
 Result<VerifyReport> verify_log(const std::string& path) {
-  auto text = read_log_file(path);
-  if (!text) return std::move(text).error();
-  return verify_log_text(*text);
+  auto fd = open_regular_file(path, "session log");
+  if (!fd) return std::move(fd).error();
+  LineReader in(fd->get(), events::Limits::log().max_line);
+  VerifyReport report = verify_log_lines(in);
+  if (!in.error().empty()) return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
+  return report;
 }
 
 }  // namespace vigil

@@ -4,10 +4,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -45,7 +48,7 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
   return {};
 }
 
-bool write_all_to(int fd, std::string_view bytes) {
+bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
   // A reader that went away must cost an EPIPE here, never the process: an embedder may
   // keep SIGPIPE's default. SIGPIPE for a write is sent to the writing thread, so it is
   // blocked in this thread for the write, and one the write raised is taken back before
@@ -57,16 +60,34 @@ bool write_all_to(int fd, std::string_view bytes) {
   sigset_t pending;
   sigpending(&pending);
   const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  // With a stop_fd, a write never blocks for good: it waits for room (POLLOUT, or the
+  // stop) and writes at most what room guarantees (PIPE_BUF) to anything that can fill
+  // up; a regular file takes it all.
+  struct stat st {};
+  const bool bounded = stop_fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
   bool ok = true;
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (bounded) {
+      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0 && errno != EINTR) {
+        ok = false;
+        break;
+      }
+      if (p[0].revents == 0) {
+        if (p[1].revents == 0) continue;
+        ok = false;  // no room, and the command was signalled: nobody reads this
+        break;
+      }
+    }
+    const std::size_t step = bounded ? std::min<std::size_t>(bytes.size(), PIPE_BUF) : bytes.size();
+    const ssize_t n = ::write(fd, bytes.data(), step);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};  // a non-blocking stdout we inherited: wait for room
-      (void)::poll(&p, 1, -1);
+      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};  // a non-blocking fd: wait for room
+      (void)::poll(p, stop_fd >= 0 ? 2 : 1, -1);
     } else {
       if (n < 0 && errno == EPIPE && !already_pending) {
         const timespec now{0, 0};
@@ -280,16 +301,37 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   };
   // The command's output: logged chunk by chunk (the exact bytes, for replay), then
   // passed on. Nothing in it is ever parsed: a command printing event JSON only prints.
-  auto forward =
-      callbacks.on_output ? callbacks.on_output : [](OutputStream s, std::string_view bytes) {
-        return write_all_to(s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes);
-      };
+  // Forwarded signals wake a default writer that waits for a reader (SignalRelay,
+  // sandbox_launch.cc): vigil ends with the command even when nobody reads its output.
+  UniqueFd interrupted(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!interrupted) return system_error("eventfd");
+  io.interrupted_fd = interrupted.get();
+  const int stop_fd = interrupted.get();
+  auto forward = callbacks.on_output
+                     ? callbacks.on_output
+                     : [stop_fd](OutputStream s, std::string_view bytes) {
+                         return write_all_to(
+                             s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes,
+                             stop_fd);
+                       };
   const std::size_t max_chunk = events::Limits::log().max_data;
+  // vigil.log.maxOutputBytes bounds the log, never the output: past it the command's
+  // output still reaches its destination whole, only its copy in the log stops (once,
+  // said by a log.truncated record; the bytes left out are counted).
+  const std::uint64_t log_cap = prepared->policy.vigil.log_max_output_bytes;
+  std::uint64_t logged_output = 0;
+  bool output_cut = false;
   bool stderr_ends_line = true;  // nothing written yet counts as the start of a line
   io.capture_output = request.capture_output;
+  // 2>&1 into vigil: the command gets one pipe for both, so the order is its own.
+  io.merge_output = !callbacks.on_output && same_open_file(STDOUT_FILENO, STDERR_FILENO);
   io.on_output = [&](OutputStream s, std::string_view bytes) {
+    const std::uint64_t room = log_cap - logged_output;
+    const std::string_view kept = bytes.substr(0, static_cast<std::size_t>(
+                                                      std::min<std::uint64_t>(room, bytes.size())));
+    logged_output += kept.size();
     // A record holds at most the log's chunk size: split bigger reads.
-    for (std::string_view rest = bytes; !rest.empty();) {
+    for (std::string_view rest = kept; !rest.empty();) {
       const std::string_view chunk = rest.substr(0, max_chunk);
       rest.remove_prefix(chunk.size());
       if (s == OutputStream::kStdout)
@@ -297,7 +339,12 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       else
         append(events::Source::kSupervisor, events::IoStderr{std::string(chunk)});
     }
-    if (s == OutputStream::kStderr) stderr_ends_line = bytes.back() == '\n';
+    if (kept.size() < bytes.size()) {
+      if (!output_cut) append(events::Source::kSupervisor, events::LogTruncated{log_cap});
+      output_cut = true;
+      record->count("io.unlogged_bytes", bytes.size() - kept.size());
+    }
+    if (s == OutputStream::kStderr || io.merge_output) stderr_ends_line = bytes.back() == '\n';
     const bool open = forward(s, bytes);
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;

@@ -90,6 +90,12 @@ constexpr KeySpec kFilesystemKeys[] = {
 
 constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
+    {"log", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilLogKeys[] = {
+    {"maxOutputBytes", Support::kHandled, ""},
+    {"keep", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilObserverKeys[] = {
@@ -388,7 +394,28 @@ class Loader {
           !r)
         return r;
     }
+    if (auto it = v.find("log"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.log", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.log", kVigilLogKeys); !r) return r;
+      if (auto m = it->find("maxOutputBytes"); m != it->end()) {
+        auto n = read_count(*m, "vigil.log.maxOutputBytes", 0);
+        if (!n) return std::move(n).error();
+        p_->vigil.log_max_output_bytes = *n;
+      }
+      if (auto k = it->find("keep"); k != it->end()) {
+        auto n = read_count(*k, "vigil.log.keep", 1);
+        if (!n) return std::move(n).error();
+        p_->vigil.log_keep = *n;
+      }
+    }
     return {};
+  }
+
+  // A non-negative integer of at least `min`.
+  Result<std::uint64_t> read_count(const json& v, const char* path, std::uint64_t min) {
+    if (!v.is_number_integer()) return type_error(path, v, "an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= min) return v.get<std::uint64_t>();
+    return fail(path, "must be an integer of at least " + std::to_string(min) + ", got " + v.dump());
   }
 
   const SettingsJson& doc_;
