@@ -169,7 +169,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     PathRule tmp;
     tmp.written = "$TMPDIR";
     tmp.literal = req.session_tmp;
-    tmp.resolved = resolve_symlinks(req.session_tmp);
+    tmp.resolved = req.resolve_session_tmp ? resolve_symlinks(req.session_tmp) : req.session_tmp;
     tmp.origin = "session temp dir";
     tmp.kind = PathKind::kDir;
     tmp.session_temp = true;

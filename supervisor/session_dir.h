@@ -64,7 +64,11 @@ class SessionDir {
   UniqueFd lock_;                 // flock'ed while the session lives
   std::vector<UniqueFd> roots_;   // the writable roots' locks, shared
   bool leave_for_sweep_ = false;  // finish() left placeholders behind
+  bool fresh_base_ = false;       // base_ is this session's own (the fixed one was taken)
 };
+
+// The shared temp dir: $TMPDIR when it is absolute, else /tmp.
+std::string shared_tmp();
 
 // Removes the stale sessions under `base` (see above); what it could not remove is left
 // for the next sweep. Returns how many stale sessions it removed.
