@@ -159,6 +159,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy = default_policy(ctx);
   }
   out.warnings = out.policy.warnings;
+  // One directory named twice (or a million times: `"."` repeated) is one root: the scan
+  // and the mounts below run once per directory, not once per spelling.
+  {
+    std::set<std::string> seen;
+    std::erase_if(out.policy.fs.allow_write,
+                  [&](const PathRule& r) { return !seen.insert(r.resolved).second; });
+  }
   // The allowlist is checked here, where every command (run, explain, both platforms)
   // loads the policy, so that a bad pattern is refused before anything runs, naming the
   // file and the entry; the proxy compiles the same lists again when it starts.
