@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -134,8 +135,14 @@ Result<void> prepare_log_dir(const std::string& log_path) {
   for (std::size_t pos = 1; pos <= sessions.size(); ++pos) {
     if (pos != sessions.size() && sessions[pos] != '/') continue;
     const std::string dir = sessions.substr(0, pos);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-      return system_error("cannot create " + dir);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      const int err = errno;
+      return make_error(Errc::kRefused,
+                        "cannot create the session log directory " + sessions + " (" + dir + ": " +
+                            std::strerror(err) +
+                            "); pass --log PATH, or set XDG_STATE_HOME to a directory you can "
+                            "write");
+    }
   }
   if (auto r = check_private_dir(vigil_dir); !r) return r;
   return check_private_dir(sessions);
@@ -198,6 +205,11 @@ SessionLog::~SessionLog() = default;
 Result<SessionLog::Reserved> SessionLog::reserve(const std::string& path) {
   UniqueFd fd(
       ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd && errno == EEXIST) {
+    return make_error(Errc::kRefused, "session log " + path +
+                                          " exists already: vigil never appends to or replaces a "
+                                          "log; choose a new path for --log");
+  }
   if (!fd) return system_error("cannot create the session log " + path);
   return Reserved{std::move(fd), path};
 }

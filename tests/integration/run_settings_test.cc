@@ -99,6 +99,25 @@ TEST(RunSettings, DuplicateRootsAreFoldedBeforeScanning) {
   EXPECT_TRUE(exists(ws / "ran"));
 }
 
+TEST(RunSettings, LogPathMessagesNameTheFix) {
+  TempDir ws, logs;
+  write_file(logs / "taken.jsonl", "mine\n");
+  auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("choose a new path"), std::string::npos) << o.err;
+  EXPECT_EQ(read_file(logs / "taken.jsonl"), "mine\n");
+  EXPECT_FALSE(exists(ws / "ran"));
+  // No usable home and no XDG_STATE_HOME: the message names the log dir and the ways out.
+  // (A home below a regular file cannot be made, even by root.)
+  write_file(logs / "file", "");
+  auto h = run_vigil({"run", "--", "true"}, ws.path(), 60,
+                     {{"HOME", logs / "file/home"}, {"XDG_STATE_HOME", ""}});
+  EXPECT_EQ(h.exit_code, 2) << h.err;
+  EXPECT_NE(h.err.find("session log directory"), std::string::npos) << h.err;
+  EXPECT_NE(h.err.find("--log"), std::string::npos) << h.err;
+  EXPECT_NE(h.err.find("XDG_STATE_HOME"), std::string::npos) << h.err;
+}
+
 TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
   TempDir ws, cfg, other;
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");
