@@ -119,6 +119,13 @@ Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
+  if (const char* nested = std::getenv("VIGIL_SESSION"); nested != nullptr && *nested != '\0') {
+    return make_error(Errc::kRefused,
+                      "vigil run inside a vigil sandbox is not supported: this command is "
+                      "already confined by the outer session, and that sandbox denies what a "
+                      "second one needs (a session directory outside the writable roots, new "
+                      "mounts and namespaces). Run the inner command directly");
+  }
   auto session = SessionDir::create();
   if (!session) return std::move(session).error();
 
@@ -202,7 +209,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
       request.proxy_test);
   if (!proxy) return std::move(proxy).error();
   // The bridges vigil-init binds inside the sandbox's network namespace.
-  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
+  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
+                                /*own_loopback=*/true);
   in.late_ro_binds = {session->proxy_socket()};
   // A log the session could rewrite proves nothing. Where the sandbox could write to it,
   // its directory is made read-only inside (so are earlier sessions' logs beside it),

@@ -118,6 +118,15 @@ TEST(RunSettings, LogPathMessagesNameTheFix) {
   EXPECT_NE(h.err.find("XDG_STATE_HOME"), std::string::npos) << h.err;
 }
 
+TEST(RunSettings, NestingIsRefusedSayingWhy) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--", vigil_bin(), "run", "--", "touch", "ran"}, ws.path());
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("inside a vigil sandbox is not supported"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("already confined"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+}
+
 TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
   TempDir ws, cfg, other;
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");
