@@ -24,9 +24,9 @@ template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
 constexpr std::array<const char*, 11> kKindNames = {
-    "session.start", "proc.exec", "fs.write",       "net.decision", "net.upstream_failure",
-    "io.stdout",     "io.stderr", "observer.stats", "annotation",   "session.end",
-    "log.truncated",
+    "session.start",        "proc.exec",   "fs.write",      "net.decision",
+    "net.upstream_failure", "io.stdout",   "io.stderr",     "observer.stats",
+    "annotation",           "session.end", "log.truncated",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 

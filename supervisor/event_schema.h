@@ -164,8 +164,7 @@ struct LogTruncated {
 
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
-                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          LogTruncated>;
+                          IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd, LogTruncated>;
 
 Kind kind_of(const Body& b);
 

@@ -195,10 +195,10 @@ VerifyReport verify_log_lines(LineReader& in) {
                                "'s prev does not match it");
         }
         const std::string p = rec + std::to_string(i - 1);
-        return broken(i - 1, p + " was altered: its hash does not match the prev of " + r +
-                                 (!have_next ? " (or the prev of the last record, " + r +
-                                                            ", was edited)"
-                                                      : ""));
+        return broken(
+            i - 1,
+            p + " was altered: its hash does not match the prev of " + r +
+                (!have_next ? " (or the prev of the last record, " + r + ", was edited)" : ""));
       }
       if (e.t < prev_t)
         return broken(i, r + "'s time goes backwards: records were reordered or edited");
@@ -212,7 +212,8 @@ VerifyReport verify_log_lines(LineReader& in) {
   }
   rep.records = n;
   if (tail) {
-    return broken(n, rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
+    return broken(n,
+                  rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
   }
   rep.ok = true;
   rep.head = prev.hash;
@@ -233,13 +234,14 @@ Result<UniqueFd> open_session_log(const std::string& path) {
   if (got == LineReader::Got::kError) return system_error("cannot read " + path);
   if (got == LineReader::Got::kEnd)
     return make_error(Errc::kInvalidPolicy, path + " is empty: not a session log vigil wrote");
-  auto e = got == LineReader::Got::kLine ? events::parse_log_record(first)
-                                         : Result<events::Event>(make_error(
-                                               Errc::kInvalidPolicy, "no complete first line"));
+  auto e = got == LineReader::Got::kLine
+               ? events::parse_log_record(first)
+               : Result<events::Event>(make_error(Errc::kInvalidPolicy, "no complete first line"));
   if (!e || e->kind() != events::Kind::kSessionStart) {
     return make_error(Errc::kInvalidPolicy,
-                      path + " is not a session log vigil wrote: its first line is not a "
-                             "session.start record" +
+                      path +
+                          " is not a session log vigil wrote: its first line is not a "
+                          "session.start record" +
                           (e ? std::string() : " (" + e.error().message + ")"));
   }
   if (::lseek(fd->get(), 0, SEEK_SET) != 0) return system_error("cannot rewind " + path);

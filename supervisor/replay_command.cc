@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "supervisor/annotation.h"
-#include "supervisor/log_stream.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/log_stream.h"
 
 namespace vigil {
 namespace replay {
@@ -379,9 +379,9 @@ Result<void> check_kind_filter(std::string_view filter) {
       return {};
     kinds += (kinds.empty() ? "" : ", ") + std::string(name);
   }
-  return make_error(Errc::kInvalidPolicy,
-                    "replay --json: no record kind matches " + std::string(filter) + "; give one of " + kinds +
-                        ", a prefix such as net.*, or all");
+  return make_error(Errc::kInvalidPolicy, "replay --json: no record kind matches " +
+                                              std::string(filter) + "; give one of " + kinds +
+                                              ", a prefix such as net.*, or all");
 }
 
 std::string render_json(const LoadedLog& log, std::string_view filter) {

@@ -1,12 +1,12 @@
 #include "supervisor/sandbox_launch.h"
 
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <linux/kcmp.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -282,7 +282,8 @@ bool same_open_file(int a, int b) {
   if (same > 0) return false;
   // kcmp refused (no CONFIG_KCMP, or a seccomp policy around us): the same file with the
   // same status flags is the best evidence there is.
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
          ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL);

@@ -202,9 +202,10 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
 
   if (req.settings_path && !req.allow_writable_settings) {
     const std::string opened = fd_path(settings_fd.get());
-    if (opened.empty()) return system_error("cannot tell where settings file " + *req.settings_path + " is");
-    if (auto r = check_settings_out_of_reach(out.plan, settings_spelled, opened,
-                                             *req.settings_path);
+    if (opened.empty())
+      return system_error("cannot tell where settings file " + *req.settings_path + " is");
+    if (auto r =
+            check_settings_out_of_reach(out.plan, settings_spelled, opened, *req.settings_path);
         !r)
       return std::move(r).error();
   }

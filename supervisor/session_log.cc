@@ -7,18 +7,18 @@
 
 #include <cerrno>
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "supervisor/core/regular_file.h"
-#include "supervisor/log_stream.h"
 #include "supervisor/core/sha256.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/log_stream.h"
 
 namespace vigil {
 namespace {
@@ -169,11 +169,12 @@ std::string canonical_policy_json(const Policy& p) {
   j["macos"] = {{"enableWeakerNetworkIsolation", p.macos.enable_weaker_network_isolation},
                 {"allowAppleEvents", p.macos.allow_apple_events},
                 {"allowPty", p.macos.allow_pty}};
-  j["vigil"] = {{"observerOverflow",
-                 p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
-                {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
-                {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
-                {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
+  j["vigil"] = {
+      {"observerOverflow",
+       p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
+      {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
+      {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
+      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).
@@ -328,10 +329,11 @@ Result<std::string> read_log_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
   if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
-    return make_error(Errc::kInvalidPolicy, path + " is larger than " +
-                                                std::to_string(kMaxLogFileBytes >> 20) +
-                                                " MiB: this view reads the whole log; `vigil replay --verify` and `--json` "
-                                                "read a log of any size");
+    return make_error(
+        Errc::kInvalidPolicy,
+        path + " is larger than " + std::to_string(kMaxLogFileBytes >> 20) +
+            " MiB: this view reads the whole log; `vigil replay --verify` and `--json` "
+            "read a log of any size");
   }
   std::string text;
   char buf[65536];
@@ -400,7 +402,8 @@ Result<VerifyReport> verify_log(const std::string& path) {
   if (!fd) return std::move(fd).error();
   LineReader in(fd->get(), events::Limits::log().max_line);
   VerifyReport report = verify_log_lines(in);
-  if (!in.error().empty()) return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
+  if (!in.error().empty())
+    return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
   return report;
 }
 

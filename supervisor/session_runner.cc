@@ -315,13 +315,13 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   if (!interrupted) return system_error("eventfd");
   io.interrupted_fd = interrupted.get();
   const int stop_fd = interrupted.get();
-  auto forward = callbacks.on_output
-                     ? callbacks.on_output
-                     : [stop_fd](OutputStream s, std::string_view bytes) {
-                         return write_all_to(
-                             s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes,
-                             stop_fd);
-                       };
+  auto forward =
+      callbacks.on_output
+          ? callbacks.on_output
+          : [stop_fd](OutputStream s, std::string_view bytes) {
+              return write_all_to(s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes,
+                                  stop_fd);
+            };
   const std::size_t max_chunk = events::Limits::log().max_data;
   // vigil.log.maxOutputBytes bounds the log, never the output: past it the command's
   // output still reaches its destination whole, only its copy in the log stops (once,
@@ -335,8 +335,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   io.merge_output = !callbacks.on_output && same_open_file(STDOUT_FILENO, STDERR_FILENO);
   io.on_output = [&](OutputStream s, std::string_view bytes) {
     const std::uint64_t room = log_cap - logged_output;
-    const std::string_view kept = bytes.substr(0, static_cast<std::size_t>(
-                                                      std::min<std::uint64_t>(room, bytes.size())));
+    const std::string_view kept =
+        bytes.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(room, bytes.size())));
     logged_output += kept.size();
     // A record holds at most the log's chunk size: split bigger reads.
     for (std::string_view rest = kept; !rest.empty();) {

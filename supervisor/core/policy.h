@@ -3,8 +3,8 @@
 // resolver and the pure builders (bwrap argv, Seatbelt profile, explain).
 #pragma once
 
-#include <map>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>

@@ -415,7 +415,8 @@ class Loader {
   Result<std::uint64_t> read_count(const json& v, const char* path, std::uint64_t min) {
     if (!v.is_number_integer()) return type_error(path, v, "an integer");
     if (v.is_number_unsigned() && v.get<std::uint64_t>() >= min) return v.get<std::uint64_t>();
-    return fail(path, "must be an integer of at least " + std::to_string(min) + ", got " + v.dump());
+    return fail(path,
+                "must be an integer of at least " + std::to_string(min) + ", got " + v.dump());
   }
 
   const SettingsJson& doc_;

@@ -16,8 +16,8 @@ Result<UniqueFd> open_regular_file(const std::string& path, std::string_view wha
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + name);
   if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
-                       : S_ISDIR(st.st_mode) ? "a directory"
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "a device";
     return make_error(Errc::kInvalidPolicy,

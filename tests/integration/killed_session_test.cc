@@ -106,7 +106,8 @@ TEST(SignalledSession, SigtermEndsTheCommandWhenNobodyReadsItsOutput) {
   // command runs.
   const int capacity = ::fcntl(read_end.get(), F_GETPIPE_SZ);
   int queued = 0;
-  for (int i = 0; i < 800 && (queued < capacity - PIPE_BUF || pids_with_marker(marker).empty()); ++i) {
+  for (int i = 0; i < 800 && (queued < capacity - PIPE_BUF || pids_with_marker(marker).empty());
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
     ::ioctl(read_end.get(), FIONREAD, &queued);
   }

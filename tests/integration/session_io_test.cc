@@ -5,15 +5,14 @@
 // Log records are read here with nlohmann::json straight from the file (not with vigil's
 // reader), so these tests check the documented format (docs/events.md).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -246,12 +245,12 @@ TEST(RunLog, ALogThatCannotBeCreatedMeansTheCommandNeverRuns) {
   EXPECT_FALSE(exists(ws / "ran"));
   // An existing file is never taken over (O_EXCL), and never removed either.
   write_file(logs / "taken.jsonl", "someone else's\n");
+  // A usage error (exit 2) that says what to do.
   auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
-  EXPECT_EQ(o.exit_code, 125) << o.err;
+  EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_FALSE(exists(ws / "ran"));
   EXPECT_EQ(read_file(logs / "taken.jsonl"), "someone else's\n");
 }
-
 
 // ---- Bounds: binary-dense output is logged as base64 (4/3 of its size, not 6x), the log
 // keeps at most vigil.log.maxOutputBytes of output (the command's own output is never
@@ -266,9 +265,9 @@ std::size_t file_size(const std::string& path) {
 TEST(LogBounds, BinaryDenseOutputIsLoggedAsBase64NotSixBytesPerNul) {
   TempDir ws, logs;
   const std::size_t n = 4'000'000;
-  auto o = run_vigil({"run", "--log", logs / "l.jsonl", "--", "head", "-c", std::to_string(n),
-                      "/dev/zero"},
-                     ws.path());
+  auto o = run_vigil(
+      {"run", "--log", logs / "l.jsonl", "--", "head", "-c", std::to_string(n), "/dev/zero"},
+      ws.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, std::string(n, '\0')) << "the command's output passes whole";
   const std::size_t logged = file_size(logs / "l.jsonl");
@@ -283,8 +282,8 @@ TEST(LogBounds, BinaryDenseOutputIsLoggedAsBase64NotSixBytesPerNul) {
   auto v = run_vigil({"replay", "--verify", logs / "l.jsonl"}, ws.path());
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   // Text stays text, colour escapes and all.
-  auto t = run_vigil({"run", "--log", logs / "t.jsonl", "--", "printf", "\\033[1mbold\\033[0m ok\\n"},
-                     ws.path());
+  auto t = run_vigil(
+      {"run", "--log", logs / "t.jsonl", "--", "printf", "\\033[1mbold\\033[0m ok\\n"}, ws.path());
   ASSERT_EQ(t.exit_code, 0) << t.err;
   for (const auto& r : records(logs / "t.jsonl"))
     if (r["kind"] == "io.stdout") {
@@ -294,11 +293,12 @@ TEST(LogBounds, BinaryDenseOutputIsLoggedAsBase64NotSixBytesPerNul) {
 
 TEST(LogBounds, MaxOutputBytesCutsTheLogNeverTheOutput) {
   TempDir ws, cfg, logs;
-  write_file(cfg / "s.json",
-             R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 1000}}})");
-  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--log", logs / "l.jsonl", "--", "seq",
-                      "1", "20000"},
-                     ws.path());
+  write_file(
+      cfg / "s.json",
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 1000}}})");
+  auto o = run_vigil(
+      {"run", "--settings", cfg / "s.json", "--log", logs / "l.jsonl", "--", "seq", "1", "20000"},
+      ws.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::string expected;
   for (int i = 1; i <= 20000; ++i) expected += std::to_string(i) + "\n";
@@ -348,8 +348,9 @@ long peak_rss_kib(const std::vector<std::string>& args) {
 
 TEST(LogBounds, ReplayVerifyAndJsonStreamInConstantMemory) {
   TempDir ws, cfg, logs;
-  write_file(cfg / "s.json",
-             R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 200000000}}})");
+  write_file(
+      cfg / "s.json",
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 200000000}}})");
   {
     // (Scoped: the output this test holds must be gone before a child inherits its RSS.)
     auto o = run_vigil({"run", "--settings", cfg / "s.json", "--log", logs / "big.jsonl", "--",

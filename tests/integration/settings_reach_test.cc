@@ -1,10 +1,9 @@
 // The settings file is opened once and the open file is what is parsed and checked: a
 // path the sandbox could swap (a symlink or directory on the way that lies in a writable
 // root) is refused, and a FIFO planted as settings or as a log cannot hang vigil.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
@@ -31,9 +30,9 @@ TEST(SettingsReach, ADirectoryInsideAWritableRootIsRefusedEvenWhenDenied) {
   auto o = run_vigil({"run", "--settings", "trusted/s.json", "--", "touch", "ran"}, ws.path());
   expect_refused(o, ws / "ran");
   EXPECT_NE(o.err.find("reachable through " + ws.path()), std::string::npos) << o.err;
-  auto ok = run_vigil({"run", "--settings", "trusted/s.json", "--allow-writable-settings", "--",
-                       "touch", "ran"},
-                      ws.path());
+  auto ok = run_vigil(
+      {"run", "--settings", "trusted/s.json", "--allow-writable-settings", "--", "touch", "ran"},
+      ws.path());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
@@ -48,8 +47,7 @@ TEST(SettingsReach, ASymlinkInsideAWritableRootIsRefused) {
   EXPECT_EQ(direct.exit_code, 0) << direct.err;
   TempDir links;
   ASSERT_EQ(::symlink(cfg.path().c_str(), (links / "cfg").c_str()), 0);
-  auto safe_link =
-      run_vigil({"run", "--settings", links / "cfg/s.json", "--", "true"}, ws.path());
+  auto safe_link = run_vigil({"run", "--settings", links / "cfg/s.json", "--", "true"}, ws.path());
   EXPECT_EQ(safe_link.exit_code, 0) << safe_link.err;
 }
 
@@ -59,8 +57,8 @@ TEST(SettingsReach, AFileInAnotherAllowWriteRootOrBelowAWritableParentIsRefused)
   // In another writable root, in a directory that is itself denied.
   write_file(other / "deep/er/s.json", R"({"filesystem": {"allowWrite": [")" + other.path() +
                                            R"("], "denyWrite": [")" + other / "deep" + R"("]}})");
-  auto o =
-      run_vigil({"run", "--settings", other / "deep/er/s.json", "--", "touch", ws / "ran"}, ws.path());
+  auto o = run_vigil({"run", "--settings", other / "deep/er/s.json", "--", "touch", ws / "ran"},
+                     ws.path());
   expect_refused(o, ws / "ran");
   EXPECT_NE(o.err.find("reachable through " + other.path()), std::string::npos) << o.err;
 }

@@ -2,11 +2,10 @@
 // session base falls back to a fresh private one (with a warning naming the squatter),
 // and `explain` never resolves its fixed stand-in for the session temp dir.
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <string>
 
