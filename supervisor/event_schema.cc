@@ -27,11 +27,11 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 14> kKindNames = {
+constexpr std::array<const char*, 15> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
-    "command.end",          "policy.update",
+    "command.end",          "policy.update", "log.truncated",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -471,6 +471,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.remove = r.bytes_array("remove", lim.max_argv, lim.max_text);
       return Body{std::move(b)};
     }
+    case Kind::kLogTruncated:
+      return Body{LogTruncated{r.count("max_output_bytes")}};
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -486,6 +488,35 @@ Result<Body> finish_body(Kind kind, Reader& r, const Limits& lim) {
 
 ojson bytes_json(const std::string& s) {
   if (is_valid_utf8(s)) return ojson(s);
+  return ojson{{"b64", base64_encode(s)}};
+}
+
+// What `s` costs as an ASCII-only JSON string: 2 bytes for \n \" and the like, 6 for any
+// other control byte and for each non-ASCII character (12 above U+FFFF, a surrogate pair).
+std::size_t json_string_cost(std::string_view s) {
+  std::size_t cost = 0;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+      cost += 2;
+    else if (c < 0x20)
+      cost += 6;
+    else if (c < 0x80)
+      cost += 1;
+    else if (c >= 0xf0)
+      cost += 12;
+    else if (c >= 0xc0)
+      cost += 6;
+  }
+  return cost;
+}
+
+// Output chunks: text while the JSON stays within twice the bytes (any UTF-8 text, colour
+// escapes and all); base64 (4/3 of the bytes) for binary-dense output, where JSON would
+// spend 6 bytes on every NUL. Deterministic, so it is the canonical form. Logs written
+// before this rule (`legacy`: text whenever valid UTF-8) still read and verify.
+ojson data_json(const std::string& s, bool legacy) {
+  if (is_valid_utf8(s) && (legacy || json_string_cost(s) <= 2 * s.size())) return ojson(s);
   return ojson{{"b64", base64_encode(s)}};
 }
 
@@ -505,7 +536,7 @@ void put_ending(ojson& j, const Ending& b) {
   j["counters"] = std::move(c);
 }
 
-void put_body(ojson& j, const Body& body) {
+void put_body(ojson& j, const Body& body, bool legacy) {
   std::visit(Overloaded{
                  [&](const SessionStart& b) {
                    j["argv"] = bytes_array_json(b.argv);
@@ -558,8 +589,8 @@ void put_body(ojson& j, const Body& body) {
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    j["what"] = bytes_json(b.what);
                  },
-                 [&](const IoStdout& b) { j["data"] = bytes_json(b.data); },
-                 [&](const IoStderr& b) { j["data"] = bytes_json(b.data); },
+                 [&](const IoStdout& b) { j["data"] = data_json(b.data, legacy); },
+                 [&](const IoStderr& b) { j["data"] = data_json(b.data, legacy); },
                  [&](const ObserverStats& b) {
                    j["events"] = b.events;
                    j["dropped"] = b.dropped;
@@ -589,11 +620,16 @@ void put_body(ojson& j, const Body& body) {
                    j["add"] = bytes_array_json(b.add);
                    j["remove"] = bytes_array_json(b.remove);
                  },
+                 [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
              },
              body);
 }
 
 }  // namespace
+
+// serialize(), or (legacy) with output chunks as text whenever they are valid UTF-8, as
+// logs written before data_json() had them.
+std::string serialize_as(const Event& e, bool legacy);
 
 // ---------------------------------------------------------------------------------------
 
@@ -872,6 +908,7 @@ Result<void> validate(const Body& body, const Limits& lim) {
             }
             return {};
           },
+          [&](const LogTruncated&) -> Result<void> { return {}; },
       },
       body);
 }
@@ -948,14 +985,16 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   auto body = finish_body(*kind, r, lim);
   if (!body) return std::move(body).error();
   e.body = std::move(*body);
-  if (serialize(e) != line) {
+  if (serialize(e) != line && serialize_as(e, /*legacy=*/true) != line) {
     return make_error(Errc::kInvalidPolicy,
                       "not in canonical form (the line was not written by vigil as it is)");
   }
   return e;
 }
 
-std::string serialize(const Event& e) {
+std::string serialize(const Event& e) { return serialize_as(e, /*legacy=*/false); }
+
+std::string serialize_as(const Event& e, bool legacy) {
   ojson j;
   j["v"] = kSchemaVersion;
   j["seq"] = e.seq;
@@ -964,7 +1003,7 @@ std::string serialize(const Event& e) {
   j["src"] = to_string(e.src);
   if (e.cmd) j["cmd"] = *e.cmd;
   j["kind"] = to_string(e.kind());
-  put_body(j, e.body);
+  put_body(j, e.body, legacy);
   j["prev"] = e.prev;
   // ensure_ascii: the log is pure ASCII. `replace` only matters for a session id or word
   // that is not UTF-8, which validate()/the writer never let through; it keeps this

@@ -52,6 +52,7 @@ enum class Kind {
   kCommandStart,
   kCommandEnd,
   kPolicyUpdate,
+  kLogTruncated,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -213,10 +214,18 @@ struct PolicyUpdate {
   bool operator==(const PolicyUpdate&) const = default;
 };
 
+// The session reached vigil.log.maxOutputBytes: the command's output goes on (to its
+// destination, uncut) but from here no more of it is logged; session.end's counters
+// io.unlogged_bytes says how much was left out.
+struct LogTruncated {
+  std::uint64_t max_output_bytes = 0;  // the cap that was reached
+  bool operator==(const LogTruncated&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate>;
+                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated>;
 
 Kind kind_of(const Body& b);
 

@@ -44,6 +44,7 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   req.settings_path = args.settings;
   req.allow_writable_settings = args.allow_writable_settings;
   req.session_tmp = kExplainTmp;
+  req.resolve_session_tmp = false;
   auto prepared = prepare_sandbox(req);
   if (prepared) {
     for (const auto& w : prepared->warnings) print_warning(w);

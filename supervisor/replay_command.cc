@@ -20,6 +20,7 @@
 #include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/log_key.h"
+#include "supervisor/log_stream.h"
 
 namespace vigil {
 namespace replay {
@@ -208,6 +209,10 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.verdict = "quarantined";
               row.detail = b.path + " (" + b.rule + ": " + b.reason + ")" +
                            (b.moved_to.empty() ? "" : " -> " + b.moved_to);
+            },
+            [&](const events::LogTruncated& b) {
+              row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
+                           " bytes is not in this log (vigil.log.maxOutputBytes)";
             },
         },
         e.body);
@@ -401,6 +406,21 @@ std::string render_verify(const VerifyReport& r) {
     out += "sealed: the seal matches this user's key " + r.key_id + "\n";
   }
   return out + "head " + r.head + "\n";
+}
+
+Result<void> check_kind_filter(std::string_view filter) {
+  const bool prefix = filter.size() > 2 && filter.substr(filter.size() - 2) == ".*";
+  const std::string_view stem = prefix ? filter.substr(0, filter.size() - 1) : filter;
+  std::string kinds;
+  for (int k = 0; k < static_cast<int>(std::variant_size_v<events::Body>); ++k) {
+    const std::string_view name = events::to_string(static_cast<events::Kind>(k));
+    if (filter == "all" || (prefix ? name.substr(0, stem.size()) == stem : name == filter))
+      return {};
+    kinds += (kinds.empty() ? "" : ", ") + std::string(name);
+  }
+  return make_error(Errc::kInvalidPolicy, "replay --json: no record kind matches " +
+                                              std::string(filter) + "; give one of " + kinds +
+                                              ", a prefix such as net.*, or all");
 }
 
 std::string render_json(const LoadedLog& log, std::string_view filter) {
@@ -681,8 +701,8 @@ int run_replay(const ReplayArgs& a) {
     return fail(
         "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
 
-  auto text = read_log_file(a.log);
-  if (!text) return fail(text.error().message);
+  // --verify and --json stream the log (constant memory, any size); the other views
+  // hold it whole, up to kMaxLogFileBytes.
   // This user's key, to check a sealed log with (supervisor/log_key.h); never created here.
   std::optional<std::string> key;
   if (auto path = log_key_path(); path) {
@@ -694,15 +714,30 @@ int run_replay(const ReplayArgs& a) {
                    events::escape_for_terminal(k.error().message).c_str());
     }
   }
-  const VerifyReport verify =
-      verify_log_text(*text, key ? std::optional<std::string_view>(*key) : std::nullopt);
+  const auto key_view = key ? std::optional<std::string_view>(*key) : std::nullopt;
   if (a.verify) {
-    print(replay::render_verify(verify));
+    auto verify = verify_log(a.log, key_view);
+    if (!verify) return fail(verify.error().message);
+    print(replay::render_verify(*verify));
     // An unkeyed log (from before logs were sealed) passes on its chain, and says so; a
     // keyed one passes only with its seal checked.
-    const bool seal_ok = verify.key_id.empty() || verify.sealed;
-    return verify.ok && verify.complete && seal_ok ? 0 : 1;
+    const bool seal_ok = verify->key_id.empty() || verify->sealed;
+    return verify->ok && verify->complete && seal_ok ? 0 : 1;
   }
+  auto opened = open_session_log(a.log);
+  if (!opened) return fail(opened.error().message);
+  if (!a.json.empty()) {
+    if (auto known = replay::check_kind_filter(a.json); !known) return fail(known.error().message);
+    auto streamed = for_each_record_line(opened->get(), a.json, [](const std::string& line) {
+      // The line parsed as canonical: pure ASCII, no control bytes, safe to print as is.
+      print(line + "\n");
+    });
+    if (!streamed) return fail(streamed.error().message);
+    return 0;
+  }
+  auto text = read_log_file(a.log);
+  if (!text) return fail(text.error().message);
+  const VerifyReport verify = verify_log_text(*text, key_view);
   LoadedLog log = load_log_text(*text);
   if (a.command) {
     if (!replay::has_command(log, *a.command))
@@ -745,8 +780,6 @@ int run_replay(const ReplayArgs& a) {
     print(replay::render_writes(log));
   } else if (a.net) {
     print(replay::render_net(log));
-  } else if (!a.json.empty()) {
-    print(replay::render_json(log, a.json));
   } else if (!a.html.empty()) {
     if (auto w = write_file(a.html, replay::render_html(log, verify, a.log)); !w)
       return fail(w.error().message);

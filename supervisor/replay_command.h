@@ -40,6 +40,8 @@ std::string render_net(const LoadedLog& log);
 std::string render_verify(const VerifyReport& r);
 // Exact record lines whose kind is `filter` (a kind, "PREFIX.*", or "all").
 std::string render_json(const LoadedLog& log, std::string_view filter);
+// Error (naming the kinds there are) when `filter` matches no kind a log can hold.
+Result<void> check_kind_filter(std::string_view filter);
 
 struct AnnotationCheck {
   bool recorded = false;   // the log has an annotation record

@@ -1,22 +1,28 @@
 #include "supervisor/sandbox_launch.h"
 
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/write_all.h"
@@ -152,15 +158,68 @@ void pass_output(PipeReader& r, OutputStream which, const LaunchIo& io) {
   if (!keep) r.fd.reset();
 }
 
+// Signals are taken and forwarded on a thread of their own, whatever the wait loop is
+// doing: it may be blocked handing output to a reader that does not read (a harness that
+// stopped reading), and SIGTERM must still reach the command. After forwarding, it writes
+// to the caller's `interrupted_fd`, so an output writer waiting for room gives up and
+// vigil ends with the command.
+class SignalRelay {
+ public:
+  explicit SignalRelay(int interrupted_fd) : interrupted_fd_(interrupted_fd) {}
+  SignalRelay(const SignalRelay&) = delete;
+  SignalRelay& operator=(const SignalRelay&) = delete;
+  ~SignalRelay() {
+    if (!thread_.joinable()) return;
+    const std::uint64_t one = 1;
+    (void)!::write(stop_.get(), &one, sizeof one);
+    thread_.join();
+  }
+  // The calling thread has the signals blocked (SignalBlock); the thread inherits that.
+  Result<void> start() {
+    const sigset_t set = handled_set();
+    sfd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!sfd_) return system_error("signalfd");
+    stop_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!stop_) return system_error("eventfd");
+    thread_ = std::thread([this] { run(); });
+    return {};
+  }
+  // Where forwarded signals go: vigil-init (the sandbox's PID 1, which passes them on), or
+  // the command itself when unconfined. Until it is known, signals are not forwarded.
+  void set_target(pid_t pid) { target_.store(pid); }
+
+ private:
+  void run() {
+    while (true) {
+      pollfd fds[2] = {{sfd_.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+      if (fds[1].revents != 0) return;
+      signalfd_siginfo si{};
+      if (::read(sfd_.get(), &si, sizeof si) != sizeof si) continue;
+      const int sig = static_cast<int>(si.ssi_signo);
+      const pid_t target = target_.load();
+      if (sig == SIGCHLD || target <= 0) continue;  // the child's end: seen by its pidfd
+      ::kill(target, sig);
+      if (interrupted_fd_ >= 0) {
+        const std::uint64_t one = 1;
+        (void)!::write(interrupted_fd_, &one, sizeof one);
+      }
+    }
+  }
+  int interrupted_fd_;
+  UniqueFd sfd_, stop_;
+  std::atomic<pid_t> target_{-1};
+  std::thread thread_;
+};
+
 // Waits for `child`, forwarding signals. bwrap's status lines give the sandbox's init
 // (signals go there) and the command's exit code; event lines and output chunks are
 // passed on as they arrive, and to the end of their pipes after the exit.
 Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
-  const sigset_t set = handled_set();
-  // Non-blocking: in an embedder another thread may take a signal between our poll and
-  // our read.
-  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!sfd) return system_error("signalfd");
+  const bool confined = p.status.open();
+  SignalRelay relay(io.interrupted_fd);
+  if (auto r = relay.start(); !r) return std::move(r).error();
+  if (!confined) relay.set_target(child);  // unconfined: the child is the command
   // The child's exit is watched through a pidfd, not only SIGCHLD: in an embedder with
   // other threads, a SIGCHLD may be taken (and, at its default disposition, discarded) by
   // a thread that does not block it, and the signalfd would never see it. Kernels before
@@ -170,19 +229,19 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t init_pid = -1;
-  const bool confined = p.status.open();
   auto pass_all = [&] {
     parse_status_lines(&p.status.buf, false, &init_pid, &out);
+    if (init_pid > 0) relay.set_target(init_pid);
     p.events.take_lines(io.on_event_line, kMaxEventLine);
     pass_output(p.out, OutputStream::kStdout, io);
     pass_output(p.err, OutputStream::kStderr, io);
   };
   while (true) {
     PipeReader* readers[] = {&p.status, &p.events, &p.out, &p.err};
-    pollfd fds[6] = {{sfd.get(), POLLIN, 0}};
+    pollfd fds[5];
     for (size_t i = 0; i < 4; ++i)
-      fds[i + 1] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
-    fds[5] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
+      fds[i] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
+    fds[4] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
     int wait_ms = poll_timeout_ms;
     if (io.timeout_ms >= 0 && !out.timed_out) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(
@@ -200,26 +259,14 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
                               : std::min(wait_ms, static_cast<int>(left));
       }
     }
-    if (::poll(fds, 6, wait_ms) < 0) {
+    if (::poll(fds, 5, wait_ms) < 0) {
       if (errno == EINTR) continue;
       return system_error("poll");
     }
     for (size_t i = 0; i < 4; ++i) {
-      if (fds[i + 1].revents != 0) readers[i]->read_some();
+      if (fds[i].revents != 0) readers[i]->read_some();
     }
     pass_all();
-    if (fds[0].revents != 0) {
-      signalfd_siginfo si{};
-      if (::read(sfd.get(), &si, sizeof si) == sizeof si) {
-        const int sig = static_cast<int>(si.ssi_signo);
-        if (sig != SIGCHLD && init_pid > 0) {
-          // vigil-init (the sandbox's PID 1) handles these and passes them on.
-          ::kill(init_pid, sig);
-        } else if (sig != SIGCHLD && !confined) {
-          ::kill(child, sig);  // unconfined: the child is the command
-        }
-      }
-    }
     // Whatever woke us (SIGCHLD, the pidfd, a timeout, output): has the child exited?
     int wstatus = 0;
     if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
@@ -248,6 +295,20 @@ Result<std::pair<UniqueFd, UniqueFd>> make_output_pipe() {
 }
 
 }  // namespace
+
+bool same_open_file(int a, int b) {
+  const pid_t self = ::getpid();
+  const long same = ::syscall(SYS_kcmp, self, self, KCMP_FILE, a, b);
+  if (same == 0) return true;
+  if (same > 0) return false;
+  // kcmp refused (no CONFIG_KCMP, or a seccomp policy around us): the same file with the
+  // same status flags is the best evidence there is.
+  struct stat sa {
+  }, sb{};
+  if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+         ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL);
+}
 
 Result<EventPipe> make_event_pipe() {
   int fds[2];
@@ -295,12 +356,14 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.capture_output) {
     auto o = make_output_pipe();
     if (!o) return std::move(o).error();
-    auto e = make_output_pipe();
-    if (!e) return std::move(e).error();
     pipes.out.fd = std::move(o->first);
     out_write = std::move(o->second);
-    pipes.err.fd = std::move(e->first);
-    err_write = std::move(e->second);
+    if (!io.merge_output) {
+      auto e = make_output_pipe();
+      if (!e) return std::move(e).error();
+      pipes.err.fd = std::move(e->first);
+      err_write = std::move(e->second);
+    }
   }
   const std::string fd_arg = std::to_string(memfd->get());
   std::vector<const char*> argv = {bwrap_path.c_str(), "--args", fd_arg.c_str()};
@@ -323,7 +386,8 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
   if (io.capture_output) {
     posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, io.merge_output ? out_write.get() : err_write.get(),
+                                     STDERR_FILENO);
   } else {
     if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
     if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);

@@ -65,6 +65,15 @@ struct LaunchIo {
   // Without capture the command inherits the supervisor's stdout and stderr.
   bool capture_output = false;
   std::function<bool(OutputStream, std::string_view)> on_output;
+  // Optional (an eventfd the caller owns): written each time a signal is forwarded to the
+  // command. An on_output that waits for room in its destination watches it and gives up
+  // (write_all_to's stop_fd), so that vigil ends with the command even when nobody reads
+  // its output.
+  int interrupted_fd = -1;
+  // With capture: one pipe for both of the command's stdout and stderr (every chunk then
+  // comes as kStdout), so that their interleaving is exactly the program's. For when both
+  // go to the same open file anyway (2>&1): two pipes would reorder them.
+  bool merge_output = false;
   // Descriptors handed into the sandbox as they are (their numbers are in the argv, e.g.
   // vigil-init's --program-fd). The caller owns them and closes its copies when it wants:
   // the program pipe's read end stays open here until the program is written, so that a
@@ -87,6 +96,11 @@ struct LaunchIo {
   // which ends every process in its PID namespace, and the result says "timeout".
   int timeout_ms = -1;
 };
+
+// True when this process's fds `a` and `b` are one open file description (as after
+// 2>&1): kcmp(KCMP_FILE), or where that is not allowed the same file, offset-sharing
+// flags and all.
+bool same_open_file(int a, int b);
 
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap
 // could not be started, Errc::kUnsupported when it exited before starting the command.

@@ -14,6 +14,7 @@
 #endif
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/core/regular_file.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
 
@@ -83,6 +84,48 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, bool placehol
 }
 #endif  // !__APPLE__
 
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+// The sandbox must not be able to choose its own next policy. Whatever it can write, it
+// can swap: the file, the directory holding it (a rename replaces it), and any symlink or
+// directory on the way there (flipped between its own directory and the trusted one while
+// vigil starts). So every directory the settings path passes through must be outside what
+// the plan makes writable: the directory holding each component of the spelling (as it
+// resolves now), and every directory above the file vigil actually opened (the fd's
+// path, so what was checked is what was parsed). Directories the sandbox cannot write
+// cannot change under it, so the first writable one on the way is always seen.
+Result<void> check_settings_out_of_reach(const Plan& plan, const std::string& spelled,
+                                         const std::string& opened, const std::string& shown) {
+  std::vector<std::string> dirs;
+  for (std::string p = opened;; p = parent_of(p)) {
+    dirs.push_back(p);
+    if (p == "/") break;
+  }
+  for (auto pos = spelled.find('/'); pos != std::string::npos; pos = spelled.find('/', pos + 1)) {
+    // "." and ".." are no names a directory's writer can swap.
+    const auto end = spelled.find('/', pos + 1);
+    const std::string_view name = std::string_view(spelled).substr(
+        pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    if (name == "." || name == ".." || name.empty()) continue;
+    dirs.push_back(pos == 0 ? "/" : resolve_symlinks(spelled.substr(0, pos)));
+  }
+  for (const auto& d : dirs) {
+    const Decision decision = decide(plan, d, Access::kWrite);
+    if (decision.verdict == Verdict::kDenied) continue;
+    return make_error(Errc::kRefused,
+                      "settings file " + shown + " is reachable through " + d +
+                          ", which is writable inside the sandbox it configures (under " +
+                          decision.rule +
+                          "); a session could swap it and widen its own next launch. Move it "
+                          "to a directory outside the writable roots and name it without "
+                          "symlinks there, or pass --allow-writable-settings");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::string> current_dir() {
@@ -101,15 +144,29 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   const char* home = std::getenv("HOME");
   LoadContext ctx{*cwd, home != nullptr ? home : ""};
   PreparedSandbox out;
+  // Opened once: the fd is what is parsed and, below, what is checked.
+  UniqueFd settings_fd;
+  std::string settings_spelled;
   if (req.settings_path) {
     const std::string& given = *req.settings_path;
-    auto p = load_policy_file(given.empty() || given[0] == '/' ? given : join(*cwd, given), ctx);
+    settings_spelled = given.empty() || given[0] == '/' ? given : join(*cwd, given);
+    auto fd = open_regular_file(settings_spelled, "settings file");
+    if (!fd) return std::move(fd).error();
+    settings_fd = std::move(fd).value();
+    auto p = load_policy_fd(settings_fd.get(), settings_spelled, ctx);
     if (!p) return std::move(p).error();
     out.policy = std::move(p).value();
   } else {
     out.policy = default_policy(ctx);
   }
   out.warnings = out.policy.warnings;
+  // One directory named twice (or a million times: `"."` repeated) is one root: the scan
+  // and the mounts below run once per directory, not once per spelling.
+  {
+    std::set<std::string> seen;
+    std::erase_if(out.policy.fs.allow_write,
+                  [&](const PathRule& r) { return !seen.insert(r.resolved).second; });
+  }
   // An allowWrite entry that is a file or does not exist mounts nothing: said at launch, in
   // one line, rather than discovered when a write there is refused.
   std::string skipped;
@@ -132,7 +189,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     PathRule tmp;
     tmp.written = "$TMPDIR";
     tmp.literal = req.session_tmp;
-    tmp.resolved = resolve_symlinks(req.session_tmp);
+    tmp.resolved = req.resolve_session_tmp ? resolve_symlinks(req.session_tmp) : req.session_tmp;
     tmp.origin = "session temp dir";
     tmp.kind = PathKind::kDir;
     tmp.session_temp = true;
@@ -159,21 +216,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   out.plan = build_plan(out.policy, out.protected_paths);
 
   if (req.settings_path && !req.allow_writable_settings) {
-    // The sandbox must not be able to widen its own next launch: neither the file nor the
-    // directory holding it (a rename would replace it) may be writable inside.
-    const std::string real = resolve_symlinks(
-        out.policy.source[0] == '/' ? out.policy.source : join(*cwd, out.policy.source));
-    for (const std::string& p : {real, real.substr(0, real.rfind('/'))}) {
-      const Decision d = decide(out.plan, p.empty() ? "/" : p, Access::kWrite);
-      if (d.verdict != Verdict::kDenied) {
-        return make_error(Errc::kRefused,
-                          "settings file " + *req.settings_path +
-                              " is writable inside the sandbox it configures (" + p + " is under " +
-                              d.rule +
-                              "); a session could widen its own next launch. Move it "
-                              "outside the writable roots, or pass --allow-writable-settings");
-      }
-    }
+    const std::string opened = fd_path(settings_fd.get());
+    if (opened.empty())
+      return system_error("cannot tell where settings file " + *req.settings_path + " is");
+    if (auto r =
+            check_settings_out_of_reach(out.plan, settings_spelled, opened, *req.settings_path);
+        !r)
+      return std::move(r).error();
   }
   return out;
 }

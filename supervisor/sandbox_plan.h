@@ -23,6 +23,9 @@ struct PlanRequest {
   std::optional<std::string> settings_path;
   bool allow_writable_settings = false;
   std::string session_tmp;  // empty for explain (no session)
+  // False for a session_tmp that only stands for one (explain): it is never looked up on
+  // disk, where another user could have planted a symlink at that name.
+  bool resolve_session_tmp = true;
   // The workspace: what relative settings paths and a relative settings file are
   // resolved against, and the default writable root. Empty: this process's cwd.
   std::string cwd;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -216,7 +217,8 @@ Result<SandboxedOutcome> run_sandboxed(
       cmd.proxy_test);
   if (!proxy) return std::move(proxy).error();
   // The bridges vigil-init binds inside the sandbox's network namespace.
-  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort);
+  in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
+                                /*own_loopback=*/true);
   in.late_ro_binds = {session->proxy_socket()};
   // A log the session could rewrite proves nothing: write-denied inside, so it must exist
   // before bwrap binds it. As for any denied path in a writable root, every directory
@@ -320,11 +322,23 @@ Result<SandboxedOutcome> run_sandboxed(
   // The command's output: logged chunk by chunk (the exact bytes, for replay), then
   // passed on. Nothing in it is ever parsed: a command printing event JSON only prints.
   const std::size_t max_chunk = events::Limits::log().max_data;
+  // vigil.log.maxOutputBytes bounds the log, never the output: past it the command's
+  // output still reaches its destination whole, only its copy in the log stops (once,
+  // said by a log.truncated record; the bytes left out are counted).
+  const std::uint64_t log_cap = prepared->policy.vigil.log_max_output_bytes;
+  std::uint64_t logged_output = 0;
+  bool output_cut = false;
   bool stderr_ends_line = true;  // nothing written yet counts as the start of a line
   io.capture_output = cmd.capture_output;
+  io.interrupted_fd = cmd.interrupted_fd;
+  io.merge_output = cmd.merge_output;
   io.on_output = [&](OutputStream s, std::string_view bytes) {
+    const std::uint64_t room = log_cap - logged_output;
+    const std::string_view kept =
+        bytes.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(room, bytes.size())));
+    logged_output += kept.size();
     // A record holds at most the log's chunk size: split bigger reads.
-    for (std::string_view rest = bytes; !rest.empty();) {
+    for (std::string_view rest = kept; !rest.empty();) {
       const std::string_view chunk = rest.substr(0, max_chunk);
       rest.remove_prefix(chunk.size());
       if (s == OutputStream::kStdout)
@@ -332,7 +346,12 @@ Result<SandboxedOutcome> run_sandboxed(
       else
         append(events::Source::kSupervisor, events::IoStderr{std::string(chunk)});
     }
-    if (s == OutputStream::kStderr) stderr_ends_line = bytes.back() == '\n';
+    if (kept.size() < bytes.size()) {
+      if (!output_cut) append(events::Source::kSupervisor, events::LogTruncated{log_cap});
+      output_cut = true;
+      record->count("io.unlogged_bytes", bytes.size() - kept.size());
+    }
+    if (s == OutputStream::kStderr || io.merge_output) stderr_ends_line = bytes.back() == '\n';
     const bool open = forward(s, bytes);
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;

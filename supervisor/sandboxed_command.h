@@ -73,6 +73,11 @@ struct SandboxedCommand {
   // Wall-clock cap (`vigil run --timeout`): past it every process of the sandbox is
   // killed, stderr says so, and the outcome's limit is "limit: timeout".
   std::optional<double> timeout_s;
+  // Written when a signal is forwarded (an eventfd the default output writer also polls,
+  // so that it never blocks for good); -1: none.
+  int interrupted_fd = -1;
+  // The command's stdout and stderr are one pipe (vigil's own are the same open file).
+  bool merge_output = false;
 };
 
 struct SandboxedOutcome {

@@ -41,14 +41,28 @@ Result<void> ensure_private_dir(const std::string& dir) {
   return {};
 }
 
-std::string session_base() {
+}  // namespace
+
+std::string shared_tmp() {
+  const char* t = std::getenv("TMPDIR");
+  return t != nullptr && t[0] == '/' ? std::string(t) : std::string("/tmp");
+}
+
+namespace {
+
+// Where sessions live: $XDG_RUNTIME_DIR/vigil (a directory only we can write), else
+// vigil-UID in the shared temp dir ($TMPDIR when absolute, else /tmp), which another user
+// may have taken first (`shared` says which).
+std::string session_base(bool* shared) {
+  *shared = false;
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
     struct stat st {};
     if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
       return std::string(xdg) + "/vigil";
     }
   }
-  return "/tmp/vigil-" + std::to_string(::geteuid());
+  *shared = true;
+  return shared_tmp() + "/vigil-" + std::to_string(::geteuid());
 }
 
 constexpr const char* kLockName = "lock";
@@ -174,8 +188,26 @@ std::size_t sweep_stale_sessions(const std::string& base) {
 }
 
 Result<SessionDir> SessionDir::create() {
-  const std::string base = session_base();
-  if (auto r = ensure_private_dir(base); !r) return std::move(r).error();
+  bool shared = false;
+  std::string base = session_base(&shared);
+  bool fresh_base = false;
+  if (auto r = ensure_private_dir(base); !r) {
+    struct stat st {};
+    if (!shared || ::lstat(base.c_str(), &st) != 0 || st.st_uid == ::geteuid())
+      return std::move(r).error();
+    // Another user made our fixed name first (to block vigil, or to have us use a
+    // directory they control; we do neither): this session gets a fresh private one.
+    std::string templ = base + "-XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr)
+      return system_error("cannot create a session base dir beside " + base);
+    std::fprintf(stderr,
+                 "vigil: warning: %s belongs to uid %u, not to you (another user may have made "
+                 "it to block vigil); using a fresh %s for this session. Set XDG_RUNTIME_DIR "
+                 "to a directory of your own to avoid this\n",
+                 base.c_str(), static_cast<unsigned>(st.st_uid), templ.c_str());
+    base = std::move(templ);
+    fresh_base = true;
+  }
   // Before this session's scan: a killed session's placeholders would otherwise read as
   // the user's own (empty) protected files.
   sweep_stale_sessions(base);
@@ -184,6 +216,7 @@ Result<SessionDir> SessionDir::create() {
     return system_error("cannot create a session dir in " + base);
   SessionDir s;
   s.base_ = base;
+  s.fresh_base_ = fresh_base;
   s.path_ = templ;
   s.id_ = templ.substr(templ.rfind('/') + 1);
   s.tmp_ = s.path_ + "/tmp";
@@ -242,7 +275,8 @@ SessionDir::SessionDir(SessionDir&& o) noexcept
       id_(std::move(o.id_)),
       lock_(std::move(o.lock_)),
       roots_(std::move(o.roots_)),
-      leave_for_sweep_(o.leave_for_sweep_) {}
+      leave_for_sweep_(o.leave_for_sweep_),
+      fresh_base_(o.fresh_base_) {}
 
 SessionDir::~SessionDir() {
   if (path_.empty()) return;
@@ -251,6 +285,13 @@ SessionDir::~SessionDir() {
   const std::string& doomed = leave_for_sweep_ ? tmp_ : path_;
   if (auto r = remove_tree(doomed); !r) {
     print_warning(r.error().message);
+  }
+  // A fresh base (the fixed one was another user's) serves this session only. Our own
+  // locks go first, or they would keep it from being removed.
+  if (fresh_base_ && !leave_for_sweep_) {
+    roots_.clear();
+    lock_.reset();
+    (void)remove_tree(base_);
   }
 }
 

@@ -68,10 +68,13 @@ class SessionDir {
   UniqueFd lock_;                 // flock'ed while the session lives
   std::vector<UniqueFd> roots_;   // the writable roots' locks, shared
   bool leave_for_sweep_ = false;  // finish() left placeholders behind
+  bool fresh_base_ = false;       // base_ is this session's own (the fixed one was taken)
 };
 
 // <base> (above): where every session directory of this user lives.
 std::string session_base_dir();
+// The shared temp dir: $TMPDIR when it is absolute, else /tmp.
+std::string shared_tmp();
 
 // Removes the stale sessions under `base` (see above); what it could not remove is left
 // for the next sweep. Returns how many stale sessions it removed.

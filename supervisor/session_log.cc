@@ -7,16 +7,19 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "supervisor/core/regular_file.h"
 #include "supervisor/core/sha256.h"
 #include "supervisor/log_key.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/log_stream.h"
 
 namespace vigil {
 namespace {
@@ -55,6 +58,10 @@ Result<void> check_private_dir(const std::string& dir) {
 nlohmann::json rules_json(const std::vector<PathRule>& rules) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& r : rules) {
+    // The session's own temp dir is a fresh path every run: it is not part of the policy
+    // (docs/events.md: two runs of one policy share a digest). That a temp dir is
+    // writable at all is implied by every policy.
+    if (r.session_temp) continue;
     a.push_back({{"written", r.written},
                  {"literal", r.literal},
                  {"resolved", r.resolved},
@@ -135,8 +142,14 @@ Result<void> prepare_log_dir(const std::string& log_path) {
   for (std::size_t pos = 1; pos <= sessions.size(); ++pos) {
     if (pos != sessions.size() && sessions[pos] != '/') continue;
     const std::string dir = sessions.substr(0, pos);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-      return system_error("cannot create " + dir);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      const int err = errno;
+      return make_error(Errc::kRefused,
+                        "cannot create the session log directory " + sessions + " (" + dir + ": " +
+                            std::strerror(err) +
+                            "); pass --log PATH, or set XDG_STATE_HOME to a directory you can "
+                            "write");
+    }
   }
   if (auto r = check_private_dir(vigil_dir); !r) return r;
   return check_private_dir(sessions);
@@ -163,9 +176,12 @@ std::string canonical_policy_json(const Policy& p) {
   j["macos"] = {{"enableWeakerNetworkIsolation", p.macos.enable_weaker_network_isolation},
                 {"allowAppleEvents", p.macos.allow_apple_events},
                 {"allowPty", p.macos.allow_pty}};
-  j["vigil"] = {{"observerOverflow",
-                 p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
-                {"observerSyncWakeUp", p.vigil.observer_sync_wake_up}};
+  j["vigil"] = {
+      {"observerOverflow",
+       p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
+      {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
+      {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
+      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).
@@ -198,6 +214,11 @@ SessionLog::~SessionLog() = default;
 Result<SessionLog::Reserved> SessionLog::reserve(const std::string& path) {
   UniqueFd fd(
       ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd && errno == EEXIST) {
+    return make_error(Errc::kRefused, "session log " + path +
+                                          " exists already: vigil never appends to or replaces a "
+                                          "log; choose a new path for --log");
+  }
   if (!fd) return system_error("cannot create the session log " + path);
   return Reserved{std::move(fd), path};
 }
@@ -323,16 +344,17 @@ Result<void> SessionLog::close() {
 // ---- reading ---------------------------------------------------------------------------
 
 Result<std::string> read_log_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return system_error("cannot open " + path);
+  auto opened = open_regular_file(path, "session log");
+  if (!opened) return std::move(opened).error();
+  UniqueFd fd = std::move(opened).value();
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
-  if (!S_ISREG(st.st_mode))
-    return make_error(Errc::kInvalidPolicy, path + " is not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > kMaxLogFileBytes) {
-    return make_error(Errc::kInvalidPolicy, path + " is larger than " +
-                                                std::to_string(kMaxLogFileBytes >> 20) +
-                                                " MiB; not a session log vigil wrote");
+    return make_error(
+        Errc::kInvalidPolicy,
+        path + " is larger than " + std::to_string(kMaxLogFileBytes >> 20) +
+            " MiB: this view reads the whole log; `vigil replay --verify` and `--json` "
+            "read a log of any size");
   }
   std::string text;
   char buf[65536];
@@ -392,149 +414,18 @@ Result<LoadedLog> load_log(const std::string& path) {
 }
 
 VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key) {
-  VerifyReport rep;
-  std::string_view tail;
-  const auto lines = split_lines(text, &tail);
-  const std::size_t n = lines.size();
-  rep.records = n;
-  auto broken = [&](std::size_t at, std::string why) {
-    rep.ok = false;
-    rep.broken_at = at;
-    rep.why = std::move(why);
-    return rep;
-  };
-  const std::string rec = "record ";
-  if (n == 0) {
-    return broken(0, tail.empty() ? "empty log: no session.start record"
-                                  : "record 0 is incomplete (no newline): the log was truncated");
-  }
-
-  std::vector<std::string> hash(n);
-  std::vector<std::optional<Event>> ev(n);
-  std::vector<std::string> parse_error(n);
-  std::map<std::uint64_t, std::size_t> first_pos_of_seq;
-  for (std::size_t i = 0; i < n; ++i) {
-    hash[i] = sha256_hex(lines[i]);
-    auto e = events::parse_log_record(lines[i]);
-    if (e) {
-      first_pos_of_seq.emplace(e->seq, i);
-      ev[i] = std::move(*e);
-    } else {
-      parse_error[i] = e.error().message;
-    }
-  }
-  // prev_{i} vs hash_{i-1}, for i >= 1; true when the link holds or cannot be judged.
-  auto link_ok = [&](std::size_t i) { return !ev[i] || ev[i]->prev == hash[i - 1]; };
-
-  std::optional<std::size_t> end_at;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string r = rec + std::to_string(i);
-    if (!ev[i])
-      return broken(i, r + " is not a valid record (" + parse_error[i] + "): it was edited");
-    const Event& e = *ev[i];
-    if (end_at)
-      return broken(i, r + " comes after session.end: records were appended to a finished log");
-    if (i == 0) {
-      if (e.kind() != events::Kind::kSessionStart)
-        return broken(0, "record 0 is not session.start");
-      if (e.seq != 0)
-        return broken(
-            0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
-      if (e.prev != events::kGenesisPrev)
-        return broken(0, "record 0's prev is not the genesis value (64 zeros)");
-    } else {
-      const Event& first = *ev[0];
-      if (e.session != first.session)
-        return broken(i, r + " belongs to another session (" + e.session + ")");
-      if (e.kind() == events::Kind::kSessionStart)
-        return broken(i, r + " is a second session.start");
-      if (e.seq != i) {
-        if (e.seq > i) {
-          auto later = first_pos_of_seq.find(i);
-          if (later != first_pos_of_seq.end() && later->second > i) {
-            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) +
-                                 ", and seq " + std::to_string(i) + " comes later, at record " +
-                                 std::to_string(later->second));
-          }
-          return broken(i, "the record with seq " + std::to_string(i) +
-                               " is missing (deleted): " + r + " has seq " + std::to_string(e.seq));
-        }
-        return broken(i, r + " has seq " + std::to_string(e.seq) +
-                             ", which came before: duplicated or out of order");
-      }
-      if (!link_ok(i)) {
-        // Which record changed? An edit inside record i-1 breaks only the link
-        // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
-        const bool next_breaks = i + 1 < n && !link_ok(i + 1);
-        if (next_breaks) {
-          return broken(i, r + " was altered: its prev does not match record " +
-                               std::to_string(i - 1) + ", and record " + std::to_string(i + 1) +
-                               "'s prev does not match it");
-        }
-        const std::string p = rec + std::to_string(i - 1);
-        return broken(
-            i - 1,
-            p + " was altered: its hash does not match the prev of " + r +
-                (i + 1 == n ? " (or the prev of the last record, " + r + ", was edited)" : ""));
-      }
-      if (e.t < ev[i - 1]->t)
-        return broken(i, r + "'s time goes backwards: records were reordered or edited");
-    }
-    if (e.kind() == events::Kind::kSessionEnd) end_at = i;
-  }
-  if (!tail.empty()) {
-    return broken(n,
-                  rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
-  }
-  rep.head = hash[n - 1];
-  rep.complete = end_at.has_value();
-  rep.key_id = std::get<events::SessionStart>(ev[0]->body).key_id;
-  if (!rep.complete) {
-    rep.ok = true;
-    rep.why = "intact, but ends without session.end after record " + std::to_string(n - 1) +
-              ": the session crashed, is still running, or its last records were removed" +
-              (rep.key_id.empty() ? "" : " (a keyed log: its sealed session.end is missing)");
-    return rep;
-  }
-  const Event& end = *ev[*end_at];
-  const auto& end_body = std::get<events::SessionEnd>(end.body);
-  const std::string r = rec + std::to_string(*end_at);
-  if (rep.key_id.empty()) {
-    if (!end_body.mac.empty())
-      return broken(*end_at, r + " is sealed, but session.start names no key: it was edited");
-    rep.ok = true;  // an unkeyed log: render_verify says what that does not prove
-    return rep;
-  }
-  if (end_body.mac.empty()) {
-    return broken(*end_at, r + " (session.end) has no seal, but session.start names key " +
-                               rep.key_id + ": the end was forged or the log replaced");
-  }
-  if (!key) {
-    rep.ok = true;
-    rep.why = "sealed with key " + rep.key_id + ", but there is no key to check the seal with";
-    return rep;
-  }
-  if (log_key_id(*key) != rep.key_id) {
-    rep.ok = true;
-    rep.why = "sealed with key " + rep.key_id + ", not with this user's key (" +
-              log_key_id(*key) + "): the seal cannot be checked here";
-    return rep;
-  }
-  Event unsealed = end;
-  std::get<events::SessionEnd>(unsealed.body).mac.clear();
-  if (log_seal(*key, events::serialize(unsealed)) != end_body.mac) {
-    return broken(*end_at, r + " (session.end) does not match its seal: the log was replaced, "
-                               "or records were removed or edited and the chain recomputed");
-  }
-  rep.ok = true;
-  rep.sealed = true;
-  return rep;
+  LineReader in(text, events::Limits::log().max_line);
+  return verify_log_lines(in, key);
 }
 
 Result<VerifyReport> verify_log(const std::string& path, std::optional<std::string_view> key) {
-  auto text = read_log_file(path);
-  if (!text) return std::move(text).error();
-  return verify_log_text(*text, key);
+  auto fd = open_regular_file(path, "session log");
+  if (!fd) return std::move(fd).error();
+  LineReader in(fd->get(), events::Limits::log().max_line);
+  VerifyReport report = verify_log_lines(in, key);
+  if (!in.error().empty())
+    return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
+  return report;
 }
 
 }  // namespace vigil

@@ -10,7 +10,9 @@ namespace vigil {
 
 std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
                                                                    std::uint16_t http_port,
-                                                                   std::uint16_t socks_port) {
+                                                                   std::uint16_t socks_port,
+                                                                   bool own_loopback) {
+  const std::string no_proxy = own_loopback ? "localhost,127.0.0.1,::1" : "";
   const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
   const std::string socks_at = "127.0.0.1:" + std::to_string(socks_port);
   const std::string socks = "socks5h://" + socks_at;
@@ -22,8 +24,9 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(const std::st
       {"https_proxy", http},
       {"ALL_PROXY", socks},
       {"all_proxy", socks},
-      {"NO_PROXY", ""},
-      {"no_proxy", ""},
+      {"NO_PROXY", no_proxy},
+      {"no_proxy", no_proxy},
+      {"VIGIL_SANDBOX", "1"},
       // ssh (git over ssh) through SOCKS5 with OpenBSD netcat (macOS's nc is one).
       {"GIT_SSH_COMMAND", "ssh -o ProxyCommand='nc -X 5 -x " + socks_at + " %h %p'"},
   };

@@ -25,11 +25,14 @@ namespace vigil {
 // What the command's environment gains: the session temp dir, and every proxy variable
 // pointing at the session proxy on 127.0.0.1 (Linux: vigil-init's bridges, 3128 and 1080;
 // macOS: the proxy's one TCP port for both, since it tells HTTP from SOCKS by the first
-// byte). NO_PROXY is empty on purpose: nothing bypasses the proxy (there is no other
-// route anyway). Pure.
+// byte). NO_PROXY: with `own_loopback` (Linux: the sandbox has its own network namespace,
+// so its loopback reaches only servers the command itself started) the loopback names,
+// so a test server and its client in one command talk directly; else empty: nothing
+// bypasses the proxy. VIGIL_SESSION=1 tells a nested `vigil run` where it is. Pure.
 std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
                                                                    std::uint16_t http_port,
-                                                                   std::uint16_t socks_port);
+                                                                   std::uint16_t socks_port,
+                                                                   bool own_loopback = false);
 
 class SessionProxy {
  public:

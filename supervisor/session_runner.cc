@@ -4,10 +4,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -33,7 +36,7 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
   return {};
 }
 
-bool write_all_to(int fd, std::string_view bytes) {
+bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
   // A reader that went away must cost an EPIPE here, never the process: an embedder may
   // keep SIGPIPE's default. SIGPIPE for a write is sent to the writing thread, so it is
   // blocked in this thread for the write, and one the write raised is taken back before
@@ -45,16 +48,34 @@ bool write_all_to(int fd, std::string_view bytes) {
   sigset_t pending;
   sigpending(&pending);
   const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  // With a stop_fd, a write never blocks for good: it waits for room (POLLOUT, or the
+  // stop) and writes at most what room guarantees (PIPE_BUF) to anything that can fill
+  // up; a regular file takes it all.
+  struct stat st {};
+  const bool bounded = stop_fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
   bool ok = true;
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (bounded) {
+      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0 && errno != EINTR) {
+        ok = false;
+        break;
+      }
+      if (p[0].revents == 0) {
+        if (p[1].revents == 0) continue;
+        ok = false;  // no room, and the command was signalled: nobody reads this
+        break;
+      }
+    }
+    const std::size_t step = bounded ? std::min<std::size_t>(bytes.size(), PIPE_BUF) : bytes.size();
+    const ssize_t n = ::write(fd, bytes.data(), step);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};  // a non-blocking stdout we inherited: wait for room
-      (void)::poll(&p, 1, -1);
+      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};  // a non-blocking fd: wait for room
+      (void)::poll(p, stop_fd >= 0 ? 2 : 1, -1);
     } else {
       if (n < 0 && errno == EPIPE && !already_pending) {
         const timespec now{0, 0};
@@ -119,6 +140,13 @@ class StandaloneSink final : public CommandLogSink {
 Result<SessionOutcome> run_session(const SessionRequest& request,
                                    const SessionCallbacks& callbacks) {
   if (request.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
+  if (const char* nested = std::getenv("VIGIL_SANDBOX"); nested != nullptr && *nested != '\0') {
+    return make_error(Errc::kRefused,
+                      "vigil run inside a vigil sandbox is not supported: this command is "
+                      "already confined by the outer session, and that sandbox denies what a "
+                      "second one needs (a session directory outside the writable roots, new "
+                      "mounts and namespaces). Run the inner command directly");
+  }
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
   if (!cwd) return std::move(cwd).error();
   SandboxedCommand cmd;
@@ -135,10 +163,21 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   cmd.violations_json = request.violations_json;
   cmd.timeout_s = request.timeout_s;
   StandaloneSink sink(request, callbacks, outcome.session_id, *cwd);
+  // Forwarded signals wake a default writer that waits for a reader (SignalRelay,
+  // sandbox_launch.cc): vigil ends with the command even when nobody reads its output.
+  UniqueFd interrupted(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!interrupted) return system_error("eventfd");
+  cmd.interrupted_fd = interrupted.get();
+  const int stop_fd = interrupted.get();
+  // 2>&1 into vigil: the command gets one pipe for both, so the order is its own.
+  cmd.merge_output = !callbacks.on_output && same_open_file(STDOUT_FILENO, STDERR_FILENO);
   auto forward =
-      callbacks.on_output ? callbacks.on_output : [](OutputStream s, std::string_view bytes) {
-        return write_all_to(s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes);
-      };
+      callbacks.on_output
+          ? callbacks.on_output
+          : [stop_fd](OutputStream s, std::string_view bytes) {
+              return write_all_to(s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes,
+                                  stop_fd);
+            };
   auto ran = run_sandboxed(cmd, sink, forward);
   if (!ran) return std::move(ran).error();
   outcome.log_path = sink.path();

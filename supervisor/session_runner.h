@@ -97,7 +97,9 @@ std::string find_bwrap(const std::optional<std::string>& configured);
 
 // Writes all of `bytes` to `fd` (waiting while a non-blocking fd is full). False when the
 // reader is gone (EPIPE) or the fd is unusable: the default on_output. Never raises
-// SIGPIPE, whatever the process's disposition.
-bool write_all_to(int fd, std::string_view bytes);
+// SIGPIPE, whatever the process's disposition. With `stop_fd` (an eventfd or pipe), it
+// never blocks for good: it waits for room or for `stop_fd` to become readable, and then
+// gives up (false).
+bool write_all_to(int fd, std::string_view bytes, int stop_fd = -1);
 
 }  // namespace vigil

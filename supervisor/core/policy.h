@@ -3,6 +3,7 @@
 // resolver and the pure builders (bwrap argv, Seatbelt profile, explain).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,13 @@ struct VigilOptions {
   // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the observer's listener (where the kernel has
   // it). Off only to measure what it buys (tools/bench/observer_bench.sh).
   bool observer_sync_wake_up = true;
+  // vigil.log.maxOutputBytes: how much of the command's output the session log keeps
+  // (the command's own output is never cut, only its copy in the log; the cut is
+  // recorded as a log.truncated record). 0: no output is logged.
+  std::uint64_t log_max_output_bytes = std::uint64_t{64} << 20;
+  // vigil.log.keep: after a session, only the newest N logs in the default log directory
+  // are kept (none removed when unset). Logs given with --log are never touched.
+  std::optional<std::uint64_t> log_keep;
 };
 
 struct Policy {

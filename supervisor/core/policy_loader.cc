@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "supervisor/core/path_expand.h"
+#include "supervisor/core/regular_file.h"
 #include "supervisor/core/settings_json.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -89,6 +90,12 @@ constexpr KeySpec kFilesystemKeys[] = {
 
 constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
+    {"log", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilLogKeys[] = {
+    {"maxOutputBytes", Support::kHandled, ""},
+    {"keep", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilObserverKeys[] = {
@@ -387,7 +394,29 @@ class Loader {
           !r)
         return r;
     }
+    if (auto it = v.find("log"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.log", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.log", kVigilLogKeys); !r) return r;
+      if (auto m = it->find("maxOutputBytes"); m != it->end()) {
+        auto n = read_count(*m, "vigil.log.maxOutputBytes", 0);
+        if (!n) return std::move(n).error();
+        p_->vigil.log_max_output_bytes = *n;
+      }
+      if (auto k = it->find("keep"); k != it->end()) {
+        auto n = read_count(*k, "vigil.log.keep", 1);
+        if (!n) return std::move(n).error();
+        p_->vigil.log_keep = *n;
+      }
+    }
     return {};
+  }
+
+  // A non-negative integer of at least `min`.
+  Result<std::uint64_t> read_count(const json& v, const char* path, std::uint64_t min) {
+    if (!v.is_number_integer()) return type_error(path, v, "an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= min) return v.get<std::uint64_t>();
+    return fail(path,
+                "must be an integer of at least " + std::to_string(min) + ", got " + v.dump());
   }
 
   const SettingsJson& doc_;
@@ -424,27 +453,16 @@ Result<Policy> parse_policy(std::string text, std::string_view source, const Loa
   return p;
 }
 
+Result<Policy> load_policy_fd(int fd, const std::string& source, const LoadContext& ctx) {
+  auto text = read_fd_text(fd, kMaxSettingsBytes, "settings file " + source);
+  if (!text) return std::move(text).error();
+  return parse_policy(std::move(text).value(), source, ctx);  // it reports an oversize file
+}
+
 Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd) return system_error("cannot read settings file " + path);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat settings file " + path);
-  if (!S_ISREG(st.st_mode)) {
-    return make_error(Errc::kInvalidPolicy, path + ": not a regular file");
-  }
-  std::string text;
-  char buf[16384];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return system_error("cannot read settings file " + path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxSettingsBytes) break;  // parse_settings_json reports it
-  }
-  return parse_policy(std::move(text), path, ctx);
+  auto fd = open_regular_file(path, "settings file");
+  if (!fd) return std::move(fd).error();
+  return load_policy_fd(fd->get(), path, ctx);
 }
 
 Policy default_policy(const LoadContext& ctx) {

@@ -24,6 +24,9 @@ Result<Policy> parse_policy(std::string text, std::string_view source, const Loa
 // Reads and parses a settings file (a missing or unreadable file is an error, never a
 // fallback to the default).
 Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx);
+// The same from an fd opened with open_regular_file() (supervisor/core/regular_file.h):
+// what is parsed is what the caller checks. `source` names it in messages.
+Result<Policy> load_policy_fd(int fd, const std::string& source, const LoadContext& ctx);
 
 // The embedded default: cwd writable, everything else read-only, mandatory denies on,
 // no network.

@@ -2,17 +2,22 @@
 // (--die-with-parent), but the placeholder files bwrap made in the workspace and the
 // session directory stay. The next session sweeps them before it scans, so they are
 // not mistaken for the user's own protected files.
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
@@ -102,6 +107,55 @@ TEST(KilledSession, NextSessionRemovesItsPlaceholdersAndDirectory) {
   EXPECT_TRUE(session_dirs(runtime / "vigil").empty());
   // A placeholder was not taken for the user's file: the user may create .bashrc now.
   EXPECT_EQ(o.err.find(".bashrc"), std::string::npos) << o.err;
+}
+
+// Signals are forwarded whatever the output path is doing: with a stdout nobody reads,
+// vigil is blocked handing `yes`'s output on, and SIGTERM must still end the command and
+// vigil, leaving nothing running.
+TEST(SignalledSession, SigtermEndsTheCommandWhenNobodyReadsItsOutput) {
+  TempDir ws;
+  const std::string marker = unique_marker("unread");
+  int out[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  UniqueFd read_end(out[0]), write_end(out[1]);
+  const std::string bin = vigil_bin();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(ws.path().c_str()) != 0) ::_exit(121);
+    ::dup2(write_end.get(), 1);
+    ::dup2(::open("/dev/null", O_WRONLY | O_CLOEXEC), 2);
+    ::execl(bin.c_str(), bin.c_str(), "run", "--", "yes", marker.c_str(), nullptr);
+    ::_exit(122);
+  }
+  write_end.reset();
+  // Wait until vigil's stdout is full (vigil is then blocked writing to it) and the
+  // command runs.
+  const int capacity = ::fcntl(read_end.get(), F_GETPIPE_SZ);
+  int queued = 0;
+  for (int i = 0; i < 800 && (queued < capacity - PIPE_BUF || pids_with_marker(marker).empty());
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ::ioctl(read_end.get(), FIONREAD, &queued);
+  }
+  ASSERT_GE(queued, capacity - PIPE_BUF) << "vigil's stdout never filled";
+  ASSERT_FALSE(pids_with_marker(marker).empty());
+
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 400 && done == 0; ++i) {  // 10 s at most
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  read_end.reset();
+  EXPECT_EQ(done, pid) << "vigil did not end after SIGTERM while its stdout was full";
+  for (int i = 0; i < 400 && !pids_with_marker(marker).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_TRUE(pids_with_marker(marker).empty()) << "the command is still running";
 }
 
 }  // namespace

@@ -301,5 +301,25 @@ TEST(RunProxyCli, TestOptionsNeedTestModeAndNothingRuns) {
       << bad.err;
 }
 
+// The sandbox has its own network namespace, so its loopback is its own: a server the
+// command starts and a client in the same command talk directly (NO_PROXY names the
+// loopback), without the proxy refusing it or a hint to allow 127.0.0.1.
+TEST(RunLoopback, AServerInsideTheCommandIsReachable) {
+  if (!exists("/usr/bin/python3") || !exists("/usr/bin/curl"))
+    GTEST_SKIP() << "needs /usr/bin/python3 and /usr/bin/curl";
+  TempDir ws;
+  const std::string script =
+      "/usr/bin/python3 -m http.server 8766 --bind 127.0.0.1 >/dev/null 2>&1 & server=$!; "
+      "i=0; until curl -s -o /dev/null http://127.0.0.1:8766/ || [ $i -ge 100 ]; do "
+      "i=$((i+1)); sleep 0.1; done; "
+      "curl -s -o /dev/null -w '%{http_code} ' http://127.0.0.1:8766/; "
+      "curl -s -o /dev/null -w '%{http_code}' http://localhost:8766/; kill $server";
+  auto o = run_vigil({"run", "--", "sh", "-c", script}, ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "200 200") << o.err;
+  EXPECT_EQ(o.err.find("allowedDomains"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("sandbox_violations"), std::string::npos) << o.err;
+}
+
 }  // namespace
 }  // namespace vigil::test

@@ -117,6 +117,46 @@ TEST(RunSettings, SettingsReachableFromAnyWritableRootAreRefused) {
   }
 }
 
+TEST(RunSettings, DuplicateRootsAreFoldedBeforeScanning) {
+  // 1 MB of "." entries is one root: scanned and mounted once (it took 34-55 s before).
+  TempDir ws, cfg;
+  std::string json = R"({"filesystem": {"allowWrite": [)";
+  while (json.size() < 1000000) json += "\".\", ";
+  json += R"("."]}})";
+  write_file(cfg / "s.json", json);
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "touch", "ran"}, ws.path(), 20);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(exists(ws / "ran"));
+}
+
+TEST(RunSettings, LogPathMessagesNameTheFix) {
+  TempDir ws, logs;
+  write_file(logs / "taken.jsonl", "mine\n");
+  auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("choose a new path"), std::string::npos) << o.err;
+  EXPECT_EQ(read_file(logs / "taken.jsonl"), "mine\n");
+  EXPECT_FALSE(exists(ws / "ran"));
+  // No usable home and no XDG_STATE_HOME: the message names the log dir and the ways out.
+  // (A home below a regular file cannot be made, even by root.)
+  write_file(logs / "file", "");
+  auto h = run_vigil({"run", "--", "true"}, ws.path(), 60,
+                     {{"HOME", logs / "file/home"}, {"XDG_STATE_HOME", ""}});
+  EXPECT_EQ(h.exit_code, 2) << h.err;
+  EXPECT_NE(h.err.find("session log directory"), std::string::npos) << h.err;
+  EXPECT_NE(h.err.find("--log"), std::string::npos) << h.err;
+  EXPECT_NE(h.err.find("XDG_STATE_HOME"), std::string::npos) << h.err;
+}
+
+TEST(RunSettings, NestingIsRefusedSayingWhy) {
+  TempDir ws;
+  auto o = run_vigil({"run", "--", vigil_bin(), "run", "--", "touch", "ran"}, ws.path());
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("inside a vigil sandbox is not supported"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("already confined"), std::string::npos) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+}
+
 TEST(RunSettings, SettingsListExactlyWhatIsWritable) {
   TempDir ws, cfg, other;
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [")" + other.path() + R"("]}})");

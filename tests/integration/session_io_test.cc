@@ -4,8 +4,14 @@
 //
 // Log records are read here with nlohmann::json straight from the file (not with vigil's
 // reader), so these tests check the documented format (docs/events.md).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -239,10 +245,186 @@ TEST(RunLog, ALogThatCannotBeCreatedMeansTheCommandNeverRuns) {
   EXPECT_FALSE(exists(ws / "ran"));
   // An existing file is never taken over (O_EXCL), and never removed either.
   write_file(logs / "taken.jsonl", "someone else's\n");
+  // A usage error (exit 2) that says what to do.
   auto o = run_vigil({"run", "--log", logs / "taken.jsonl", "--", "touch", "ran"}, ws.path());
-  EXPECT_EQ(o.exit_code, 125) << o.err;
+  EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_FALSE(exists(ws / "ran"));
   EXPECT_EQ(read_file(logs / "taken.jsonl"), "someone else's\n");
+}
+
+// ---- Bounds: binary-dense output is logged as base64 (4/3 of its size, not 6x), the log
+// keeps at most vigil.log.maxOutputBytes of output (the command's own output is never
+// cut; the cut is a log.truncated record), `replay --verify` and `--json` stream a log in
+// constant memory, and a file that is not a log is called that.
+
+std::size_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
+}
+
+TEST(LogBounds, BinaryDenseOutputIsLoggedAsBase64NotSixBytesPerNul) {
+  TempDir ws, logs;
+  const std::size_t n = 4'000'000;
+  auto o = run_vigil(
+      {"run", "--log", logs / "l.jsonl", "--", "head", "-c", std::to_string(n), "/dev/zero"},
+      ws.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, std::string(n, '\0')) << "the command's output passes whole";
+  const std::size_t logged = file_size(logs / "l.jsonl");
+  EXPECT_LT(logged, n * 3 / 2) << "NUL bytes must not cost 6 bytes each in the log";
+  std::size_t chunks = 0;
+  for (const auto& r : records(logs / "l.jsonl")) {
+    if (r["kind"] != "io.stdout") continue;
+    ++chunks;
+    EXPECT_TRUE(r["data"].is_object()) << "a NUL-dense chunk is {\"b64\": ...}";
+  }
+  EXPECT_GT(chunks, 0u);
+  auto v = run_vigil({"replay", "--verify", logs / "l.jsonl"}, ws.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  // Text stays text, colour escapes and all.
+  auto t = run_vigil(
+      {"run", "--log", logs / "t.jsonl", "--", "printf", "\\033[1mbold\\033[0m ok\\n"}, ws.path());
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const auto& r : records(logs / "t.jsonl"))
+    if (r["kind"] == "io.stdout") {
+      EXPECT_TRUE(r["data"].is_string()) << r.dump();
+    }
+}
+
+TEST(LogBounds, MaxOutputBytesCutsTheLogNeverTheOutput) {
+  TempDir ws, cfg, logs;
+  write_file(
+      cfg / "s.json",
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 1000}}})");
+  auto o = run_vigil(
+      {"run", "--settings", cfg / "s.json", "--log", logs / "l.jsonl", "--", "seq", "1", "20000"},
+      ws.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::string expected;
+  for (int i = 1; i <= 20000; ++i) expected += std::to_string(i) + "\n";
+  EXPECT_EQ(o.out, expected) << "the command's own output is never cut";
+  std::size_t logged = 0, truncated = 0;
+  std::uint64_t unlogged = 0;
+  for (const auto& r : records(logs / "l.jsonl")) {
+    if (r["kind"] == "io.stdout") logged += r["data"].get<std::string>().size();
+    if (r["kind"] == "log.truncated") {
+      ++truncated;
+      EXPECT_EQ(r["max_output_bytes"], 1000) << r.dump();
+    }
+    if (r["kind"] == "session.end") unlogged = r["counters"].value("io.unlogged_bytes", 0u);
+  }
+  EXPECT_EQ(logged, 1000u);
+  EXPECT_EQ(truncated, 1u);
+  EXPECT_EQ(unlogged, expected.size() - 1000);
+  auto v = run_vigil({"replay", "--verify", logs / "l.jsonl"}, ws.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  // A bad value is refused like any other setting.
+  write_file(cfg / "bad.json", R"({"vigil": {"log": {"maxOutputBytes": -1}}})");
+  auto bad = run_vigil({"run", "--settings", cfg / "bad.json", "--", "true"}, ws.path());
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("vigil.log.maxOutputBytes"), std::string::npos) << bad.err;
+}
+
+// Peak RSS (KiB) of `vigil ARGS...` with its output discarded.
+long peak_rss_kib(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    std::vector<char*> argv;
+    const std::string bin = vigil_bin();
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  ::wait4(pid, &status, 0, &ru);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  return ru.ru_maxrss;
+}
+
+TEST(LogBounds, ReplayVerifyAndJsonStreamInConstantMemory) {
+  TempDir ws, cfg, logs;
+  write_file(
+      cfg / "s.json",
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 200000000}}})");
+  {
+    // (Scoped: the output this test holds must be gone before a child inherits its RSS.)
+    auto o = run_vigil({"run", "--settings", cfg / "s.json", "--log", logs / "big.jsonl", "--",
+                        "head", "-c", "45000000", "/dev/urandom"},
+                       ws.path(), 120);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  ASSERT_GT(file_size(logs / "big.jsonl"), 55'000'000u);
+  const long verify_kib = peak_rss_kib({"replay", "--verify", logs / "big.jsonl"});
+  const long json_kib = peak_rss_kib({"replay", "--json", "session.end", logs / "big.jsonl"});
+  // Reading the log whole would take more than its 60 MB.
+  EXPECT_LT(verify_kib, 40 * 1024) << "replay --verify must stream";
+  EXPECT_LT(json_kib, 40 * 1024) << "replay --json must stream";
+}
+
+TEST(LogBounds, WhatIsNotALogIsCalledThatAndBadKindsAreErrors) {
+  TempDir ws, logs;
+  write_file(logs / "notes.json", "{\"hello\": 1}\n");
+  auto r = run_vigil({"replay", logs / "notes.json"}, ws.path());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not a session log"), std::string::npos) << r.err;
+  auto v = run_vigil({"replay", "--verify", logs / "notes.json"}, ws.path());
+  EXPECT_NE(v.exit_code, 0);
+  EXPECT_NE(v.out.find("not a session log"), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("edited"), std::string::npos) << v.out;
+  write_file(logs / "empty.jsonl", "");
+  auto e = run_vigil({"replay", logs / "empty.jsonl"}, ws.path());
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("not a session log"), std::string::npos) << e.err;
+
+  auto ok = run_vigil({"run", "--log", logs / "l.jsonl", "--", "true"}, ws.path());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  auto bogus = run_vigil({"replay", "--json", "bogus", logs / "l.jsonl"}, ws.path());
+  EXPECT_EQ(bogus.exit_code, 2) << bogus.out << bogus.err;
+  EXPECT_NE(bogus.err.find("session.end"), std::string::npos) << "names the kinds: " << bogus.err;
+  auto end = run_vigil({"replay", "--json", "session.*", logs / "l.jsonl"}, ws.path());
+  EXPECT_EQ(end.exit_code, 0) << end.err;
+  EXPECT_NE(end.out.find("\"kind\":\"session.end\""), std::string::npos) << end.out;
+}
+
+// 2>&1: when vigil's stdout and stderr are one open file, the command gets one pipe for
+// both, so lines a program alternates between them keep its order (two pipes read by
+// one loop regroup them).
+TEST(SessionIo, StdoutAndStderrIntoOneFileKeepTheProgramsOrder) {
+  TempDir ws, out;
+  const std::string program =
+      "i=0; while [ $i -lt 300 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done";
+  const std::string cmd = "cd " + ws.path() + " && " + vigil_bin() + " run -- sh -c '" + program +
+                          "' > " + out / "both.txt" + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string expected;
+  for (int i = 0; i < 300; ++i)
+    expected += "out" + std::to_string(i) + "\nerr" + std::to_string(i) + "\n";
+  EXPECT_EQ(read_file(out / "both.txt"), expected);
+  // Separate destinations still get separate streams.
+  auto o = run_vigil({"run", "--", "sh", "-c", "echo a; echo b >&2; echo c"}, ws.path());
+  EXPECT_EQ(o.out, "a\nc\n");
+  EXPECT_EQ(o.err, "b\n");
+}
+
+// docs/events.md: two runs under the same policy have the same policy_digest (the
+// session's fresh temp dir is not part of it).
+TEST(SessionIo, TwoRunsOfOnePolicyShareADigest) {
+  TempDir ws, logs;
+  std::vector<std::string> digests;
+  for (const char* name : {"a.jsonl", "b.jsonl"}) {
+    auto o = run_vigil({"run", "--log", logs / name, "--", "true"}, ws.path());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const auto recs = records(logs / name);
+    ASSERT_FALSE(recs.empty());
+    digests.push_back(recs.front().at("policy_digest").get<std::string>());
+  }
+  EXPECT_EQ(digests[0].size(), 64u);
+  EXPECT_EQ(digests[0], digests[1]);
 }
 
 }  // namespace
