@@ -153,7 +153,10 @@ std::size_t remove_placeholder_files(const std::string& base, const std::vector<
   return kept;
 }
 
-std::string session_base_dir() { return session_base(); }
+std::string session_base_dir() {
+  bool shared = false;
+  return session_base(&shared);
+}
 
 std::size_t sweep_stale_sessions(const std::string& base) {
   std::size_t removed = 0;
@@ -200,11 +203,10 @@ Result<SessionDir> SessionDir::create() {
     std::string templ = base + "-XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr)
       return system_error("cannot create a session base dir beside " + base);
-    std::fprintf(stderr,
-                 "vigil: warning: %s belongs to uid %u, not to you (another user may have made "
-                 "it to block vigil); using a fresh %s for this session. Set XDG_RUNTIME_DIR "
-                 "to a directory of your own to avoid this\n",
-                 base.c_str(), static_cast<unsigned>(st.st_uid), templ.c_str());
+    print_warning(base + " belongs to uid " + std::to_string(st.st_uid) +
+                  ", not to you (another user may have made it to block vigil); using a fresh " +
+                  templ + " for this session. Set XDG_RUNTIME_DIR to a directory of your own "
+                  "to avoid this");
     base = std::move(templ);
     fresh_base = true;
   }

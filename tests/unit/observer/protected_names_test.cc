@@ -32,7 +32,7 @@ TEST(ProtectedNames, RefusedAtEveryDepthUnderAWritableRoot) {
       {"/w/p/.claude/agents", true},
       {"/w/p/.claude/settings.json", false},  // .claude itself is not protected
       {"/w/s/.gitconfig", true},
-      {"/w/s/.gitmodules", true},
+      {"/w/s/.gitmodules", false},  // left to the git rules and the backstop (submodule add)
       {"/w/s/.ripgreprc", true},
       {"/w/s/.zshrc", true},
       {"/w/s/.profile", true},
