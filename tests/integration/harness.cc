@@ -33,17 +33,16 @@ std::string vigil_init_bin() {
   return "";
 }
 
-namespace {
 // Where session logs go when a test gives no --log: a directory of this test process,
 // removed at exit, rather than the user's ~/.local/state/vigil/sessions.
 const std::string& default_state_dir() {
   static TempDir dir;
   return dir.path();
 }
-}  // namespace
 
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
-                  const std::map<std::string, std::string>& env, const std::string& leak_fd_of) {
+                  const std::map<std::string, std::string>& env, const std::string& leak_fd_of,
+                  const std::vector<std::string>& wrapper) {
   const std::string& state = default_state_dir();
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -52,7 +51,8 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
   }
   UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]), err_r(err_pipe[0]), err_w(err_pipe[1]);
   const std::string bin = vigil_bin();
-  std::vector<std::string> argv_s = {bin};
+  std::vector<std::string> argv_s = wrapper;
+  argv_s.push_back(bin);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -68,7 +68,7 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     if (!leak_fd_of.empty())
       (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose
-    ::execv(bin.c_str(), argv.data());
+    ::execv(argv[0], argv.data());
     ::_exit(122);
   }
   out_w.reset();

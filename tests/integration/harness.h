@@ -22,11 +22,17 @@ struct Outcome {
 
 // Runs `vigil ARGS...` in `cwd`, capturing stdout and stderr. Kills it (and fails the
 // test) after `timeout_s`.
+// XDG_STATE_HOME of every run_vigil() (the logs' default place and the key that seals
+// them): a directory of this test process.
+const std::string& default_state_dir();
+
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s = 60,
                   const std::map<std::string, std::string>& env = {},
-                  const std::string& leak_fd_of = "");
+                  const std::string& leak_fd_of = "",
+                  const std::vector<std::string>& wrapper = {});
 // leak_fd_of: a path the child opens WITHOUT O_CLOEXEC before exec'ing vigil, as a
-// careless caller would leave one open.
+// careless caller would leave one open. wrapper: a program (absolute path) and its
+// arguments that run vigil (e.g. setpriv dropping capabilities).
 
 // A fresh directory under /tmp owned by the current user, removed with everything in it.
 class TempDir {

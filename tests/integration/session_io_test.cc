@@ -331,6 +331,8 @@ long peak_rss_kib(const std::vector<std::string>& args) {
   if (pid == 0) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
+    // The key that sealed the log: where run_vigil() keeps it.
+    ::setenv("XDG_STATE_HOME", default_state_dir().c_str(), 1);
     std::vector<char*> argv;
     const std::string bin = vigil_bin();
     argv.push_back(const_cast<char*>(bin.c_str()));
