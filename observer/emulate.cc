@@ -352,15 +352,20 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
 
 }  // namespace
 
-mode_t caller_umask(pid_t pid) {
-  char name[48];
-  std::snprintf(name, sizeof name, "/proc/%d/status", static_cast<int>(pid));
+std::size_t read_proc_file(pid_t pid, const char* file, char* buf, std::size_t size) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/proc/%d/%s", static_cast<int>(pid), file);
   UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
-  if (!fd) return 022;
-  char buf[4096];
-  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-  if (n <= 0) return 022;
+  if (!fd || size == 0) return 0;
+  const ssize_t n = ::read(fd.get(), buf, size - 1);
+  if (n <= 0) return 0;
   buf[n] = '\0';
+  return static_cast<std::size_t>(n);
+}
+
+mode_t caller_umask(pid_t pid) {
+  char buf[4096];
+  if (read_proc_file(pid, "status", buf, sizeof buf) == 0) return 022;
   const char* u = std::strstr(buf, "\nUmask:");
   if (u == nullptr) return 022;
   return static_cast<mode_t>(std::strtoul(u + 7, nullptr, 8) & 0777);

@@ -49,5 +49,8 @@ std::string name_of(const PlannedPath& p, pid_t pid);
 
 // The caller's umask from /proc/PID/status (022 when it cannot be read).
 mode_t caller_umask(pid_t pid);
+// Reads /proc/PID/<file> (one read, up to size - 1 bytes) into buf, NUL-terminated: the
+// bytes read, 0 when it cannot be read.
+std::size_t read_proc_file(pid_t pid, const char* file, char* buf, std::size_t size);
 
 }  // namespace vigil::init

@@ -37,14 +37,8 @@ std::string caller_cwd_name(pid_t pid) {
 // Field 4 of /proc/PID/stat, after the parenthesised command name (which may hold spaces
 // and parentheses itself: the last ')' ends it).
 long parent_of(pid_t pid) {
-  char name[48];
-  std::snprintf(name, sizeof name, "/proc/%d/stat", static_cast<int>(pid));
-  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
-  if (!fd) return 0;
   char buf[512];
-  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
+  if (read_proc_file(pid, "stat", buf, sizeof buf) == 0) return 0;
   const char* close_paren = std::strrchr(buf, ')');
   if (close_paren == nullptr) return 0;
   char state = 0;
