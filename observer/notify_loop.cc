@@ -212,7 +212,7 @@ void Observer::handle_one() {
   const Gate gate = [this](const std::string& name) {
     return protected_name_refusal(mounts_, name);
   };
-  Performed done = perform(plan, n.pid, false, &gate);
+  Performed done = perform(plan, n.pid, false, &gate, &cwds_);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other
     // process's calls go on meanwhile. It answers and records by itself.
