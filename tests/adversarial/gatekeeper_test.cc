@@ -279,3 +279,59 @@ TEST(Gatekeeper, ABlockingFifoOpenDoesNotStallOtherCalls) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// vigil-init keeps each caller's cwd between calls (observer/cwd_cache.h): a chdir, in
+// this thread or in another thread of the process, must be seen by the very next call.
+// One process walks between two directories making a file in each; another pair of
+// threads races chdir against creates. Every file is where the log says, under its name.
+TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  TempDir ws, cfg;
+  make_dirs(ws / "a");
+  make_dirs(ws / "b");
+  const std::string log = cfg / "log.jsonl";
+  const std::string script =
+      "import os, threading\n"
+      "top = os.getcwd()\n"
+      "for i in range(50):\n"
+      "    os.chdir(top + ('/a' if i % 2 == 0 else '/b'))\n"
+      "    os.close(os.open('seq%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "os.chdir(top + '/a')\n"
+      "stop = False\n"
+      "def walk():\n"
+      "    while not stop:\n"
+      "        os.chdir(top + '/b'); os.chdir(top + '/a')\n"
+      "t = threading.Thread(target=walk); t.start()\n"
+      "for i in range(2000):\n"
+      "    os.close(os.open('race%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "stop = True; t.join()\n"
+      "print('ok')\n";
+  auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(), 300);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::set<std::string> logged;
+  for (const Record& r : fs_writes(log))
+    if (r.result == "0") logged.insert(r.resolved);
+  long made = 0, unlogged = 0;
+  std::string first;
+  for (const char* dir : {"a", "b"}) {
+    for (const std::string& n : names_in(ws / dir)) {
+      ++made;
+      const std::string path = ws / (std::string(dir) + "/" + n);
+      if (logged.count(path) != 0) continue;
+      if (unlogged++ == 0) first = path;
+    }
+  }
+  EXPECT_EQ(made, 2050);
+  EXPECT_EQ(unlogged, 0) << unlogged << " of " << made << " files have no record under their real name, e.g. " << first;
+  for (int i = 0; i < 50; ++i) {
+    const std::string want = ws / ((i % 2 == 0 ? "a/seq" : "b/seq") + std::to_string(i));
+    EXPECT_EQ(::access(want.c_str(), F_OK), 0) << want << " is not where the process was";
+    EXPECT_EQ(logged.count(want), 1u) << want;
+  }
+}
+
+}  // namespace
+}  // namespace vigil::test
