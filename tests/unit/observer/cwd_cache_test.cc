@@ -64,8 +64,8 @@ void start(Walker* w, const std::vector<std::string>& dirs) {
 }
 
 std::string make_dir(const std::string& name) {
-  const std::string d = std::string(::testing::TempDir()) + "cwd_cache_" +
-                        std::to_string(::getpid()) + "_" + name;
+  const std::string d =
+      std::string(::testing::TempDir()) + "cwd_cache_" + std::to_string(::getpid()) + "_" + name;
   ::mkdir(d.c_str(), 0700);
   char real[PATH_MAX];
   return ::realpath(d.c_str(), real) != nullptr ? real : d;
@@ -82,7 +82,7 @@ TEST(CwdCache, FollowsAChdirAtOnce) {
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), a);
   EXPECT_EQ(cache.get(w.pid, &err), fd);  // unchanged: the kept fd, no new open
-  ASSERT_TRUE(w.next());  // now in b
+  ASSERT_TRUE(w.next());                  // now in b
   fd = cache.get(w.pid, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), b);
@@ -120,7 +120,7 @@ TEST(CallerUmask, TheUmaskLineOrAnError) {
       {"Name:\tsh\nUmask:\t0022\nState:\tS\n", 022},
       {"Name:\tsh\nUmask:\t0077\n", 077},
       {"Name:\tsh\nUmask:\t0000\n", 0},
-      {"Name:\tsh\nState:\tS\n", -1},       // no Umask line (before Linux 4.7)
+      {"Name:\tsh\nState:\tS\n", -1},         // no Umask line (before Linux 4.7)
       {"Name:\tsh\nUmask:\t\nState:\n", -1},  // empty
       {"Name:\tsh\nUmask:\t0x22\n", -1},      // not octal
       {"Name:\tsh\nUmask:\t01777\n", -1},     // more than a permission mask
