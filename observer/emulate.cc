@@ -379,8 +379,13 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   }
   if (fd < 0) {
     out.error = errno;
-    if (!may_block && !caller_nonblock && out.error == ENXIO) {
-      out.would_block = true;  // a FIFO opened for writing with no reader yet
+    // Two waits the caller asked for that our O_NONBLOCK cut short: a FIFO opened for
+    // writing with no reader yet (ENXIO), and a file another process holds a lease on,
+    // whose break the open must wait for (EWOULDBLOCK, up to lease-break-time). Both are
+    // performed again, waiting, on a thread of their own; the caller never sees the EAGAIN
+    // the kernel would not have given it.
+    if (!may_block && !caller_nonblock && (out.error == ENXIO || out.error == EWOULDBLOCK)) {
+      out.would_block = true;
       return out;
     }
     const bool follows = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
