@@ -220,6 +220,18 @@ UniqueFd follow(const At& at, int* err) {
   return UniqueFd(static_cast<int>(fd));
 }
 
+// Whether truncating the regular file `target` (an O_PATH fd) would wait for another
+// process's lease on it to break (up to lease-break-time, with every other caller's calls
+// held meanwhile). A non-blocking open for writing asks the same without waiting: it
+// fails EWOULDBLOCK (and starts the break, as the truncate would). Only regular files are
+// probed: opening a device has effects of its own.
+bool lease_held(int target) {
+  struct stat st {};
+  if (::fstat(target, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  UniqueFd probe(::open(self_fd(target).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  return !probe && errno == EWOULDBLOCK;
+}
+
 // A call vigil-init refused before performing it: `why` is already in out->why.
 Performed refused(Performed* out, int error, std::string resolved) {
   out->error = error;
@@ -541,6 +553,10 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
   }
   switch (e) {
     case Emulation::kTruncate:
+      if (!may_block && lease_held(target.get())) {
+        out.would_block = true;  // performed, waiting for the break, on a thread of its own
+        break;
+      }
       done(&out, ::truncate(via.c_str(), static_cast<off_t>(plan.args[1])));
       break;
     case Emulation::kMkdir:

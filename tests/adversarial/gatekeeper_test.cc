@@ -339,40 +339,51 @@ TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
 namespace vigil::test {
 namespace {
 
-// An open that must wait for another process to give up its lease on the file (the kernel
-// breaks the lease, the holder gets SIGIO, the open waits until F_UNLCK) waits on a thread
-// of its own: meanwhile the holder's own writes go on, and the waiting open ends with the
-// kernel's result, never an EAGAIN the caller did not ask for (it did not set O_NONBLOCK).
-TEST(Gatekeeper, AnOpenWaitingForALeaseBreakWaitsAloneAndSucceeds) {
+// An open for writing or a truncate must wait for another process to give up its lease on
+// the file (the kernel breaks the lease, the holder gets SIGIO, the call waits until
+// F_UNLCK). It waits on a thread of its own: meanwhile the holder's own writes go on, and
+// the waiting call ends with the kernel's result, never an EAGAIN the caller did not ask
+// for (it did not set O_NONBLOCK), and never holding every other call for the break.
+TEST(Gatekeeper, ACallWaitingForALeaseBreakWaitsAloneAndSucceeds) {
   if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
-  TempDir ws, cfg;
-  const std::string log = cfg / "log.jsonl";
-  const std::string script =
-      "import fcntl, os, signal, subprocess, sys\n"
-      "F_SETLEASE, F_RDLCK, F_UNLCK = 1024, 0, 2\n"
-      "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])\n"
-      "open('leased', 'w').close()\n"
-      "fd = os.open('leased', os.O_RDONLY)\n"
-      "fcntl.fcntl(fd, F_SETLEASE, F_RDLCK)\n"
-      "w = subprocess.Popen([sys.executable, '-c', \"import os; "
-      "os.close(os.open('leased', os.O_WRONLY)); print('opened', flush=True)\"])\n"
-      "signal.sigwait([signal.SIGIO])  # the writer's open reached the kernel: a break\n"
-      "for i in range(50):\n"
-      "    os.close(os.open('other%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
-      "print('others done', flush=True)\n"
-      "fcntl.fcntl(fd, F_SETLEASE, F_UNLCK)\n"
-      "sys.exit(w.wait())\n";
-  auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(), 60);
-  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
-  EXPECT_EQ(o.out, "others done\nopened\n") << o.err;
-  bool leased_open = false;
-  int others = 0;
-  for (const Record& r : fs_writes(log)) {
-    if (r.resolved == ws / "leased" && r.syscall == "openat" && r.result == "0") leased_open = true;
-    if (r.resolved.rfind(ws / "other", 0) == 0 && r.result == "0") ++others;
+  struct Case {
+    const char* call;
+    const char* syscall;
+  } cases[] = {{"os.close(os.open('leased', os.O_WRONLY))", "openat"},
+               {"os.truncate('leased', 0)", "truncate"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.syscall);
+    TempDir ws, cfg;
+    const std::string log = cfg / "log.jsonl";
+    const std::string script =
+        "import fcntl, os, signal, subprocess, sys\n"
+        "F_SETLEASE, F_RDLCK, F_UNLCK = 1024, 0, 2\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])\n"
+        "with open('leased', 'w') as f: f.write('x')\n"
+        "fd = os.open('leased', os.O_RDONLY)\n"
+        "fcntl.fcntl(fd, F_SETLEASE, F_RDLCK)\n"
+        "w = subprocess.Popen([sys.executable, '-c', \"import os; " +
+        std::string(c.call) +
+        "; print('done', flush=True)\"])\n"
+        "signal.sigwait([signal.SIGIO])  # the writer's call reached the kernel: a break\n"
+        "for i in range(50):\n"
+        "    os.close(os.open('other%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+        "print('others done', flush=True)\n"
+        "fcntl.fcntl(fd, F_SETLEASE, F_UNLCK)\n"
+        "sys.exit(w.wait())\n";
+    auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(),
+                       60);
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_EQ(o.out, "others done\ndone\n") << o.err;
+    bool waited = false;
+    int others = 0;
+    for (const Record& r : fs_writes(log)) {
+      if (r.resolved == ws / "leased" && r.syscall == c.syscall && r.result == "0") waited = true;
+      if (r.resolved.rfind(ws / "other", 0) == 0 && r.result == "0") ++others;
+    }
+    EXPECT_TRUE(waited) << "the waiting call is recorded with its result, 0";
+    EXPECT_EQ(others, 50);
   }
-  EXPECT_TRUE(leased_open) << "the waiting open is recorded with its result, 0";
-  EXPECT_EQ(others, 50);
 }
 
 }  // namespace
