@@ -27,6 +27,7 @@
 #include "supervisor/session_wire.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/other_user.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil::test {
 namespace {
@@ -210,9 +211,9 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
 
   ASSERT_EQ(::kill(s.pid(), SIGKILL), 0);
   // The client hears that its session is gone.
-  int status = 0;
-  ASSERT_EQ(::waitpid(client, &status, 0), client);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  const auto status = wait_child_status(client, std::chrono::seconds(30));
+  ASSERT_TRUE(status) << "the client did not end within 30 s of its session's death";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0);
   EXPECT_TRUE(wait_for([&] { return pids_with_marker(marker).empty(); }));
   EXPECT_TRUE(wait_for([&] { return !exists(ws / ".bashrc"); })) << "placeholder left behind";
   const std::string dir = s.handle().substr(0, s.handle().rfind('/'));
@@ -355,8 +356,7 @@ TEST(AgentSession, AKilledClientTakesItsCommandWithIt) {
   ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
   ASSERT_FALSE(pids_with_marker(marker).empty());
   ASSERT_EQ(::kill(client, SIGKILL), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  ASSERT_TRUE(wait_child_status(client, std::chrono::seconds(30)));
   EXPECT_TRUE(wait_for([&] { return pids_with_marker(marker).empty(); }));
   // The session lives on, and its log records how the command ended.
   EXPECT_EQ(s.run({"true"}).exit_code, 0);
