@@ -623,8 +623,10 @@ TEST(ObserverLoad, ReaderGoneTheCommandStillCompletes) {
   ev_read.reset();
   // Bounded reads and wait: a vigil-init that hangs fails here instead of hanging CI.
   bool out_late = false, err_late = false;
-  const std::string stdout_text = read_until_eof(out_read.get(), std::chrono::seconds(60), &out_late);
-  const std::string stderr_text = read_until_eof(err_read.get(), std::chrono::seconds(60), &err_late);
+  const std::string stdout_text =
+      read_until_eof(out_read.get(), std::chrono::seconds(60), &out_late);
+  const std::string stderr_text =
+      read_until_eof(err_read.get(), std::chrono::seconds(60), &err_late);
   const auto status = wait_child_status(pid, std::chrono::seconds(30));
   ASSERT_FALSE(out_late || err_late) << "vigil-init's output did not end";
   ASSERT_TRUE(status) << "vigil-init did not exit (killed)";

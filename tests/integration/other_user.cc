@@ -60,7 +60,8 @@ OtherResult act_by_setuid(const OtherUser& who, OtherOp op, const std::vector<st
   }
   theirs.reset();
   OtherResult r;
-  const bool answered = readable_within(mine.get(), kActTimeoutMs) && recv_other_reply(mine.get(), &r);
+  const bool answered =
+      readable_within(mine.get(), kActTimeoutMs) && recv_other_reply(mine.get(), &r);
   const int status = wait_child(child, std::chrono::seconds(5));
   if (!answered || status != 0) return failed(answered ? EIO : ETIMEDOUT);
   return r;
@@ -104,7 +105,8 @@ OtherUser find_other_user() {
 }
 
 OtherResult act_as(const OtherUser& who, OtherOp op, const std::vector<std::string>& args) {
-  return who.helper.empty() ? act_by_setuid(who, op, args) : act_through_helper(who.helper, op, args);
+  return who.helper.empty() ? act_by_setuid(who, op, args)
+                            : act_through_helper(who.helper, op, args);
 }
 
 }  // namespace vigil::test

@@ -31,16 +31,17 @@ struct OtherResult {
 // call it). kMkdir makes a 0777 directory; kSymlink(target, path); kConnect(path).
 OtherResult perform_other_op(OtherOp op, const std::vector<std::string>& args);
 
-// (other_user_wire.cc, shared with the helper.) The helper's protocol over a SOCK_SEQPACKET socket: one request (op byte, then the
-// NUL-separated arguments), one reply (the errno as 4 bytes, the fd as SCM_RIGHTS).
+// (other_user_wire.cc, shared with the helper.) The helper's protocol over a SOCK_SEQPACKET socket:
+// one request (op byte, then the NUL-separated arguments), one reply (the errno as 4 bytes, the fd
+// as SCM_RIGHTS).
 bool send_other_request(int sock, OtherOp op, const std::vector<std::string>& args);
 bool recv_other_request(int sock, OtherOp* op, std::vector<std::string>* args);
 bool send_other_reply(int sock, const OtherResult& r);
 bool recv_other_reply(int sock, OtherResult* r);
 
-// (other_user.cc, the tests' side.) The other user, when one is at hand: `uid` is set and `why_not` empty; else `why_not`
-// says what is missing. When tools/test.sh asks for one (VIGIL_REQUIRE_OTHER_USER=1),
-// a missing one is a failure, not a skip.
+// (other_user.cc, the tests' side.) The other user, when one is at hand: `uid` is set and `why_not`
+// empty; else `why_not` says what is missing. When tools/test.sh asks for one
+// (VIGIL_REQUIRE_OTHER_USER=1), a missing one is a failure, not a skip.
 struct OtherUser {
   uid_t uid = 0;
   gid_t gid = 0;
@@ -56,11 +57,11 @@ OtherResult act_as(const OtherUser& who, OtherOp op, const std::vector<std::stri
 
 // In a gtest body: binds `var` to the other user, or skips (fails, when tools/test.sh
 // requires one) saying what is missing.
-#define VIGIL_NEED_OTHER_USER(var)                                 \
+#define VIGIL_NEED_OTHER_USER(var)                                       \
   const ::vigil::test::OtherUser var = ::vigil::test::find_other_user(); \
-  if (!var.why_not.empty()) {                                      \
-    if (var.required) FAIL() << var.why_not;                       \
-    GTEST_SKIP() << var.why_not;                                   \
+  if (!var.why_not.empty()) {                                            \
+    if (var.required) FAIL() << var.why_not;                             \
+    GTEST_SKIP() << var.why_not;                                         \
   }
 
 }  // namespace vigil::test

@@ -44,11 +44,12 @@ int main(int argc, char** argv) {
     ucred peer{};
     socklen_t len = sizeof peer;
     if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != client)
-      continue;  // only the test pass's user may ask
+      continue;                     // only the test pass's user may ask
     const timeval patience{20, 0};  // a client that sends nothing cannot stall the helper
     (void)::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
     OtherOp op{};
     std::vector<std::string> args;
-    if (recv_other_request(conn.get(), &op, &args)) (void)send_other_reply(conn.get(), perform_other_op(op, args));
+    if (recv_other_request(conn.get(), &op, &args))
+      (void)send_other_reply(conn.get(), perform_other_op(op, args));
   }
 }

@@ -23,9 +23,15 @@ OtherResult perform_other_op(OtherOp op, const std::vector<std::string>& args) {
       rc = ::mkdir(arg(0), 0777);
       if (rc == 0) rc = ::chmod(arg(0), 0777);  // whatever the umask
       break;
-    case OtherOp::kSymlink: rc = ::symlink(arg(0), arg(1)); break;
-    case OtherOp::kUnlink: rc = ::unlink(arg(0)); break;
-    case OtherOp::kRmdir: rc = ::rmdir(arg(0)); break;
+    case OtherOp::kSymlink:
+      rc = ::symlink(arg(0), arg(1));
+      break;
+    case OtherOp::kUnlink:
+      rc = ::unlink(arg(0));
+      break;
+    case OtherOp::kRmdir:
+      rc = ::rmdir(arg(0));
+      break;
     case OtherOp::kConnect: {
       UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
       sockaddr_un addr{};

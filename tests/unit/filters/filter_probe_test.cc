@@ -80,7 +80,7 @@ Outcome run_child(const std::vector<sock_fprog>* filters, Probe probe) {
   Outcome o;
   if (pid < 0) return o;
   const auto status = test::wait_child_status(pid, std::chrono::seconds(30));  // a probe that hangs
-  if (!status) return o;                                                  // fails, not stalls
+  if (!status) return o;                                                       // fails, not stalls
   const int st = *status;
   o.exited = WIFEXITED(st);
   o.code = o.exited ? WEXITSTATUS(st) : -1;
