@@ -9,7 +9,10 @@
 #   5. ASan+UBSan build: unit tests;
 #   6. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
-#   7. when run as root: the integration and adversarial tests again as an unprivileged user.
+#   7. when run as root: the integration and adversarial tests again as an unprivileged user
+#      (vigil-ci), with a second unprivileged user (vigil-ci-other, a helper started here
+#      before dropping) for the tests that act as another user: nothing skips for want of
+#      privilege.
 #
 # Every step runs to the end whatever the others did, so one failure does not hide the
 # state of the rest; the exit status is non-zero when anything failed. The last line is
