@@ -53,6 +53,10 @@ enum class Kind {
   kCommandEnd,
   kPolicyUpdate,
   kLogTruncated,
+  // Ask mode (vigil.network.ask): a request held while the session's client is asked,
+  // and how the hold ended.
+  kNetAsk,
+  kNetAskAnswer,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -222,10 +226,33 @@ struct LogTruncated {
   bool operator==(const LogTruncated&) const = default;
 };
 
+// A request to a host off the allow list, held: the session's client is asked.
+struct NetAsk {
+  std::uint64_t ask = 0;  // numbers the session's asks; net.ask.answer names it
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;  // the first resolved address that passed the address guard
+  std::uint64_t timeout_ms = 0;
+  bool operator==(const NetAsk&) const = default;
+};
+
+// How a hold ended. answer: "once" | "session" | "always" | "deny" (the client's) |
+// "timeout" (no answer in time: denied) | "cancelled" (the request or the session ended).
+struct NetAskAnswer {
+  std::uint64_t ask = 0;
+  std::string answer;
+  std::string entry;    // "host:port", the allowedDomains entry "session"/"always" add
+  std::string written;  // "always": the settings file the entry was written into
+  std::string error;    // "" or why the answer was refused (then the request is denied)
+  bool operator==(const NetAskAnswer&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated>;
+                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
+                          NetAsk, NetAskAnswer>;
 
 Kind kind_of(const Body& b);
 

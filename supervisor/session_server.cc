@@ -4,6 +4,8 @@
 #include "supervisor/core/display_text.h"
 #include "supervisor/session_server.h"
 
+#include "supervisor/ask_tty.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -258,6 +260,12 @@ void to_dev_null() {
 int cmd_session_start(const SessionArgs& args) {
   auto opts = session_options(args);
   if (!opts) return report(opts.error());
+  UniqueFd tty;  // --ask-tty: opened before the session leaves its terminal
+  if (args.ask_tty) {
+    auto t = open_ask_tty();
+    if (!t) return report(t.error());
+    tty = std::move(t).value();
+  }
   auto dir = make_socket_dir();
   if (!dir) return report(dir.error());
   const std::string socket_path = *dir + "/" + kSocketName;
@@ -289,6 +297,13 @@ int cmd_session_start(const SessionArgs& args) {
       for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&block, s);
       ::sigprocmask(SIG_BLOCK, &block, nullptr);  // threads inherit it
       std::signal(SIGPIPE, SIG_IGN);
+      std::unique_ptr<TtyAsker> asker;
+      if (tty) {
+        asker = std::make_unique<TtyAsker>(std::move(tty));
+        opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
+          a->ask(p, std::move(r));
+        };
+      }
       auto session = AgentSession::open(*opts);
       if (!session) {
         const std::string msg = session.error().message;
@@ -300,15 +315,18 @@ int cmd_session_start(const SessionArgs& args) {
       ready_w.reset();
       const int rc = serve(**session, std::move(listener).value());
       session->reset();
+      asker.reset();
       ::_exit(rc);
     }
     listener->reset();
     ready_w.reset();
+    tty.reset();
     to_dev_null();
     watchdog(sup, *dir);
   }
   ready_w.reset();
   listener->reset();
+  tty.reset();
   std::string msg;
   char buf[4096];
   ssize_t n;
