@@ -28,6 +28,7 @@
 #include "supervisor/agent_session.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/policy_loader.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
@@ -265,6 +266,14 @@ int cmd_session_start(const SessionArgs& args) {
     auto t = open_ask_tty();
     if (!t) return report(t.error());
     tty = std::move(t).value();
+  } else if (opts->settings) {
+    // The supervisor's stderr is /dev/null: say it here, where someone reads it.
+    const char* home = std::getenv("HOME");
+    auto policy = load_policy_file(*opts->settings, {opts->cwd, home != nullptr ? home : ""});
+    if (policy && policy->vigil.network_ask) {
+      print_warning("vigil.network.ask is on, but without --ask-tty this session has nobody to "
+                    "ask: hosts off the allow list are refused");
+    }
   }
   auto dir = make_socket_dir();
   if (!dir) return report(dir.error());

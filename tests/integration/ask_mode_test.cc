@@ -4,11 +4,17 @@
 // "always" entry written into the settings file (and the rest of it kept), and what is
 // never asked (address-guard refusals, deniedDomains). Every ask and answer is a record
 // of the session's log, which verifies.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -39,9 +45,10 @@ def on_ask(params):
 with VigilSession(vigil, settings=settings, log=log, extra_args=extra) as s:
     s.on_ask = on_ask
     for c in commands:
-        out = []
-        r = s.run(["sh", "-c", c], cwd=cwd, on_output=lambda st, d: out.append(d.decode()))
-        results.append({"exit_code": r["exit_code"], "out": "".join(out)})
+        out = {"stdout": [], "stderr": []}
+        r = s.run(["sh", "-c", c], cwd=cwd, on_output=lambda st, d: out[st].append(d.decode()))
+        results.append({"exit_code": r["exit_code"], "out": "".join(out["stdout"]),
+                        "err": "".join(out["stderr"])})
 print(json.dumps({"asks": asks, "results": results}))
 )PY";
 
@@ -107,8 +114,11 @@ class AskMode : public ::testing::Test {
     }
     s.log = read_file(log);
     auto report = verify_log(log);
-    EXPECT_TRUE(report) << (report ? "" : report.error().message);
-    if (report) EXPECT_TRUE(report->ok && report->complete) << report->why;
+    if (!report) {
+      ADD_FAILURE() << report.error().message;
+    } else {
+      EXPECT_TRUE(report->ok && report->complete) << report->why;
+    }
     return s;
   }
 
@@ -132,17 +142,25 @@ class AskMode : public ::testing::Test {
 };
 
 TEST_F(AskMode, OnceAllowsOneRequestAndAsksAgain) {
-  const Seen s = run({"once", "once"}, {curl("asked.test") + "; " + curl("asked.test")});
+  // Plain HTTP, a CONNECT tunnel (curl -p) and SOCKS5 (the sandbox's ALL_PROXY): each of
+  // the proxy's decision points holds and asks.
+  const std::string url = " http://asked.test:" + std::to_string(server_->port()) + "/index.html";
+  const std::string tunnel = "curl -p -s -o /dev/null -w '%{http_code} '" + url;
+  const std::string socks = "curl -x \"$ALL_PROXY\" -s -o /dev/null -w '%{http_code} '" + url;
+  const Seen s = run({"once", "once", "once", "once"},
+                     {curl("asked.test") + "; " + curl("asked.test") + "; " + tunnel + "; " + socks});
   ASSERT_EQ(s.results.size(), 1u) << s.o.err;
-  EXPECT_EQ(s.results[0]["out"], "200 200 ") << s.o.err;
-  ASSERT_EQ(s.asks.size(), 2u);
+  EXPECT_EQ(s.results[0]["out"], "200 200 200 200 ") << s.o.err;
+  ASSERT_EQ(s.asks.size(), 4u);
+  EXPECT_EQ(s.asks[2]["proto"], "connect");
+  EXPECT_EQ(s.asks[3]["proto"], "socks5");
   EXPECT_EQ(s.asks[0]["host"], "asked.test");
   EXPECT_EQ(s.asks[0]["port"], server_->port());
   EXPECT_EQ(s.asks[0]["entry"], entry());
   EXPECT_EQ(s.asks[0]["choices"], json({"once", "session", "always", "deny"}));
-  EXPECT_EQ(count(s.log, "\"kind\":\"net.ask\","), 2u) << s.log;
+  EXPECT_EQ(count(s.log, "\"kind\":\"net.ask\","), 4u) << s.log;
   EXPECT_EQ(count(s.log, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"once\""), 1u);
-  EXPECT_EQ(count(s.log, "\"rule\":\"ask:once\""), 2u) << s.log;
+  EXPECT_EQ(count(s.log, "\"rule\":\"ask:once\""), 4u) << s.log;
   EXPECT_EQ(read_file(settings_), settings_json(30));  // once writes nothing
 }
 
@@ -190,6 +208,10 @@ TEST_F(AskMode, DenyRefusesAndSaysItWasAsked) {
   EXPECT_EQ(s.asks.size(), 1u);
   EXPECT_EQ(count(s.log, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"deny\""), 1u);
   EXPECT_EQ(count(s.log, "the answer was deny"), 1u) << s.log;
+  // The model reads it in the block, with the entry that would allow it.
+  const std::string err = s.results[0]["err"];
+  EXPECT_NE(err.find("<sandbox_violations>"), std::string::npos) << err;
+  EXPECT_NE(err.find("(asked: the answer was deny)"), std::string::npos) << err;
   EXPECT_EQ(read_file(settings_), settings_json(30));
 }
 
@@ -237,6 +259,75 @@ TEST_F(AskMode, SessionLogIsSealed) {
   write_file(forged, text);
   auto f = run_program({vigil_bin(), "replay", "--verify", forged}, ws_.path(), 60, env());
   EXPECT_NE(f.exit_code, 0) << f.out << f.err;
+}
+
+// Reads the pty's master side until `needle` shows up (or 30 s pass); all that was read.
+std::string read_until(int master, const std::string& needle, std::string& seen) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (seen.find(needle) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[1024];
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break;
+    seen.append(buf, static_cast<std::size_t>(n));
+  }
+  return seen;
+}
+
+// `vigil session start --ask-tty`: the question comes up on the terminal the session was
+// started from (a pty here), and the answer typed there decides a thin client's request.
+TEST_F(AskMode, AskTtyAsksOnTheTerminal) {
+  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  ASSERT_TRUE(master) << "no pty";
+  ASSERT_EQ(::grantpt(master.get()), 0);
+  ASSERT_EQ(::unlockpt(master.get()), 0);
+  const std::string slave = ::ptsname(master.get());
+  const std::string log = state_ / "tty.jsonl";
+  std::vector<std::string> argv = {vigil_bin(), "session", "start", "--settings", settings_,
+                                   "--log", log, "--ask-tty", "--test-allow-loopback",
+                                   "--test-resolve", "asked.test=127.0.0.1"};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const auto vars = env();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    // A session leader opening a terminal makes it its controlling one: /dev/tty.
+    UniqueFd tty(::open(slave.c_str(), O_RDWR));
+    if (!tty) ::_exit(120);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(tty.get(), fd);
+    for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
+    if (::chdir(ws_.path().c_str()) != 0) ::_exit(121);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(122);
+  }
+  std::string seen;
+  read_until(master.get(), "export VIGIL_SESSION_PID;", seen);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << seen;
+  const std::regex handle_re("VIGIL_SESSION='([^']+)'");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(seen, m, handle_re)) << seen;
+  const std::string handle = m[1].str();
+  auto client_env = vars;
+  client_env["VIGIL_SESSION"] = handle;
+  Background client({vigil_bin(), "run", "--", "sh", "-c", curl("asked.test")}, tmp_.path(),
+                    "tty-client", client_env);
+  read_until(master.get(), "allow?", seen);
+  ASSERT_NE(seen.find("wants " + entry()), std::string::npos) << seen;
+  ASSERT_NE(seen.find("[a]lways"), std::string::npos) << seen;
+  ASSERT_EQ(::write(master.get(), "s\n", 2), 2);
+  EXPECT_EQ(client.signal_and_wait(0, 30s), 0) << client.err();
+  EXPECT_EQ(client.out(), "200 ") << client.err();
+  auto end = run_program({vigil_bin(), "session", "end", handle}, ws_.path(), 60, vars);
+  EXPECT_EQ(end.exit_code, 0) << end.err;
+  const std::string text = read_file(log);
+  EXPECT_EQ(count(text, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"session\""), 1u)
+      << text;
+  EXPECT_EQ(count(text, "\"rule\":\"ask:session\""), 1u) << text;
 }
 
 }  // namespace
