@@ -87,8 +87,10 @@ void TtyAsker::prompt_one(Question& q) {
   say("\nvigil: command " + std::to_string(p.command) + " wants " + escape_text(p.entry) + " (" +
       escape_text(p.proto) + ", " + escape_text(p.address) + "), not on the allow list.\n");
   std::string line;
+  bool prompt = true;  // again after an answer that is not one
   for (;;) {
-    if (line.empty()) say("vigil: allow? " + choices + ": ");
+    if (prompt) say("vigil: allow? " + choices + ": ");
+    prompt = false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         q.deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -114,6 +116,7 @@ void TtyAsker::prompt_one(Question& q) {
     if (nl == std::string::npos) continue;
     const std::string word = answer_word(line.substr(0, nl));
     line.clear();
+    prompt = true;
     if (word.empty()) {
       say("vigil: answer o, s" + std::string(p.can_always ? ", a" : "") + " or d\n");
       continue;
