@@ -21,8 +21,8 @@ const char* to_string(AskAnswer a) {
 }
 
 std::optional<AskAnswer> parse_ask_answer(std::string_view text) {
-  for (const AskAnswer a : {AskAnswer::kOnce, AskAnswer::kSession, AskAnswer::kAlways,
-                            AskAnswer::kDeny}) {
+  for (const AskAnswer a :
+       {AskAnswer::kOnce, AskAnswer::kSession, AskAnswer::kAlways, AskAnswer::kDeny}) {
     if (text == to_string(a)) return a;
   }
   return std::nullopt;

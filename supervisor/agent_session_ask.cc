@@ -31,9 +31,8 @@ void AgentSession::ask(std::uint64_t command, const std::shared_ptr<proxy::AskTi
   }
   (void)log_->append(events::Source::kProxy, net_event(q, n), command);
   // The proxy ends a hold without the client (timeout, the request or the session ended).
-  ticket->on_answer([this, command, n, entry](AskAnswer a) {
-    (void)settle(command, n, entry, a, "");
-  });
+  ticket->on_answer(
+      [this, command, n, entry](AskAnswer a) { (void)settle(command, n, entry, a, ""); });
   AskPrompt prompt;
   prompt.ask = n;
   prompt.command = command;
@@ -51,9 +50,8 @@ void AgentSession::ask(std::uint64_t command, const std::shared_ptr<proxy::AskTi
       error = "not an answer: \"" + std::string(text.substr(0, 200)) +
               "\" (expected once, session, always or deny)";
     }
-    return ticket->answer(parsed.value_or(AskAnswer::kDeny), [&](AskAnswer a) {
-      return settle(command, n, entry, a, error);
-    });
+    return ticket->answer(parsed.value_or(AskAnswer::kDeny),
+                          [&](AskAnswer a) { return settle(command, n, entry, a, error); });
   });
 }
 
@@ -64,8 +62,9 @@ AskAnswer AgentSession::settle(std::uint64_t command, std::uint64_t ask, const s
   if (answer == AskAnswer::kAlways) {
     std::lock_guard lock(settings_mu_);
     if (!options_.settings) {
-      error = "always: this session has no settings file to write the entry into (start it "
-              "with --settings FILE); denied";
+      error =
+          "always: this session has no settings file to write the entry into (start it "
+          "with --settings FILE); denied";
     } else if (auto r = add_allowed_domain_to_file(*options_.settings, entry); !r) {
       error = "always: " + r.error().message + "; denied";
     } else {

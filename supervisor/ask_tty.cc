@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <string>
 
 #include "supervisor/core/display_text.h"
@@ -83,7 +83,8 @@ void TtyAsker::loop() {
 
 void TtyAsker::prompt_one(Question& q) {
   const AskPrompt& p = q.prompt;
-  const std::string choices = p.can_always ? "[o]nce, [s]ession, [a]lways, [d]eny" : "[o]nce, [s]ession, [d]eny";
+  const std::string choices =
+      p.can_always ? "[o]nce, [s]ession, [a]lways, [d]eny" : "[o]nce, [s]ession, [d]eny";
   say("\nvigil: command " + std::to_string(p.command) + " wants " + escape_text(p.entry) + " (" +
       escape_text(p.proto) + ", " + escape_text(p.address) + "), not on the allow list.\n");
   std::string line;

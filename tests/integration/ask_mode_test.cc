@@ -96,16 +96,13 @@ class AskMode : public ::testing::Test {
     const std::string driver = tmp_ / "driver.py";
     write_file(driver, kDriver);
     const std::string log = state_ / ("s" + std::to_string(++runs_) + ".jsonl");
-    const json extra = {"--test-allow-loopback",
-                        "--test-resolve", "asked.test=127.0.0.1",
-                        "--test-resolve", "allowed.test=127.0.0.1",
-                        "--test-resolve", "blocked.test=127.0.0.1",
-                        "--test-resolve", "meta.test=169.254.169.254",
-                        "--test-resolve", "private.test=10.0.0.7"};
+    const json extra = {
+        "--test-allow-loopback",     "--test-resolve", "asked.test=127.0.0.1",   "--test-resolve",
+        "allowed.test=127.0.0.1",    "--test-resolve", "blocked.test=127.0.0.1", "--test-resolve",
+        "meta.test=169.254.169.254", "--test-resolve", "private.test=10.0.0.7"};
     Seen s;
-    s.o = run_program({python3(), driver, source_dir() + "/clients/python", vigil_bin(),
-                       settings_, log, ws_.path(), json(answers).dump(), json(commands).dump(),
-                       extra.dump()},
+    s.o = run_program({python3(), driver, source_dir() + "/clients/python", vigil_bin(), settings_,
+                       log, ws_.path(), json(answers).dump(), json(commands).dump(), extra.dump()},
                       ws_.path(), 120, env());
     const auto nl = s.o.out.find('\n');
     EXPECT_NE(nl, std::string::npos) << s.o.out << s.o.err;
@@ -149,8 +146,9 @@ TEST_F(AskMode, OnceAllowsOneRequestAndAsksAgain) {
   const std::string url = " http://asked.test:" + std::to_string(server_->port()) + "/index.html";
   const std::string tunnel = "curl -p -s -o /dev/null -w '%{http_code} '" + url;
   const std::string socks = "curl -x \"$ALL_PROXY\" -s -o /dev/null -w '%{http_code} '" + url;
-  const Seen s = run({"once", "once", "once", "once"},
-                     {curl("asked.test") + "; " + curl("asked.test") + "; " + tunnel + "; " + socks});
+  const Seen s =
+      run({"once", "once", "once", "once"},
+          {curl("asked.test") + "; " + curl("asked.test") + "; " + tunnel + "; " + socks});
   ASSERT_EQ(s.results.size(), 1u) << s.o.err;
   EXPECT_EQ(s.results[0]["out"], "200 200 200 200 ") << s.o.err;
   ASSERT_EQ(s.asks.size(), 4u);
@@ -167,8 +165,8 @@ TEST_F(AskMode, OnceAllowsOneRequestAndAsksAgain) {
 }
 
 TEST_F(AskMode, SessionAllowsTheHostForTheRestOfTheSession) {
-  const Seen s = run({"session"}, {curl("asked.test") + "; " + curl("asked.test"),
-                                    curl("asked.test")});
+  const Seen s =
+      run({"session"}, {curl("asked.test") + "; " + curl("asked.test"), curl("asked.test")});
   ASSERT_EQ(s.results.size(), 2u) << s.o.err;
   EXPECT_EQ(s.results[0]["out"], "200 200 ");
   EXPECT_EQ(s.results[1]["out"], "200 ");
@@ -233,9 +231,9 @@ TEST_F(AskMode, NoAnswerIsADenyAfterTheTimeout) {
 }
 
 TEST_F(AskMode, GuardRefusalsAndDeniedDomainsAreNeverAsked) {
-  const Seen s = run({"once", "once", "once"},
-                     {curl("meta.test") + "; " + curl("private.test") + "; " +
-                      curl("blocked.test") + "; " + curl("allowed.test")});
+  const Seen s =
+      run({"once", "once", "once"}, {curl("meta.test") + "; " + curl("private.test") + "; " +
+                                     curl("blocked.test") + "; " + curl("allowed.test")});
   ASSERT_EQ(s.results.size(), 1u) << s.o.err;
   EXPECT_EQ(s.results[0]["out"], "403 403 403 200 ");
   EXPECT_EQ(s.asks.size(), 0u) << s.asks;
@@ -289,10 +287,20 @@ TEST_F(AskMode, AskTtyAsksOnTheTerminal) {
   const std::string log = state_ / "tty.jsonl";
   // A shell leads the terminal's session, as a user's does: were `vigil session start`
   // the leader, its exit would hang the terminal up for the session it left behind.
-  std::vector<std::string> argv = {"/bin/sh", "-c", "\"$0\" \"$@\"; exec sleep 300",
-                                   vigil_bin(), "session", "start", "--settings", settings_,
-                                   "--log", log, "--ask-tty", "--test-allow-loopback",
-                                   "--test-resolve", "asked.test=127.0.0.1"};
+  std::vector<std::string> argv = {"/bin/sh",
+                                   "-c",
+                                   "\"$0\" \"$@\"; exec sleep 300",
+                                   vigil_bin(),
+                                   "session",
+                                   "start",
+                                   "--settings",
+                                   settings_,
+                                   "--log",
+                                   log,
+                                   "--ask-tty",
+                                   "--test-allow-loopback",
+                                   "--test-resolve",
+                                   "asked.test=127.0.0.1"};
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);

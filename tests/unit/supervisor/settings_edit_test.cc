@@ -24,7 +24,8 @@ TEST(SettingsEdit, InsertsTheEntryAndKeepsTheRest) {
       {"no list", "{\n  \"network\": {\"deniedDomains\": [\"b.test\"]}\n}",
        "{\n  \"network\": {\"allowedDomains\": [\"x.test:443\"], \"deniedDomains\": "
        "[\"b.test\"]}\n}"},
-      {"empty network", "{\"network\": {}}", "{\"network\": {\"allowedDomains\": [\"x.test:443\"]}}"},
+      {"empty network", "{\"network\": {}}",
+       "{\"network\": {\"allowedDomains\": [\"x.test:443\"]}}"},
       {"no network", "  {\"filesystem\": {\"allowWrite\": [\".\"]}}",
        "  {\"network\": {\"allowedDomains\": [\"x.test:443\"]}, \"filesystem\": {\"allowWrite\": "
        "[\".\"]}}"},
@@ -44,8 +45,8 @@ TEST(SettingsEdit, InsertsTheEntryAndKeepsTheRest) {
 }
 
 TEST(SettingsEdit, RefusesWhatIsNotASettingsObject) {
-  for (const char* bad : {"[]", "{\"network\": []}", "{\"network\": {\"allowedDomains\": {}}}",
-                          "{", ""}) {
+  for (const char* bad :
+       {"[]", "{\"network\": []}", "{\"network\": {\"allowedDomains\": {}}}", "{", ""}) {
     auto got = add_allowed_domain(bad, "x.test:443", "s.json");
     EXPECT_FALSE(got) << bad;
     if (!got) EXPECT_NE(got.error().message.find("s.json"), std::string::npos) << bad;
