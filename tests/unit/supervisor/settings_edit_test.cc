@@ -49,7 +49,9 @@ TEST(SettingsEdit, RefusesWhatIsNotASettingsObject) {
        {"[]", "{\"network\": []}", "{\"network\": {\"allowedDomains\": {}}}", "{", ""}) {
     auto got = add_allowed_domain(bad, "x.test:443", "s.json");
     EXPECT_FALSE(got) << bad;
-    if (!got) EXPECT_NE(got.error().message.find("s.json"), std::string::npos) << bad;
+    if (!got) {
+      EXPECT_NE(got.error().message.find("s.json"), std::string::npos) << bad;
+    }
   }
 }
 
