@@ -284,6 +284,41 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   }
 }
 
+// The sandbox's pid, from bwrap's first status line (written before it lets the sandbox
+// build its mounts); -1 when bwrap ended without one. The lines stay in the buffer for
+// the wait.
+Result<pid_t> await_sandbox_pid(PipeReader& status) {
+  while (status.open()) {
+    std::string copy = status.buf;
+    pid_t pid = -1;
+    WaitOutcome ignored;
+    parse_status_lines(&copy, false, &pid, &ignored);
+    if (pid > 0) return pid;
+    pollfd fd = {status.fd.get(), POLLIN, 0};
+    if (::poll(&fd, 1, -1) < 0 && errno != EINTR) return system_error("poll");
+    status.read_some();
+  }
+  return -1;
+}
+
+// Runs the launch check on the sandbox bwrap is building, then releases it. Not
+// released, it is killed: EOF on --block-fd would let bwrap go on.
+Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
+  auto sandbox = await_sandbox_pid(status);
+  Result<void> verdict = sandbox ? Result<void>{} : Result<void>(std::move(sandbox).error());
+  if (verdict && *sandbox > 0) verdict = io.before_release(*sandbox);
+  if (verdict && *sandbox > 0) {
+    verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
+  }
+  io.release->reset();
+  if (verdict) return {};
+  ::kill(sandbox && *sandbox > 0 ? *sandbox : bwrap, SIGKILL);
+  int ignored = 0;
+  while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
+  }
+  return verdict;
+}
+
 // A pipe for one of the command's output streams: the read end is ours (non-blocking),
 // the write end becomes the command's fd 1 or 2.
 Result<std::pair<UniqueFd, UniqueFd>> make_output_pipe() {
@@ -438,6 +473,9 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       }
       return std::move(r).error();
     }
+  }
+  if (io.before_release) {
+    if (auto r = check_then_release(pid, pipes.status, io); !r) return std::move(r).error();
   }
   auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();
