@@ -266,7 +266,11 @@ Result<SandboxedOutcome> run_sandboxed(
   io.release = &release->write;
   io.before_release = [&](pid_t sandbox) -> Result<void> {
     release->read.reset();
-    return check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    auto checked =
+        check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    if (checked) return {};
+    // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
+    return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
   };
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
