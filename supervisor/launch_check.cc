@@ -137,12 +137,13 @@ Result<void> check_launch_table(const LaunchTables& t, const SandboxIdentity& id
     bool planned_here = false;
     bool dev_entry = false;
     bool carried = false;
-    // The last planned mount covering this point decides whether writes there were meant.
-    bool writable_below = false;
+    // The last planned mount covering this point (bwrap's order) decides what is seen
+    // there: a bind's writability, or a fresh tmpfs that hides whatever is below it.
+    const PlannedMount* cover = nullptr;
     for (const auto& p : t.planned) {
       if (p.dest == m.mount_point) planned_here = true;
       if (!path_is_under(m.mount_point, p.dest) || p.dest == m.mount_point) continue;
-      writable_below = p.writable && p.kind == PlannedMount::Kind::kBind;
+      cover = &p;
       if (p.kind == PlannedMount::Kind::kDev) {
         const std::string_view rest =
             std::string_view(m.mount_point).substr(p.dest == "/" ? 1 : p.dest.size() + 1);
@@ -151,6 +152,9 @@ Result<void> check_launch_table(const LaunchTables& t, const SandboxIdentity& id
         carried = carried || carried_from_host(m, p, *t.host);
       }
     }
+    const bool hidden = cover != nullptr && cover->kind == PlannedMount::Kind::kFresh;
+    const bool writable_below =
+        cover != nullptr && cover->kind == PlannedMount::Kind::kBind && cover->writable;
     if (planned_here || dev_entry) continue;
     if (!carried) {
       return make_error(Errc::kRefused,
@@ -159,7 +163,7 @@ Result<void> check_launch_table(const LaunchTables& t, const SandboxIdentity& id
                             "bind that followed a path swapped for a symlink while bwrap "
                             "built the sandbox)");
     }
-    if (!m.read_only && !writable_below && !kernel_or_scratch(m.fstype)) {
+    if (!m.read_only && !writable_below && !hidden && !kernel_or_scratch(m.fstype)) {
       return make_error(Errc::kRefused,
                         "a writable mount at " + m.mount_point + " (" + m.fstype +
                             ") that vigil did not plan: bwrap could not make this host mount "

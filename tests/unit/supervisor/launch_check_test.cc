@@ -154,6 +154,7 @@ struct Row {
   std::string sandbox;
   std::vector<ExpectedMount> writable;
   const char* names;  // empty: allowed; else a text the refusal must hold
+  bool deny_read_srv = false;  // the plan also has a denyRead tmpfs at /srv
 };
 
 TEST(LaunchCheck, EveryMountMustBePlannedOrCarriedFromTheHost) {
@@ -188,14 +189,21 @@ TEST(LaunchCheck, EveryMountMustBePlannedOrCarriedFromTheHost) {
       {"a host mount bwrap could not make read-only",
        with_line("106", "106 100 0:41 / /srv/data rw - xfs /dev/vdc rw\n"), writable(),
        "filesystem.denyRead"},
+      {"the same mount hidden under a denyRead tmpfs, as that message advises",
+       with_line("106", "106 100 0:41 / /srv/data rw - xfs /dev/vdc rw\n") +
+           "200 100 0:55 / /srv rw - tmpfs tmpfs rw\n",
+       writable(), "", true},
   };
+  auto args = argv();
+  args.insert(args.begin() + 8, BwrapArg{{"--tmpfs", "/srv"}, "denyRead /srv"});
   const auto planned = planned_mounts(argv());
+  const auto planned_srv = planned_mounts(args);
   const auto host = parse(kHost);
   for (const auto& row : rows) {
     SCOPED_TRACE(row.what);
     const auto sandbox = parse(row.sandbox);
     LaunchTables t;
-    t.planned = planned;
+    t.planned = row.deny_read_srv ? planned_srv : planned;
     t.writable = row.writable;
     t.sandbox = &sandbox;
     t.host = &host;
