@@ -301,22 +301,36 @@ Result<pid_t> await_sandbox_pid(PipeReader& status) {
   return -1;
 }
 
-// Runs the launch check on the sandbox bwrap is building, then releases it. Not
-// released, it is killed: EOF on --block-fd would let bwrap go on.
-Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
-  auto sandbox = await_sandbox_pid(status);
-  Result<void> verdict = sandbox ? Result<void>{} : Result<void>(std::move(sandbox).error());
-  if (verdict && *sandbox > 0) verdict = io.before_release(*sandbox);
-  if (verdict && *sandbox > 0) {
-    verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
-  }
+// Ends a sandbox that must not be released: killed first, its --block-fd closed only
+// after (EOF on it would let bwrap go on), then bwrap reaped.
+void kill_unreleased(pid_t bwrap, pid_t sandbox, LaunchIo& io) {
+  ::kill(sandbox > 0 ? sandbox : bwrap, SIGKILL);
   io.release->reset();
-  if (verdict) return {};
-  ::kill(sandbox && *sandbox > 0 ? *sandbox : bwrap, SIGKILL);
   int ignored = 0;
   while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
   }
-  return verdict;
+}
+
+// Runs the launch check on the sandbox bwrap is building, then releases it; not
+// released, it is killed.
+Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
+  auto sandbox = await_sandbox_pid(status);
+  if (!sandbox) {
+    kill_unreleased(bwrap, -1, io);
+    return std::move(sandbox).error();
+  }
+  if (*sandbox <= 0) {
+    io.release->reset();  // bwrap ended before making a sandbox: nothing to release
+    return {};
+  }
+  Result<void> verdict = io.before_release(*sandbox);
+  if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
+  if (!verdict) {
+    kill_unreleased(bwrap, *sandbox, io);
+    return verdict;
+  }
+  io.release->reset();
+  return {};
 }
 
 // A pipe for one of the command's output streams: the read end is ours (non-blocking),
@@ -468,6 +482,12 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       // eventfd, and no die-with-parent reaches it yet. What the sandbox prints on the way
       // out stays in the pipes (a line or two: they hold it) and is not shown; the error
       // returned is the cause.
+      // Held on --block-fd, it would wait for ever: it is killed, never released unchecked.
+      if (io.before_release) {
+        auto sandbox = await_sandbox_pid(pipes.status);
+        kill_unreleased(pid, sandbox ? *sandbox : -1, io);
+        return std::move(r).error();
+      }
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }
