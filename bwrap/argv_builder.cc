@@ -91,6 +91,10 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
     out.push_back({{"--json-status-fd", std::to_string(in.json_status_fd)},
                    "how vigil tells the command's exit from a setup failure"});
   }
+  if (in.block_fd >= 0) {
+    out.push_back({{"--block-fd", std::to_string(in.block_fd)},
+                   "nothing runs until vigil has checked the finished mount table"});
+  }
   if (!in.cwd.empty()) out.push_back({{"--chdir", in.cwd}, "the working directory"});
   BwrapArg cmd{{"--"}, "the command"};
   if (!in.init.empty()) {

@@ -49,6 +49,7 @@ struct BwrapInputs {
   std::string cwd;                                          // --chdir
   std::vector<std::pair<std::string, std::string>> setenv;  // --setenv NAME VALUE
   int json_status_fd = -1;                                  // --json-status-fd, when >= 0
+  int block_fd = -1;  // --block-fd, when >= 0: nothing runs until the supervisor's check
   std::vector<std::string> command;                         // after "--"
   // vigil-init's path inside the sandbox: when set, it runs as PID 1 (--as-pid-1, no
   // bwrap init) and execs the command itself: "--" INIT "--" COMMAND...

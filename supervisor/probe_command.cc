@@ -13,6 +13,7 @@
 #include "supervisor/commands.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/odd_mounts.h"
 #include "supervisor/session_runner.h"
 
 namespace vigil {
@@ -58,6 +59,10 @@ int cmd_probe(bool json) {
   const SeccompFeatures sc = probe_seccomp();
   const bool root = ::geteuid() == 0;
   const bool can_sandbox = !bwrap.empty() && (root || userns);
+  // Host mounts every sandbox carries that bwrap may fail to make read-only.
+  auto host_mounts = init::load_mount_table();
+  const std::vector<OddMount> odd =
+      host_mounts ? find_odd_mounts(*host_mounts) : std::vector<OddMount>{};
 
   if (json) {
     nlohmann::json j = {
@@ -74,6 +79,10 @@ int cmd_probe(bool json) {
           {"error", sc.error}}},
         {"sandbox_available", can_sandbox},
     };
+    j["odd_mounts"] = nlohmann::json::array();
+    for (const auto& m : odd) {
+      j["odd_mounts"].push_back({{"path", m.mount_point}, {"fstype", m.fstype}, {"what", m.what}});
+    }
     // display-safe: JSON dumped ensure_ascii: no byte outside printable ASCII
     std::printf("%s\n", j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
     return can_sandbox ? 0 : 1;
@@ -101,6 +110,13 @@ int cmd_probe(bool json) {
                      : "witness: best-effort (writes are observed, not performed, so a racing "
                        "thread can write under a name the log does not show)",
        "a kernel >= 5.14");
+  for (const auto& m : odd) {
+    // display-safe: the path and type are escaped; the rest are literals
+    std::printf("note %-42s %s\n", escape_text(m.mount_point).c_str(),
+                escape_text(m.fstype + ": " + m.what).c_str());
+  }
+  // display-safe: a literal
+  if (!odd.empty()) std::printf("     these host mounts: %s\n", kOddMountFix);
   std::printf("%s\n", can_sandbox
                           ? "vigil can sandbox commands here."
                           : "vigil CANNOT sandbox commands here: fix the MISS lines above.");

@@ -284,6 +284,55 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   }
 }
 
+// The sandbox's pid, from bwrap's first status line (written before it lets the sandbox
+// build its mounts); -1 when bwrap ended without one. The lines stay in the buffer for
+// the wait.
+Result<pid_t> await_sandbox_pid(PipeReader& status) {
+  while (status.open()) {
+    std::string copy = status.buf;
+    pid_t pid = -1;
+    WaitOutcome ignored;
+    parse_status_lines(&copy, false, &pid, &ignored);
+    if (pid > 0) return pid;
+    pollfd fd = {status.fd.get(), POLLIN, 0};
+    if (::poll(&fd, 1, -1) < 0 && errno != EINTR) return system_error("poll");
+    status.read_some();
+  }
+  return -1;
+}
+
+// Ends a sandbox that must not be released: killed first, its --block-fd closed only
+// after (EOF on it would let bwrap go on), then bwrap reaped.
+void kill_unreleased(pid_t bwrap, pid_t sandbox, LaunchIo& io) {
+  ::kill(sandbox > 0 ? sandbox : bwrap, SIGKILL);
+  io.release->reset();
+  int ignored = 0;
+  while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Runs the launch check on the sandbox bwrap is building, then releases it; not
+// released, it is killed.
+Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
+  auto sandbox = await_sandbox_pid(status);
+  if (!sandbox) {
+    kill_unreleased(bwrap, -1, io);
+    return std::move(sandbox).error();
+  }
+  if (*sandbox <= 0) {
+    io.release->reset();  // bwrap ended before making a sandbox: nothing to release
+    return {};
+  }
+  Result<void> verdict = io.before_release(*sandbox);
+  if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
+  if (!verdict) {
+    kill_unreleased(bwrap, *sandbox, io);
+    return verdict;
+  }
+  io.release->reset();
+  return {};
+}
+
 // A pipe for one of the command's output streams: the read end is ours (non-blocking),
 // the write end becomes the command's fd 1 or 2.
 Result<std::pair<UniqueFd, UniqueFd>> make_output_pipe() {
@@ -433,11 +482,20 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       // eventfd, and no die-with-parent reaches it yet. What the sandbox prints on the way
       // out stays in the pipes (a line or two: they hold it) and is not shown; the error
       // returned is the cause.
+      // Held on --block-fd, it would wait for ever: it is killed, never released unchecked.
+      if (io.before_release) {
+        auto sandbox = await_sandbox_pid(pipes.status);
+        kill_unreleased(pid, sandbox ? *sandbox : -1, io);
+        return std::move(r).error();
+      }
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }
       return std::move(r).error();
     }
+  }
+  if (io.before_release) {
+    if (auto r = check_then_release(pid, pipes.status, io); !r) return std::move(r).error();
   }
   auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();

@@ -92,6 +92,12 @@ struct LaunchIo {
   const std::vector<std::string>* env = nullptr;
   std::array<int, 3> stdio = {0, 1, 2};
   std::function<void(pid_t)> on_spawned;
+  // The launch check (supervisor/launch_gate.h): bwrap got --block-fd with the read end
+  // of a pipe whose write end is `release`. Once bwrap has said which pid the sandbox is,
+  // `before_release` runs with it: on success one byte to `release` lets bwrap go on to
+  // exec vigil-init; on an error the sandbox is killed, nothing in it having run.
+  UniqueFd* release = nullptr;
+  std::function<Result<void>(pid_t)> before_release;
   // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
   // which ends every process in its PID namespace, and the result says "timeout".
   int timeout_ms = -1;

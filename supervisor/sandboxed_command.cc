@@ -14,10 +14,10 @@
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/backstop.h"
 #include "supervisor/core/diagnostics.h"
-#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
@@ -29,18 +29,13 @@
 namespace vigil {
 namespace {
 
-// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
-// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
-// a symlink already is recorded as the link, which no mount can match.
-Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
-  std::vector<ExpectedMount> expected;
+// The plan's writable mounts, whose identity the launch check compares (launch_gate.h).
+std::vector<std::string> writable_mounts(const Plan& plan) {
+  std::vector<std::string> out;
   for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
-    struct stat st {};
-    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
-    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
+    if (op.kind == OpKind::kWritable || op.kind == OpKind::kPin) out.push_back(op.path);
   }
-  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
+  return out;
 }
 
 // A path the session adds to its plan (the log, the log key), as a settings entry would.
@@ -238,11 +233,13 @@ Result<SandboxedOutcome> run_sandboxed(
   in.init = *init;
   auto program_pipe = make_program_pipe();
   if (!program_pipe) return std::move(program_pipe).error();
-  auto mounts = expected_mounts_fd(prepared->plan);
-  if (!mounts) return std::move(mounts).error();
+  auto release = make_program_pipe();  // a pipe like it: bwrap's --block-fd
+  if (!release) return std::move(release).error();
+  in.block_fd = release->read.get();
+  auto identities = host_identities(writable_mounts(prepared->plan));
+  if (!identities) return std::move(identities).error();
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--mounts-fd",    std::to_string(mounts->get()),
                   "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
@@ -263,7 +260,18 @@ Result<SandboxedOutcome> run_sandboxed(
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
-  io.pass_fds.push_back(mounts->get());
+  io.pass_fds.push_back(release->read.get());
+  // Nothing of the sandbox runs before its mount table is the plan's (launch_check.h).
+  const std::vector<PlannedMount> planned_table = planned_mounts(bwrap_args);
+  io.release = &release->write;
+  io.before_release = [&](pid_t sandbox) -> Result<void> {
+    release->read.reset();
+    auto checked =
+        check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    if (checked) return {};
+    // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
+    return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
+  };
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
   io.on_spawned = cmd.on_spawned;
