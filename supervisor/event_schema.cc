@@ -27,11 +27,11 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 15> kKindNames = {
+constexpr std::array<const char*, 16> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
-    "command.end",          "policy.update", "log.truncated",
+    "command.end",          "policy.update", "log.truncated", "limit.reached",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -473,6 +473,12 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kLogTruncated:
       return Body{LogTruncated{r.count("max_output_bytes")}};
+    case Kind::kLimitReached: {
+      LimitReached b;
+      b.limit = r.bytes("limit", lim.max_text);
+      b.detail = r.bytes("detail", lim.max_text);
+      return Body{std::move(b)};
+    }
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -621,6 +627,10 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["remove"] = bytes_array_json(b.remove);
                  },
                  [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
+                 [&](const LimitReached& b) {
+                   j["limit"] = bytes_json(b.limit);
+                   j["detail"] = bytes_json(b.detail);
+                 },
              },
              body);
 }
@@ -909,6 +919,11 @@ Result<void> validate(const Body& body, const Limits& lim) {
             return {};
           },
           [&](const LogTruncated&) -> Result<void> { return {}; },
+          [&](const LimitReached& b) -> Result<void> {
+            if (!text_ok(b.limit) || !text_ok(b.detail) || b.limit.empty())
+              return bad("limit, detail: empty, too long or a NUL byte");
+            return {};
+          },
       },
       body);
 }

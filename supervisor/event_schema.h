@@ -53,6 +53,7 @@ enum class Kind {
   kCommandEnd,
   kPolicyUpdate,
   kLogTruncated,
+  kLimitReached,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -222,10 +223,20 @@ struct LogTruncated {
   bool operator==(const LogTruncated&) const = default;
 };
 
+// vigil ended the command at a resource cap (vigil.limits): `limit` is "pids", "memory",
+// "timeout" or "file size"; `detail` says the cap in plain words. Logged before the
+// annotation, whose block gets a line for it.
+struct LimitReached {
+  std::string limit;
+  std::string detail;
+  bool operator==(const LimitReached&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated>;
+                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
+                          LimitReached>;
 
 Kind kind_of(const Body& b);
 

@@ -13,6 +13,7 @@
 #include "supervisor/commands.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/unique_fd.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/session_runner.h"
 
 namespace vigil {
@@ -58,6 +59,9 @@ int cmd_probe(bool json) {
   const SeccompFeatures sc = probe_seccomp();
   const bool root = ::geteuid() == 0;
   const bool can_sandbox = !bwrap.empty() && (root || userns);
+  // The resource caps the default vigil.limits get here (cap_plan.h): which mechanism.
+  const auto caps = build_cap_plan(LimitsOptions{}, probe_host_limits());
+  const std::string caps_text = caps ? describe_cap_plan(*caps) : caps.error().message;
 
   if (json) {
     nlohmann::json j = {
@@ -72,6 +76,12 @@ int cmd_probe(bool json) {
           {"addfd_send", sc.addfd_send},
           {"witness", sc.addfd_send ? "gatekeeper" : "best-effort"},
           {"error", sc.error}}},
+        {"limits",
+         {{"enforced", static_cast<bool>(caps)},
+          {"processes", caps ? cap_via_name(caps->processes_via) : "none"},
+          {"memory", caps ? cap_via_name(caps->memory_via) : "none"},
+          {"file_size", caps ? cap_via_name(caps->file_via) : "none"},
+          {"detail", caps_text}}},
         {"sandbox_available", can_sandbox},
     };
     // display-safe: JSON dumped ensure_ascii: no byte outside printable ASCII
@@ -101,6 +111,8 @@ int cmd_probe(bool json) {
                      : "witness: best-effort (writes are observed, not performed, so a racing "
                        "thread can write under a name the log does not show)",
        "a kernel >= 5.14");
+  line(static_cast<bool>(caps), "resource caps (vigil.limits defaults)", caps_text,
+       "see the message: a cgroup vigil may manage, or vigil.limits.processes set to 0");
   std::printf("%s\n", can_sandbox
                           ? "vigil can sandbox commands here."
                           : "vigil CANNOT sandbox commands here: fix the MISS lines above.");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/cap_plan.h"
+
 namespace vigil {
 
 enum class PathKind { kMissing, kFile, kDir, kOther };
@@ -68,6 +70,8 @@ struct VigilOptions {
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;
+  // vigil.limits: the sandbox's resource caps (supervisor/core/cap_plan.h).
+  LimitsOptions limits;
 };
 
 struct Policy {
