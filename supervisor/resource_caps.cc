@@ -157,6 +157,12 @@ std::uint64_t counter(const std::string& file, const std::string& key) {
 // The sandbox's processes: its own /proc, seen through its PID 1's root.
 std::uint64_t sandbox_processes(pid_t init_pid) {
   const std::string dir = "/proc/" + std::to_string(init_pid) + "/root/proc";
+  // Until bwrap has switched the sandbox's root, that is the host's /proc: not counted.
+  struct stat ours {}, theirs {};
+  if (::stat("/proc", &ours) != 0 || ::stat(dir.c_str(), &theirs) != 0 ||
+      ours.st_dev == theirs.st_dev) {
+    return 0;
+  }
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return 0;
   std::uint64_t n = 0;

@@ -264,6 +264,7 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor, FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook",
                                         "git runs it", "/s/vigil/quarantine/id/1"});
   add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
+  add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
   return evs;
 }
 
@@ -292,6 +293,16 @@ TEST(EventSchemaTest, QuarantineIsTheSupervisorsAndChecked) {
   EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "rel"}}, lim).ok());
   EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", std::string(2000, 'r'), ""}}, lim).ok());
   EXPECT_TRUE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "/q/1"}}, lim).ok());
+}
+
+TEST(EventSchemaTest, LimitReachedIsTheSupervisorsAndChecked) {
+  auto forged = parse_untrusted_event_line(R"({"kind":"limit.reached","limit":"pids","detail":"d"})");
+  ASSERT_FALSE(forged);
+  EXPECT_EQ(fault_of(forged.error()), LineFault::kForged);
+  const Limits lim;
+  EXPECT_FALSE(validate(Body{LimitReached{"", "d"}}, lim).ok());
+  EXPECT_FALSE(validate(Body{LimitReached{"pids", std::string(2000, 'd')}}, lim).ok());
+  EXPECT_TRUE(validate(Body{LimitReached{"memory", "d"}}, lim).ok());
 }
 
 TEST(EventSchemaTest, CanonicalLineLayout) {
