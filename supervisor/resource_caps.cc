@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <semaphore>
 #include <sstream>
 #include <thread>
 
@@ -174,7 +175,10 @@ std::uint64_t sandbox_processes(pid_t init_pid) {
 }
 
 std::atomic<unsigned> g_serial{0};
-std::mutex g_spawn_mu;  // enter() .. leave(): the whole process moves
+// Held from the move in (on the mover thread) to leave() (on the launching thread): the
+// whole process moves, so no other command may spawn meanwhile. A semaphore, because
+// another thread releases it.
+std::binary_semaphore g_spawn_sem{1};
 
 }  // namespace
 
@@ -249,10 +253,12 @@ Result<std::unique_ptr<CommandCaps>> CommandCaps::create(const CapPlan& plan) {
   for (const auto& w : plan.watches) {
     caps->base_.push_back(counter(dir_of(w.parent_dir) + "/" + w.file, w.key));
   }
+  if (!caps->dirs_.empty()) caps->mover_ = std::thread([c = caps.get()] { c->move_in(); });
   return caps;
 }
 
 CommandCaps::~CommandCaps() {
+  if (mover_.joinable()) mover_.join();
   if (entered_) leave();
   // The sandbox's PID 1 took its PID namespace with it; what is left is on its way out.
   // Anything still there is killed, and each cgroup removed once empty (bounded wait).
@@ -272,9 +278,8 @@ CommandCaps::~CommandCaps() {
   }
 }
 
-Result<void> CommandCaps::enter() {
-  if (dirs_.empty()) return {};
-  g_spawn_mu.lock();
+void CommandCaps::move_in() {
+  g_spawn_sem.acquire();
   entered_ = true;
   homes_.clear();
   for (std::size_t i = 0; i < dirs_.size(); ++i) {
@@ -283,9 +288,19 @@ Result<void> CommandCaps::enter() {
     const std::string& parent = plan_.cgroup_parents[i];
     homes_.push_back(is_cgroup2(parent) ? join(v2_mount(), own_cgroup("")) : parent);
     if (auto r = write_file(dirs_[i] + "/cgroup.procs", std::to_string(::getpid())); !r) {
-      leave();
-      return r;
+      moved_ = std::move(r);
+      return;
     }
+  }
+  moved_ = Result<void>{};
+}
+
+Result<void> CommandCaps::enter() {
+  if (mover_.joinable()) mover_.join();
+  if (!moved_) return {};
+  if (!*moved_) {
+    leave();
+    return *moved_;
   }
   return {};
 }
@@ -294,7 +309,7 @@ void CommandCaps::leave() {
   if (!entered_) return;
   for (const auto& home : homes_) (void)write_file(home + "/cgroup.procs", std::to_string(::getpid()));
   entered_ = false;
-  g_spawn_mu.unlock();
+  g_spawn_sem.release();
 }
 
 std::vector<std::string> CommandCaps::init_args() const {

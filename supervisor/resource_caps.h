@@ -7,7 +7,9 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "supervisor/core/cap_plan.h"
@@ -30,6 +32,9 @@ class CommandCaps {
   // Around the spawn of bwrap (LaunchIo::enter_caps / leave_caps): this process moves
   // into the command's cgroups, so that bwrap and everything it starts are born in them,
   // and back out. Serialized across threads (a serve session runs commands in parallel).
+  // The move in starts at create(), on a thread of its own: a process's first cgroup
+  // migration waits for an RCU grace period (cgroup_threadgroup_rwsem), 4-30 ms on a busy
+  // host, which overlaps the rest of the launch's set-up that way; enter() waits for it.
   Result<void> enter();
   void leave();
   // vigil-init's arguments for the rlimits.
@@ -47,6 +52,9 @@ class CommandCaps {
   std::vector<std::string> homes_;     // where this process was, per parent (enter())
   std::vector<std::uint64_t> base_;    // each watch's counter at the start
   bool entered_ = false;
+  std::thread mover_;                   // the move in, started by create()
+  std::optional<Result<void>> moved_;   // its outcome, read after the join
+  void move_in();
 };
 
 }  // namespace vigil

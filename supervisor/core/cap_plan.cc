@@ -51,7 +51,9 @@ Result<CapPlan> build_cap_plan(const LimitsOptions& want, const HostLimits& host
   };
 
   if (plan.processes > 0) {
-    const std::string n = std::to_string(plan.processes);
+    // The sandbox's own tasks (bwrap, vigil-init and its threads; vigil's while it moves
+    // in to spawn) do not come out of the command's share.
+    const std::string n = std::to_string(plan.processes + kInitTasks);
     if (v2) {
       plan.processes_via = CapVia::kCgroup2;
       add_parent(host.cgroup2_dir);

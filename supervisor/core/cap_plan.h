@@ -99,9 +99,13 @@ struct CapPlan {
   bool count_processes = false;
 };
 
-// The sandbox's tasks that are vigil-init's own (PID 1 and its observer threads), which
-// share the user namespace's RLIMIT_NPROC count with the command's.
+// The sandbox's tasks that are not the command's (vigil-init and its observer threads;
+// in a cgroup also bwrap, and vigil's own threads while it moves in to spawn bwrap),
+// added to the command's share in pids.max and RLIMIT_NPROC.
 inline constexpr std::uint64_t kInitTasks = 8;
+// The smallest vigil.limits.processes (other than 0, no cap): below it a shell barely
+// runs a pipeline.
+inline constexpr std::uint64_t kMinProcesses = 16;
 
 Result<CapPlan> build_cap_plan(const LimitsOptions& want, const HostLimits& host);
 

@@ -428,6 +428,11 @@ class Loader {
     if (auto it = l.find("processes"); it != l.end()) {
       auto n = read_count(*it, "vigil.limits.processes", 0);
       if (!n) return std::move(n).error();
+      if (*n != 0 && *n < kMinProcesses) {
+        return fail("vigil.limits.processes", "must be 0 (no cap) or at least " +
+                                                  std::to_string(kMinProcesses) + ", got " +
+                                                  std::to_string(*n));
+      }
       out.processes = *n;
     }
     if (auto it = l.find("memoryBytes"); it != l.end()) {

@@ -77,14 +77,14 @@ TEST(CapPlan, Table) {
   const std::vector<Row> rows = {
       {"v2 delegated: both caps in the cgroup", low, v2_host(), CapVia::kCgroup2, CapVia::kCgroup2,
        CapVia::kRlimit, "fsize=1048576 ",
-       "/sys/fs/cgroup/user.slice/run.scope/pids.max=64 "
+       "/sys/fs/cgroup/user.slice/run.scope/pids.max=72 "
        "/sys/fs/cgroup/user.slice/run.scope/memory.max=268435456 "
        "/sys/fs/cgroup/user.slice/run.scope/memory.swap.max=0 "
        "/sys/fs/cgroup/user.slice/run.scope/memory.oom.group=1 ",
        false},
       {"v1 as root", low, v1_root_host(), CapVia::kCgroup1, CapVia::kCgroup1, CapVia::kRlimit,
        "fsize=1048576 ",
-       "/sys/fs/cgroup/pids/pids.max=64 /sys/fs/cgroup/memory/x/memory.limit_in_bytes=268435456 "
+       "/sys/fs/cgroup/pids/pids.max=72 /sys/fs/cgroup/memory/x/memory.limit_in_bytes=268435456 "
        "/sys/fs/cgroup/memory/x/memory.memsw.limit_in_bytes=268435456 ",
        false},
       {"no cgroup, a user: rlimits", low, bare_user_host(), CapVia::kRlimit, CapVia::kRlimit,
@@ -174,6 +174,7 @@ TEST(CapPlan, SettingsKeys) {
   const std::vector<Bad> bad = {
       {R"({"vigil":{"limits":{"procs":1}}})", "did you mean processes?"},
       {R"({"vigil":{"limits":{"processes":-1}}})", "vigil.limits.processes"},
+      {R"({"vigil":{"limits":{"processes":3}}})", "must be 0 (no cap) or at least 16, got 3"},
       {R"({"vigil":{"limits":{"memoryBytes":"1G"}}})", "vigil.limits.memoryBytes"},
       {R"({"vigil":{"limits":{"timeoutSeconds":0}}})", "vigil.limits.timeoutSeconds"},
       {R"({"vigil":{"limits":[]}})", "vigil.limits"},
