@@ -168,6 +168,14 @@ Result<SandboxedOutcome> run_sandboxed(
   if (!prepared) return std::move(prepared).error();
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
+  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
+  // so that moving into the command's cgroups overlaps the rest of the set-up.
+  LimitsOptions limits = prepared->policy.vigil.limits;
+  if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
+  auto cap_plan = build_cap_plan(limits, probe_host_limits());
+  if (!cap_plan) return std::move(cap_plan).error();
+  auto caps = CommandCaps::create(*cap_plan);
+  if (!caps) return std::move(caps).error();
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -251,13 +259,6 @@ Result<SandboxedOutcome> run_sandboxed(
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
-  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds).
-  LimitsOptions limits = prepared->policy.vigil.limits;
-  if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
-  auto cap_plan = build_cap_plan(limits, probe_host_limits());
-  if (!cap_plan) return std::move(cap_plan).error();
-  auto caps = CommandCaps::create(*cap_plan);
-  if (!caps) return std::move(caps).error();
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   const auto bwrap_args = build_bwrap_args(in);
 
