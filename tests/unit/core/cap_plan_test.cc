@@ -172,7 +172,7 @@ TEST(CapPlan, SettingsKeys) {
     const char* says;
   };
   const std::vector<Bad> bad = {
-      {R"({"vigil":{"limits":{"procs":1}}})", "did you mean processes?"},
+      {R"({"vigil":{"limits":{"procs":1}}})", "unknown key vigil.limits.procs"},
       {R"({"vigil":{"limits":{"processes":-1}}})", "vigil.limits.processes"},
       {R"({"vigil":{"limits":{"processes":3}}})", "must be 0 (no cap) or at least 16, got 3"},
       {R"({"vigil":{"limits":{"memoryBytes":"1G"}}})", "vigil.limits.memoryBytes"},
