@@ -116,6 +116,7 @@ class Observer {
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
   std::string buffer_;
+  CwdCache cwds_;  // callers' cwds, for the calls this thread performs
   ObserverStats stats_;
   std::int64_t oldest_ms_ = -1;  // when the oldest buffered line was queued
   bool reader_gone_ = false;     // a write failed for good: the supervisor is gone

@@ -5,6 +5,8 @@
 // a slow reader slows its writer: back-pressure with no queue).
 #include "proxy/server.h"
 
+#include "proxy/ask.h"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #if defined(__GLIBC__)
@@ -346,6 +348,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     client_.close(ec);
     upstream_.close(ec);
     upstream_open_ = false;
+    if (ask_timer_) ask_timer_->cancel();  // a held request ends with its connection
     // Cut mid-connect: the decision goes out now, not when the connect would have
     // settled (vigil run stops the io_context right after aborting; it may never resume).
     emit_unsettled({});
@@ -511,7 +514,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<UpstreamResult> connect_upstream(TargetDecision& d) {
     UpstreamResult r;
     std::vector<IpAddress> resolved;
-    if (d.needs_resolution()) {
+    if (held_addresses_) {
+      // Allowed when asked: the addresses the guard passed before the question, never a
+      // second resolution.
+      resolved = std::move(*held_addresses_);
+      held_addresses_.reset();
+    } else if (d.needs_resolution()) {
       set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));
       auto addrs = co_await srv_->resolver().resolve(d.host->text, srv_->options().resolve_timeout);
       if (!addrs) {
@@ -620,6 +628,88 @@ class Connection : public std::enable_shared_from_this<Connection> {
     up_in_.consume(up_in_.size());
   }
 
+  // --- ask mode (proxy/ask.h) ----------------------------------------------------------
+  // A host refused only because it is off the allow list, with an Asker: resolved and
+  // guarded first (what the guard refuses is refused, never asked: `d` becomes that
+  // refusal), then held until the answer. Allowed, `d` becomes an allowed decision
+  // (rule "ask:once" / "ask:session" / "ask:always") and connect_upstream uses the
+  // guarded addresses. Anything else leaves `d` a refusal, its reason saying why.
+  asio::awaitable<void> ask_if_off_list(TargetDecision& d) {
+    if (!srv_->options().asker || d.allowed() || d.event.refused_by != RefusedBy::kNotAllowed ||
+        !d.host) {
+      co_return;
+    }
+    TargetDecision held = d;
+    held.event.verdict = Verdict::kAllow;
+    held.event.refused_by = RefusedBy::kNone;
+    std::vector<IpAddress> resolved;
+    if (held.needs_resolution()) {
+      set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));
+      auto addrs =
+          co_await srv_->resolver().resolve(held.host->text, srv_->options().resolve_timeout);
+      if (!addrs) co_return;  // nowhere to connect: refused as off the list, not asked
+      resolved = std::move(*addrs);
+      co_await srv_->metadata_ready();
+    } else if (auto lit = literal_address(held)) {
+      resolved.push_back(*lit);
+    }
+    std::vector<IpAddress> passing = choose_addresses(held, resolved, srv_->guard_context());
+    if (passing.empty()) {
+      d = std::move(held);
+      co_return;
+    }
+    AskQuestion q{d.event.proto, d.event.host, d.event.port, passing.front().to_string(),
+                  srv_->options().ask_timeout};
+    const AskAnswer a = co_await hold(std::move(q));
+    set_phase(Phase::kHead, srv_->options().head_timeout);
+    if (!allows(a)) {
+      d.event.reason += a == AskAnswer::kDeny      ? " (asked: the answer was deny)"
+                        : a == AskAnswer::kTimeout ? " (asked: no answer in time)"
+                                                   : " (asked: the request ended first)";
+      co_return;
+    }
+    held.event.rule = std::string("ask:") + to_string(a);
+    held.event.reason = std::string("allowed when asked (") + to_string(a) + ")";
+    held_addresses_ = std::move(passing);
+    d = std::move(held);
+  }
+
+  // Asks and waits for the first of: the answer, the timeout, the connection's end.
+  asio::awaitable<AskAnswer> hold(AskQuestion q) {
+    const auto timeout = q.timeout;
+    ask_timer_ = std::make_shared<asio::steady_timer>(srv_->io());
+    std::weak_ptr<asio::steady_timer> weak = ask_timer_;
+    auto ticket = std::make_shared<AskTicket>(std::move(q), [ex = srv_->io().get_executor(), weak] {
+      asio::post(ex, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
+    // However the hold ends (even the coroutine destroyed with the io_context), the ticket
+    // is answered and can no longer post to this io_context.
+    struct Release {
+      std::shared_ptr<AskTicket> t;
+      ~Release() {
+        t->answer(AskAnswer::kCancelled);
+        t->detach();
+      }
+    } release{ticket};
+    set_phase(Phase::kWaiting, timeout + std::chrono::seconds(5));
+    srv_->options().asker->ask(ticket);
+    ask_timer_->expires_after(timeout);
+    while (!ticket->result()) {
+      auto [ec] = co_await ask_timer_->async_wait(kNoThrow);
+      if (!ec) {
+        ticket->answer(AskAnswer::kTimeout);
+      } else if (!client_.is_open()) {
+        ticket->answer(AskAnswer::kCancelled);
+      }
+      // Claimed by another thread that has not published it yet: its wake cancels this.
+      if (!ticket->result()) ask_timer_->expires_at(Clock::time_point::max());
+    }
+    ask_timer_.reset();
+    co_return *ticket->result();
+  }
+
   // --- SOCKS ---------------------------------------------------------------------------
   static std::span<const std::uint8_t> bytes(std::string_view v) {
     return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size()};
@@ -673,6 +763,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     in_.consume(req.size);
     TargetDecision d = decide_target(srv_->matcher(), Proto::kSocks5, req.host, req.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await write_bytes(socks5::reply(socks5::Reply::kNotAllowed));
@@ -733,6 +824,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     TargetDecision d =
         decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await final_reply(http::refusal_response(d.event.reason));
@@ -768,6 +860,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // A new decision for every request, even on a connection that already has an
     // upstream: the policy speaks about each host:port, not about connections.
     TargetDecision d = decide_target(srv_->matcher(), Proto::kHttp, t.target.host, t.target.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await final_reply(http::refusal_response(d.event.reason));
@@ -777,6 +870,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const bool reuse =
         upstream_open_ && upstream_.is_open() && key == upstream_key_ && upstream_idle_and_open();
     if (reuse) {
+      held_addresses_.reset();
       // Same host:port as the open upstream: the address was guarded when it was
       // connected; judge it again (interface addresses may have changed) instead of
       // resolving again.
@@ -999,6 +1093,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   IpAddress upstream_address_;
   // An allowed decision whose connect has not settled yet (connect_upstream).
   std::optional<NetDecision> unsettled_;
+  // Ask mode: the addresses guarded before the question (connect_upstream takes them),
+  // and the timer a held request waits on.
+  std::optional<std::vector<IpAddress>> held_addresses_;
+  std::shared_ptr<asio::steady_timer> ask_timer_;
 };
 
 // --- Server::Impl ----------------------------------------------------------------------

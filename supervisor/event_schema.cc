@@ -27,11 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 16> kKindNames = {
+constexpr std::array<const char*, 18> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
-    "command.end",          "policy.update", "log.truncated", "limit.reached",
+    "command.end",          "policy.update", "log.truncated", "net.ask",
+    "net.ask.answer", "limit.reached",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -473,6 +474,32 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kLogTruncated:
       return Body{LogTruncated{r.count("max_output_bytes")}};
+    case Kind::kNetAsk: {
+      NetAsk b;
+      b.ask = r.count("ask");
+      const std::string proto = r.word("proto");
+      b.host = r.bytes("host", lim.max_text);
+      b.port = static_cast<std::uint16_t>(r.integer("port", 1, 65535));
+      b.address = r.bytes("address", lim.max_text, false);
+      b.timeout_ms = r.count("timeout_ms");
+      if (!r.failed()) {
+        if (auto p = proto_from(proto)) {
+          b.proto = *p;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kNetAskAnswer: {
+      NetAskAnswer b;
+      b.ask = r.count("ask");
+      b.answer = r.word("answer");
+      b.entry = r.bytes("entry", lim.max_text, false);
+      b.written = r.bytes("written", lim.max_path, false);
+      b.error = r.bytes("error", lim.max_text, false);
+      return Body{std::move(b)};
+    }
     case Kind::kLimitReached: {
       LimitReached b;
       b.limit = r.bytes("limit", lim.max_text);
@@ -627,6 +654,21 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["remove"] = bytes_array_json(b.remove);
                  },
                  [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
+                 [&](const NetAsk& b) {
+                   j["ask"] = b.ask;
+                   j["proto"] = to_string(b.proto);
+                   j["host"] = bytes_json(b.host);
+                   j["port"] = b.port;
+                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
+                   j["timeout_ms"] = b.timeout_ms;
+                 },
+                 [&](const NetAskAnswer& b) {
+                   j["ask"] = b.ask;
+                   j["answer"] = b.answer;
+                   if (!b.entry.empty()) j["entry"] = bytes_json(b.entry);
+                   if (!b.written.empty()) j["written"] = bytes_json(b.written);
+                   if (!b.error.empty()) j["error"] = bytes_json(b.error);
+                 },
                  [&](const LimitReached& b) {
                    j["limit"] = bytes_json(b.limit);
                    j["detail"] = bytes_json(b.detail);
@@ -919,6 +961,19 @@ Result<void> validate(const Body& body, const Limits& lim) {
             return {};
           },
           [&](const LogTruncated&) -> Result<void> { return {}; },
+          [&](const NetAsk& b) -> Result<void> {
+            if (!text_ok(b.host) || !text_ok(b.address)) return bad("host/address: too long or a NUL byte");
+            return {};
+          },
+          [&](const NetAskAnswer& b) -> Result<void> {
+            static constexpr std::string_view kAnswers[] = {"once", "session", "always",
+                                                            "deny", "timeout", "cancelled"};
+            if (std::find(std::begin(kAnswers), std::end(kAnswers), b.answer) == std::end(kAnswers))
+              return bad("answer: expected once, session, always, deny, timeout or cancelled");
+            if (!text_ok(b.entry) || !path_ok(b.written) || !text_ok(b.error))
+              return bad("entry/written/error: too long or a NUL byte");
+            return {};
+          },
           [&](const LimitReached& b) -> Result<void> {
             if (!text_ok(b.limit) || !text_ok(b.detail) || b.limit.empty())
               return bad("limit, detail: empty, too long or a NUL byte");
@@ -1024,16 +1079,6 @@ std::string serialize_as(const Event& e, bool legacy) {
   // that is not UTF-8, which validate()/the writer never let through; it keeps this
   // function from throwing whatever it is given.
   return j.dump(-1, ' ', true, ojson::error_handler_t::replace);
-}
-
-bool is_valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const std::size_t n = utf8_sequence(s, i, &cp);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
 }
 
 std::string base64_encode(std::string_view in) {

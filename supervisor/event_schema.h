@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "supervisor/core/display_text.h"  // is_valid_utf8
 #include "supervisor/core/resolver.h"  // Verdict: allowed | denied | ephemeral
 #include "supervisor/core/result.h"
 
@@ -53,6 +54,10 @@ enum class Kind {
   kCommandEnd,
   kPolicyUpdate,
   kLogTruncated,
+  // Ask mode (vigil.network.ask): a request held while the session's client is asked,
+  // and how the hold ended.
+  kNetAsk,
+  kNetAskAnswer,
   kLimitReached,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
@@ -223,6 +228,28 @@ struct LogTruncated {
   bool operator==(const LogTruncated&) const = default;
 };
 
+// A request to a host off the allow list, held: the session's client is asked.
+struct NetAsk {
+  std::uint64_t ask = 0;  // numbers the session's asks; net.ask.answer names it
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;  // the first resolved address that passed the address guard
+  std::uint64_t timeout_ms = 0;
+  bool operator==(const NetAsk&) const = default;
+};
+
+// How a hold ended. answer: "once" | "session" | "always" | "deny" (the client's) |
+// "timeout" (no answer in time: denied) | "cancelled" (the request or the session ended).
+struct NetAskAnswer {
+  std::uint64_t ask = 0;
+  std::string answer;
+  std::string entry;    // "host:port", the allowedDomains entry "session"/"always" add
+  std::string written;  // "always": the settings file the entry was written into
+  std::string error;    // "" or why the answer was refused (then the request is denied)
+  bool operator==(const NetAskAnswer&) const = default;
+};
+
 // vigil ended the command at a resource cap (vigil.limits): `limit` is "pids", "memory",
 // "timeout" or "file size"; `detail` says the cap in plain words. Logged before the
 // annotation, whose block gets a line for it.
@@ -236,7 +263,7 @@ struct LimitReached {
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          LimitReached>;
+                          NetAsk, NetAskAnswer, LimitReached>;
 
 Kind kind_of(const Body& b);
 
@@ -364,7 +391,7 @@ WriteAction write_action(std::string_view syscall, std::uint64_t flags);
 const char* to_string(WriteAction a);
 
 // Byte-string helpers (also used by the annotation and the replay views).
-bool is_valid_utf8(std::string_view s);
+using vigil::is_valid_utf8;  // core/display_text: the one UTF-8 validator
 std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);  // strict, canonical only
 

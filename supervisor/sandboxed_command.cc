@@ -225,7 +225,7 @@ Result<SandboxedOutcome> run_sandboxed(
       prepared->policy.net, session->proxy_socket(),
       [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
-      cmd.proxy_test);
+      cmd.proxy_test, cmd.ask);
   if (!proxy) return std::move(proxy).error();
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,

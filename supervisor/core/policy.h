@@ -70,6 +70,11 @@ struct VigilOptions {
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;
+  // vigil.network.ask: in an agent session whose client can answer, a host off the allow
+  // list is held and the client asked (once / session / always / deny) instead of being
+  // refused; no answer within vigil.network.askTimeoutSeconds is a deny.
+  bool network_ask = false;
+  std::uint64_t network_ask_timeout_ms = 60'000;
   // vigil.limits: the sandbox's resource caps (supervisor/core/cap_plan.h).
   LimitsOptions limits;
 };

@@ -91,7 +91,13 @@ constexpr KeySpec kFilesystemKeys[] = {
 constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
     {"log", Support::kHandled, ""},
+    {"network", Support::kHandled, ""},
     {"limits", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilNetworkKeys[] = {
+    {"ask", Support::kHandled, ""},
+    {"askTimeoutSeconds", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilLimitsKeys[] = {
@@ -289,8 +295,9 @@ class Loader {
     if (auto r = read_bool(net, "network", "strictAllowlist", &strict); !r) return r;
     if (!strict) {
       p_->warnings.push_back(std::string(source_) +
-                             ": network.strictAllowlist=false has no effect: vigil never asks, "
-                             "a host off the allow list is always refused");
+                             ": network.strictAllowlist=false has no effect: a host off the "
+                             "allow list is refused (to be asked instead, set "
+                             "vigil.network.ask and run an agent session)");
     }
     if (auto it = net.find("deniedDomainReasons"); it != net.end()) {
       const std::string sub = "network.deniedDomainReasons";
@@ -401,6 +408,20 @@ class Loader {
       if (auto r = read_bool(*it, "vigil.observer", "syncWakeUp", &p_->vigil.observer_sync_wake_up);
           !r)
         return r;
+    }
+    if (auto it = v.find("network"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.network", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.network", kVigilNetworkKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
+      if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
+        // Fractions allowed (tests answer in well under a second); at most a day.
+        if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 86400) {
+          return fail("vigil.network.askTimeoutSeconds",
+                      "expected a number of seconds, > 0 and at most 86400, got " + t->dump());
+        }
+        p_->vigil.network_ask_timeout_ms =
+            static_cast<std::uint64_t>(t->get<double>() * 1000.0 + 0.5);
+      }
     }
     if (auto it = v.find("log"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.log", *it, "an object");

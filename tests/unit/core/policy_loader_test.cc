@@ -358,9 +358,8 @@ TEST(PolicyLoaderTest, NotApplicableKeysWarn) {
       file + ": seccomp has no effect: vigil installs its own seccomp filters",
       file + ": socatPath has no effect: vigil bridges the proxy without socat",
       file +
-          ": network.strictAllowlist=false has no effect: vigil never asks, a host off the allow "
-          "list is "
-          "always refused",
+          ": network.strictAllowlist=false has no effect: a host off the allow list is refused "
+          "(to be asked instead, set vigil.network.ask and run an agent session)",
   };
   EXPECT_EQ(got->warnings, want);
   // The rest of the file still applies.

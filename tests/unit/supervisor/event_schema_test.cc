@@ -264,6 +264,10 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor, FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook",
                                         "git runs it", "/s/vigil/quarantine/id/1"});
   add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
+  add(Source::kProxy, NetAsk{3, NetProto::kConnect, "pypi.org", 443, "151.101.0.223", 60000});
+  add(Source::kSupervisor,
+      NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", ""});
+  add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\""});
   add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
   return evs;
 }
