@@ -6,12 +6,14 @@
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
 // (which installs the program and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,10 +33,36 @@
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 
+namespace {
+
+// "nproc=N", "data=N" or "fsize=N" (decimal).
+bool parse_rlimit(const char* arg, std::vector<vigil::init::WorkerSpec::Rlimit>* out) {
+  static constexpr struct {
+    const char* name;
+    int resource;
+  } kNames[] = {{"nproc=", RLIMIT_NPROC}, {"data=", RLIMIT_DATA}, {"fsize=", RLIMIT_FSIZE}};
+  for (const auto& n : kNames) {
+    const std::size_t len = std::strlen(n.name);
+    if (std::strncmp(arg, n.name, len) != 0) continue;
+    const char* digits = arg + len;
+    if (*digits < '0' || *digits > '9') return false;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(digits, &end, 10);
+    if (errno != 0 || *end != '\0') return false;
+    out->push_back({n.resource, static_cast<rlim_t>(v)});
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
   int events_fd = -1;
   int program_fd = -1;
+  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
   vigil::init::ObserverOptions observer_options;
   {
     utsname u{};
@@ -60,6 +88,16 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[cmd], "--overflow") == 0 && cmd + 1 < argc &&
         std::strcmp(argv[cmd + 1], "drop") == 0) {
       observer_options.overflow = vigil::init::Overflow::kDrop;
+      cmd += 2;
+      continue;
+    }
+    // --rlimit nproc|data|fsize=N: a cap set on the command before its exec.
+    if (std::strcmp(argv[cmd], "--rlimit") == 0 && cmd + 1 < argc) {
+      if (!parse_rlimit(argv[cmd + 1], &rlimits)) {
+        std::fprintf(stderr, "vigil-init: bad --rlimit %s\n",
+                     vigil::escape_text(argv[cmd + 1]).c_str());
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
       cmd += 2;
       continue;
     }
@@ -131,6 +169,7 @@ int main(int argc, char** argv) {
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + cmd + 1;
+  spec.rlimits = rlimits;
 
   // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;

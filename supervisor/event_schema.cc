@@ -27,12 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 17> kKindNames = {
+constexpr std::array<const char*, 18> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
     "command.end",          "policy.update", "log.truncated", "net.ask",
-    "net.ask.answer",
+    "net.ask.answer", "limit.reached",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -500,6 +500,12 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.error = r.bytes("error", lim.max_text, false);
       return Body{std::move(b)};
     }
+    case Kind::kLimitReached: {
+      LimitReached b;
+      b.limit = r.bytes("limit", lim.max_text);
+      b.detail = r.bytes("detail", lim.max_text);
+      return Body{std::move(b)};
+    }
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -662,6 +668,10 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.entry.empty()) j["entry"] = bytes_json(b.entry);
                    if (!b.written.empty()) j["written"] = bytes_json(b.written);
                    if (!b.error.empty()) j["error"] = bytes_json(b.error);
+                 },
+                 [&](const LimitReached& b) {
+                   j["limit"] = bytes_json(b.limit);
+                   j["detail"] = bytes_json(b.detail);
                  },
              },
              body);
@@ -962,6 +972,11 @@ Result<void> validate(const Body& body, const Limits& lim) {
               return bad("answer: expected once, session, always, deny, timeout or cancelled");
             if (!text_ok(b.entry) || !path_ok(b.written) || !text_ok(b.error))
               return bad("entry/written/error: too long or a NUL byte");
+            return {};
+          },
+          [&](const LimitReached& b) -> Result<void> {
+            if (!text_ok(b.limit) || !text_ok(b.detail) || b.limit.empty())
+              return bad("limit, detail: empty, too long or a NUL byte");
             return {};
           },
       },

@@ -58,6 +58,7 @@ enum class Kind {
   // and how the hold ended.
   kNetAsk,
   kNetAskAnswer,
+  kLimitReached,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -249,11 +250,20 @@ struct NetAskAnswer {
   bool operator==(const NetAskAnswer&) const = default;
 };
 
+// vigil ended the command at a resource cap (vigil.limits): `limit` is "pids", "memory",
+// "timeout" or "file size"; `detail` says the cap in plain words. Logged before the
+// annotation, whose block gets a line for it.
+struct LimitReached {
+  std::string limit;
+  std::string detail;
+  bool operator==(const LimitReached&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer>;
+                          NetAsk, NetAskAnswer, LimitReached>;
 
 Kind kind_of(const Body& b);
 

@@ -14,6 +14,7 @@
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/odd_mounts.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/session_runner.h"
 
 namespace vigil {
@@ -63,6 +64,9 @@ int cmd_probe(bool json) {
   auto host_mounts = init::load_mount_table();
   const std::vector<OddMount> odd =
       host_mounts ? find_odd_mounts(*host_mounts) : std::vector<OddMount>{};
+  // The resource caps the default vigil.limits get here (cap_plan.h): which mechanism.
+  const auto caps = build_cap_plan(LimitsOptions{}, probe_host_limits());
+  const std::string caps_text = caps ? describe_cap_plan(*caps) : caps.error().message;
 
   if (json) {
     nlohmann::json j = {
@@ -77,6 +81,12 @@ int cmd_probe(bool json) {
           {"addfd_send", sc.addfd_send},
           {"witness", sc.addfd_send ? "gatekeeper" : "best-effort"},
           {"error", sc.error}}},
+        {"limits",
+         {{"enforced", static_cast<bool>(caps)},
+          {"processes", caps ? cap_via_name(caps->processes_via) : "none"},
+          {"memory", caps ? cap_via_name(caps->memory_via) : "none"},
+          {"file_size", caps ? cap_via_name(caps->file_via) : "none"},
+          {"detail", caps_text}}},
         {"sandbox_available", can_sandbox},
     };
     j["odd_mounts"] = nlohmann::json::array();
@@ -117,6 +127,8 @@ int cmd_probe(bool json) {
   }
   // display-safe: a literal
   if (!odd.empty()) std::printf("     these host mounts: %s\n", kOddMountFix);
+  line(static_cast<bool>(caps), "resource caps (vigil.limits defaults)", caps_text,
+       "see the message: a cgroup vigil may manage, or vigil.limits.processes set to 0");
   std::printf("%s\n", can_sandbox
                           ? "vigil can sandbox commands here."
                           : "vigil CANNOT sandbox commands here: fix the MISS lines above.");

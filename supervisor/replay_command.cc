@@ -226,6 +226,10 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
                            " bytes is not in this log (vigil.log.maxOutputBytes)";
             },
+            [&](const events::LimitReached& b) {
+              row.verdict = "limit";
+              row.detail = "limit: " + b.limit + " (" + b.detail + ")";
+            },
         },
         e.body);
     rows.push_back(std::move(row));

@@ -68,7 +68,7 @@ struct WaitOutcome {
   int status = 0;
   bool have_exit_code = false;
   int exit_code = 0;
-  bool timed_out = false;
+  std::string limit;  // LaunchResult::limit
 };
 
 // Consumes the JSON lines bwrap wrote to --json-status-fd: "child-pid" (the sandbox's
@@ -225,7 +225,10 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   // a thread that does not block it, and the signalfd would never see it. Kernels before
   // 5.3 have no pidfd: then the loop also looks every 100 ms.
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-  const int poll_timeout_ms = pidfd ? -1 : 100;
+  const int poll_timeout_ms =
+      io.check_limits && io.check_every_ms >= 0 ? (pidfd ? io.check_every_ms
+                                                         : std::min(io.check_every_ms, 100))
+                                                : (pidfd ? -1 : 100);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t init_pid = -1;
@@ -243,16 +246,19 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       fds[i] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
     fds[4] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
     int wait_ms = poll_timeout_ms;
-    if (io.timeout_ms >= 0 && !out.timed_out) {
+    // A cap was hit: the sandbox's PID 1 takes its whole PID namespace with it; before
+    // bwrap has said which pid that is, bwrap itself (--die-with-parent reaches the rest).
+    auto end_sandbox = [&](std::string limit) {
+      out.limit = std::move(limit);
+      ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
+      if (init_pid <= 0) ::kill(child, SIGKILL);
+    };
+    if (io.timeout_ms >= 0 && out.limit.empty()) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(
                             deadline - std::chrono::steady_clock::now())
                             .count();
       if (left <= 0) {
-        // The sandbox's PID 1 takes its whole PID namespace with it; before bwrap has
-        // said which pid that is, bwrap itself (--die-with-parent reaches the rest).
-        out.timed_out = true;
-        ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
-        if (init_pid <= 0) ::kill(child, SIGKILL);
+        end_sandbox("timeout");
         wait_ms = poll_timeout_ms;
       } else {
         wait_ms = wait_ms < 0 ? static_cast<int>(left)
@@ -267,9 +273,14 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       if (fds[i].revents != 0) readers[i]->read_some();
     }
     pass_all();
+    if (io.check_limits && out.limit.empty()) {
+      if (std::string hit = io.check_limits(init_pid); !hit.empty()) end_sandbox(std::move(hit));
+    }
     // Whatever woke us (SIGCHLD, the pidfd, a timeout, output): has the child exited?
     int wstatus = 0;
     if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
+    // A cap the command died of (the OOM killer) shows only now.
+    if (io.check_limits && out.limit.empty()) out.limit = io.check_limits(-1);
     // Everything that could write is gone: read every pipe to its end.
     for (PipeReader* r : readers) {
       r->set_blocking();
@@ -458,11 +469,19 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
+  if (io.enter_caps) {
+    if (auto r = io.enter_caps(); !r) {
+      posix_spawn_file_actions_destroy(&actions);
+      posix_spawnattr_destroy(&attr);
+      return std::move(r).error();
+    }
+  }
   const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
                                const_cast<char* const*>(argv.data()),
                                io.env != nullptr ? env.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  if (io.leave_caps) io.leave_caps();
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
   if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
@@ -499,8 +518,8 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   }
   auto waited = wait_forwarding(pid, pipes, io);
   if (!waited) return std::move(waited).error();
-  const std::string limit = waited->timed_out ? "timeout" : "";
-  if (waited->timed_out) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
+  const std::string limit = waited->limit;
+  if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
   if (waited->have_exit_code) return LaunchResult{waited->exit_code, limit};
   if (WIFSIGNALED(waited->status)) {
     return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status)), limit};

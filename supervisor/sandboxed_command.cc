@@ -1,6 +1,7 @@
 // run_sandboxed(): policy -> plan -> bwrap argv -> launch -> events, record, annotation.
 #include "supervisor/sandboxed_command.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/backstop.h"
 #include "supervisor/core/diagnostics.h"
+#include "supervisor/core/exit_codes.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
@@ -22,6 +24,7 @@
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
 #include "supervisor/quarantine.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_proxy.h"
 #include "supervisor/session_runner.h"
@@ -160,6 +163,14 @@ Result<SandboxedOutcome> run_sandboxed(
   if (!prepared) return std::move(prepared).error();
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
+  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
+  // so that moving into the command's cgroups overlaps the rest of the set-up.
+  LimitsOptions limits = prepared->policy.vigil.limits;
+  if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
+  auto cap_plan = build_cap_plan(limits, probe_host_limits());
+  if (!cap_plan) return std::move(cap_plan).error();
+  auto caps = CommandCaps::create(*cap_plan);
+  if (!caps) return std::move(caps).error();
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -245,6 +256,7 @@ Result<SandboxedOutcome> run_sandboxed(
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
+  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
@@ -364,7 +376,11 @@ Result<SandboxedOutcome> run_sandboxed(
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
-  if (cmd.timeout_s) io.timeout_ms = static_cast<int>(*cmd.timeout_s * 1000.0);
+  if (limits.timeout_s) io.timeout_ms = static_cast<int>(*limits.timeout_s * 1000.0);
+  io.enter_caps = [&] { return (*caps)->enter(); };
+  io.leave_caps = [&] { (*caps)->leave(); };
+  io.check_limits = [&](pid_t init_pid) { return (*caps)->check(init_pid); };
+  io.check_every_ms = (*caps)->check_every_ms();
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
@@ -377,6 +393,16 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (!launched) return std::move(launched).error();
 
+  // A cap vigil ended the command at goes in the block, first (cap_plan.h). A process
+  // killed by SIGXFSZ is the file-size cap: no other sender is plausible in a sandbox.
+  std::string limit = launched->limit;
+  if (limit.empty() && cap_plan->max_file_bytes > 0 &&
+      launched->exit_code == exit_code_for_signal(SIGXFSZ)) {
+    limit = "file size";
+  }
+  if (!limit.empty()) {
+    append(events::Source::kSupervisor, events::LimitReached{limit, limit_detail(limit, *cap_plan)});
+  }
   // Tell the model what was stopped, after everything the command printed.
   SandboxedOutcome outcome;
   outcome.exit_code = launched->exit_code;
@@ -394,10 +420,10 @@ Result<SandboxedOutcome> run_sandboxed(
     }
     record->log_annotation(outcome.annotation, newline_before);
   }
-  if (!launched->limit.empty()) {
-    outcome.limit = "limit: " + launched->limit;
-    const std::string line = "vigil: the command was killed (" + outcome.limit +
-                             ": it ran longer than --timeout allows)\n";
+  if (!limit.empty()) {
+    outcome.limit = "limit: " + limit;
+    const std::string line =
+        "vigil: the command was ended (" + outcome.limit + ": " + limit_detail(limit, *cap_plan) + ")\n";
     if (cmd.capture_output) {
       forward(OutputStream::kStderr, line);
     } else {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/cap_plan.h"
+
 namespace vigil {
 
 enum class PathKind { kMissing, kFile, kDir, kOther };
@@ -73,6 +75,8 @@ struct VigilOptions {
   // refused; no answer within vigil.network.askTimeoutSeconds is a deny.
   bool network_ask = false;
   std::uint64_t network_ask_timeout_ms = 60'000;
+  // vigil.limits: the sandbox's resource caps (supervisor/core/cap_plan.h).
+  LimitsOptions limits;
 };
 
 struct Policy {

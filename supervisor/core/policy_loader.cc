@@ -92,11 +92,19 @@ constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
     {"log", Support::kHandled, ""},
     {"network", Support::kHandled, ""},
+    {"limits", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilNetworkKeys[] = {
     {"ask", Support::kHandled, ""},
     {"askTimeoutSeconds", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilLimitsKeys[] = {
+    {"processes", Support::kHandled, ""},
+    {"memoryBytes", Support::kHandled, ""},
+    {"maxFileBytes", Support::kHandled, ""},
+    {"timeoutSeconds", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {
@@ -428,6 +436,42 @@ class Loader {
         if (!n) return std::move(n).error();
         p_->vigil.log_keep = *n;
       }
+    }
+    if (auto it = v.find("limits"); it != v.end()) return load_limits(*it);
+    return {};
+  }
+
+  // vigil.limits: counts (0 = no cap) and a timeout in seconds (> 0).
+  Result<void> load_limits(const json& l) {
+    if (!l.is_object()) return type_error("vigil.limits", l, "an object");
+    if (auto r = check_keys(l, "vigil.limits", kVigilLimitsKeys); !r) return r;
+    auto& out = p_->vigil.limits;
+    if (auto it = l.find("processes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.processes", 0);
+      if (!n) return std::move(n).error();
+      if (*n != 0 && *n < kMinProcesses) {
+        return fail("vigil.limits.processes", "must be 0 (no cap) or at least " +
+                                                  std::to_string(kMinProcesses) + ", got " +
+                                                  std::to_string(*n));
+      }
+      out.processes = *n;
+    }
+    if (auto it = l.find("memoryBytes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.memoryBytes", 0);
+      if (!n) return std::move(n).error();
+      out.memory_bytes = *n;
+    }
+    if (auto it = l.find("maxFileBytes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.maxFileBytes", 0);
+      if (!n) return std::move(n).error();
+      out.max_file_bytes = *n;
+    }
+    if (auto it = l.find("timeoutSeconds"); it != l.end()) {
+      if (!it->is_number() || it->get<double>() <= 0 || it->get<double>() > 1e6) {
+        return fail("vigil.limits.timeoutSeconds",
+                    "must be a number of seconds above 0 (at most 1000000), got " + it->dump());
+      }
+      out.timeout_s = it->get<double>();
     }
     return {};
   }

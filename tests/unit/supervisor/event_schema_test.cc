@@ -268,6 +268,7 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor,
       NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", ""});
   add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\""});
+  add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
   return evs;
 }
 
@@ -296,6 +297,16 @@ TEST(EventSchemaTest, QuarantineIsTheSupervisorsAndChecked) {
   EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "rel"}}, lim).ok());
   EXPECT_FALSE(validate(Body{FsQuarantine{"/w/x", ".bashrc", std::string(2000, 'r'), ""}}, lim).ok());
   EXPECT_TRUE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "/q/1"}}, lim).ok());
+}
+
+TEST(EventSchemaTest, LimitReachedIsTheSupervisorsAndChecked) {
+  auto forged = parse_untrusted_event_line(R"({"kind":"limit.reached","limit":"pids","detail":"d"})");
+  ASSERT_FALSE(forged);
+  EXPECT_EQ(fault_of(forged.error()), LineFault::kForged);
+  const Limits lim;
+  EXPECT_FALSE(validate(Body{LimitReached{"", "d"}}, lim).ok());
+  EXPECT_FALSE(validate(Body{LimitReached{"pids", std::string(2000, 'd')}}, lim).ok());
+  EXPECT_TRUE(validate(Body{LimitReached{"memory", "d"}}, lim).ok());
 }
 
 TEST(EventSchemaTest, CanonicalLineLayout) {
