@@ -64,6 +64,8 @@ class ViolationCollector {
   const std::vector<Violation>& unguarded() const { return unguarded_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   std::uint64_t untracked_attempts() const { return untracked_; }  // past kMaxTrackedTargets
+  // Denials an ignoreViolations entry kept out of the block (marked `ignored` in the log).
+  std::uint64_t ignored_attempts() const { return ignored_attempts_; }
   bool empty() const { return denied_attempts_ == 0 && unguarded_.empty(); }
 
  private:
@@ -75,6 +77,7 @@ class ViolationCollector {
   std::map<Key, std::size_t> denied_index_, ephemeral_index_, unguarded_index_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
+  std::uint64_t ignored_attempts_ = 0;
 };
 
 struct AnnotationOptions {

@@ -96,6 +96,9 @@ struct FsWrite {
   // name (a mandatory_denies() relpath) it created or changed where no mount guards it
   // (below a writable root's top level, a name that did not exist at launch). "" = none.
   std::string unguarded;
+  // Set by the supervisor, never by the observer: for a denied write, the
+  // ignoreViolations entry that keeps it out of the block (ignore_violations.h). "" = none.
+  std::string ignored;
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -110,6 +113,7 @@ struct NetDecision {
   std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
   std::string address;      // the address connected to, or the first one refused
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
   bool operator==(const NetDecision&) const = default;
 };
 

@@ -2,6 +2,7 @@
 // `--path P`: the read/write verdict for one path with its reason, and `--filters`: the
 // seccomp filters' BPF, annotated with the table rows (filters/bpf_disasm.h).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "bwrap/argv_builder.h"
 #if !defined(__APPLE__)
@@ -50,6 +51,18 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   return prepared;
 }
 
+// Which form of a deny glob applies where: mounts for what existed at launch, nothing
+// yet for names created later (that needs a check at the call).
+void explain_globs(const std::vector<GlobRule>& globs, const char* made) {
+  for (const auto& g : globs) {
+    std::printf(
+        "# glob %s %s: %zu existing match%s %s at launch by the mounts below%s; a "
+        "name created later is not covered (it needs a check at the call)\n",
+        g.origin.c_str(), nlohmann::json(g.pattern).dump().c_str(), g.matches,
+        g.matches == 1 ? "" : "es", made, g.truncated ? " (the walk hit its limit: not all)" : "");
+  }
+}
+
 }  // namespace
 
 int cmd_explain(const ExplainArgs& args) {
@@ -80,6 +93,9 @@ int cmd_explain(const ExplainArgs& args) {
   }
 
   std::printf("# policy: %s\n", prepared->policy.source.c_str());
+  std::printf("# settings: %s\n", prepared->settings_origin.c_str());
+  explain_globs(prepared->policy.fs.deny_read_globs, "hidden");
+  explain_globs(prepared->policy.fs.deny_write_globs, "read-only");
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 
 #include "proxy/domain_matcher.h"
+#include "proxy/parent_proxy.h"
 
 #if !defined(__APPLE__)
 #include "bwrap/mandatory_scan.h"
@@ -100,13 +102,41 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   const char* home = std::getenv("HOME");
   LoadContext ctx{*cwd, home != nullptr ? home : ""};
   PreparedSandbox out;
-  if (req.settings_path) {
-    const std::string& given = *req.settings_path;
+  // srt's default: ~/.srt-settings.json when there is no --settings and the file exists.
+  // Anything but "does not exist" (unreadable, invalid) is an error, never the default.
+  std::optional<std::string> settings = req.settings_path;
+  const std::string home_file = ctx.home.empty() ? "" : join(ctx.home, kHomeSettingsName);
+  if (!settings && req.use_home_settings && !home_file.empty()) {
+    struct stat st {};
+    if (::stat(home_file.c_str(), &st) == 0 || errno != ENOENT) settings = home_file;
+  }
+  if (settings) {
+    const std::string& given = *settings;
     auto p = load_policy_file(given.empty() || given[0] == '/' ? given : join(*cwd, given), ctx);
     if (!p) return std::move(p).error();
     out.policy = std::move(p).value();
+    out.settings_origin = req.settings_path ? "--settings " + given
+                                            : "~/" + std::string(kHomeSettingsName) +
+                                                  " (no --settings given; srt's default file)";
   } else {
     out.policy = default_policy(ctx);
+    out.settings_origin =
+        "vigil's embedded default (no --settings, no ~/" + std::string(kHomeSettingsName) + ")";
+  }
+  std::string parent_note;
+  // srt's fallback: the user's proxy variables when the settings name no parent proxy.
+  if (auto& pp = out.policy.net.parent_proxy; pp.origin.empty()) {
+    auto env = [](const char* upper, const char* lower) {
+      const char* v = std::getenv(upper);
+      if (v == nullptr || *v == '\0') v = std::getenv(lower);
+      return std::string(v == nullptr ? "" : v);
+    };
+    pp.https = env("HTTPS_PROXY", "https_proxy");
+    pp.http = env("HTTP_PROXY", "http_proxy");
+    if (!pp.https.empty() || !pp.http.empty()) {
+      pp.no_proxy = env("NO_PROXY", "no_proxy");
+      pp.origin = "environment (HTTPS_PROXY/HTTP_PROXY)";
+    }
   }
   out.warnings = out.policy.warnings;
   // The allowlist is checked here, where every command (run, explain, both platforms)
@@ -114,6 +144,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   // file and the entry; the proxy compiles the same lists again when it starts.
   if (auto m = proxy::DomainMatcher::build(out.policy.net); !m) {
     return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + m.error().message);
+  }
+  if (auto r = proxy::build_parent_route(out.policy.net.parent_proxy); !r) {
+    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + r.error().message);
+  } else if (*r) {
+    parent_note = "allowed connections go out through the parent proxy " + (*r)->https->text() +
+                  " (from " + (*r)->origin +
+                  ") with CONNECT; vigil still decides each one, address guard included";
   }
   if (!req.session_tmp.empty()) {
     PathRule tmp;
@@ -142,8 +179,9 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   }
 #endif
   out.plan = build_plan(out.policy, out.protected_paths);
+  if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
 
-  if (req.settings_path && !req.allow_writable_settings) {
+  if (settings && !req.allow_writable_settings) {
     // The sandbox must not be able to widen its own next launch: neither the file nor the
     // directory holding it (a rename would replace it) may be writable inside.
     const std::string real = resolve_symlinks(
@@ -152,7 +190,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
       const Decision d = decide(out.plan, p.empty() ? "/" : p, Access::kWrite);
       if (d.verdict != Verdict::kDenied) {
         return make_error(Errc::kRefused,
-                          "settings file " + *req.settings_path +
+                          "settings file " + *settings +
                               " is writable inside the sandbox it configures (" + p + " is under " +
                               d.rule +
                               "); a session could widen its own next launch. Move it "

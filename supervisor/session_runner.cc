@@ -20,6 +20,7 @@
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/annotation.h"
 #include "supervisor/core/expected_mounts.h"
+#include "supervisor/core/ignore_violations.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
@@ -163,6 +164,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     record->append(src, std::move(body));
   };
 
+  const std::string ignore_command = ignore_command_line(request.command);
   auto status = make_status_pipe();
   if (!status) return std::move(status).error();
   auto events = make_event_pipe();
@@ -176,7 +178,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
   // bound now (the sandbox binds it in); it serves from when the log is open.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::NetDecision& d) {
+        auto e = net_event(d);
+        if (e.verdict == events::NetVerdict::kDenied) {
+          e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                 e.host + ":" + std::to_string(e.port));
+        }
+        append(events::Source::kProxy, std::move(e));
+      },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
       request.proxy_test);
   if (!proxy) return std::move(proxy).error();
@@ -275,6 +284,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     if (auto* w = std::get_if<events::FsWrite>(&*body)) {
       w->reason = fs_denial_reason(*w, prepared->plan);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+      w->ignored = w->verdict != Verdict::kDenied
+                       ? std::string()
+                       : ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                    w->resolved.empty() ? w->path : w->resolved);
     }
     append(events::Source::kObserver, std::move(body).value());
   };

@@ -6,7 +6,8 @@
 #   3. ASan+UBSan build: unit tests;
 #   4. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
-#   5. when run as root: the integration tests again as an unprivileged user.
+#   5. when run as root: the integration tests again as an unprivileged user, and the
+#      .deb (tools/package.sh) unpacked into a clean tree and used as that user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -81,6 +82,14 @@ if [ "$(id -u)" -eq 0 ]; then
   run_suite "adversarial probes as $user (unprivileged)" \
     runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$stage/home" \
       VIGIL_BIN="$stage/vigil" VIGIL_PROBE="$stage/vigil_probe" "$stage/vigil_adversarial_tests"
+  echo "== the .deb, installed into a clean tree, used as $user"
+  if deb=$(tools/package.sh build) && tools/test_package.sh "$deb" "$user"; then
+    passed=$((passed + 1))
+  else
+    echo "package test FAILED"
+    echo "summary: $passed passed, $((failed + 1)) failed"
+    exit 1
+  fi
 else
   echo "== not root: the unprivileged pass above is the only integration pass"
 fi
