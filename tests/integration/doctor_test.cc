@@ -3,6 +3,7 @@
 // non-root user, where vigil's own unshare and bwrap's both fail. The finding must be a
 // MISS with a fix, and vigil must say it cannot sandbox (exit 1), never run unconfined.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "tests/integration/proxy_harness.h"
 
@@ -37,13 +38,16 @@ TEST(Doctor, RefusedUserNamespacesAreAMissWithTheirFix) {
       EXPECT_NE(o.out.find("vigil CANNOT sandbox commands here"), std::string::npos) << o.out;
     }
   }
-  // And `vigil run` there refuses (125), it does not run the command unconfined.
-  const Outcome r =
-      run_program({"unshare", "-U", "-r", "sh", "-c",
-                   "echo 1 > /proc/sys/user/max_user_namespaces && exec unshare -U --map-user=1000 "
-                   "--map-group=1000 \"$0\" run -- sh -c 'echo UNCONFINED'",
-                   vigil_bin()},
-                  ws.path(), 60, {{"XDG_STATE_HOME", ws / "state"}, {"HOME", ws.path()}});
+  // And `vigil run` there refuses (125), it does not run the command unconfined. (Its
+  // session directory is one the namespace's user owns.)
+  ASSERT_EQ(::mkdir((ws / "run").c_str(), 0700), 0);
+  const Outcome r = run_program(
+      {"unshare", "-U", "-r", "sh", "-c",
+       "cd \"$1\" && echo 1 > /proc/sys/user/max_user_namespaces && exec unshare "
+       "-U --map-user=1000 --map-group=1000 \"$0\" run -- sh -c 'echo UNCONFINED'",
+       vigil_bin(), ws.path()},
+      ws.path(), 60,
+      {{"XDG_STATE_HOME", ws / "state"}, {"HOME", ws.path()}, {"XDG_RUNTIME_DIR", ws / "run"}});
   EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
   EXPECT_EQ(r.out.find("UNCONFINED"), std::string::npos) << r.out;
 }
