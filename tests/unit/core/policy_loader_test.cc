@@ -215,7 +215,7 @@ const std::vector<BadRow>& bad_rows() {
        "filesystem.allowWrite[1]: \"build/*\" is a glob pattern; allowWrite takes directories, not "
        "patterns "
        "(list each one)"},
-      {"bad_denyRead_glob_slash.json", "line 3, column 30",
+      {"bad_denyRead_glob_slash.json", "line 3, column 28",
        "filesystem.denyRead[0]: \"~/.ssh/*/\" ends in \"/\", so as a glob it matches nothing; "
        "drop the \"/\""},
       {"bad_relative_escape.json", "line 3, column 31",

@@ -149,13 +149,13 @@ TEST(SrtKeysTest, BadIgnoreViolations) {
        "s.json: line 1, column 22: ignoreViolations: expected an object of string arrays, got an "
        "array"},
       {R"({"ignoreViolations": {"*": "/usr"}})",
-       "s.json: line 1, column 29: ignoreViolations.*: expected an array of strings, got a "
+       "s.json: line 1, column 33: ignoreViolations[\"*\"]: expected an array of strings, got a "
        "string"},
       {R"({"ignoreViolations": {"*": [""]}})",
-       "s.json: line 1, column 30: ignoreViolations.*[0]: an empty path would ignore every "
+       "s.json: line 1, column 30: ignoreViolations[\"*\"][0]: an empty path would ignore every "
        "violation"},
       {R"({"ignoreViolations": {"": ["/x"]}})",
-       "s.json: line 1, column 26: ignoreViolations[\"\"]: command pattern cannot be empty (\"*\" "
+       "s.json: line 1, column 27: ignoreViolations[\"\"]: command pattern cannot be empty (\"*\" "
        "is all)"},
   };
   for (const auto& [text, want] : rows) {

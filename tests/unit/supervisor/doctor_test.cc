@@ -151,7 +151,9 @@ TEST(DoctorTest, GoldenFindings) {
     const bool ok = r.want.find("vigil can sandbox") != std::string::npos;
     EXPECT_EQ(can_sandbox(findings), ok);
     for (const auto& x : findings) {
-      if (x.level == Finding::Level::kMiss) EXPECT_FALSE(x.fix.empty()) << x.id;
+      if (x.level == Finding::Level::kMiss) {
+        EXPECT_FALSE(x.fix.empty()) << x.id;
+      }
     }
   }
 }
