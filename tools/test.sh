@@ -9,7 +9,8 @@
 #   5. ASan+UBSan build: unit tests;
 #   6. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
-#   7. when run as root: the integration and adversarial tests again as an unprivileged user.
+#   7. when run as root: the integration and adversarial tests again as an unprivileged user,
+#      and the .deb (tools/package.sh) unpacked into a clean tree and used as that user.
 #
 # Every step runs to the end whatever the others did, so one failure does not hide the
 # state of the rest; the exit status is non-zero when anything failed. The last line is
@@ -199,6 +200,11 @@ if [ "$(id -u)" -eq 0 ]; then
       VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
   else
     step_failed "unprivileged pass (staging the binaries)"
+    if deb=$(tools/package.sh build) && tools/test_package.sh "$deb" "$user"; then
+      passed=$((passed + 1))
+    else
+      step_failed "the .deb, installed into a clean tree, used as $user"
+    fi
   fi
 else
   echo "== not root: the unprivileged pass above is the only integration pass"
