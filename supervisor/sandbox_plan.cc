@@ -152,7 +152,10 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   const std::string home_file = ctx.home.empty() ? "" : join(ctx.home, kHomeSettingsName);
   if (!settings && req.use_home_settings && !home_file.empty()) {
     struct stat st {};
-    if (::stat(home_file.c_str(), &st) == 0 || errno != ENOENT) settings = home_file;
+    // ENOTDIR: a HOME below a file has no such file either (the log directory's own
+    // check then says what is wrong with HOME).
+    if (::stat(home_file.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+      settings = home_file;
   }
   // Opened once: the fd is what is parsed and, below, what is checked.
   UniqueFd settings_fd;

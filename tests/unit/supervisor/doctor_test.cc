@@ -105,7 +105,7 @@ std::vector<Row> rows() {
                        "keeping CAP_SYS_ADMIN also works (docker run --cap-add SYS_ADMIN)\n"
                        "info CAP_SYS_ADMIN                                  dropped from the "
                        "bounding set: bwrap must use a user namespace\n" +
-                       kNotifOk +
+                       kNotifOk + kGateOk + kKillableOk +
                        "info USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  optional: a kernel "
                        ">= 6.6 has it\n" +
                        kCannot});
