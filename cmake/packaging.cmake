@@ -6,7 +6,7 @@ include(GNUInstallDirs)
 # Installing (and cpack) takes the binaries as built: tools/package.sh builds vigil and
 # vigil-init first, and nothing else (the tests) needs building to be installed.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
-file(GLOB VIGIL_MAN_PAGES ${PROJECT_SOURCE_DIR}/docs/man/*.1)
+file(GLOB VIGIL_MAN_PAGES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${VIGIL_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/completions/vigil.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME vigil)

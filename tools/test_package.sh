@@ -8,9 +8,15 @@ deb=$1
 user=${2:-vigil-ci}
 tree=$(mktemp -d /tmp/vigil-pkg.XXXXXX)
 trap 'rm -rf "$tree"' EXIT
-dpkg-deb --info "$deb" | grep -q "Depends: .*bubblewrap" || { echo "FAIL: no bubblewrap dependency"; exit 1; }
+# Read whole first: `grep -q` stopping early would SIGPIPE dpkg-deb and, with pipefail,
+# fail the check at random.
+info=$(dpkg-deb --info "$deb")
+grep -q "Depends: .*bubblewrap" <<<"$info" || { echo "FAIL: no bubblewrap dependency"; exit 1; }
 dpkg -x "$deb" "$tree"
-for f in usr/bin/vigil usr/libexec/vigil/vigil-init usr/share/man/man1/vigil-doctor.1 \
+# Every man page written in docs/man/ (one per subcommand), the binaries, the completions.
+pages=()
+for m in "$(dirname "$0")"/../docs/man/*.1; do pages+=("usr/share/man/man1/$(basename "$m")"); done
+for f in usr/bin/vigil usr/libexec/vigil/vigil-init "${pages[@]}" \
          usr/share/bash-completion/completions/vigil usr/share/zsh/vendor-completions/_vigil; do
   [ -e "$tree/$f" ] || { echo "FAIL: the package has no $f"; exit 1; }
 done
