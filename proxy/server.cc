@@ -38,6 +38,7 @@
 
 #include "proxy/chunked.h"
 #include "proxy/egress.h"
+#include "proxy/parent_proxy.h"
 #include "proxy/socks5.h"
 
 namespace vigil::proxy {
@@ -225,9 +226,11 @@ class Connection;
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
   Impl(asio::io_context& io, DomainMatcher matcher, std::vector<AddressBlock> denied,
-       ServerOptions options, std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink)
+       ServerOptions options, std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink,
+       std::optional<ParentRoute> parent)
       : io_(io),
         matcher_(std::move(matcher)),
+        parent_(std::move(parent)),
         options_(options),
         resolver_(std::move(resolver)),
         sink_(std::move(sink)),
@@ -255,6 +258,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   const ServerOptions& options() const { return options_; }
   BufferCache* buffer_cache() { return &buffer_cache_; }
   const DomainMatcher& matcher() const { return matcher_; }
+  const std::optional<ParentRoute>& parent() const { return parent_; }
   Resolver& resolver() { return *resolver_; }
   void shutdown_resolver() { resolver_->shutdown(); }
   bool stopping() const { return stopping_; }
@@ -284,6 +288,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   asio::io_context& io_;
   DomainMatcher matcher_;
+  std::optional<ParentRoute> parent_;  // network.parentProxy: allowed traffic goes through it
   ServerOptions options_;
   std::shared_ptr<Resolver> resolver_;
   std::shared_ptr<EventSink> sink_;
@@ -549,6 +554,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     drop_upstream();
     set_phase(Phase::kConnecting, srv_->options().connect_timeout);
     connect_timed_out_ = false;
+    if (const auto& route = srv_->parent()) {
+      if (const ProxyEndpoint* via = route->via(d.event.proto, d.event.host, d.event.port)) {
+        co_return co_await connect_via_parent(d, *via, passing.front());
+      }
+    }
     error_code last;
     IpAddress last_address;
     for (const auto& addr : passing) {
@@ -598,6 +608,80 @@ class Connection : public std::enable_shared_from_this<Connection> {
     emit_unsettled({});  // allowed; the address is the first one tried
     srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
                                r.message});
+    co_return r;
+  }
+
+  // The decision is made (allow list, address guard): the bytes go out through the
+  // parent proxy, which is asked with CONNECT for the name the client gave. The answer
+  // head is read one byte at a time so that no byte of the tunnel after it is taken.
+  asio::awaitable<UpstreamResult> connect_via_parent(TargetDecision& d, const ProxyEndpoint& via,
+                                                     const IpAddress& guarded) {
+    UpstreamResult r;
+    r.http_status = 502;
+    r.socks_reply = socks5::Reply::kGeneralFailure;
+    auto fail = [&](const std::string& what) {
+      r.message = "parent proxy " + via.text() + ": " + what;
+      error_code ignored;
+      upstream_.close(ignored);
+      emit_unsettled({});
+      srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, via.text(), r.message});
+      return r;
+    };
+    std::vector<IpAddress> addrs;
+    error_code pec;
+    const IpAddress literal = asio::ip::make_address(via.host, pec);
+    if (!pec) {
+      addrs.push_back(literal);
+    } else {
+      auto found = co_await srv_->resolver().resolve(via.host, srv_->options().resolve_timeout);
+      if (!found) co_return fail("could not resolve (" + found.error().message + ")");
+      addrs = std::move(*found);
+    }
+    bool connected = false;
+    std::string why = "no address";
+    for (const auto& addr : addrs) {
+      const int fd = ::socket(addr.is_v4() ? AF_INET : AF_INET6,
+                              SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      UniqueFd owned(fd);
+      error_code ec;
+      upstream_.assign(addr.is_v4() ? tcp::v4() : tcp::v6(), owned.get(), ec);
+      if (ec) continue;
+      (void)owned.release();
+      auto [cec] = co_await upstream_.async_connect(tcp::endpoint(addr, via.port), kNoThrow);
+      if (!cec) {
+        connected = true;
+        break;
+      }
+      why = cec.message();
+      error_code ignored;
+      upstream_.close(ignored);
+      if (connect_timed_out_ || !client_.is_open()) break;
+    }
+    if (!connected) co_return fail(connect_timed_out_ ? "connect timed out" : why);
+    if (!co_await write_all(upstream_, connect_request(d.event.host, d.event.port)))
+      co_return fail("writing CONNECT failed");
+    std::string head;
+    char c = 0;
+    while (!head.ends_with("\r\n\r\n")) {
+      if (head.size() >= srv_->options().max_head_bytes) co_return fail("answer head too large");
+      auto [ec, n] = co_await upstream_.async_read_some(asio::buffer(&c, 1), kNoThrow);
+      if (ec || n == 0) co_return fail("closed before answering the CONNECT");
+      head.push_back(c);
+    }
+    auto code = parse_connect_reply(head);
+    if (!code) co_return fail(code.error().message);
+    if (*code < 200 || *code > 299) {
+      co_return fail("answered " + head.substr(0, head.find('\r')) + " to CONNECT " + d.event.host +
+                     ":" + std::to_string(d.event.port));
+    }
+    set_nodelay(upstream_.native_handle());
+    upstream_open_ = true;
+    upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
+    upstream_address_ = guarded;      // what a reused connection is judged by again
+    emit_unsettled(d.event.address);  // the guarded address; the parent dialled it by name
+    r.outcome = UpstreamResult::Outcome::kConnected;
+    set_phase(Phase::kStreaming, srv_->options().idle_timeout);
     co_return r;
   }
 
@@ -1387,8 +1471,10 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Netwo
   if (!matcher) return std::move(matcher).error();
   auto denied = parse_denied_resolved_addresses(net.denied_resolved_addresses);
   if (!denied) return std::move(denied).error();
+  auto parent = build_parent_route(net.parent_proxy);
+  if (!parent) return std::move(parent).error();
   auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options,
-                                     std::move(resolver), std::move(sink));
+                                     std::move(resolver), std::move(sink), std::move(*parent));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -256,6 +256,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   }
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
     if (w->verdict == Verdict::kAllowed && w->unguarded.empty()) return;
+    if (!w->ignored.empty()) {  // ignoreViolations: counted, kept out of the block
+      ++ignored_attempts_;
+      return;
+    }
     Violation v;
     v.kind = Violation::Kind::kFs;
     v.op = w->syscall;
@@ -281,6 +285,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   }
   if (const auto* n = std::get_if<events::NetDecision>(&body)) {
     if (n->verdict != events::NetVerdict::kDenied) return;
+    if (!n->ignored.empty()) {
+      ++ignored_attempts_;
+      return;
+    }
     Violation v;
     v.kind = Violation::Kind::kNet;
     v.op = "network-outbound";
@@ -354,6 +362,7 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   j["unguarded"] = std::move(unguarded);
   j["denied_attempts"] = c.denied_attempts();
   j["untracked_attempts"] = c.untracked_attempts();
+  j["ignored_attempts"] = c.ignored_attempts();
   j["annotation"] = render_annotation(c, o);  // escaped, so valid UTF-8
   return j.dump(-1, ' ', true, ojson::error_handler_t::replace) + "\n";
 }

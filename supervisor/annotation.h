@@ -102,6 +102,8 @@ class ViolationCollector {
     return denied_attempts_ == 0 && unguarded().empty() && quarantined().empty() &&
            limits_.empty();
   }
+  // Denials an ignoreViolations entry kept out of the block (marked `ignored` in the log).
+  std::uint64_t ignored_attempts() const { return ignored_attempts_; }
 
  private:
   struct List {
@@ -115,6 +117,7 @@ class ViolationCollector {
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
   std::size_t bytes_ = 0;
+  std::uint64_t ignored_attempts_ = 0;
 };
 
 struct AnnotationOptions {

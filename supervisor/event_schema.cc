@@ -375,6 +375,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
       b.result = r.word("result", false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -395,6 +396,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.refused_by = r.bytes("refused_by", lim.max_text, false);
       b.address = r.bytes("address", lim.max_text, false);
       b.guard_check = r.bytes("guard_check", lim.max_text, false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         auto p = proto_from(proto);
         auto v = net_verdict_from(verdict);
@@ -603,6 +605,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                    if (!b.result.empty()) j["result"] = b.result;
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -614,6 +617,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);
@@ -905,6 +909,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 return bad("unguarded: not a protected name");
               if (b.verdict != Verdict::kAllowed) return bad("unguarded: only on an allowed write");
             }
+            if (!b.ignored.empty() && (b.verdict != Verdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied write, one line");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
@@ -912,6 +918,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
+            if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied connection, one line");
             return {};
           },
           [&](const NetUpstreamFailure& b) -> Result<void> {

@@ -123,6 +123,9 @@ struct FsWrite {
   // ("EEXIST", "EROFS"). "" in logs written before vigil-init performed calls (and for a
   // witnessed call on kernels before 5.14, whose result vigil never sees).
   std::string result = {};  // (a default member initializer: positional {..} need not name it)
+  // Set by the supervisor, never by the observer: for a denied write, the
+  // ignoreViolations entry that keeps it out of the block (ignore_violations.h). "" = none.
+  std::string ignored = {};
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -137,6 +140,7 @@ struct NetDecision {
   std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
   std::string address;      // the address connected to, or the first one refused
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
   bool operator==(const NetDecision&) const = default;
 };
 

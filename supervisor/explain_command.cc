@@ -2,6 +2,7 @@
 // `--path P`: the read/write verdict for one path with its reason, and `--filters`: the
 // seccomp filters' BPF, annotated with the table rows (filters/bpf_disasm.h).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "bwrap/argv_builder.h"
 #if !defined(__APPLE__)
@@ -52,6 +53,18 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   return prepared;
 }
 
+// Which form of a deny glob applies where: mounts for what existed at launch, nothing
+// yet for names created later (that needs a check at the call).
+void explain_globs(const std::vector<GlobRule>& globs, const char* made) {
+  for (const auto& g : globs) {
+    std::printf(
+        "# glob %s %s: %zu existing match%s %s at launch by the mounts below%s; a "
+        "name created later is not covered (it needs a check at the call)\n",
+        escape_text(g.origin).c_str(), escape_text(nlohmann::json(g.pattern).dump()).c_str(),
+        g.matches, g.matches == 1 ? "" : "es", escape_text(made).c_str(), g.truncated ? " (the walk hit its limit: not all)" : "");
+  }
+}
+
 }  // namespace
 
 int cmd_explain(const ExplainArgs& args) {
@@ -85,6 +98,9 @@ int cmd_explain(const ExplainArgs& args) {
   }
 
   std::printf("# policy: %s\n", escape_text(prepared->policy.source).c_str());
+  std::printf("# settings: %s\n", escape_text(prepared->settings_origin).c_str());
+  explain_globs(prepared->policy.fs.deny_read_globs, "hidden");
+  explain_globs(prepared->policy.fs.deny_write_globs, "read-only");
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;

@@ -106,7 +106,9 @@ int main(int argc, char** argv) {
   bool probe_json = false;
   CLI::App* probe_cmd = nullptr;
   if (wanted.probe) {
-    probe_cmd = app.add_subcommand("probe", "check what this machine supports");
+    probe_cmd = app.add_subcommand(
+        "doctor", "check what this machine gives vigil, with the exact fix for what is missing");
+    probe_cmd->alias("probe");  // its first name
     probe_cmd->add_flag("--json", probe_json, "machine-readable output");
   }
 

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 
 #include "proxy/domain_matcher.h"
+#include "proxy/parent_proxy.h"
 
 #if !defined(__APPLE__)
 #include "bwrap/mandatory_scan.h"
@@ -144,20 +146,51 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   const char* home = std::getenv("HOME");
   LoadContext ctx{*cwd, home != nullptr ? home : ""};
   PreparedSandbox out;
+  // srt's default: ~/.srt-settings.json when there is no --settings and the file exists.
+  // Anything but "does not exist" (unreadable, invalid) is an error, never the default.
+  std::optional<std::string> settings = req.settings_path;
+  const std::string home_file = ctx.home.empty() ? "" : join(ctx.home, kHomeSettingsName);
+  if (!settings && req.use_home_settings && !home_file.empty()) {
+    struct stat st {};
+    // ENOTDIR: a HOME below a file has no such file either (the log directory's own
+    // check then says what is wrong with HOME).
+    if (::stat(home_file.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+      settings = home_file;
+  }
   // Opened once: the fd is what is parsed and, below, what is checked.
   UniqueFd settings_fd;
   std::string settings_spelled;
-  if (req.settings_path) {
-    const std::string& given = *req.settings_path;
+  if (settings) {
+    const std::string& given = *settings;
     settings_spelled = given.empty() || given[0] == '/' ? given : join(*cwd, given);
-    auto fd = open_regular_file(settings_spelled, "settings file");
+    auto fd = open_settings_file(settings_spelled);
     if (!fd) return std::move(fd).error();
     settings_fd = std::move(fd).value();
     auto p = load_policy_fd(settings_fd.get(), settings_spelled, ctx);
     if (!p) return std::move(p).error();
     out.policy = std::move(p).value();
+    out.settings_origin = req.settings_path ? "--settings " + given
+                                            : "~/" + std::string(kHomeSettingsName) +
+                                                  " (no --settings given; srt's default file)";
   } else {
     out.policy = default_policy(ctx);
+    out.settings_origin =
+        "vigil's embedded default (no --settings, no ~/" + std::string(kHomeSettingsName) + ")";
+  }
+  std::string parent_note;
+  // srt's fallback: the user's proxy variables when the settings name no parent proxy.
+  if (auto& pp = out.policy.net.parent_proxy; pp.origin.empty()) {
+    auto env = [](const char* upper, const char* lower) {
+      const char* v = std::getenv(upper);
+      if (v == nullptr || *v == '\0') v = std::getenv(lower);
+      return std::string(v == nullptr ? "" : v);
+    };
+    pp.https = env("HTTPS_PROXY", "https_proxy");
+    pp.http = env("HTTP_PROXY", "http_proxy");
+    if (!pp.https.empty() || !pp.http.empty()) {
+      pp.no_proxy = env("NO_PROXY", "no_proxy");
+      pp.origin = "environment (HTTPS_PROXY/HTTP_PROXY)";
+    }
   }
   out.warnings = out.policy.warnings;
   // One directory named twice (or a million times: `"."` repeated) is one root: the scan
@@ -184,6 +217,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   // file and the entry; the proxy compiles the same lists again when it starts.
   if (auto m = proxy::DomainMatcher::build(out.policy.net); !m) {
     return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + m.error().message);
+  }
+  if (auto r = proxy::build_parent_route(out.policy.net.parent_proxy); !r) {
+    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + r.error().message);
+  } else if (*r) {
+    parent_note = "allowed connections go out through the parent proxy " + (*r)->https->text() +
+                  " (from " + (*r)->origin +
+                  ") with CONNECT; vigil still decides each one, address guard included";
   }
   if (!req.session_tmp.empty()) {
     PathRule tmp;
@@ -214,14 +254,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   }
 #endif
   out.plan = build_plan(out.policy, out.protected_paths);
+  if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
 
-  if (req.settings_path && !req.allow_writable_settings) {
+  if (settings && !req.allow_writable_settings) {
     const std::string opened = fd_path(settings_fd.get());
     if (opened.empty())
-      return system_error("cannot tell where settings file " + *req.settings_path + " is");
-    if (auto r =
-            check_settings_out_of_reach(out.plan, settings_spelled, opened, *req.settings_path);
-        !r)
+      return system_error("cannot tell where settings file " + *settings + " is");
+    if (auto r = check_settings_out_of_reach(out.plan, settings_spelled, opened, *settings); !r)
       return std::move(r).error();
   }
   return out;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if !defined(__APPLE__)
@@ -19,8 +20,13 @@
 
 namespace vigil {
 
+// The settings file srt reads when no --settings is given (in $HOME).
+inline constexpr std::string_view kHomeSettingsName = ".srt-settings.json";
+
 struct PlanRequest {
   std::optional<std::string> settings_path;
+  // No settings_path: read ~/.srt-settings.json when it exists, as srt does.
+  bool use_home_settings = true;
   bool allow_writable_settings = false;
   std::string session_tmp;  // empty for explain (no session)
   // False for a session_tmp that only stands for one (explain): it is never looked up on
@@ -47,6 +53,7 @@ struct PreparedSandbox {
   std::vector<ProtectedPath> protected_paths;
   Plan plan;
   std::vector<std::string> warnings;  // printed to stderr by the CLI
+  std::string settings_origin;        // which file was used and why ("--settings X", ...)
 };
 
 // The directory vigil was started in (getcwd) and $HOME, as the loader needs them.

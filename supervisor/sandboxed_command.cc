@@ -16,6 +16,7 @@
 #include "supervisor/backstop.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/ignore_violations.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
@@ -204,6 +205,8 @@ Result<SandboxedOutcome> run_sandboxed(
     record->append(src, std::move(body));
   };
 
+  // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
+  const std::string ignore_command = ignore_command_line(cmd.command);
   auto status = make_status_pipe();
   if (!status) return std::move(status).error();
   auto events = make_event_pipe();
@@ -218,7 +221,14 @@ Result<SandboxedOutcome> run_sandboxed(
   // One listener per command: its decisions are that command's, even among many.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::NetDecision& d) {
+        auto e = net_event(d);
+        if (e.verdict == events::NetVerdict::kDenied) {
+          e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                 e.host + ":" + std::to_string(e.port));
+        }
+        append(events::Source::kProxy, std::move(e));
+      },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
       cmd.proxy_test, cmd.ask);
   if (!proxy) return std::move(proxy).error();
@@ -336,6 +346,10 @@ Result<SandboxedOutcome> run_sandboxed(
       written.note(*w);
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+      if (w->verdict == Verdict::kDenied) {
+        w->ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                w->resolved.empty() ? w->path : w->resolved);
+      }
     }
     append(events::Source::kObserver, std::move(body).value());
   };

@@ -30,13 +30,35 @@ struct PathRule {
   bool session_temp = false;
 };
 
+// A deny glob as written, and what it covered at launch. Its matches are also PathRules
+// of the same list (mounted like any listed path); names created later match `pattern`
+// only at the call (glob_match), which needs the call-time check.
+struct GlobRule {
+  std::string written;  // as in the settings file
+  std::string pattern;  // absolute (~ and relative spellings expanded)
+  std::string origin;   // "filesystem.denyRead[0]"
+  std::size_t matches = 0;
+  bool truncated = false;  // the walk hit a limit: some existing matches are not covered
+};
+
 struct FilesystemPolicy {
   std::vector<PathRule> deny_read;
   std::vector<PathRule> allow_read;
   std::vector<PathRule> allow_write;
   std::vector<PathRule> deny_write;
+  std::vector<GlobRule> deny_read_globs;
+  std::vector<GlobRule> deny_write_globs;
   int mandatory_deny_search_depth = 3;  // 1..10, as srt
   bool allow_git_config = false;
+};
+
+// network.parentProxy, or the user's HTTP(S)_PROXY/NO_PROXY when it is not set (as
+// srt). URLs as written; proxy/parent_proxy.h validates them.
+struct ParentProxySettings {
+  std::string http;
+  std::string https;
+  std::string no_proxy;
+  std::string origin;  // "network.parentProxy" or "environment (HTTPS_PROXY/HTTP_PROXY)"
 };
 
 struct NetworkPolicy {
@@ -48,6 +70,7 @@ struct NetworkPolicy {
   bool allow_local_binding = false;                          // Linux: meaningless (own netns)
   std::vector<std::string> allow_unix_sockets;               // macOS only
   std::vector<std::string> allow_mach_lookup;                // macOS only
+  ParentProxySettings parent_proxy;                          // all empty: connect directly
 };
 
 struct MacosOptions {
@@ -79,6 +102,14 @@ struct VigilOptions {
   LimitsOptions limits;
 };
 
+// One ignoreViolations entry: a violation whose target contains one of `paths` leaves
+// the block (it stays in the log, marked ignored, and is counted) when the command line
+// contains `command` ("*": every command). Substring matches, as srt.
+struct IgnoreRule {
+  std::string command;
+  std::vector<std::string> paths;
+};
+
 struct Policy {
   std::string source;  // realpath of the settings file, or "<embedded default>"
   std::string cwd;     // the working directory relative paths were resolved against
@@ -88,6 +119,7 @@ struct Policy {
   MacosOptions macos;
   VigilOptions vigil;
   std::optional<std::string> bwrap_path;  // settings "bwrapPath"
+  std::vector<IgnoreRule> ignore_violations;
   // Settings that were accepted but have no effect on this platform, said out loud.
   std::vector<std::string> warnings;
 };
