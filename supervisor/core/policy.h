@@ -26,6 +26,10 @@ struct PathRule {
   // The per-session temp dir is a writable root that vanishes with the session, so no
   // mandatory-deny scan is done inside it (nothing there runs later).
   bool session_temp = false;
+  // denyWrite of a path that does not exist yet, where vigil-init refuses its creation at
+  // the call (the gatekeeper): no mount at all, so its missing parents stay creatable
+  // (supervisor/sandbox_plan.h, observer/refused_names.h).
+  bool refuse_at_call = false;
 };
 
 struct FilesystemPolicy {
@@ -68,6 +72,10 @@ struct VigilOptions {
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;
+  // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
+  // outside the writable roots; true makes that .git writable (index, refs, objects,
+  // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).
+  bool git_writable_repository = false;
 };
 
 struct Policy {

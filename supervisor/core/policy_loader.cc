@@ -91,6 +91,11 @@ constexpr KeySpec kFilesystemKeys[] = {
 constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
     {"log", Support::kHandled, ""},
+    {"git", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilGitKeys[] = {
+    {"writableRepository", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {
@@ -407,6 +412,14 @@ class Loader {
         if (!n) return std::move(n).error();
         p_->vigil.log_keep = *n;
       }
+    }
+    if (auto it = v.find("git"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.git", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.git", kVigilGitKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.git", "writableRepository",
+                             &p_->vigil.git_writable_repository);
+          !r)
+        return r;
     }
     return {};
   }
