@@ -26,7 +26,13 @@ Result<void> check_not_writable(const Plan& plan, const std::string& binary) {
   const std::string parent = binary.substr(0, binary.rfind('/'));
   for (const std::string& p : {binary, parent.empty() ? std::string("/") : parent}) {
     const Decision d = decide(plan, p, Access::kWrite);
-    if (d.verdict != Verdict::kDenied && d.rule == "default: the working directory") {
+    // The writable root that holds it: decide() names the innermost op, which may be a
+    // pin made for a deny below (its origin is that deny's), not why it is writable.
+    std::string root = d.rule;
+    for (const auto& op : plan.ops) {
+      if (op.kind == OpKind::kWritable && path_is_under(p, op.path)) root = op.origin;
+    }
+    if (d.verdict != Verdict::kDenied && root == "default: the working directory") {
       // Run from / (or from a directory above the installation): the cause is where vigil
       // was started, not where it is installed.
       return make_error(Errc::kRefused,
@@ -39,7 +45,7 @@ Result<void> check_not_writable(const Plan& plan, const std::string& binary) {
     }
     if (d.verdict != Verdict::kDenied) {
       return make_error(Errc::kRefused,
-                        binary + " is writable inside the sandbox (" + p + " is under " + d.rule +
+                        binary + " is writable inside the sandbox (" + p + " is under " + root +
                             "): a command could replace what runs as PID 1 of the next session. "
                             "Install vigil outside the directories it makes writable");
     }

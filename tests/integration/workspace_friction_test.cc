@@ -35,8 +35,7 @@ TEST(WorkspaceFriction, DenyWriteOfAMissingFileLeavesItsParentCreatable) {
       "echo p > config/production.json && echo prod-written; "
       "mkdir -p stage && echo p > stage/production.json; "
       "mv config config.old && (mv stage config && echo mv-worked || echo mv-refused); "
-      "(ln -s stage config && echo ln-worked || echo ln-refused); "
-      "mv config.old config; true";
+      "(ln -s stage config && echo ln-worked || echo ln-refused); true";
   const Outcome o =
       run_vigil({"run", "--settings", cfg / "s.json", "--", "sh", "-c", cmd}, ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
@@ -44,9 +43,9 @@ TEST(WorkspaceFriction, DenyWriteOfAMissingFileLeavesItsParentCreatable) {
   EXPECT_EQ(o.out.find("prod-written"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("mv-refused"), std::string::npos) << o.out << o.err;
   EXPECT_NE(o.out.find("ln-refused"), std::string::npos) << o.out << o.err;
-  EXPECT_EQ(read_file(ws / "config/dev.json"), "d\n");
-  EXPECT_FALSE(exists(ws / "config/production.json"));
-  EXPECT_FALSE(exists(ws / "config.old"));
+  EXPECT_EQ(read_file(ws / "config.old/dev.json"), "d\n");
+  EXPECT_FALSE(exists(ws / "config"));
+  EXPECT_FALSE(exists(ws / "config.old/production.json"));
   const std::string block = block_of(o);
   EXPECT_NE(block.find("config/production.json"), std::string::npos) << o.err;
   EXPECT_NE(block.find("filesystem.denyWrite[0]"), std::string::npos) << block;
@@ -112,6 +111,16 @@ TEST(WorkspaceFriction, FromARepositorysSubdirectoryGitIsToldAndGivenWhatItNeeds
   EXPECT_EQ(read_file(ws / ".git/hooks/pre-commit"), hook_before);
   EXPECT_EQ(read_file(ws / ".git/config"), config_before);
   EXPECT_EQ(sh("cd " + ws.path() + " && git log --oneline | grep -q two"), 0);
+}
+
+TEST(WorkspaceFriction, RunFromTheRootNamesTheWorkingDirectoryNotAnotherRule) {
+  // From /, everything would be writable, vigil-init too: the refusal says why (where vigil
+  // was started), not a pin's rule or "install vigil elsewhere".
+  const Outcome o = run_vigil({"run", "--", "true"}, "/", 120);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("the working directory holds "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("Run vigil from the project's directory"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("Install vigil outside"), std::string::npos) << o.err;
 }
 
 }  // namespace
