@@ -30,10 +30,13 @@ std::vector<std::string> logs_to_prune(std::vector<std::string> names, std::uint
                                        std::string_view current) {
   std::erase_if(names, [](const std::string& n) { return !is_session_log_name(n); });
   std::sort(names.begin(), names.end(), std::greater<>());  // newest first
+  // The current log is one of the `keep` whatever its name says (two sessions started in
+  // the same second sort by their random part, not by age).
   std::vector<std::string> out;
-  std::uint64_t kept = 0;
+  std::uint64_t kept = std::find(names.begin(), names.end(), current) != names.end() ? 1 : 0;
   for (auto& n : names) {
-    if (n == current || kept < keep) {
+    if (n == current) continue;
+    if (kept < keep) {
       ++kept;
       continue;
     }

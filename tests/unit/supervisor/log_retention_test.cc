@@ -24,8 +24,11 @@ TEST(LogRetention, TheOldestGoTheCurrentOneStays) {
   EXPECT_EQ(logs_to_prune(names, 2, "20250104T000000Z-dd.jsonl"),
             (std::vector<std::string>{"20250102T000000Z-bb.jsonl", "20250101T000000Z-aa.jsonl"}));
   EXPECT_EQ(logs_to_prune(names, 10, "20250104T000000Z-dd.jsonl"), std::vector<std::string>{});
-  // The current log is kept even when older ones would fill the quota (a clock set back).
+  // The current log is one of the kept whatever its name sorts as (same-second starts).
   EXPECT_EQ(logs_to_prune(names, 1, "20250101T000000Z-aa.jsonl"),
+            (std::vector<std::string>{"20250104T000000Z-dd.jsonl", "20250103T000000Z-cc.jsonl",
+                                      "20250102T000000Z-bb.jsonl"}));
+  EXPECT_EQ(logs_to_prune(names, 2, "20250101T000000Z-aa.jsonl"),
             (std::vector<std::string>{"20250103T000000Z-cc.jsonl", "20250102T000000Z-bb.jsonl"}));
 }
 
