@@ -40,7 +40,9 @@ TEST(RefusedNames, TheNameAndWhatCouldCarryItAreRefusedAnEmptyParentIsNot) {
     SCOPED_TRACE(c.name);
     const std::string why = refused_name_refusal(refused, c.name, c.call);
     EXPECT_EQ(!why.empty(), c.refused) << why;
-    if (c.refused) EXPECT_NE(why.find("filesystem.denyWrite[0]"), std::string::npos) << why;
+    if (c.refused) {
+      EXPECT_NE(why.find("filesystem.denyWrite[0]"), std::string::npos) << why;
+    }
   }
   EXPECT_EQ(refused_name_refusal({}, "/ws/config", Emulation::kRename), "");
 }
