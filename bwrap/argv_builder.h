@@ -77,4 +77,11 @@ std::vector<std::string> flatten(const std::vector<BwrapArg>& args);
 std::string serialize_options_for_args_fd(const std::vector<BwrapArg>& args);
 std::vector<std::string> command_tokens(const std::vector<BwrapArg>& args);
 
+// bubblewrap refuses more than 9,000 arguments in all (its MAX_ARGS: "Exceeded maximum
+// number of arguments"), counting what it reads from --args as well as its own argv.
+inline constexpr std::size_t kBwrapMaxArgs = 9000;
+// "" when bwrap will take `args` (launched as `bwrap --args FD COMMAND...`), else why not,
+// naming the limit and how many arguments the command itself brought. Pure.
+std::string bwrap_arg_count_problem(const std::vector<BwrapArg>& args);
+
 }  // namespace vigil

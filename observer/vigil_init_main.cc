@@ -1,6 +1,7 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
 //   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
-//              [--program-fd N] -- CMD ARGS...
+//              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
+//              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch_check.h), takes the seccomp program (from the
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
@@ -99,6 +100,11 @@ int main(int argc, char** argv) {
         return vigil::to_int(vigil::ExitCode::kSandboxSetup);
       }
       cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--refuse-create") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
+      observer_options.refused_names.push_back({argv[cmd + 1], argv[cmd + 2]});
+      cmd += 3;
       continue;
     }
     if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {

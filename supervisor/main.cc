@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
         ->check(CLI::IsMember({"on", "off"}));
+    run_cmd->add_flag("-v,--verbose", run.verbose,
+                      "end with the session log's path (printed anyway after a denial)");
     vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
     c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
     run_cmd->add_option("command", run.command, "command and arguments (after --)");

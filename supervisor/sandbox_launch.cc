@@ -409,6 +409,8 @@ Result<StatusPipe> make_status_pipe() {
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
                                   StatusPipe status, LaunchIo& io) {
+  if (std::string why = bwrap_arg_count_problem(args); !why.empty())
+    return make_error(Errc::kRefused, why);
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
   if (!memfd) return std::move(memfd).error();
   Pipes pipes;

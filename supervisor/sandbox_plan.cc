@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,8 +18,10 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/policy_loader.h"
 #include "supervisor/core/regular_file.h"
+#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/workspace_checks.h"
 
 namespace vigil {
 namespace {
@@ -193,6 +196,12 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     }
   }
   out.warnings = out.policy.warnings;
+  if (req.refuse_missing_at_call) {
+    // (A file standing where a directory of the path would be keeps its read-only bind:
+    // it exists, and binding it blocks nothing that could be made.)
+    for (auto& r : out.policy.fs.deny_write)
+      r.refuse_at_call = r.kind == PathKind::kMissing && !r.first_missing_exists;
+  }
   // One directory named twice (or a million times: `"."` repeated) is one root: the scan
   // and the mounts below run once per directory, not once per spelling.
   {
@@ -252,7 +261,11 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
         !r)
       return r.error();
   }
+  // After the scan: the repository's .git is not scanned as a root of its own (its
+  // hooks, config and commondir are named directly; workspace_checks.h).
+  add_writable_repository(&out.policy, &out.protected_paths);
 #endif
+  for (auto& w : home_root_warnings(out.policy)) out.warnings.push_back(std::move(w));
   out.plan = build_plan(out.policy, out.protected_paths);
   if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
 
@@ -280,9 +293,26 @@ std::vector<KernelMask> present_kernel_masks() {
 std::vector<std::string> placeholder_paths(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& op : plan.ops) {
-    if (op.kind == OpKind::kDenyWrite && !op.exists) out.push_back(op.path);
+    if (op.kind == OpKind::kDenyWrite && !op.exists && !op.at_call) out.push_back(op.path);
   }
   return out;
+}
+
+std::vector<std::string> refuse_create_args(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& op : plan.ops) {
+    if (op.at_call) out.insert(out.end(), {"--refuse-create", op.path, op.origin});
+  }
+  return out;
+}
+
+bool gatekeeper_in_force() {
+#if defined(__APPLE__)
+  return false;
+#else
+  utsname u{};
+  return ::uname(&u) == 0 && kernel_can_gatekeep(u.release);
+#endif
 }
 
 Result<void> create_content_placeholders(const std::vector<std::string>& paths) {

@@ -46,7 +46,16 @@ struct PlanRequest {
   // (supervisor/backstop.h) quarantines whatever slips through, pass false. Existing
   // protected names keep their read-only binds either way.
   bool placeholders = true;
+  // A denyWrite entry that does not exist yet is refused by vigil-init when it is created
+  // (true where the gatekeeper is in force: gatekeeper_in_force()), instead of a
+  // placeholder on its first missing component, which would block the whole parent
+  // (`"denyWrite": ["config/production.json"]` with no config/ would stop `mkdir config`).
+  bool refuse_missing_at_call = false;
 };
+
+// Whether this host's kernel lets vigil-init perform the calls itself (5.14+: the
+// gatekeeper, see observer/notify_loop.h); the same test vigil-init makes.
+bool gatekeeper_in_force();
 
 struct PreparedSandbox {
   Policy policy;
@@ -70,6 +79,9 @@ std::vector<KernelMask> present_kernel_masks();
 // Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
 // to be removed after the session if they are still as made.
 std::vector<std::string> placeholder_paths(const Plan& plan);
+// vigil-init's options for the missing denyWrite targets it refuses at the call
+// (`--refuse-create PATH ORIGIN` each; observer/refused_names.h).
+std::vector<std::string> refuse_create_args(const Plan& plan);
 // Writes the placeholders that hold something (placeholder_content()), just before bwrap
 // binds them: O_EXCL, so a name that appeared since the scan is an error, never capped
 // as it is.

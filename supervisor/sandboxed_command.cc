@@ -157,6 +157,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
   // only break everyday git, and the backstop below catches what slips: pass false then.
   req.placeholders = true;
+  req.refuse_missing_at_call = gatekeeper_in_force();
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };
@@ -267,6 +268,8 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
+  const auto refused = refuse_create_args(prepared->plan);
+  in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);

@@ -28,6 +28,10 @@ struct PathRule {
   // The per-session temp dir is a writable root that vanishes with the session, so no
   // mandatory-deny scan is done inside it (nothing there runs later).
   bool session_temp = false;
+  // denyWrite of a path that does not exist yet, where vigil-init refuses its creation at
+  // the call (the gatekeeper): no mount at all, so its missing parents stay creatable
+  // (supervisor/sandbox_plan.h, observer/refused_names.h).
+  bool refuse_at_call = false;
 };
 
 // A deny glob as written, and what it covered at launch. Its matches are also PathRules
@@ -98,6 +102,10 @@ struct VigilOptions {
   // refused; no answer within vigil.network.askTimeoutSeconds is a deny.
   bool network_ask = false;
   std::uint64_t network_ask_timeout_ms = 60'000;
+  // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
+  // outside the writable roots; true makes that .git writable (index, refs, objects,
+  // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).
+  bool git_writable_repository = false;
   // vigil.limits: the sandbox's resource caps (supervisor/core/cap_plan.h).
   LimitsOptions limits;
 };

@@ -114,6 +114,11 @@ constexpr KeySpec kVigilKeys[] = {
     {"log", Support::kHandled, "", ""},
     {"network", Support::kHandled, "", ""},
     {"limits", Support::kHandled, "", ""},
+    {"git", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilGitKeys[] = {
+    {"writableRepository", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilNetworkKeys[] = {
@@ -152,6 +157,7 @@ constexpr KeyLevel kLevels[] = {
     {"vigil.log", kVigilLogKeys},
     {"vigil.network", kVigilNetworkKeys},
     {"vigil.limits", kVigilLimitsKeys},
+    {"vigil.git", kVigilGitKeys},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -549,6 +555,14 @@ class Loader {
         if (!n) return std::move(n).error();
         p_->vigil.log_keep = *n;
       }
+    }
+    if (auto it = v.find("git"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.git", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.git", kVigilGitKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.git", "writableRepository",
+                             &p_->vigil.git_writable_repository);
+          !r)
+        return r;
     }
     if (auto it = v.find("limits"); it != v.end()) return load_limits(*it);
     return {};
