@@ -12,7 +12,8 @@
 #   7. when run as root: the integration and adversarial tests again as an unprivileged user
 #      (vigil-ci), with a second unprivileged user (vigil-ci-other, a helper started here
 #      before dropping) for the tests that act as another user: nothing skips for want of
-#      privilege.
+#      privilege; and the .deb (tools/package.sh) unpacked into a clean tree and used as that
+#      user.
 #
 # Every step runs to the end whatever the others did, so one failure does not hide the
 # state of the rest; the exit status is non-zero when anything failed. The last line is
@@ -226,6 +227,11 @@ if [ "$(id -u)" -eq 0 ]; then
     kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; other_pid=""
   else
     step_failed "unprivileged pass (staging the binaries)"
+    if deb=$(tools/package.sh build) && tools/test_package.sh "$deb" "$user"; then
+      passed=$((passed + 1))
+    else
+      step_failed "the .deb, installed into a clean tree, used as $user"
+    fi
   fi
 else
   echo "== not root: the unprivileged pass above is the only integration pass"

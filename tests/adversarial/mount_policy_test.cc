@@ -91,7 +91,7 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
       ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
     }
   });
-  // Launches until vigil-init's check has refused at least 3 swapped pins (the race hit,
+  // Launches until the launch check has refused at least 3 swapped pins (the race hit,
   // and caught by the check meant: its own message), with at least 30 launches in all.
   int ran = 0, caught = 0, other = 0, launches = 0;
   std::string other_err;
@@ -114,7 +114,7 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
   swapper.join();
   std::fprintf(stderr, "note: %d launches: %d ran, %d refused by the mount check, %d other\n",
                launches, ran, caught, other);
-  EXPECT_GE(caught, 1) << "the race was never hit (or never caught by vigil-init's check) in "
+  EXPECT_GE(caught, 1) << "the race was never hit (or never caught by the launch check) in "
                        << launches << " launches; last other failure: " << other_err;
   EXPECT_TRUE(names_in(outside.path()).empty())
       << names_in(outside.path()).size() << " launches wrote outside the writable roots";
