@@ -170,8 +170,8 @@ Result<std::optional<ParentRoute>> build_parent_route(const ParentProxySettings&
     *out = std::move(*e);
     return {};
   };
-  if (auto x = one(s.http, "http", &r.http); !x) return std::move(x).error();
-  if (auto x = one(s.https, "https", &r.https); !x) return std::move(x).error();
+  VIGIL_TRY_VOID(one(s.http, "http", &r.http));
+  VIGIL_TRY_VOID(one(s.https, "https", &r.https));
   if (!r.http) r.http = r.https;
   if (!r.https) r.https = r.http;
   auto np = parse_no_proxy(s.no_proxy);

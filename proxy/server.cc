@@ -1468,11 +1468,11 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Netwo
   if (!resolver || !sink)
     return make_error(Errc::kInternal, "proxy server needs a resolver and an event sink");
   auto matcher = DomainMatcher::build(net);
-  if (!matcher) return std::move(matcher).error();
+  VIGIL_TRY(matcher);
   auto denied = parse_denied_resolved_addresses(net.denied_resolved_addresses);
-  if (!denied) return std::move(denied).error();
+  VIGIL_TRY(denied);
   auto parent = build_parent_route(net.parent_proxy);
-  if (!parent) return std::move(parent).error();
+  VIGIL_TRY(parent);
   auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options,
                                      std::move(resolver), std::move(sink), std::move(*parent));
   return std::unique_ptr<Server>(new Server(std::move(impl)));

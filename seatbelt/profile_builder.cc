@@ -375,7 +375,7 @@ Result<void> emit_mandatory(Writer& w, const Policy& policy) {
   for (const auto& d : mandatory_denies()) {
     if (d.git_config && policy.fs.allow_git_config) continue;
     auto q = Sbpl::quoted(mandatory_deny_regex(d));
-    if (!q) return std::move(q).error();
+    VIGIL_TRY(q);
     filters.push_back("(regex "_sbpl + *q + ")"_sbpl);
   }
   w.rule(false, "file-write*"_sbpl, filters);
@@ -384,7 +384,7 @@ Result<void> emit_mandatory(Writer& w, const Policy& policy) {
   filters.clear();
   for (const auto& re : mandatory_head_regexes()) {
     auto q = Sbpl::quoted(re);
-    if (!q) return std::move(q).error();
+    VIGIL_TRY(q);
     filters.push_back("(regex "_sbpl + *q + ")"_sbpl);
   }
   w.rule(false, "file-write*"_sbpl, filters);
@@ -449,17 +449,17 @@ Result<SeatbeltProfile> build_seatbelt_profile(const SeatbeltInputs& in) {
     return make_error(Errc::kInternal, "seatbelt: the log tag must be 8..64 of [A-Za-z0-9_]");
   }
   auto tag = Sbpl::quoted(in.session.log_tag);
-  if (!tag) return std::move(tag).error();
+  VIGIL_TRY(tag);
 
   SeatbeltProfile out;
   Writer w(*tag);
   emit_header(w, *tag);
   emit_base(w);
-  if (auto r = emit_mach(w, in, &out.warnings); !r) return r.error();
-  if (auto r = emit_network(w, in, &out.warnings); !r) return r.error();
-  if (auto r = emit_files(w, in); !r) return r.error();
-  if (auto r = emit_mandatory(w, *in.policy); !r) return r.error();
-  if (auto r = emit_unlink_guards(w, in); !r) return r.error();
+  VIGIL_TRY_VOID(emit_mach(w, in, &out.warnings));
+  VIGIL_TRY_VOID(emit_network(w, in, &out.warnings));
+  VIGIL_TRY_VOID(emit_files(w, in));
+  VIGIL_TRY_VOID(emit_mandatory(w, *in.policy));
+  VIGIL_TRY_VOID(emit_unlink_guards(w, in));
   emit_pty(w, *in.policy);
   out.text = w.take_text();
   out.params = w.take_params();

@@ -60,7 +60,7 @@ class Sbpl {
   }
   static Result<Sbpl> quoted(std::string_view text) {
     auto s = sbpl_string(text);
-    if (!s) return std::move(s).error();
+    VIGIL_TRY(s);
     return Sbpl(std::move(*s));
   }
   static Sbpl number(std::uint64_t n) { return Sbpl(std::to_string(n)); }

@@ -516,8 +516,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
 Result<Body> finish_body(Kind kind, Reader& r, const Limits& lim) {
   auto body = read_body(kind, r, lim);
   if (!body) return body;
-  if (auto done = r.finish(); !done) return std::move(done).error();
-  if (auto ok = validate(*body, lim); !ok) return std::move(ok).error();
+  VIGIL_TRY_VOID(r.finish());
+  VIGIL_TRY_VOID(validate(*body, lim));
   return body;
 }
 
@@ -995,7 +995,7 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   if (line.size() > lim.max_line)
     return make_error(Errc::kInvalidPolicy, "line longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   const json& obj = *parsed;
   // The envelope is the supervisor's: a sandbox that sets it is trying to place its
   // event somewhere in the record it does not own.
@@ -1037,7 +1037,7 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   if (line.size() > lim.max_line)
     return make_error(Errc::kInvalidPolicy, "record longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   Reader r(*parsed);
   if (r.integer("v", 0, 1 << 30) != kSchemaVersion && !r.failed()) {
     return make_error(Errc::kUnsupported, "schema version other than 1");
@@ -1061,7 +1061,7 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   const auto kind = kind_from_string(kind_name);
   if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
   auto body = finish_body(*kind, r, lim);
-  if (!body) return std::move(body).error();
+  VIGIL_TRY(body);
   e.body = std::move(*body);
   if (serialize(e) != line && serialize_as(e, /*legacy=*/true) != line) {
     return make_error(Errc::kInvalidPolicy,

@@ -67,9 +67,9 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
     UniqueFd fd(::open((proc + "/mountinfo").c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return system_error("the sandbox ended before its mounts were checked: " + proc);
     auto text = read_all(fd.get(), proc + "/mountinfo");
-    if (!text) return std::move(text).error();
+    VIGIL_TRY(text);
     auto parsed = init::parse_mountinfo(*text);
-    if (!parsed) return std::move(parsed).error();
+    VIGIL_TRY(parsed);
     if (table_is_final(*parsed, planned.back().dest)) {
       table = std::move(parsed).value();
       break;
@@ -90,7 +90,7 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
     }
   }
   auto host = init::load_mount_table();
-  if (!host) return std::move(host).error();
+  VIGIL_TRY(host);
   UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return system_error("open " + proc + "/root");
   LaunchTables t;

@@ -220,12 +220,12 @@ Result<std::unique_ptr<CommandCaps>> CommandCaps::create(const CapPlan& plan) {
   if (plan.processes_via == CapVia::kCgroup2 || plan.memory_via == CapVia::kCgroup2) {
     const V2Candidate v2 = find_v2();
     if (v2.take_over) {
-      if (auto r = take_over_v2(v2.dir, v2.memory); !r) return std::move(r).error();
+      VIGIL_TRY_VOID(take_over_v2(v2.dir, v2.memory));
     } else if (!v2.dir.empty()) {
       const std::string want = v2.memory ? "+pids +memory" : "+pids";
       const std::string have = read_text(v2.dir + "/cgroup.subtree_control");
       if (!has_word(have, "pids") || (v2.memory && !has_word(have, "memory"))) {
-        if (auto r = write_file(v2.dir + "/cgroup.subtree_control", want); !r) return r.error();
+        VIGIL_TRY_VOID(write_file(v2.dir + "/cgroup.subtree_control", want));
       }
     }
   }

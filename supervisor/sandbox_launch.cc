@@ -218,7 +218,7 @@ class SignalRelay {
 Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const bool confined = p.status.open();
   SignalRelay relay(io.interrupted_fd);
-  if (auto r = relay.start(); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(relay.start());
   if (!confined) relay.set_target(child);  // unconfined: the child is the command
   // The child's exit is watched through a pidfd, not only SIGCHLD: in an embedder with
   // other threads, a SIGCHLD may be taken (and, at its default disposition, discarded) by
@@ -389,7 +389,7 @@ Result<ProgramPipe> make_program_pipe() {
 Result<UniqueFd> sealed_memfd(const std::string& data, const char* what) {
   UniqueFd fd(::memfd_create(what, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return system_error("memfd_create");
-  if (auto w = write_all(fd.get(), data, what); !w) return std::move(w).error();
+  VIGIL_TRY_VOID(write_all(fd.get(), data, what));
   if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
       0) {
     return system_error(std::string("sealing ") + what);
@@ -412,17 +412,17 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (std::string why = bwrap_arg_count_problem(args); !why.empty())
     return make_error(Errc::kRefused, why);
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
-  if (!memfd) return std::move(memfd).error();
+  VIGIL_TRY(memfd);
   Pipes pipes;
   UniqueFd out_write, err_write;
   if (io.capture_output) {
     auto o = make_output_pipe();
-    if (!o) return std::move(o).error();
+    VIGIL_TRY(o);
     pipes.out.fd = std::move(o->first);
     out_write = std::move(o->second);
     if (!io.merge_output) {
       auto e = make_output_pipe();
-      if (!e) return std::move(e).error();
+      VIGIL_TRY(e);
       pipes.err.fd = std::move(e->first);
       err_write = std::move(e->second);
     }
@@ -516,10 +516,10 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
     }
   }
   if (io.before_release) {
-    if (auto r = check_then_release(pid, pipes.status, io); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
   }
   auto waited = wait_forwarding(pid, pipes, io);
-  if (!waited) return std::move(waited).error();
+  VIGIL_TRY(waited);
   const std::string limit = waited->limit;
   if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
   if (waited->have_exit_code) return LaunchResult{waited->exit_code, limit};
@@ -553,7 +553,7 @@ Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
   LaunchIo io;
   io.on_event_line = [](std::string_view) {};
   auto waited = wait_forwarding(pid, none, io);
-  if (!waited) return std::move(waited).error();
+  VIGIL_TRY(waited);
   return LaunchResult{status_to_exit(waited->status), ""};
 }
 

@@ -142,7 +142,7 @@ Result<std::string> current_dir() {
 
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
-  if (!cwd) return std::move(cwd).error();
+  VIGIL_TRY(cwd);
   if (cwd->empty() || (*cwd)[0] != '/') {
     return make_error(Errc::kInvalidPolicy, "the workspace directory must be an absolute path");
   }
@@ -167,10 +167,10 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     const std::string& given = *settings;
     settings_spelled = given.empty() || given[0] == '/' ? given : join(*cwd, given);
     auto fd = open_settings_file(settings_spelled);
-    if (!fd) return std::move(fd).error();
+    VIGIL_TRY(fd);
     settings_fd = std::move(fd).value();
     auto p = load_policy_fd(settings_fd.get(), settings_spelled, ctx);
-    if (!p) return std::move(p).error();
+    VIGIL_TRY(p);
     out.policy = std::move(p).value();
     out.settings_origin = req.settings_path ? "--settings " + given
                                             : "~/" + std::string(kHomeSettingsName) +
@@ -250,7 +250,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     for (const auto& root : out.policy.fs.allow_write) {
       if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
     }
-    if (auto r = req.before_scan(roots); !r) return r.error();
+    VIGIL_TRY_VOID(req.before_scan(roots));
   }
   // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
   // depth, whatever exists now (seatbelt/profile_builder.h).

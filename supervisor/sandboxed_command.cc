@@ -75,7 +75,7 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
 Result<std::string> program_wire() {
   static const Result<std::string> wire = []() -> Result<std::string> {
     auto program = sandbox_program(/*observe=*/true);
-    if (!program) return std::move(program).error();
+    VIGIL_TRY(program);
     return encode_program(*program);
   }();
   return wire;
@@ -146,7 +146,7 @@ Result<SandboxedOutcome> run_sandboxed(
     const std::function<bool(OutputStream, std::string_view)>& forward) {
   if (cmd.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
   auto session = SessionDir::create();
-  if (!session) return std::move(session).error();
+  VIGIL_TRY(session);
 
   PlanRequest req;
   req.settings_path = cmd.settings;
@@ -162,7 +162,7 @@ Result<SandboxedOutcome> run_sandboxed(
     return session->hold_roots(roots);
   };
   auto prepared = prepare_sandbox(req);
-  if (!prepared) return std::move(prepared).error();
+  VIGIL_TRY(prepared);
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
   // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
@@ -170,9 +170,9 @@ Result<SandboxedOutcome> run_sandboxed(
   LimitsOptions limits = prepared->policy.vigil.limits;
   if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
   auto cap_plan = build_cap_plan(limits, probe_host_limits());
-  if (!cap_plan) return std::move(cap_plan).error();
+  VIGIL_TRY(cap_plan);
   auto caps = CommandCaps::create(*cap_plan);
-  if (!caps) return std::move(caps).error();
+  VIGIL_TRY(caps);
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -185,21 +185,21 @@ Result<SandboxedOutcome> run_sandboxed(
   }
 
   auto init = locate_vigil_init();
-  if (!init) return std::move(init).error();
-  if (auto r = check_not_writable(prepared->plan, *init); !r) return std::move(r).error();
+  VIGIL_TRY(init);
+  VIGIL_TRY_VOID(check_not_writable(prepared->plan, *init));
 
   // The log: every record hash-chained to the one before; the violations the model is
   // told about are collected from exactly what was logged. It is opened while bwrap
   // builds the sandbox, before the command can run; only a log the sandbox could
   // otherwise reach must exist first (below).
   auto log_path = sink.log_path(*prepared);
-  if (!log_path) return std::move(log_path).error();
+  VIGIL_TRY(log_path);
   // What the session itself adds to the plan; the policy (and its digest) stays the
   // settings' own. The key that seals logs is hidden from every sandbox
   // (supervisor/log_key.h).
   Policy planned = prepared->policy;
   auto key_path = log_key_path();
-  if (!key_path) return std::move(key_path).error();
+  VIGIL_TRY(key_path);
   planned.fs.deny_read.push_back(session_rule(resolve_symlinks(*key_path), "session log key"));
   CommandRecord* record = nullptr;
   auto append = [&record](events::Source src, events::Body body) {
@@ -209,9 +209,9 @@ Result<SandboxedOutcome> run_sandboxed(
   // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
   const std::string ignore_command = ignore_command_line(cmd.command);
   auto status = make_status_pipe();
-  if (!status) return std::move(status).error();
+  VIGIL_TRY(status);
   auto events = make_event_pipe();
-  if (!events) return std::move(events).error();
+  VIGIL_TRY(events);
   BwrapInputs in;
   in.plan = &prepared->plan;
   in.cwd = cmd.cwd;
@@ -232,7 +232,7 @@ Result<SandboxedOutcome> run_sandboxed(
       },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
       cmd.proxy_test, cmd.ask);
-  if (!proxy) return std::move(proxy).error();
+  VIGIL_TRY(proxy);
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
                                 /*own_loopback=*/true);
@@ -243,7 +243,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // ~/.local.hidden` and a forged log in a new ~/.local/state/vigil/sessions/ fail.
   bool created = false;
   if (auto bind = log_bind(*prepared, *log_path)) {
-    if (auto r = sink.create_now(); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(sink.create_now());
     created = true;
     planned.fs.deny_write.push_back(session_rule(*bind, "session log"));
   }
@@ -254,12 +254,12 @@ Result<SandboxedOutcome> run_sandboxed(
   in.command = cmd.command;
   in.init = *init;
   auto program_pipe = make_program_pipe();
-  if (!program_pipe) return std::move(program_pipe).error();
+  VIGIL_TRY(program_pipe);
   auto release = make_program_pipe();  // a pipe like it: bwrap's --block-fd
-  if (!release) return std::move(release).error();
+  VIGIL_TRY(release);
   in.block_fd = release->read.get();
   auto identities = host_identities(writable_mounts(prepared->plan));
-  if (!identities) return std::move(identities).error();
+  VIGIL_TRY(identities);
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
                   "--proxy-socket", session->proxy_socket()};
@@ -274,7 +274,7 @@ Result<SandboxedOutcome> run_sandboxed(
 
   const auto placeholders = placeholder_paths(prepared->plan);
   // Should this process be killed, the next session removes them (session_dir.h).
-  if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(session->record_placeholders(placeholders));
   if (auto r = create_content_placeholders(placeholders); !r) {
     session->finish(placeholders);  // those written before the failure
     return std::move(r).error();
@@ -313,12 +313,12 @@ Result<SandboxedOutcome> run_sandboxed(
       }
     } close_pipe{*program_pipe};
     auto wire = program_wire();
-    if (!wire) return std::move(wire).error();
+    VIGIL_TRY(wire);
     if (!created) {
-      if (auto r = sink.create_now(); !r) return std::move(r).error();
+      VIGIL_TRY_VOID(sink.create_now());
     }
     auto opened = sink.open(*prepared);
-    if (!opened) return std::move(opened).error();
+    VIGIL_TRY(opened);
     record = *opened;
     (*proxy)->serve();
     wait_for_coarse_clock(snapshot);  // the backstop's "during the session" starts here
@@ -408,7 +408,7 @@ Result<SandboxedOutcome> run_sandboxed(
     run_backstop(prepared->policy, snapshot, std::move(written), placeholders, cmd.quarantine_id,
                  *record);
   }
-  if (!launched) return std::move(launched).error();
+  VIGIL_TRY(launched);
 
   // A cap vigil ended the command at goes in the block, first (cap_plan.h). A process
   // killed by SIGXFSZ is the file-size cap: no other sender is plausible in a sandbox.

@@ -133,7 +133,7 @@ Result<Ran> run_one(AgentSession& session, const RunParams& p,
   if (timer.joinable()) timer.join();
   in_r.reset();  // the feeder's write fails now if it is still blocked
   feeder.join();
-  if (!outcome) return std::move(outcome).error();
+  VIGIL_TRY(outcome);
   ran.outcome = std::move(*outcome);
   return ran;
 }

@@ -96,9 +96,9 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
   options.ask_timeout = ask.timeout;
   auto server = proxy::Server::create(p->io_, net, options,
                                       make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
-  if (!server) return std::move(server).error();
+  VIGIL_TRY(server);
   p->server_ = std::move(server).value();
-  if (auto r = p->server_->listen(where); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(p->server_->listen(where));
   p->bound_ = p->server_->local_address();
   return p;
 }

@@ -116,13 +116,13 @@ class StandaloneSink final : public CommandLogSink {
   }
   Result<void> create_now() override {
     auto r = SessionRecord::reserve(start_);
-    if (!r) return std::move(r).error();
+    VIGIL_TRY(r);
     reserved_ = std::move(r).value();
     return {};
   }
   Result<CommandRecord*> open(const PreparedSandbox&) override {
     auto opened = SessionRecord::open(std::move(*reserved_), std::move(start_));
-    if (!opened) return std::move(opened).error();
+    VIGIL_TRY(opened);
     record_ = std::move(opened).value();
     return record_.get();
   }
@@ -155,7 +155,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
                       "mounts and namespaces). Run the inner command directly");
   }
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
-  if (!cwd) return std::move(cwd).error();
+  VIGIL_TRY(cwd);
   SandboxedCommand cmd;
   cmd.command = request.command;
   cmd.cwd = *cwd;
@@ -186,7 +186,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
                                   stop_fd);
             };
   auto ran = run_sandboxed(cmd, sink, forward);
-  if (!ran) return std::move(ran).error();
+  VIGIL_TRY(ran);
   outcome.log_path = sink.path();
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);

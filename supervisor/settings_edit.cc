@@ -40,7 +40,7 @@ Result<std::size_t> opening(const SettingsJson& doc, const std::string& path, ch
 Result<std::string> add_allowed_domain(std::string_view text, const std::string& entry,
                                        std::string_view source) {
   auto doc = parse_settings_json(std::string(text), source);
-  if (!doc) return std::move(doc).error();
+  VIGIL_TRY(doc);
   const nlohmann::json& root = doc->root;
   const auto fail = [&](const std::string& what) {
     return make_error(Errc::kInvalidPolicy, std::string(source) + ": " + what);
@@ -72,7 +72,7 @@ Result<std::string> add_allowed_domain(std::string_view text, const std::string&
     empty = list->empty();
   }
   auto at = opening(*doc, path, bracket);
-  if (!at) return std::move(at).error();
+  VIGIL_TRY(at);
   std::string out(text);
   out.insert(*at, empty ? insert : insert + ", ");
   return out;
@@ -80,16 +80,16 @@ Result<std::string> add_allowed_domain(std::string_view text, const std::string&
 
 Result<void> add_allowed_domain_to_file(const std::string& path, const std::string& entry) {
   auto fd = open_regular_file(path, "settings file");
-  if (!fd) return std::move(fd).error();
+  VIGIL_TRY(fd);
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return system_error("fstat " + path);
   auto text = read_fd_text(fd->get(), kMaxSettingsBytes, "settings file " + path);
-  if (!text) return std::move(text).error();
+  VIGIL_TRY(text);
   auto next = add_allowed_domain(*text, entry, path);
-  if (!next) return std::move(next).error();
+  VIGIL_TRY(next);
   if (*next == *text) return {};
   // The result must still be a settings file (the insertion is checked, not trusted).
-  if (auto check = parse_settings_json(*next, path); !check) return std::move(check).error();
+  VIGIL_TRY_VOID(parse_settings_json(*next, path));
   // A symlinked settings file stays a symlink: the file it points to is replaced.
   const std::string real = fd_path(fd->get());
   const std::string target = real.empty() ? path : real;

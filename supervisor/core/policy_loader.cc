@@ -547,12 +547,12 @@ class Loader {
       if (auto r = check_keys(*it, "vigil.log", kVigilLogKeys); !r) return r;
       if (auto m = it->find("maxOutputBytes"); m != it->end()) {
         auto n = read_count(*m, "vigil.log.maxOutputBytes", 0);
-        if (!n) return std::move(n).error();
+        VIGIL_TRY(n);
         p_->vigil.log_max_output_bytes = *n;
       }
       if (auto k = it->find("keep"); k != it->end()) {
         auto n = read_count(*k, "vigil.log.keep", 1);
-        if (!n) return std::move(n).error();
+        VIGIL_TRY(n);
         p_->vigil.log_keep = *n;
       }
     }
@@ -575,7 +575,7 @@ class Loader {
     auto& out = p_->vigil.limits;
     if (auto it = l.find("processes"); it != l.end()) {
       auto n = read_count(*it, "vigil.limits.processes", 0);
-      if (!n) return std::move(n).error();
+      VIGIL_TRY(n);
       if (*n != 0 && *n < kMinProcesses) {
         return fail("vigil.limits.processes", "must be 0 (no cap) or at least " +
                                                   std::to_string(kMinProcesses) + ", got " +
@@ -585,12 +585,12 @@ class Loader {
     }
     if (auto it = l.find("memoryBytes"); it != l.end()) {
       auto n = read_count(*it, "vigil.limits.memoryBytes", 0);
-      if (!n) return std::move(n).error();
+      VIGIL_TRY(n);
       out.memory_bytes = *n;
     }
     if (auto it = l.find("maxFileBytes"); it != l.end()) {
       auto n = read_count(*it, "vigil.limits.maxFileBytes", 0);
-      if (!n) return std::move(n).error();
+      VIGIL_TRY(n);
       out.max_file_bytes = *n;
     }
     if (auto it = l.find("timeoutSeconds"); it != l.end()) {
@@ -649,19 +649,19 @@ std::string nearest_key(std::string_view key, const std::vector<std::string_view
 
 Result<Policy> parse_policy(std::string text, std::string_view source, const LoadContext& ctx) {
   auto doc = parse_settings_json(std::move(text), source);
-  if (!doc) return std::move(doc).error();
+  VIGIL_TRY(doc);
   Policy p = default_policy(ctx);
   p.source = std::string(source);
   // A settings file replaces the default's writable cwd: it says exactly what is writable.
   p.fs.allow_write.clear();
   Loader loader(*doc, source, ctx, &p);
-  if (auto r = loader.load(); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(loader.load());
   return p;
 }
 
 Result<Policy> load_policy_fd(int fd, const std::string& source, const LoadContext& ctx) {
   auto text = read_fd_text(fd, kMaxSettingsBytes, "settings file " + source);
-  if (!text) return std::move(text).error();
+  VIGIL_TRY(text);
   return parse_policy(std::move(text).value(), source, ctx);  // it reports an oversize file
 }
 
@@ -675,7 +675,7 @@ Result<UniqueFd> open_settings_file(const std::string& path) {
 
 Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx) {
   auto fd = open_settings_file(path);
-  if (!fd) return std::move(fd).error();
+  VIGIL_TRY(fd);
   return load_policy_fd(fd->get(), path, ctx);
 }
 
