@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -69,10 +68,7 @@ int main(int argc, char** argv) {
   int program_fd = -1;
   int mounts_fd = -1;
   vigil::init::ObserverOptions observer_options;
-  {
-    utsname u{};
-    observer_options.gatekeeper = ::uname(&u) == 0 && vigil::kernel_can_gatekeep(u.release);
-  }
+  observer_options.gatekeeper = vigil::gatekeeper_in_force();
   int cmd = 1;
   while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
     if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {

@@ -33,12 +33,16 @@ bool wait_for(const std::string& path, int seconds) {
 // placeholder, the kernel detaches every mount on that name in other namespaces too:
 // the second session's protection would vanish, and its command could write a .bashrc
 // that stays on the host.
+// Under the gatekeeper there are no placeholders: the second session's write is refused
+// at the call, and nothing is left on the host either way.
 TEST(MountPolicy, OverlappingSessionsKeepEachOthersPlaceholders) {
   TempDir ws;
-  const std::string wait_b = "while [ ! -e b-up ]; do sleep 0.02; done";
+  const std::string wait_b = "touch a-up; while [ ! -e b-up ]; do sleep 0.02; done";
   Outcome a;
   std::thread first([&] { a = run_vigil({"run", "-c", wait_b}, ws.path(), 60); });
-  ASSERT_TRUE(wait_for(ws / ".bashrc", 30)) << "the first session made no placeholder";
+  ASSERT_TRUE(wait_for(ws / "a-up", 30)) << "the first session did not start";
+  EXPECT_EQ(exists(ws / ".bashrc"), !kernel_has_gatekeeper())
+      << "a placeholder is made exactly where the gatekeeper is not in force";
   Outcome b;
   std::thread second([&] {
     b = run_vigil({"run", "-c",

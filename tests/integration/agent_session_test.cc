@@ -202,7 +202,8 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
     ::_exit(122);
   }
   ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
-  EXPECT_TRUE(exists(ws / ".bashrc"));  // the live sandbox's placeholder
+  // The live sandbox's placeholder, made only where the gatekeeper is not in force.
+  EXPECT_EQ(exists(ws / ".bashrc"), !kernel_has_gatekeeper());
   EXPECT_FALSE(pids_with_marker(marker).empty());
 
   ASSERT_EQ(::kill(s.pid(), SIGKILL), 0);
