@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -23,6 +23,7 @@
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_wire.h"
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

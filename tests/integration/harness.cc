@@ -1,4 +1,5 @@
 #include "tests/integration/harness.h"
+#include "tests/integration/gatekeeper_kernel.h"
 
 #include <dirent.h>
 #include <fcntl.h>

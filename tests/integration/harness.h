@@ -63,9 +63,4 @@ std::vector<int> pids_with_marker(const std::string& marker);
 // A marker unique to this test run.
 std::string unique_marker(const std::string& what);
 
-// Whether this kernel lets vigil-init perform write-intent calls itself (Linux 5.14+,
-// SECCOMP_ADDFD_FLAG_SEND), read from uname here rather than asked of vigil: then vigil
-// binds no placeholders at missing protected names (it refuses them at the call).
-bool kernel_has_gatekeeper();
-
 }  // namespace vigil::test

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
