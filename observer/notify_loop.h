@@ -23,6 +23,7 @@
 #include "observer/call_plan.h"
 #include "observer/emulate.h"
 #include "observer/mount_table.h"
+#include "observer/refused_names.h"
 #include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -39,6 +40,8 @@ struct ObserverOptions {
   int flush_after_ms = 20;
   // Opens are performed and their fd installed (Linux 5.14+); false: witnessed only.
   bool gatekeeper = true;
+  // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
+  std::vector<RefusedName> refused_names;
 };
 
 struct Judgement {
@@ -86,6 +89,7 @@ class Observer {
   struct Shared {
     std::mutex mu;
     std::string lines;
+    std::vector<RefusedName> refused_names;  // set once at create(), read-only after
   };
   void handle_one();
   void on_continue(const Notification& n, const CallPlan& plan);

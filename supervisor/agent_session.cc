@@ -9,8 +9,10 @@
 
 #include "proxy/domain_matcher.h"
 #include "supervisor/annotation.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/log_key.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_record.h"
@@ -93,6 +95,17 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
   std::map<std::string, std::uint64_t> counters_;
 };
 
+// Ask mode: the proxy of one command asks through the session, which knows the command.
+class AgentSession::CommandAsker final : public proxy::Asker {
+ public:
+  CommandAsker(AgentSession& s, std::uint64_t command) : s_(s), command_(command) {}
+  void ask(const std::shared_ptr<proxy::AskTicket>& ticket) override { s_.ask(command_, ticket); }
+
+ private:
+  AgentSession& s_;
+  std::uint64_t command_;
+};
+
 Result<AgentSessionOptions> session_options(const SessionArgs& args) {
   auto proxy_test = check_proxy_test_options(args.proxy_test);
   if (!proxy_test) return std::move(proxy_test).error();
@@ -129,10 +142,26 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   if (!path) return std::move(path).error();
   auto reserved = SessionRecord::reserve(start);
   if (!reserved) return std::move(reserved).error();
+  // Sealed as `vigil run`'s log is (supervisor/log_key.h): session.end's mac under the
+  // key every sandbox is denied, so `vigil replay --verify` can tell a replaced or forged
+  // end. The key is loaded (or made) before the log exists.
+  auto key_path = log_key_path();
+  if (!key_path) return std::move(key_path).error();
+  auto key = load_or_create_log_key(*key_path);
+  if (!key) return std::move(key).error();
   auto log = SessionLog::create(std::move(reserved).value(), s->id_);
   if (!log) return std::move(log).error();
+  log->set_key(*key);
   s->log_ = std::make_unique<SessionLog>(std::move(log).value());
   s->log_path_ = s->log_->path();
+  s->ask_timeout_ = std::chrono::milliseconds(policy->vigil.network_ask_timeout_ms);
+  s->ask_ = policy->vigil.network_ask && s->options_.ask_client;
+  if (policy->vigil.network_ask && !s->options_.ask_client) {
+    print_warning(
+        "vigil.network.ask is on, but this session has nobody to ask (`vigil serve` asks its "
+        "client; `vigil session start` asks with --ask-tty): hosts off the allow list are "
+        "refused");
+  }
   AgentSession* self = s.get();
   s->log_->set_listener([self](const events::Event& e, const std::string&) { self->dispatch(e); });
   events::SessionStart first;
@@ -142,6 +171,7 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   first.versions.vigil = "0.1.0";
   first.log = s->log_path_;
   first.cwd = s->options_.cwd;
+  first.key_id = log_key_id(*key);
   if (auto r = s->log_->append(events::Source::kSupervisor, std::move(first)); !r)
     return std::move(r).error();
   return s;
@@ -180,6 +210,10 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   cmd.env = run.env;
   cmd.stdio = run.stdio;
   cmd.quarantine_id = id_ + "-" + std::to_string(outcome.id);
+  if (ask_) {
+    cmd.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
+    cmd.ask.timeout = ask_timeout_;
+  }
   {
     std::lock_guard lock(mu_);
     cmd.net = net_;

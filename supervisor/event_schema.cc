@@ -27,11 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 15> kKindNames = {
+constexpr std::array<const char*, 18> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
-    "command.end",          "policy.update", "log.truncated",
+    "command.end",          "policy.update", "log.truncated", "net.ask",
+    "net.ask.answer", "limit.reached",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -374,6 +375,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
       b.result = r.word("result", false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -394,6 +396,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.refused_by = r.bytes("refused_by", lim.max_text, false);
       b.address = r.bytes("address", lim.max_text, false);
       b.guard_check = r.bytes("guard_check", lim.max_text, false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         auto p = proto_from(proto);
         auto v = net_verdict_from(verdict);
@@ -473,6 +476,38 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kLogTruncated:
       return Body{LogTruncated{r.count("max_output_bytes")}};
+    case Kind::kNetAsk: {
+      NetAsk b;
+      b.ask = r.count("ask");
+      const std::string proto = r.word("proto");
+      b.host = r.bytes("host", lim.max_text);
+      b.port = static_cast<std::uint16_t>(r.integer("port", 1, 65535));
+      b.address = r.bytes("address", lim.max_text, false);
+      b.timeout_ms = r.count("timeout_ms");
+      if (!r.failed()) {
+        if (auto p = proto_from(proto)) {
+          b.proto = *p;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kNetAskAnswer: {
+      NetAskAnswer b;
+      b.ask = r.count("ask");
+      b.answer = r.word("answer");
+      b.entry = r.bytes("entry", lim.max_text, false);
+      b.written = r.bytes("written", lim.max_path, false);
+      b.error = r.bytes("error", lim.max_text, false);
+      return Body{std::move(b)};
+    }
+    case Kind::kLimitReached: {
+      LimitReached b;
+      b.limit = r.bytes("limit", lim.max_text);
+      b.detail = r.bytes("detail", lim.max_text);
+      return Body{std::move(b)};
+    }
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -570,6 +605,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                    if (!b.result.empty()) j["result"] = b.result;
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -581,6 +617,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);
@@ -621,6 +658,25 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["remove"] = bytes_array_json(b.remove);
                  },
                  [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
+                 [&](const NetAsk& b) {
+                   j["ask"] = b.ask;
+                   j["proto"] = to_string(b.proto);
+                   j["host"] = bytes_json(b.host);
+                   j["port"] = b.port;
+                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
+                   j["timeout_ms"] = b.timeout_ms;
+                 },
+                 [&](const NetAskAnswer& b) {
+                   j["ask"] = b.ask;
+                   j["answer"] = b.answer;
+                   if (!b.entry.empty()) j["entry"] = bytes_json(b.entry);
+                   if (!b.written.empty()) j["written"] = bytes_json(b.written);
+                   if (!b.error.empty()) j["error"] = bytes_json(b.error);
+                 },
+                 [&](const LimitReached& b) {
+                   j["limit"] = bytes_json(b.limit);
+                   j["detail"] = bytes_json(b.detail);
+                 },
              },
              body);
 }
@@ -853,6 +909,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 return bad("unguarded: not a protected name");
               if (b.verdict != Verdict::kAllowed) return bad("unguarded: only on an allowed write");
             }
+            if (!b.ignored.empty() && (b.verdict != Verdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied write, one line");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
@@ -860,6 +918,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
+            if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied connection, one line");
             return {};
           },
           [&](const NetUpstreamFailure& b) -> Result<void> {
@@ -909,6 +969,24 @@ Result<void> validate(const Body& body, const Limits& lim) {
             return {};
           },
           [&](const LogTruncated&) -> Result<void> { return {}; },
+          [&](const NetAsk& b) -> Result<void> {
+            if (!text_ok(b.host) || !text_ok(b.address)) return bad("host/address: too long or a NUL byte");
+            return {};
+          },
+          [&](const NetAskAnswer& b) -> Result<void> {
+            static constexpr std::string_view kAnswers[] = {"once", "session", "always",
+                                                            "deny", "timeout", "cancelled"};
+            if (std::find(std::begin(kAnswers), std::end(kAnswers), b.answer) == std::end(kAnswers))
+              return bad("answer: expected once, session, always, deny, timeout or cancelled");
+            if (!text_ok(b.entry) || !path_ok(b.written) || !text_ok(b.error))
+              return bad("entry/written/error: too long or a NUL byte");
+            return {};
+          },
+          [&](const LimitReached& b) -> Result<void> {
+            if (!text_ok(b.limit) || !text_ok(b.detail) || b.limit.empty())
+              return bad("limit, detail: empty, too long or a NUL byte");
+            return {};
+          },
       },
       body);
 }

@@ -54,6 +54,11 @@ enum class Kind {
   kCommandEnd,
   kPolicyUpdate,
   kLogTruncated,
+  // Ask mode (vigil.network.ask): a request held while the session's client is asked,
+  // and how the hold ended.
+  kNetAsk,
+  kNetAskAnswer,
+  kLimitReached,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -118,6 +123,9 @@ struct FsWrite {
   // ("EEXIST", "EROFS"). "" in logs written before vigil-init performed calls (and for a
   // witnessed call on kernels before 5.14, whose result vigil never sees).
   std::string result = {};  // (a default member initializer: positional {..} need not name it)
+  // Set by the supervisor, never by the observer: for a denied write, the
+  // ignoreViolations entry that keeps it out of the block (ignore_violations.h). "" = none.
+  std::string ignored = {};
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -132,6 +140,7 @@ struct NetDecision {
   std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
   std::string address;      // the address connected to, or the first one refused
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
   bool operator==(const NetDecision&) const = default;
 };
 
@@ -223,10 +232,42 @@ struct LogTruncated {
   bool operator==(const LogTruncated&) const = default;
 };
 
+// A request to a host off the allow list, held: the session's client is asked.
+struct NetAsk {
+  std::uint64_t ask = 0;  // numbers the session's asks; net.ask.answer names it
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;  // the first resolved address that passed the address guard
+  std::uint64_t timeout_ms = 0;
+  bool operator==(const NetAsk&) const = default;
+};
+
+// How a hold ended. answer: "once" | "session" | "always" | "deny" (the client's) |
+// "timeout" (no answer in time: denied) | "cancelled" (the request or the session ended).
+struct NetAskAnswer {
+  std::uint64_t ask = 0;
+  std::string answer;
+  std::string entry;    // "host:port", the allowedDomains entry "session"/"always" add
+  std::string written;  // "always": the settings file the entry was written into
+  std::string error;    // "" or why the answer was refused (then the request is denied)
+  bool operator==(const NetAskAnswer&) const = default;
+};
+
+// vigil ended the command at a resource cap (vigil.limits): `limit` is "pids", "memory",
+// "timeout" or "file size"; `detail` says the cap in plain words. Logged before the
+// annotation, whose block gets a line for it.
+struct LimitReached {
+  std::string limit;
+  std::string detail;
+  bool operator==(const LimitReached&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
-                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated>;
+                          FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
+                          NetAsk, NetAskAnswer, LimitReached>;
 
 Kind kind_of(const Body& b);
 

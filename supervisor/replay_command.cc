@@ -210,9 +210,25 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = b.path + " (" + b.rule + ": " + b.reason + ")" +
                            (b.moved_to.empty() ? "" : " -> " + b.moved_to);
             },
+            [&](const events::NetAsk& b) {
+              row.verdict = "asked";
+              row.detail = "ask " + std::to_string(b.ask) + ": " + std::string(events::to_string(b.proto)) +
+                           " " + net_target(b.host, b.port);
+            },
+            [&](const events::NetAskAnswer& b) {
+              row.verdict = b.answer;
+              row.detail = "ask " + std::to_string(b.ask) +
+                           (b.entry.empty() ? "" : ": " + b.entry) +
+                           (b.written.empty() ? "" : ", written to " + b.written) +
+                           (b.error.empty() ? "" : " (" + b.error + ")");
+            },
             [&](const events::LogTruncated& b) {
               row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
                            " bytes is not in this log (vigil.log.maxOutputBytes)";
+            },
+            [&](const events::LimitReached& b) {
+              row.verdict = "limit";
+              row.detail = "limit: " + b.limit + " (" + b.detail + ")";
             },
         },
         e.body);

@@ -1,6 +1,7 @@
 // run_sandboxed(): policy -> plan -> bwrap argv -> launch -> events, record, annotation.
 #include "supervisor/sandboxed_command.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,15 +15,17 @@
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/backstop.h"
 #include "supervisor/core/diagnostics.h"
-#include "supervisor/core/expected_mounts.h"
+#include "supervisor/core/exit_codes.h"
+#include "supervisor/core/ignore_violations.h"
 #include "supervisor/core/path_expand.h"
-#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
 #include "supervisor/quarantine.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_proxy.h"
 #include "supervisor/session_runner.h"
@@ -30,18 +33,13 @@
 namespace vigil {
 namespace {
 
-// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
-// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
-// a symlink already is recorded as the link, which no mount can match.
-Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
-  std::vector<ExpectedMount> expected;
+// The plan's writable mounts, whose identity the launch check compares (launch_gate.h).
+std::vector<std::string> writable_mounts(const Plan& plan) {
+  std::vector<std::string> out;
   for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
-    struct stat st {};
-    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
-    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
+    if (op.kind == OpKind::kWritable || op.kind == OpKind::kPin) out.push_back(op.path);
   }
-  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
+  return out;
 }
 
 // A path the session adds to its plan (the log, the log key), as a settings entry would.
@@ -159,6 +157,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // names at the call (the gatekeeper) they would only break everyday git; what git
   // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
   req.placeholders = !gatekeeper_in_force();
+  req.refuse_missing_at_call = gatekeeper_in_force();
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };
@@ -166,6 +165,14 @@ Result<SandboxedOutcome> run_sandboxed(
   if (!prepared) return std::move(prepared).error();
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
+  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
+  // so that moving into the command's cgroups overlaps the rest of the set-up.
+  LimitsOptions limits = prepared->policy.vigil.limits;
+  if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
+  auto cap_plan = build_cap_plan(limits, probe_host_limits());
+  if (!cap_plan) return std::move(cap_plan).error();
+  auto caps = CommandCaps::create(*cap_plan);
+  if (!caps) return std::move(caps).error();
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -199,6 +206,8 @@ Result<SandboxedOutcome> run_sandboxed(
     record->append(src, std::move(body));
   };
 
+  // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
+  const std::string ignore_command = ignore_command_line(cmd.command);
   auto status = make_status_pipe();
   if (!status) return std::move(status).error();
   auto events = make_event_pipe();
@@ -213,9 +222,16 @@ Result<SandboxedOutcome> run_sandboxed(
   // One listener per command: its decisions are that command's, even among many.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::NetDecision& d) {
+        auto e = net_event(d);
+        if (e.verdict == events::NetVerdict::kDenied) {
+          e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                 e.host + ":" + std::to_string(e.port));
+        }
+        append(events::Source::kProxy, std::move(e));
+      },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
-      cmd.proxy_test);
+      cmd.proxy_test, cmd.ask);
   if (!proxy) return std::move(proxy).error();
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
@@ -239,16 +255,21 @@ Result<SandboxedOutcome> run_sandboxed(
   in.init = *init;
   auto program_pipe = make_program_pipe();
   if (!program_pipe) return std::move(program_pipe).error();
-  auto mounts = expected_mounts_fd(prepared->plan);
-  if (!mounts) return std::move(mounts).error();
+  auto release = make_program_pipe();  // a pipe like it: bwrap's --block-fd
+  if (!release) return std::move(release).error();
+  in.block_fd = release->read.get();
+  auto identities = host_identities(writable_mounts(prepared->plan));
+  if (!identities) return std::move(identities).error();
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--mounts-fd",    std::to_string(mounts->get()),
                   "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
+  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
+  const auto refused = refuse_create_args(prepared->plan);
+  in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
@@ -264,7 +285,18 @@ Result<SandboxedOutcome> run_sandboxed(
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
-  io.pass_fds.push_back(mounts->get());
+  io.pass_fds.push_back(release->read.get());
+  // Nothing of the sandbox runs before its mount table is the plan's (launch_check.h).
+  const std::vector<PlannedMount> planned_table = planned_mounts(bwrap_args);
+  io.release = &release->write;
+  io.before_release = [&](pid_t sandbox) -> Result<void> {
+    release->read.reset();
+    auto checked =
+        check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    if (checked) return {};
+    // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
+    return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
+  };
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
   io.on_spawned = cmd.on_spawned;
@@ -317,6 +349,10 @@ Result<SandboxedOutcome> run_sandboxed(
       written.note(*w);
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+      if (w->verdict == Verdict::kDenied) {
+        w->ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                w->resolved.empty() ? w->path : w->resolved);
+      }
     }
     append(events::Source::kObserver, std::move(body).value());
   };
@@ -357,7 +393,11 @@ Result<SandboxedOutcome> run_sandboxed(
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
-  if (cmd.timeout_s) io.timeout_ms = static_cast<int>(*cmd.timeout_s * 1000.0);
+  if (limits.timeout_s) io.timeout_ms = static_cast<int>(*limits.timeout_s * 1000.0);
+  io.enter_caps = [&] { return (*caps)->enter(); };
+  io.leave_caps = [&] { (*caps)->leave(); };
+  io.check_limits = [&](pid_t init_pid) { return (*caps)->check(init_pid); };
+  io.check_every_ms = (*caps)->check_every_ms();
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
@@ -370,6 +410,16 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (!launched) return std::move(launched).error();
 
+  // A cap vigil ended the command at goes in the block, first (cap_plan.h). A process
+  // killed by SIGXFSZ is the file-size cap: no other sender is plausible in a sandbox.
+  std::string limit = launched->limit;
+  if (limit.empty() && cap_plan->max_file_bytes > 0 &&
+      launched->exit_code == exit_code_for_signal(SIGXFSZ)) {
+    limit = "file size";
+  }
+  if (!limit.empty()) {
+    append(events::Source::kSupervisor, events::LimitReached{limit, limit_detail(limit, *cap_plan)});
+  }
   // Tell the model what was stopped, after everything the command printed.
   SandboxedOutcome outcome;
   outcome.exit_code = launched->exit_code;
@@ -387,10 +437,10 @@ Result<SandboxedOutcome> run_sandboxed(
     }
     record->log_annotation(outcome.annotation, newline_before);
   }
-  if (!launched->limit.empty()) {
-    outcome.limit = "limit: " + launched->limit;
-    const std::string line = "vigil: the command was killed (" + outcome.limit +
-                             ": it ran longer than --timeout allows)\n";
+  if (!limit.empty()) {
+    outcome.limit = "limit: " + limit;
+    const std::string line =
+        "vigil: the command was ended (" + outcome.limit + ": " + limit_detail(limit, *cap_plan) + ")\n";
     if (cmd.capture_output) {
       forward(OutputStream::kStderr, line);
     } else {

@@ -181,7 +181,8 @@ std::string canonical_policy_json(const Policy& p) {
        p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
       {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
       {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
-      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
+      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)},
+      {"gitWritableRepository", p.vigil.git_writable_repository}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).

@@ -1,6 +1,7 @@
 #include "supervisor/session_record.h"
 #include "supervisor/core/display_text.h"
 
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -60,7 +61,10 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved 
   if (start.policy != nullptr) first.policy_digest = policy_digest(*start.policy);
   first.versions.vigil = "0.1.0";
   first.log = rec->log_.path();
-  if (first.backend == "bwrap") first.witness = gatekeeper_in_force() ? "gatekeeper" : "best-effort";
+  if (first.backend == "bwrap") {
+    utsname u{};
+    first.witness = ::uname(&u) == 0 && kernel_can_gatekeep(u.release) ? "gatekeeper" : "best-effort";
+  }
   first.cwd = std::move(start.cwd);
   first.key_id = log_key_id(start.log_key);
   rec->append(events::Source::kSupervisor, std::move(first));

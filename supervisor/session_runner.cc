@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "supervisor/core/diagnostics.h"
+#include "supervisor/log_retention.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_record.h"
@@ -108,6 +109,7 @@ class StandaloneSink final : public CommandLogSink {
 
   Result<std::string> log_path(const PreparedSandbox& prepared) override {
     start_.policy = &prepared.policy;
+    keep_ = prepared.policy.vigil.log_keep;
     auto path = SessionRecord::log_path_for(start_);
     if (path) path_ = *path;
     return path;
@@ -127,8 +129,13 @@ class StandaloneSink final : public CommandLogSink {
 
   SessionRecord* record() { return record_.get(); }
   const std::string& path() const { return path_; }
+  // vigil.log.keep, for the default log directory only (a --log path is the caller's).
+  std::optional<std::uint64_t> keep() const {
+    return start_.log_path ? std::nullopt : keep_;
+  }
 
  private:
+  std::optional<std::uint64_t> keep_;
   SessionRecord::Start start_;
   std::string path_;
   std::optional<SessionLog::Reserved> reserved_;
@@ -189,6 +196,16 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     print_warning(counters.error().message);
   } else {
     outcome.counters = std::move(counters).value();
+  }
+  if (const auto keep = sink.keep(); keep && !outcome.log_path.empty()) {
+    const auto slash = outcome.log_path.rfind('/');
+    std::size_t failed = 0;
+    prune_logs(outcome.log_path.substr(0, slash), *keep, outcome.log_path.substr(slash + 1),
+               &failed);
+    if (failed != 0)
+      print_warning("vigil.log.keep: " + std::to_string(failed) +
+                    " old session logs could not be removed from " +
+                    outcome.log_path.substr(0, slash));
   }
   return outcome;
 }

@@ -1,7 +1,6 @@
 #include "supervisor/core/syscall_table.h"
 
 #include <fcntl.h>
-#include <sys/utsname.h>
 
 namespace vigil {
 namespace {
@@ -153,15 +152,6 @@ bool kernel_can_gatekeep(std::string_view release) {
 bool removes_name(std::string_view syscall) {
   const WriteSyscall* row = find_write_syscall(syscall);
   return row != nullptr && row->removes;
-}
-
-bool gatekeeper_in_force() {
-#if defined(__linux__)
-  utsname u{};
-  return ::uname(&u) == 0 && kernel_can_gatekeep(u.release);
-#else
-  return false;
-#endif
 }
 
 }  // namespace vigil

@@ -84,9 +84,4 @@ bool removes_name(std::string_view syscall);
 // "5.14.0-arch1" yes, "5.10.0-23-amd64" no.
 bool kernel_can_gatekeep(std::string_view release);
 
-// kernel_can_gatekeep() of the running kernel (uname); false off Linux. vigil-init, the
-// session log's `witness` and the sandbox plan (placeholders only without it) all ask this
-// one question, so they cannot disagree.
-bool gatekeeper_in_force();
-
 }  // namespace vigil
