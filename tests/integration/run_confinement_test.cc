@@ -240,7 +240,9 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
   }
   // Under the gatekeeper `mkdir -p` made .claude itself (no protected name) before the
   // refusal of .claude/commands; otherwise a placeholder stood there and must be gone.
-  if (!kernel_has_gatekeeper()) EXPECT_FALSE(exists(ws / ".claude")) << "placeholder left behind";
+  if (!kernel_has_gatekeeper()) {
+    EXPECT_FALSE(exists(ws / ".claude")) << "placeholder left behind";
+  }
 }
 
 // Below the top level, a protected name that did not exist at launch has no mount to
