@@ -128,7 +128,8 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
 // .git/config and .git/hooks are protected, but git takes both from the directory that
 // .git/commondir names, when that file exists: a command that writes it (pointing at a
 // config with core.fsmonitor, or at hooks of its own) runs code in the user's next git
-// command outside the sandbox. vigil caps the name with a file that names the repository
+// command outside the sandbox. vigil-init refuses its creation at the call (the
+// gatekeeper); without it, vigil caps the name with a file that names the repository
 // itself ("."), which git reads as no redirection at all, inside and outside.
 TEST(MountPolicy, GitCommondirCannotRedirectConfigAndHooks) {
   TempDir ws;
