@@ -20,6 +20,9 @@ HostFacts good() {
   f.seccomp_sync_wake_up = true;
   f.seccomp_wait_killable_recv = true;
   f.seccomp_addfd_send = true;
+  f.caps.enforced = true;
+  f.caps.processes = f.caps.memory = f.caps.file_size = "rlimit";
+  f.caps.detail = "rlimits";
   return f;
 }
 
@@ -35,8 +38,11 @@ const std::string kGateOk =
 const std::string kKillableOk =
     "ok   FILTER_FLAG_WAIT_KILLABLE_RECV                 available\n";
 // The optional seccomp features, all present (every row but the one about them).
+// The resource caps of vigil.limits, enforceable (the last finding before odd mounts).
+const std::string kCapsOk = "ok   resource caps (vigil.limits defaults)          rlimits\n";
 const std::string kSyncOk = kGateOk + kKillableOk +
-                            "ok   USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  available\n";
+                            "ok   USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  available\n" +
+                            kCapsOk;
 
 constexpr const char* kCannot =
     "vigil CANNOT sandbox commands here: fix the MISS lines above (vigil never runs a command "
@@ -108,7 +114,7 @@ std::vector<Row> rows() {
                        kNotifOk + kGateOk + kKillableOk +
                        "info USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  optional: a kernel "
                        ">= 6.6 has it\n" +
-                       kCannot});
+                       kCapsOk + kCannot});
   }
   {
     HostFacts f = good();
@@ -168,8 +174,40 @@ std::vector<Row> rows() {
              "info FILTER_FLAG_WAIT_KILLABLE_RECV                 optional: a kernel >= 5.19 has "
              "it\n"
              "info USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  optional: a kernel >= 6.6 has "
-             "it\n"
-             "vigil can sandbox commands here.\n"});
+             "it\n" +
+             kCapsOk + "vigil can sandbox commands here.\n"});
+  }
+  {
+    // Root without a cgroup vigil may manage: RLIMIT_NPROC does not bind root, so the
+    // default process cap cannot be enforced and vigil run refuses (with this fix).
+    HostFacts f = good();
+    f.caps.enforced = false;
+    f.caps.detail = "no cgroup to manage";
+    out.push_back({"no caps", f,
+                   kBwrapOk +
+                       "ok   user namespaces                                bwrap can make a user "
+                       "namespace\n" +
+                       kNotifOk + kGateOk + kKillableOk +
+                       "ok   USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  available\n"
+                       "MISS resource caps (vigil.limits defaults)          no cgroup to manage\n"
+                       "     fix: see the message: a cgroup vigil may manage, or "
+                       "vigil.limits.processes set to 0\n" +
+                       kCannot});
+  }
+  {
+    // Another root's /sys below /tmp (a chroot): listed before the first run, with the fix.
+    HostFacts f = good();
+    f.odd_mounts.push_back({"/tmp/chroot/sys", "sysfs", "another root's /sys"});
+    out.push_back({"odd mount", f,
+                   kBwrapOk +
+                       "ok   user namespaces                                bwrap can make a user "
+                       "namespace\n" +
+                       kNotifOk + kSyncOk +
+                       "note /tmp/chroot/sys                                sysfs: another root's "
+                       "/sys\n"
+                       "     fix: read-only in every sandbox; if `vigil run` refuses one, add it to "
+                       "filesystem.denyRead (a tmpfs hides it) or unmount it\n"
+                       "vigil can sandbox commands here.\n"});
   }
   return out;
 }
