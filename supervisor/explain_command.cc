@@ -46,7 +46,9 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   req.allow_writable_settings = args.allow_writable_settings;
   req.session_tmp = kExplainTmp;
   req.resolve_session_tmp = false;
-  req.refuse_missing_at_call = gatekeeper_in_force();  // as `vigil run` here would
+  // As `vigil run` here would.
+  req.placeholders = !gatekeeper_in_force();
+  req.refuse_missing_at_call = gatekeeper_in_force();
   auto prepared = prepare_sandbox(req);
   if (prepared) {
     for (const auto& w : prepared->warnings) print_warning(w);

@@ -69,7 +69,8 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, bool placehol
   // Directly in the root, a missing protected name gets a placeholder so the command
   // cannot create it. Deeper down only what exists is capped (the directories below are
   // the command's to create). A missing .git is left alone so `git init` works.
-  if (!placeholders) return {};
+  // Without placeholders, only a file standing where a directory of a protected name
+  // would have to go is capped (it exists: binding it breaks nothing), and .git/commondir.
   std::set<std::string> planned;
   for (const auto& rule : mandatory_denies()) {
     const std::string path = join(root.resolved, rule.relpath);
@@ -80,6 +81,10 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, bool placehol
     }
     const PathState state = stat_path(path);
     if (state.kind != PathKind::kMissing) continue;
+    // A missing commondir in an existing .git keeps its placeholder (holding ".", inside
+    // .git where no git command trips on it): that .git is a mount point, so the name
+    // seen from its mount is "commondir" alone, which the gatekeeper cannot tell apart.
+    if (!placeholders && !state.blocked_by_existing && rule.relpath != ".git/commondir") continue;
     if (!planned.insert(state.first_missing).second) continue;
     const bool whole = state.first_missing == path;
     out->push_back(ProtectedPath{state.first_missing, &rule, state.blocked_by_existing,

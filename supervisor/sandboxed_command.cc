@@ -153,10 +153,10 @@ Result<SandboxedOutcome> run_sandboxed(
   req.allow_writable_settings = cmd.allow_writable_settings;
   req.session_tmp = session->tmp();
   req.cwd = cmd.cwd;
-  // Placeholders stay on the witness-only path. Where vigil-init refuses protected names
-  // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
-  // only break everyday git, and the backstop below catches what slips: pass false then.
-  req.placeholders = true;
+  // Placeholders stay on the best-effort witness only. Where vigil-init refuses protected
+  // names at the call (the gatekeeper) they would only break everyday git; what git
+  // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
+  req.placeholders = !gatekeeper_in_force();
   req.refuse_missing_at_call = gatekeeper_in_force();
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);

@@ -25,6 +25,7 @@
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_wire.h"
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/other_user.h"
 #include "tests/support/bounded_wait.h"
@@ -206,7 +207,8 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
     ::_exit(122);
   }
   ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
-  EXPECT_TRUE(exists(ws / ".bashrc"));  // the live sandbox's placeholder
+  // The live sandbox's placeholder, made only where the gatekeeper is not in force.
+  EXPECT_EQ(exists(ws / ".bashrc"), !kernel_has_gatekeeper());
   EXPECT_FALSE(pids_with_marker(marker).empty());
 
   ASSERT_EQ(::kill(s.pid(), SIGKILL), 0);

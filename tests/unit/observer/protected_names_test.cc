@@ -41,6 +41,8 @@ TEST(ProtectedNames, RefusedAtEveryDepthUnderAWritableRoot) {
       {"/w/x/.vscodeX", false},
       {"/w/.git/hooks/pre-commit", false},  // the git rules' (git_write_refusal)
       {"/w/sub/.git/config", false},
+      {"/w/sub/.git/commondir", true},  // git never writes one straight into a .git
+      {"/w/sub/.git/worktrees/w/commondir", false},  // git worktree add's own
       {"/w/.bashrc", false},              // read-only mount: the kernel says EROFS
       {"/etc/.bashrc", false},            // read-only
       {"/tmp/.bashrc", false},            // ephemeral
