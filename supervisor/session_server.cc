@@ -171,6 +171,12 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
     reply(conn.get(), {outcome.error().message, exit_code_for(outcome.error()), "", false});
     return;
   }
+  // As a standalone `vigil run` does: where to look, after the block, when something was
+  // denied (a harness sees the same stderr either way).
+  if (!outcome->annotation.empty()) {
+    const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
+    (void)write_all_to(run.stdio[2], where);
+  }
   reply(conn.get(), {std::nullopt, outcome->exit_code, outcome->violations_json, false});
 }
 

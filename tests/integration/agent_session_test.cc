@@ -278,8 +278,20 @@ TEST(AgentSession, HarnessesSeeTodaysBlockOnStderr) {
   EXPECT_EQ(in_session.exit_code, standalone.exit_code);
   EXPECT_EQ(in_session.exit_code, 4);
   EXPECT_EQ(in_session.out, standalone.out);
-  EXPECT_EQ(in_session.err, standalone.err);
+  // The same stderr, byte for byte, up to the closing line that names each one's log
+  // (the session's log, the standalone run's own).
+  auto split = [](const std::string& err) {
+    const auto at = err.rfind("vigil: session log: ");
+    return at == std::string::npos ? std::make_pair(err, std::string())
+                                   : std::make_pair(err.substr(0, at), err.substr(at));
+  };
+  const auto [session_text, session_where] = split(in_session.err);
+  const auto [alone_text, alone_where] = split(standalone.err);
+  EXPECT_EQ(session_text, alone_text);
   EXPECT_NE(in_session.err.find("<sandbox_violations>"), std::string::npos) << in_session.err;
+  EXPECT_EQ(alone_where, "vigil: session log: " + (state / "alone.jsonl") + "\n");
+  EXPECT_EQ(session_where.rfind("vigil: session log: /", 0), 0u) << in_session.err;
+  EXPECT_EQ(session_where.back(), '\n');
 }
 
 TEST(AgentSession, RunWithoutASessionSaysHowToStartOne) {
