@@ -316,7 +316,13 @@ TEST(AgentSession, ReplayListsTheCommandsAndShowsOneOfThem) {
   ASSERT_TRUE(wait_for([&] { return ::kill(s.pid(), 0) != 0; }));
   const auto block_at = second.err.find("<sandbox_violations>");
   ASSERT_NE(block_at, std::string::npos) << second.err;
-  const std::string block = second.err.substr(block_at);
+  // The block, without the closing line that names the log (it follows the block).
+  const auto block_end = second.err.find("</sandbox_violations>\n", block_at);
+  ASSERT_NE(block_end, std::string::npos) << second.err;
+  const std::string block = second.err.substr(
+      block_at, block_end + std::string_view("</sandbox_violations>\n").size() - block_at);
+  EXPECT_EQ(second.err.substr(block_at + block.size()).rfind("vigil: session log: ", 0), 0u)
+      << second.err;
 
   auto timeline = run_vigil({"replay", s.log()}, ws.path());
   ASSERT_EQ(timeline.exit_code, 0) << timeline.err;

@@ -44,7 +44,7 @@ Outcome run_in_namespace(const std::string& setup, bool as_ci, const TempDir& ci
                          const std::vector<std::string>& args, const std::string& cwd) {
   std::string script = "set -e; " + setup + "; ";
   if (as_ci) {
-    script += "exec runuser -u vigil-ci -- env -i PATH=/usr/bin:/bin HOME=" + ci_home.path() +
+    script += "exec /usr/sbin/runuser -u vigil-ci -- env -i PATH=/usr/bin:/bin HOME=" + ci_home.path() +
               " XDG_STATE_HOME=" + ci_home.path() + "/state \"$@\"";
   } else {
     script += "exec \"$@\"";
