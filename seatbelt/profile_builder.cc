@@ -369,7 +369,8 @@ Result<void> emit_files(Writer& w, const SeatbeltInputs& in) {
 // vigil's own table, escaped by regex_escape and quoted by sbpl_string: neither can fail
 // on it (a table test holds it to that), so a failure here is a bug, reported as one.
 Result<void> emit_mandatory(Writer& w, const Policy& policy) {
-  w.comment("mandatory denies (the list the Linux scan uses), by name at any depth and in any"_sbpl);
+  w.comment(
+      "mandatory denies (the list the Linux scan uses), by name at any depth and in any"_sbpl);
   w.comment("letter case: there is no scan here, and a name survives a rename of its parent"_sbpl);
   std::vector<Sbpl> filters;
   for (const auto& d : mandatory_denies()) {
@@ -379,7 +380,8 @@ Result<void> emit_mandatory(Writer& w, const Policy& policy) {
     filters.push_back("(regex "_sbpl + *q + ")"_sbpl);
   }
   w.rule(false, "file-write*"_sbpl, filters);
-  w.comment("the directory holding a protected entry (.git, .claude) can be neither renamed away"_sbpl);
+  w.comment(
+      "the directory holding a protected entry (.git, .claude) can be neither renamed away"_sbpl);
   w.comment("nor created: `mv prepared .git` would bring hooks along that no rule above sees"_sbpl);
   filters.clear();
   for (const auto& re : mandatory_head_regexes()) {

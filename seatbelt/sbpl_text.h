@@ -47,7 +47,8 @@ Result<std::string> sbpl_string(std::string_view fixed);
 
 class Sbpl {
  public:
-  Sbpl(SbplLiteral l) : text_(l.view()) {}  // NOLINT(google-explicit-constructor): literals read as text
+  Sbpl(SbplLiteral l)
+      : text_(l.view()) {}  // NOLINT(google-explicit-constructor): literals read as text
 
   static Result<Sbpl> param(std::string_view name) {
     if (name.empty()) return make_error(Errc::kInternal, "sbpl: empty parameter name");

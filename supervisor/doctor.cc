@@ -130,12 +130,12 @@ std::vector<Finding> diagnose(const HostFacts& f) {
                    "filters install and notifications round-trip", ""});
   }
   out.push_back({"gatekeeper", f.seccomp_addfd_send ? L::kOk : L::kWarn,
-                  "NOTIF_ADDFD + ADDFD_FLAG_SEND (gatekeeper)",
-                  f.seccomp_addfd_send
-                      ? "vigil-init performs write-intent calls itself"
-                      : "witness: best-effort (writes are observed, not performed, so a racing "
-                        "thread can write under a name the log does not show)",
-                  f.seccomp_addfd_send ? "" : "a kernel >= 5.14"});
+                 "NOTIF_ADDFD + ADDFD_FLAG_SEND (gatekeeper)",
+                 f.seccomp_addfd_send
+                     ? "vigil-init performs write-intent calls itself"
+                     : "witness: best-effort (writes are observed, not performed, so a racing "
+                       "thread can write under a name the log does not show)",
+                 f.seccomp_addfd_send ? "" : "a kernel >= 5.14"});
   out.push_back({"wait_killable_recv", f.seccomp_wait_killable_recv ? L::kOk : L::kInfo,
                  "FILTER_FLAG_WAIT_KILLABLE_RECV",
                  f.seccomp_wait_killable_recv ? "available" : "optional: a kernel >= 5.19 has it",
@@ -166,8 +166,7 @@ std::string render_doctor(const std::vector<Finding>& findings) {
   char buf[512];
   for (const auto& x : findings) {
     // `what` is a literal, or a host mount's path: escaped either way.
-    std::snprintf(buf, sizeof buf, "%-4s %-46s ", level_name(x.level),
-                  escape_text(x.what).c_str());
+    std::snprintf(buf, sizeof buf, "%-4s %-46s ", level_name(x.level), escape_text(x.what).c_str());
     out += buf + escape_text(x.detail) + "\n";
     if (!x.fix.empty()) out += "     fix: " + escape_text(x.fix) + "\n";
   }

@@ -280,13 +280,8 @@ TEST(AgentSession, HarnessesSeeTodaysBlockOnStderr) {
   EXPECT_EQ(in_session.out, standalone.out);
   // The same stderr, byte for byte, up to the closing line that names each one's log
   // (the session's log, the standalone run's own).
-  auto split = [](const std::string& err) {
-    const auto at = err.rfind("vigil: session log: ");
-    return at == std::string::npos ? std::make_pair(err, std::string())
-                                   : std::make_pair(err.substr(0, at), err.substr(at));
-  };
-  const auto [session_text, session_where] = split(in_session.err);
-  const auto [alone_text, alone_where] = split(standalone.err);
+  const auto [session_text, session_where] = split_log_line(in_session.err);
+  const auto [alone_text, alone_where] = split_log_line(standalone.err);
   EXPECT_EQ(session_text, alone_text);
   EXPECT_NE(in_session.err.find("<sandbox_violations>"), std::string::npos) << in_session.err;
   EXPECT_EQ(alone_where, "vigil: session log: " + (state / "alone.jsonl") + "\n");
@@ -317,12 +312,9 @@ TEST(AgentSession, ReplayListsTheCommandsAndShowsOneOfThem) {
   const auto block_at = second.err.find("<sandbox_violations>");
   ASSERT_NE(block_at, std::string::npos) << second.err;
   // The block, without the closing line that names the log (it follows the block).
-  const auto block_end = second.err.find("</sandbox_violations>\n", block_at);
-  ASSERT_NE(block_end, std::string::npos) << second.err;
-  const std::string block = second.err.substr(
-      block_at, block_end + std::string_view("</sandbox_violations>\n").size() - block_at);
-  EXPECT_EQ(second.err.substr(block_at + block.size()).rfind("vigil: session log: ", 0), 0u)
-      << second.err;
+  const auto [before_line, where] = split_log_line(second.err);
+  const std::string block = before_line.substr(block_at);
+  EXPECT_EQ(where.rfind("vigil: session log: ", 0), 0u) << second.err;
 
   auto timeline = run_vigil({"replay", s.log()}, ws.path());
   ASSERT_EQ(timeline.exit_code, 0) << timeline.err;

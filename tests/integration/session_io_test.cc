@@ -162,16 +162,16 @@ TEST(RunOutput, AnnotationStartsOnALineOfItsOwn) {
       EXPECT_EQ(r.value("newline_before", false), !newline);
       // The block ends stderr, but for the closing line that names the log.
       const std::string text = r.at("text").get<std::string>();
-      const auto where = o.err.rfind("vigil: session log: ");
-      ASSERT_NE(where, std::string::npos) << o.err;
-      ASSERT_GE(where, text.size()) << o.err;
-      EXPECT_EQ(o.err.substr(where - text.size(), text.size()), text);
+      const auto [before_line, where] = split_log_line(o.err);
+      ASSERT_NE(where, "") << o.err;
+      ASSERT_GE(before_line.size(), text.size()) << o.err;
+      EXPECT_EQ(before_line.substr(before_line.size() - text.size()), text);
     }
     EXPECT_TRUE(found);
     auto a = run_vigil({"replay", "--annotate", log}, ws.path());
     EXPECT_EQ(a.exit_code, 0) << a.err;
-    const std::string from_block = o.err.substr(head.size() - std::string("<sandbox_violations>\n").size());
-    EXPECT_EQ(from_block.substr(0, from_block.rfind("vigil: session log: ")), a.out);
+    const std::string before_line = split_log_line(o.err).first;
+    EXPECT_EQ(before_line.substr(head.size() - std::string("<sandbox_violations>\n").size()), a.out);
   }
 }
 
