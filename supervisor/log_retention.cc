@@ -32,6 +32,10 @@ bool is_session_log_name(std::string_view name) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+bool is_log_file_name(std::string_view name) {
+  return name.size() > 6 && name.ends_with(".jsonl") && name[0] != '.';
+}
+
 Result<std::uint64_t> parse_log_age(std::string_view text) {
   struct Unit {
     char suffix;
@@ -86,7 +90,7 @@ std::vector<LogEntry> logs_older_than(std::vector<LogEntry> entries, std::int64_
   // A log is aged by its last write, not the start its name says: a long agent session
   // started a week ago and still writing is not old.
   std::erase_if(entries, [&](const LogEntry& e) {
-    if (!is_session_log_name(e.name)) return true;
+    if (!is_log_file_name(e.name)) return true;
     if (e.mtime >= now) return true;
     return static_cast<std::uint64_t>(now - e.mtime) <= age;
   });
@@ -127,7 +131,7 @@ Result<std::vector<LogEntry>> LogDir::logs() const {
   std::vector<LogEntry> out;
   const uid_t me = ::geteuid();
   while (const dirent* e = ::readdir(d)) {
-    if (!is_session_log_name(e->d_name)) continue;
+    if (!is_log_file_name(e->d_name)) continue;
     struct stat st {};
     if (::fstatat(fd_.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISREG(st.st_mode) || st.st_uid != me) continue;
@@ -144,7 +148,9 @@ bool LogDir::written_by_vigil(const std::string& name) const {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
     return false;
-  if (st.st_size == 0) return true;
+  // Reserved (created before session.start is written) but never written: only under a
+  // name vigil gives, since nothing else in an empty file says whose it is.
+  if (st.st_size == 0) return is_session_log_name(name);
   // session.start is the first record, well under the longest line a log may hold.
   std::string head(events::Limits::log().max_line + 1, '\0');
   std::size_t got = 0;
@@ -159,8 +165,7 @@ bool LogDir::written_by_vigil(const std::string& name) const {
   const auto nl = head.find('\n');
   if (nl == std::string::npos) return false;
   const auto first = events::parse_log_record(std::string_view(head).substr(0, nl));
-  return first && first->kind() == events::Kind::kSessionStart &&
-         first->session + ".jsonl" == name;
+  return first && first->kind() == events::Kind::kSessionStart;
 }
 
 Result<void> LogDir::remove(const std::string& name) const {

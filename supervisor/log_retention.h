@@ -1,12 +1,13 @@
 // Retention of session logs (issue 19, item 5), two ways over one mechanism:
-// - vigil.log.keep: after a session, the default log directory keeps only the newest N;
+// - vigil.log.keep: after a session, the default log directory keeps only the newest N of
+//   the logs vigil named ("<UTC start>-<hex>.jsonl", which sort by start time);
 // - `vigil logs prune --older-than DURATION [--dir D] [--dry-run]`: removes the logs last
-//   written more than DURATION ago.
+//   written more than DURATION ago (in --dir, a --log file may have any name).
 // Only what vigil wrote goes: a regular file (never a symlink, never followed) owned by us,
-// named as vigil names its logs ("<UTC start>-<hex>.jsonl", which sort by start time), whose
-// first record is the session.start of that same session. Anything else in the directory
-// stays, and the directory itself must be a real one that only we can write (else someone
-// else could have put files there, or could swap them between our check and the unlink).
+// named *.jsonl, whose first line is a session.start record in a log's canonical form (an
+// empty file only under a name vigil gives). Anything else in the directory stays, and the
+// directory itself must be a real one that only we can write (else someone else could have
+// put files there, or could swap them between our check and the unlink).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ namespace vigil {
 // Pure.
 bool is_session_log_name(std::string_view name);
 
+// Whether `name` could be a session log's: "*.jsonl", not hidden. Pure.
+bool is_log_file_name(std::string_view name);
+
 // "7d", "12h", "30m", "45s", "2w": a positive whole number and one unit. Seconds. Pure.
 Result<std::uint64_t> parse_log_age(std::string_view text);
 
@@ -39,7 +43,7 @@ struct LogEntry {
   std::uint64_t bytes = 0;
 };
 
-// Of `entries`, the session logs last written more than `age` seconds before `now`,
+// Of `entries`, the *.jsonl files last written more than `age` seconds before `now`,
 // oldest first. Pure.
 std::vector<LogEntry> logs_older_than(std::vector<LogEntry> entries, std::int64_t now,
                                       std::uint64_t age);
@@ -51,10 +55,10 @@ class LogDir {
   // writable by others; kNotFound when it does not exist.
   static Result<LogDir> open(const std::string& path);
   const std::string& path() const { return path_; }
-  // The regular files owned by us whose names are session log names.
+  // The regular *.jsonl files owned by us.
   Result<std::vector<LogEntry>> logs() const;
-  // Whether `name` reads as a log vigil wrote: its first line is the session.start of
-  // the session the name says (an empty file is a log reserved but never written).
+  // Whether `name` reads as a log vigil wrote: its first line is a session.start record
+  // (an empty file under a name vigil gives is a log reserved but never written).
   bool written_by_vigil(const std::string& name) const;
   Result<void> remove(const std::string& name) const;
 

@@ -69,8 +69,8 @@ int prune(const PruneArgs& args) {
     const std::string path = dir + "/" + e.name;
     if (!d->written_by_vigil(e.name)) {
       print_warning("left " + path +
-                    ": its first record is not that session's session.start, so vigil did not "
-                    "write it");
+                    ": it does not begin with a session.start record, so it is not a log "
+                    "vigil wrote");
       continue;
     }
     if (!args.dry_run) {

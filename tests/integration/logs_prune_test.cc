@@ -51,11 +51,12 @@ TEST(LogsPrune, RemovesOnlyTheOldLogsVigilWrote) {
   age(dir + "/" + logs[0], 30);
   age(dir + "/" + logs[1], 8);
 
-  // Old, but not vigil's: another name, a log's name over text vigil did not write, a
-  // copy of a log under another session's name, a directory, a symlink to a log outside.
+  // Old, but not vigil's: another file, a log's name over text vigil did not write, a log
+  // without its session.start, a directory, a symlink to a log outside.
   write_file(dir + "/notes.jsonl", "mine\n");
   write_file(dir + "/20200101T000000Z-ab.jsonl", "not a log\n");
-  write_file(dir + "/20200101T000000Z-cd.jsonl", read_file(dir + "/" + fresh));
+  const std::string whole = read_file(dir + "/" + fresh);
+  write_file(dir + "/20200101T000000Z-cd.jsonl", whole.substr(whole.find('\n') + 1));
   make_dirs(dir + "/20200101T000000Z-ef.jsonl");
   write_file(outside / "target.jsonl", read_file(dir + "/" + fresh));
   ASSERT_EQ(::symlink((outside / "target.jsonl").c_str(),
@@ -84,6 +85,7 @@ TEST(LogsPrune, RemovesOnlyTheOldLogsVigilWrote) {
       << dry.err;
   EXPECT_NE(dry.err.find("left " + dir + "/20200101T000000Z-cd.jsonl"), std::string::npos)
       << dry.err;
+  EXPECT_NE(dry.err.find("left " + dir + "/notes.jsonl"), std::string::npos) << dry.err;
 
   // A shorter age reaches the 8-day log but not the fresh one; 10d only the 30-day one.
   const Outcome ten = run_vigil({"logs", "prune", "--older-than", "10d"}, ws.path(), 60, env);
@@ -104,15 +106,20 @@ TEST(LogsPrune, RemovesOnlyTheOldLogsVigilWrote) {
   const Outcome v = run_vigil({"replay", "--verify", dir + "/" + fresh}, ws.path(), 60, env);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 
-  // --dir: the same, elsewhere (a --log directory).
+  // --dir: the same, where --log files went (named as the user chose).
   TempDir mine;
-  const std::string given = mine / "20250101T000000Z-0a.jsonl";
+  const std::string given = mine / "run1.jsonl", newer = mine / "run2.jsonl";
   ASSERT_EQ(run_vigil({"run", "--log", given, "--", "true"}, ws.path(), 60, env).exit_code, 0);
+  ASSERT_EQ(run_vigil({"run", "--log", newer, "--", "true"}, ws.path(), 60, env).exit_code, 0);
   age(given, 2);
+  write_file(mine / "empty.jsonl", "");  // empty: nothing says it is a log
+  age(mine / "empty.jsonl", 2);
   const Outcome d =
       run_vigil({"logs", "prune", "--older-than", "1d", "--dir", mine.path()}, ws.path(), 60, env);
   EXPECT_EQ(d.exit_code, 0) << d.out << d.err;
   EXPECT_FALSE(exists(given)) << d.out;
+  EXPECT_TRUE(exists(newer)) << d.out;
+  EXPECT_TRUE(exists(mine / "empty.jsonl")) << d.out;
 }
 
 TEST(LogsPrune, ABadAgeIsAUsageError) {
