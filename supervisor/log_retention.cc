@@ -55,8 +55,7 @@ Result<std::uint64_t> parse_log_age(std::string_view text) {
   if (unit == kUnits.end()) return bad("no unit");
   const std::string_view digits = text.substr(0, text.size() - 1);
   if (digits.empty() || digits.size() > 12 ||
-      !std::all_of(digits.begin(), digits.end(),
-                   [](char c) { return c >= '0' && c <= '9'; })) {
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return bad("not a whole number");
   }
   std::uint64_t n = 0;
@@ -146,8 +145,7 @@ bool LogDir::written_by_vigil(const std::string& name) const {
   UniqueFd fd(::openat(fd_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd) return false;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
-    return false;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return false;
   // Reserved (created before session.start is written) but never written: only under a
   // name vigil gives, since nothing else in an empty file says whose it is.
   if (st.st_size == 0) return is_session_log_name(name);

@@ -61,8 +61,8 @@ int prune(const PruneArgs& args) {
   }
   auto logs = d->logs();
   if (!logs) return report(logs.error());
-  const auto old = logs_older_than(std::move(*logs), static_cast<std::int64_t>(std::time(nullptr)),
-                                   *age);
+  const auto old =
+      logs_older_than(std::move(*logs), static_cast<std::int64_t>(std::time(nullptr)), *age);
   std::size_t count = 0, failed = 0;
   std::uint64_t bytes = 0;
   for (const auto& e : old) {

@@ -281,8 +281,8 @@ class HtmlOutput {
     if (total_ == 0) return std::string("<pre>(no ") + stream + " recorded)</pre>\n";
     std::string h = "<pre>" + html_pre_lines(kept_) + "</pre>\n";
     if (total_ > kept_.size()) {
-      h += std::string("<p class=\"cut\">[") + stream + " cut here: " +
-           std::to_string(total_ - kept_.size()) + " more bytes of the " +
+      h += std::string("<p class=\"cut\">[") + stream +
+           " cut here: " + std::to_string(total_ - kept_.size()) + " more bytes of the " +
            std::to_string(total_) + " logged are not shown; <code>vigil replay --json io." +
            stream + " " + escape_for_html(log_name) + "</code> prints them all]</p>\n";
     }

@@ -17,9 +17,9 @@
 
 #include "supervisor/core/regular_file.h"
 #include "supervisor/core/sha256.h"
-#include "supervisor/log_key.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
 
 namespace vigil {

@@ -11,9 +11,8 @@
 //     lets the write through: the test applies each one and runs the script again, and then
 //     every step works and nothing is denied.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -108,9 +107,9 @@ echo built > target/debug/app
 echo "    Finished dev [unoptimized + debuginfo] target(s)"
 )SH";
 
-const std::vector<std::string> kSteps = {"git_in_subdirectory", "git_new_repository",
-                                         "npm_project", "cargo_like", "make_dirs",
-                                         "local_http", "interleave"};
+const std::vector<std::string> kSteps = {"git_in_subdirectory", "git_new_repository", "npm_project",
+                                         "cargo_like",          "make_dirs",          "local_http",
+                                         "interleave"};
 
 // One run's world: a repository with the workspace pkg/ in it, and a home outside both.
 struct Day {
@@ -190,8 +189,8 @@ std::vector<std::string> block_lines(const std::string& out) {
   const std::size_t open = out.find("<sandbox_violations>\n");
   if (open == std::string::npos) return {};
   const std::size_t close = out.find("</sandbox_violations>", open);
-  return lines_of(out.substr(open + 21, close == std::string::npos ? std::string::npos
-                                                                     : close - open - 21));
+  return lines_of(
+      out.substr(open + 21, close == std::string::npos ? std::string::npos : close - open - 21));
 }
 
 // "deny ACTIONS TARGET (CAUSE)[ (xN)]": the cause, what the line says is wrong and what to do.
@@ -379,9 +378,9 @@ TEST(AgentDay, WhatWorksOutsideWorksInsideAndEveryHintWorksWhenApplied) {
   const auto again_steps = step_results(again.out);
   ASSERT_EQ(again_steps.size(), kSteps.size()) << again.out;
   for (const auto& s : kSteps) {
-    EXPECT_EQ(again_steps.at(s), 0) << s << " still fails with the hints applied (" << settings
-                                    << "):\n"
-                                    << again.out;
+    EXPECT_EQ(again_steps.at(s), 0)
+        << s << " still fails with the hints applied (" << settings << "):\n"
+        << again.out;
   }
   for (const auto& line : block_lines(again.out)) {
     EXPECT_FALSE(line.starts_with("deny ")) << "still denied with the hints applied: " << line;

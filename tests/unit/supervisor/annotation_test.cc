@@ -549,8 +549,8 @@ TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
   for (const char* f : {"/w/r/.git/hooks/pre-commit", "/w/r/.git/hooks/post-checkout"}) {
     hooks.add(ev(FsWrite{7, "openat", f, f, 0, Verdict::kAllowed, "", "", "", ".git/hooks", ""}));
   }
-  hooks.add(ev(FsWrite{7, "renameat2", "/w/r/.git/config", "/w/r/.git/config", 0,
-                       Verdict::kAllowed, "", "/w/r/.git/config.lock", "", ".git/config", ""}));
+  hooks.add(ev(FsWrite{7, "renameat2", "/w/r/.git/config", "/w/r/.git/config", 0, Verdict::kAllowed,
+                       "", "/w/r/.git/config.lock", "", ".git/config", ""}));
   hooks.add(ev(FsWrite{7, "mkdir", "/w/q/.git/hooks", "/w/q/.git/hooks", 0, Verdict::kAllowed, "",
                        "", "", ".git/hooks", ""}));
   ASSERT_EQ(hooks.unguarded().size(), 2u);

@@ -54,9 +54,9 @@ TEST(LogRetention, AgeTakesAWholeNumberAndOneUnit) {
       {"1d", 86400},
       {"999999999999s", 999999999999ULL},
       {"", std::nullopt},
-      {"7", std::nullopt},    // no unit: minutes or days?
-      {"d", std::nullopt},    // no number
-      {"0d", std::nullopt},   // would remove the log being written
+      {"7", std::nullopt},   // no unit: minutes or days?
+      {"d", std::nullopt},   // no number
+      {"0d", std::nullopt},  // would remove the log being written
       {"-1d", std::nullopt},
       {"+1d", std::nullopt},
       {"1.5d", std::nullopt},
@@ -120,7 +120,7 @@ TEST(LogRetention, OlderThanGoesByLastWriteOldestFirst) {
         {"20250101T000000Z-aa.jsonl", kNow - 99 * kDay}},
        kDay,
        {"run1.jsonl", "20250101T000000Z-aa.jsonl"}},
-      {"same time: by name", 
+      {"same time: by name",
        {{"20250101T000000Z-bb.jsonl", kNow - 9 * kDay},
         {"20250101T000000Z-aa.jsonl", kNow - 9 * kDay}},
        kDay,
