@@ -101,6 +101,22 @@ int main(int argc, char** argv) {
       cmd += 2;
       continue;
     }
+    if (std::strcmp(argv[cmd], "--capture-fd") == 0 && cmd + 1 < argc) {
+      observer_options.capture_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--capture-caps") == 0 && cmd + 1 < argc) {
+      // FILE:SESSION in bytes (vigil.capture).
+      unsigned long long file = 0, session = 0;
+      if (std::sscanf(argv[cmd + 1], "%llu:%llu", &file, &session) != 2) {
+        std::fprintf(stderr, "vigil-init: --capture-caps expects FILE:SESSION in bytes\n");
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
+      observer_options.capture_caps = {file, session};
+      cmd += 2;
+      continue;
+    }
     if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
       observer_options.sync_wake_up = false;
       cmd += 1;
@@ -128,8 +144,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vigil-init: --mounts-fd must be a descriptor of its own, above 2\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
-  const int kept[] = {events_fd, program_fd, mounts_fd};
+  const int capture_fd = observer_options.capture_fd;
+  if (capture_fd != -1 && (capture_fd < 3 || capture_fd == events_fd ||
+                           capture_fd == program_fd || capture_fd == mounts_fd)) {
+    std::fprintf(stderr, "vigil-init: --capture-fd must be a descriptor of its own, above 2\n");
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const int kept[] = {events_fd, program_fd, mounts_fd, capture_fd};
   vigil::close_fds_from_except(3, kept);
+  // The store of pre-images is vigil-init's alone: never inherited by the command.
+  if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
   // Before anything else runs: a sandbox whose writable mounts are not the planned ones
   // (a path swapped for a symlink while bwrap mounted it) never runs the command.
   std::optional<std::vector<vigil::init::Mount>> mount_table;

@@ -13,6 +13,7 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/backstop.h"
+#include "supervisor/change_capture.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/path_expand.h"
@@ -230,6 +231,14 @@ Result<SandboxedOutcome> run_sandboxed(
     created = true;
     planned.fs.deny_write.push_back(session_rule(*bind, "session log"));
   }
+  // Pre-images go to the session's store, which no sandbox can see (change_capture.h).
+  std::optional<CaptureStore> store;
+  if (prepared->policy.vigil.capture_enabled && !cmd.quarantine_id.empty()) {
+    auto s = open_capture_store(cmd.quarantine_id);
+    if (!s) return std::move(s).error();
+    planned.fs.deny_read.push_back(session_rule(s->root, "change captures"));
+    store = std::move(s).value();
+  }
   prepared->plan = build_plan(planned, prepared->protected_paths);
   in.kernel_masks = present_kernel_masks();
   in.empty_file = session->empty_file();
@@ -248,6 +257,11 @@ Result<SandboxedOutcome> run_sandboxed(
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
+  if (store) {
+    in.init_args.insert(in.init_args.end(),
+                        {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",
+                         caps_argument(prepared->policy.vigil.capture_caps)});
+  }
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
@@ -264,6 +278,8 @@ Result<SandboxedOutcome> run_sandboxed(
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
   io.pass_fds.push_back(mounts->get());
+  if (store) io.pass_fds.push_back(store->fd.get());
+  ChangedPaths changed;
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
   io.on_spawned = cmd.on_spawned;
@@ -317,6 +333,7 @@ Result<SandboxedOutcome> run_sandboxed(
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
     }
+    changed.note(*body);
     append(events::Source::kObserver, std::move(body).value());
   };
   // The command's output: logged chunk by chunk (the exact bytes, for replay), then
@@ -366,6 +383,11 @@ Result<SandboxedOutcome> run_sandboxed(
   if (record != nullptr) {
     run_backstop(prepared->policy, snapshot, std::move(written), placeholders, cmd.quarantine_id,
                  *record);
+  }
+  if (record != nullptr && store) {
+    ContentStore post(store->fd.get(), prepared->policy.vigil.capture_caps);
+    post.count_used(changed.pre_image_bytes());
+    changed.take_post_images(post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
   }
   if (!launched) return std::move(launched).error();
 

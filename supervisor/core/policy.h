@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/content_store.h"
+
 namespace vigil {
 
 enum class PathKind { kMissing, kFile, kDir, kOther };
@@ -68,6 +70,10 @@ struct VigilOptions {
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;
+  // vigil.capture: pre- and post-images of what the command changes (observer/capture.h),
+  // on by default, content kept within the caps.
+  bool capture_enabled = true;
+  CaptureCaps capture_caps;
 };
 
 struct Policy {

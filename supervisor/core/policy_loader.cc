@@ -91,6 +91,13 @@ constexpr KeySpec kFilesystemKeys[] = {
 constexpr KeySpec kVigilKeys[] = {
     {"observer", Support::kHandled, ""},
     {"log", Support::kHandled, ""},
+    {"capture", Support::kHandled, ""},
+};
+
+constexpr KeySpec kVigilCaptureKeys[] = {
+    {"enabled", Support::kHandled, ""},
+    {"maxFileBytes", Support::kHandled, ""},
+    {"maxSessionBytes", Support::kHandled, ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {
@@ -406,6 +413,27 @@ class Loader {
         auto n = read_count(*k, "vigil.log.keep", 1);
         if (!n) return std::move(n).error();
         p_->vigil.log_keep = *n;
+      }
+    }
+    if (auto it = v.find("capture"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.capture", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.capture", kVigilCaptureKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.capture", "enabled", &p_->vigil.capture_enabled); !r)
+        return r;
+      CaptureCaps& caps = p_->vigil.capture_caps;
+      struct Cap {
+        const char* key;
+        const char* path;
+        std::uint64_t* field;
+      };
+      for (const Cap& c : {Cap{"maxFileBytes", "vigil.capture.maxFileBytes", &caps.max_file_bytes},
+                           Cap{"maxSessionBytes", "vigil.capture.maxSessionBytes",
+                               &caps.max_session_bytes}}) {
+        if (auto m = it->find(c.key); m != it->end()) {
+          auto n = read_count(*m, c.path, 0);
+          if (!n) return std::move(n).error();
+          *c.field = *n;
+        }
       }
     }
     return {};
