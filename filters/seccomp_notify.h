@@ -53,6 +53,9 @@ class NotifyListener final : public CallerMemory {
   // Installs `fd` (ours) in the caller as the call's result (SECCOMP_ADDFD_FLAG_SEND,
   // Linux 5.14): the caller's new fd number, or -errno (the call is then still waiting).
   long answer_with_fd(std::uint64_t id, int fd, bool cloexec);
+  // Installs `fd` in the caller without answering (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9):
+  // the caller's new fd number, or -errno. The caller is answered with answer().
+  long install_fd(std::uint64_t id, int fd, bool cloexec);
   // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6); false where the kernel lacks it.
   bool set_sync_wake_up();
 

@@ -27,7 +27,20 @@ std::string read_link(const char* path) {
 }
 
 std::string self_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
-std::string fd_name(int fd) { return read_link(self_fd(fd).c_str()); }
+
+// The name of one of our fds. readlinkat under a kept /proc/self/fd skips walking "/proc"
+// and "self" for every record (this process's own table: vigil-init never emulates in a
+// child it forked, and its threads share the table).
+std::string fd_name(int fd) {
+  static const UniqueFd fds(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fds) return read_link(self_fd(fd).c_str());
+  char num[16];
+  std::snprintf(num, sizeof num, "%d", fd);
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlinkat(fds.get(), num, buf, sizeof buf);
+  return n > 0 && static_cast<size_t>(n) < sizeof buf ? std::string(buf, static_cast<size_t>(n))
+                                                      : std::string();
+}
 
 // The errno for a caller vigil-init cannot look into (EACCES/EPERM from /proc or
 // pidfd_getfd: it made itself non-dumpable): the call is refused, never performed blind.
@@ -72,7 +85,24 @@ UniqueFd caller_cwd(pid_t pid, int* err) {
   return fd;
 }
 
-Base base_of(const PlannedPath& p, pid_t pid) {
+// The caller's cwd: borrowed from `cwds` when there is one (the notify loop's), else
+// opened for this call (b.fd owns it).
+void cwd_of(Base* b, pid_t pid, CwdCache* cwds, const std::function<void(UniqueFd, int)>& fetch) {
+  int err = 0;
+  if (cwds == nullptr) {
+    UniqueFd fd = caller_cwd(pid, &err);
+    fetch(std::move(fd), err);
+    return;
+  }
+  const int fd = cwds->get(pid, &err);
+  if (fd < 0) {
+    fetch(UniqueFd(), err);
+    return;
+  }
+  b->dir = fd;
+}
+
+Base base_of(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
   Base b;
   auto fetch = [&](UniqueFd fd, int err, const char* what) {
     if (!fd) {
@@ -100,11 +130,9 @@ Base base_of(const PlannedPath& p, pid_t pid) {
         b.caller_fd_number = r.fd;
         break;
       }
-      case MagicRoute::Kind::kCallerCwd: {
-        UniqueFd fd = caller_cwd(pid, &err);
-        fetch(std::move(fd), err, "cwd");
+      case MagicRoute::Kind::kCallerCwd:
+        cwd_of(&b, pid, cwds, [&](UniqueFd fd, int e) { fetch(std::move(fd), e, "cwd"); });
         break;
-      }
     }
     if (b.rest.empty() && !b.caller_fd) b.rest = ".";
     return b;
@@ -112,8 +140,7 @@ Base base_of(const PlannedPath& p, pid_t pid) {
   b.rest = p.path;
   int err = 0;
   if (p.dirfd == kCwd) {
-    UniqueFd fd = caller_cwd(pid, &err);
-    fetch(std::move(fd), err, "cwd");
+    cwd_of(&b, pid, cwds, [&](UniqueFd fd, int e) { fetch(std::move(fd), e, "cwd"); });
   } else {
     UniqueFd fd = caller_fd(pid, p.dirfd, &err);
     fetch(std::move(fd), err, "directory fd");
@@ -148,9 +175,9 @@ struct At {
   }
 };
 
-At locate(const PlannedPath& p, pid_t pid) {
+At locate(const PlannedPath& p, pid_t pid, CwdCache* cwds = nullptr) {
   At at;
-  at.base = base_of(p, pid);
+  at.base = base_of(p, pid, cwds);
   if (at.base.error != 0) {
     at.error = at.base.error;
     return at;
@@ -193,6 +220,25 @@ UniqueFd follow(const At& at, int* err) {
   return UniqueFd(static_cast<int>(fd));
 }
 
+// Whether truncating the regular file `target` (an O_PATH fd) would wait for another
+// process's lease on it to break (up to lease-break-time, with every other caller's calls
+// held meanwhile). A non-blocking open for writing asks the same without waiting: it
+// fails EWOULDBLOCK (and starts the break, as the truncate would). Only regular files are
+// probed: opening a device has effects of its own.
+bool lease_held(int target) {
+  struct stat st {};
+  if (::fstat(target, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  UniqueFd probe(::open(self_fd(target).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  return !probe && errno == EWOULDBLOCK;
+}
+
+// A call vigil-init refused before performing it: `why` is already in out->why.
+Performed refused(Performed* out, int error, std::string resolved) {
+  out->error = error;
+  out->resolved = std::move(resolved);
+  return std::move(*out);
+}
+
 void done(Performed* out, long rc) {
   if (rc < 0) {
     out->error = errno;
@@ -203,21 +249,25 @@ void done(Performed* out, long rc) {
 
 }  // namespace
 
-std::string name_of(const PlannedPath& p, pid_t pid) {
-  At at = locate(p, pid);
+namespace {
+std::string name_in(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
+  At at = locate(p, pid, cwds);
   if (at.base.caller_fd && at.base.rest.empty() && at.base.fd) return fd_name(at.base.fd.get());
   return at.name();
 }
+}  // namespace
+
+std::string name_of(const PlannedPath& p, pid_t pid) { return name_in(p, pid, nullptr); }
 
 namespace {
 
 // The name a call that follows its last symlink lands on, for the record of a call that
 // failed: links are followed (by us, never through a magic link) up to the kernel's 40,
 // dangling ones included (O_CREAT through a dangling link creates its target).
-std::string followed_name(const PlannedPath& p, pid_t pid) {
+std::string followed_name(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
   PlannedPath at = p;
   for (int hop = 0; hop < 40; ++hop) {
-    At a = locate(at, pid);
+    At a = locate(at, pid, cwds);
     if (a.error != 0 || !a.parent) return a.name();
     char target[PATH_MAX];
     const ssize_t n = ::readlinkat(a.parent.get(), a.last.c_str(), target, sizeof target);
@@ -258,7 +308,7 @@ long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
 }
 
 Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
-                       const Keep* keep) {
+                       CwdCache* cwds, const Keep* keep) {
   Performed out;
   std::uint64_t flags = plan.flags;
   if (plan.row->name != "openat2") {
@@ -273,15 +323,26 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   const bool creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
   std::uint64_t mode = plan.mode;
   if (plan.row->name != "openat2") mode = creates ? (mode & 07777) : 0;
-  // The caller's umask costs a read of /proc/PID/status: only when a file is made.
-  auto umasked = [&] { return creates ? mode & ~static_cast<std::uint64_t>(caller_umask(pid)) : mode; };
+  // The caller's umask costs a read of /proc/PID/status: only when a file is made. When
+  // it cannot be read the call is refused (EPERM), never performed under a guessed mask.
+  bool umask_failed = false;
+  auto umasked = [&]() -> std::uint64_t {
+    if (!creates) return mode;
+    Result<mode_t> um = caller_umask(pid);
+    if (!um) {
+      umask_failed = true;
+      out.why = um.error().message;
+      return 0;
+    }
+    return mode & ~static_cast<std::uint64_t>(*um);
+  };
   // Unless the caller asked for O_NONBLOCK, the first try adds it: an open that would
   // wait (a FIFO with no peer) must not hold every other process's calls.
   const bool caller_nonblock = (flags & O_NONBLOCK) != 0;
   const std::uint64_t ours = flags | O_CLOEXEC | (may_block ? 0 : O_NONBLOCK);
   const std::uint64_t resolve = plan.resolve | RESOLVE_NO_MAGICLINKS;
 
-  Base b = base_of(plan.target, pid);
+  Base b = base_of(plan.target, pid, cwds);
   if (b.error != 0) {
     out.error = b.error;
     out.why = std::move(b.why);
@@ -304,14 +365,16 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     if (excl || (fd < 0 && errno == ENOENT)) {
       const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
       const std::string name =
-          follows_last ? followed_name(plan.target, pid) : name_of(plan.target, pid);
+          follows_last ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
       if (std::string why = (*gate)(name); !why.empty()) {
         out.error = EACCES;
         out.why = std::move(why);
         out.resolved = name;
         return out;
       }
-      fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
+      const std::uint64_t m = umasked();
+      if (umask_failed) return refused(&out, EPERM, name);
+      fd = openat2_(b.dir, b.rest.c_str(), ours, m, resolve);
     }
   } else if (reopen) {
     // /dev/fd/N itself: reopen the caller's file through our copy of its fd (this one
@@ -320,25 +383,39 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       fd = -1;
       errno = ELOOP;
     } else {
-      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, umasked(), 0);
+      const std::uint64_t m = umasked();
+      if (umask_failed) return refused(&out, EPERM, fd_name(b.fd.get()));
+      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, m, 0);
     }
   } else {
-    fd = openat2_(b.dir, b.rest.c_str(), ours, umasked(), resolve);
+    const std::uint64_t m = umasked();
+    if (umask_failed) return refused(&out, EPERM, name_in(plan.target, pid, cwds));
+    fd = openat2_(b.dir, b.rest.c_str(), ours, m, resolve);
   }
   if (fd < 0) {
     out.error = errno;
-    if (!may_block && !caller_nonblock && out.error == ENXIO) {
-      out.would_block = true;  // a FIFO opened for writing with no reader yet
+    // Two waits the caller asked for that our O_NONBLOCK cut short: a FIFO opened for
+    // writing with no reader yet (ENXIO), and a file another process holds a lease on,
+    // whose break the open must wait for (EWOULDBLOCK, up to lease-break-time). Both are
+    // performed again, waiting, on a thread of their own; the caller never sees the EAGAIN
+    // the kernel would not have given it.
+    if (!may_block && !caller_nonblock && (out.error == ENXIO || out.error == EWOULDBLOCK)) {
+      out.would_block = true;
       return out;
     }
     const bool follows = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
-    out.resolved = follows ? followed_name(plan.target, pid) : name_of(plan.target, pid);
+    out.resolved = follows ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
     return out;
   }
   UniqueFd opened(static_cast<int>(fd));
   if (!may_block && !caller_nonblock) {
+    // Only a read-only open of a FIFO waits for a peer that O_NONBLOCK skipped: a FIFO
+    // opened for writing with no reader failed above (ENXIO, moved to a thread), with a
+    // reader it opens at once either way, and O_RDWR never waits. So only O_RDONLY opens
+    // (O_CREAT or O_TRUNC on a read) pay the fstat.
     struct stat st {};
-    if (::fstat(opened.get(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    if ((flags & O_ACCMODE) == O_RDONLY && ::fstat(opened.get(), &st) == 0 &&
+        S_ISFIFO(st.st_mode)) {
       // Opened at once only because of O_NONBLOCK (a reader of a FIFO with no writer):
       // the caller asked to wait, so the wait happens on a thread of its own.
       out.would_block = true;
@@ -367,12 +444,32 @@ std::size_t read_proc_file(pid_t pid, const char* file, char* buf, std::size_t s
   return static_cast<std::size_t>(n);
 }
 
-mode_t caller_umask(pid_t pid) {
+Result<mode_t> caller_umask(pid_t pid) {
   char buf[4096];
-  if (read_proc_file(pid, "status", buf, sizeof buf) == 0) return 022;
-  const char* u = std::strstr(buf, "\nUmask:");
-  if (u == nullptr) return 022;
-  return static_cast<mode_t>(std::strtoul(u + 7, nullptr, 8) & 0777);
+  if (read_proc_file(pid, "status", buf, sizeof buf) == 0)
+    return make_error(Errc::kSystem, "vigil-init cannot read the caller's umask (/proc/" +
+                                         std::to_string(pid) + "/status: " +
+                                         std::strerror(errno) +
+                                         "): refused, not created under a guessed umask");
+  return umask_from_status(buf);
+}
+
+Result<mode_t> umask_from_status(std::string_view status) {
+  const std::size_t at = status.find("\nUmask:");
+  if (at == std::string_view::npos)
+    return make_error(Errc::kUnsupported,
+                      "the kernel's /proc/PID/status has no Umask line (Linux 4.7+ has it): "
+                      "refused, not created under a guessed umask");
+  std::size_t i = at + 7;
+  while (i < status.size() && (status[i] == ' ' || status[i] == '\t')) ++i;
+  mode_t mask = 0;
+  std::size_t digits = 0;
+  for (; i < status.size() && status[i] >= '0' && status[i] <= '7' && digits < 6; ++i, ++digits)
+    mask = static_cast<mode_t>(mask * 8 + static_cast<mode_t>(status[i] - '0'));
+  if (digits == 0 || (i < status.size() && status[i] != '\n') || mask > 0777)
+    return make_error(Errc::kInternal, "the caller's Umask line in /proc/PID/status is not "
+                                       "an octal mask: refused, not created under a guessed umask");
+  return mask;
 }
 
 std::string caller_fd_target(pid_t pid, int fd) {
@@ -382,9 +479,9 @@ std::string caller_fd_target(pid_t pid, int fd) {
 }
 
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
-                  const Keep* keep) {
+                  CwdCache* cwds, const Keep* keep) {
   if (plan.row->emulation == Emulation::kOpen)
-    return perform_open(plan, pid, may_block, gate, keep);
+    return perform_open(plan, pid, may_block, gate, cwds, keep);
   Performed out;
   const Emulation e = plan.row->emulation;
   const bool nofollow = (plan.at_flags & AT_SYMLINK_NOFOLLOW) != 0;
@@ -393,10 +490,10 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
                                              : plan.row->follows && !nofollow;
 
   // AT_EMPTY_PATH with an empty name: the call acts on the fd itself, no name to locate.
-  At to = plan.on_fd ? At{} : locate(plan.target, pid);
+  At to = plan.on_fd ? At{} : locate(plan.target, pid, cwds);
   At from;
   const bool two_names = plan.has_from && e != Emulation::kSymlink;
-  if (two_names) from = locate(plan.from, pid);
+  if (two_names) from = locate(plan.from, pid, cwds);
   out.resolved = to.name();
   if (two_names) out.from_resolved = from.name();
   for (At* at : {&to, two_names ? &from : nullptr}) {
@@ -447,7 +544,16 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
   const std::string via = target ? self_fd(target.get()) : std::string();
   const int dir = to.parent.get();
   const char* last = to.last.c_str();
-  const mode_t umask = (e == Emulation::kMkdir || e == Emulation::kMknod) ? caller_umask(pid) : 0;
+  mode_t umask = 0;
+  if (e == Emulation::kMkdir || e == Emulation::kMknod) {
+    Result<mode_t> um = caller_umask(pid);
+    if (!um) {
+      out.why = um.error().message;
+      out.error = EPERM;
+      return out;
+    }
+    umask = *um;
+  }
   // What the call replaces or removes: a truncate's target, an unlink's or a rename's
   // name (RENAME_EXCHANGE: both), before it is gone.
   if (keep != nullptr && (e == Emulation::kTruncate || e == Emulation::kUnlink || e == Emulation::kRename)) {
@@ -458,6 +564,10 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
   }
   switch (e) {
     case Emulation::kTruncate:
+      if (!may_block && lease_held(target.get())) {
+        out.would_block = true;  // performed, waiting for the break, on a thread of its own
+        break;
+      }
       done(&out, ::truncate(via.c_str(), static_cast<off_t>(plan.args[1])));
       break;
     case Emulation::kMkdir:

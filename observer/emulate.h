@@ -11,8 +11,11 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "observer/call_plan.h"
+#include "observer/cwd_cache.h"
+#include "supervisor/core/result.h"
 #include "supervisor/core/unique_fd.h"
 
 namespace vigil::init {
@@ -41,9 +44,10 @@ using Gate = std::function<std::string(const std::string& name)>;
 using Keep = std::function<void(int dir, const std::string& rest, std::uint64_t resolve, bool follow)>;
 
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
-// would wait for a FIFO's peer comes back would_block instead of waiting.
+// would wait for a FIFO's peer comes back would_block instead of waiting. `cwds`: the
+// notify loop's cache of callers' cwds (nullptr: /proc/PID/cwd is opened for this call).
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false,
-                  const Gate* gate = nullptr, const Keep* keep = nullptr);
+                  const Gate* gate = nullptr, CwdCache* cwds = nullptr, const Keep* keep = nullptr);
 
 // The file the caller's fd `fd` names (its magic link's text, fetched with
 // pidfd_getfd), "" when it cannot be fetched.
@@ -53,8 +57,11 @@ std::string caller_fd_target(pid_t pid, int fd);
 // spelt), for records of calls vigil-init does not perform (execs, witnessed opens).
 std::string name_of(const PlannedPath& p, pid_t pid);
 
-// The caller's umask from /proc/PID/status (022 when it cannot be read).
-mode_t caller_umask(pid_t pid);
+// The caller's umask from /proc/PID/status; an error when it cannot be read (the call
+// that needed it is then refused, never performed under a guessed mask).
+Result<mode_t> caller_umask(pid_t pid);
+// The Umask line of a /proc/PID/status text (pure, for tests).
+Result<mode_t> umask_from_status(std::string_view status);
 // Reads /proc/PID/<file> (one read, up to size - 1 bytes) into buf, NUL-terminated: the
 // bytes read, 0 when it cannot be read.
 std::size_t read_proc_file(pid_t pid, const char* file, char* buf, std::size_t size);

@@ -220,7 +220,7 @@ void Observer::handle_one() {
   };
   const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
                               bool follow) { keep(dir, rest, resolve, follow); };
-  Performed done = perform(plan, n.pid, false, &gate, capture_ ? &keep_it : nullptr);
+  Performed done = perform(plan, n.pid, false, &gate, &cwds_, capture_ ? &keep_it : nullptr);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other
     // process's calls go on meanwhile. It answers and records by itself.
@@ -247,10 +247,17 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
                                  const std::vector<Mount>& mounts, const Notification& n,
                                  const CallPlan& plan, Performed done) {
   if (done.fd) {
-    const long got = listener.answer_with_fd(n.id, done.fd.get(), done.cloexec);
+    // Installed first, and our copy closed, before the caller is answered: with ADDFD_SEND
+    // the caller runs on while we still hold the file open, so its own close does not end
+    // the open, and a read lease it then takes fails EAGAIN (an exec of the file would
+    // find it busy). One ioctl more per open, for the caller's exact view.
+    const long got = listener.install_fd(n.id, done.fd.get(), done.cloexec);
+    done.fd.reset();
     // The caller could not take the fd (EMFILE in its table): that is its result. A
     // caller gone meanwhile (ENOENT) gets nothing; the open still happened.
-    if (got < 0 && got != -ENOENT) {
+    if (got >= 0) {
+      listener.answer(n.id, got, 0);
+    } else if (got != -ENOENT) {
       done.error = static_cast<int>(-got);
       listener.answer(n.id, -1, done.error);
     }

@@ -123,6 +123,7 @@ class Observer {
   std::unique_ptr<Capture> capture_;          // pre-images; null: not captured
   void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow);
   std::string buffer_;
+  CwdCache cwds_;  // callers' cwds, for the calls this thread performs
   ObserverStats stats_;
   std::int64_t oldest_ms_ = -1;  // when the oldest buffered line was queued
   bool reader_gone_ = false;     // a write failed for good: the supervisor is gone

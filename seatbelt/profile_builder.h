@@ -1,7 +1,9 @@
 // Policy plan -> macOS Seatbelt profile (SBPL), the macOS twin of bwrap/argv_builder.h.
 // Pure: no I/O, nothing read from the machine it runs on, so it is tested on Linux.
 //
-// The one rule this file lives by: no user-controlled text ever becomes profile text.
+// The one rule this file lives by: no user-controlled text ever becomes profile text (the
+// writer takes only Sbpl, seatbelt/sbpl_text.h, so the compiler holds it to that). The
+// fixed allowances every session gets are static text, seatbelt/base_profile.sb.
 // Every path (and every user-named Mach service or socket) enters as a named parameter,
 // `(subpath (param "WRITE_ROOT_0"))`, and reaches sandbox-exec as its own argv element
 // `-D WRITE_ROOT_0=<value>`, so a path with `")`, a newline or a `;` stays a value: the
@@ -31,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seatbelt/sbpl_text.h"
 #include "supervisor/core/mandatory_denies.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/resolver.h"
@@ -80,10 +83,7 @@ Result<SeatbeltProfile> build_seatbelt_profile(const SeatbeltInputs& in);
 // (their regex meaning depends on the engine's locale).
 Result<std::string> regex_escape(std::string_view literal, bool fold_case);
 
-// A fixed token as an SBPL string literal: "..." with \ and " escaped. Only for text
-// this file generates; refuses control characters and non-ASCII so that no byte could
-// ever end the literal early or be read differently by the profile compiler.
-Result<std::string> sbpl_string(std::string_view fixed);
+// sbpl_string (a fixed token as an SBPL string literal): seatbelt/sbpl_text.h.
 
 // A path parameter's value: absolute, valid UTF-8 (APFS names are), no NUL, at most
 // 1024 bytes (macOS PATH_MAX; a longer path cannot be opened there anyway). Quotes,

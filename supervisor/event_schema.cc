@@ -1059,16 +1059,6 @@ std::string serialize_as(const Event& e, bool legacy) {
   return j.dump(-1, ' ', true, ojson::error_handler_t::replace);
 }
 
-bool is_valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const std::size_t n = utf8_sequence(s, i, &cp);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
 std::string base64_encode(std::string_view in) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "supervisor/core/display_text.h"  // is_valid_utf8
 #include "supervisor/core/resolver.h"  // Verdict: allowed | denied | ephemeral
 #include "supervisor/core/result.h"
 
@@ -375,7 +376,7 @@ WriteAction write_action(std::string_view syscall, std::uint64_t flags);
 const char* to_string(WriteAction a);
 
 // Byte-string helpers (also used by the annotation and the replay views).
-bool is_valid_utf8(std::string_view s);
+using vigil::is_valid_utf8;  // core/display_text: the one UTF-8 validator
 std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);  // strict, canonical only
 

@@ -9,7 +9,10 @@
 #   5. ASan+UBSan build: unit tests;
 #   6. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
-#   7. when run as root: the integration and adversarial tests again as an unprivileged user.
+#   7. when run as root: the integration and adversarial tests again as an unprivileged user
+#      (vigil-ci), with a second unprivileged user (vigil-ci-other, a helper started here
+#      before dropping) for the tests that act as another user: nothing skips for want of
+#      privilege.
 #
 # Every step runs to the end whatever the others did, so one failure does not hide the
 # state of the rest; the exit status is non-zero when anything failed. The last line is
@@ -124,7 +127,11 @@ python3 tools/gen_display_escape_table.py --check supervisor/core/display_escape
 
 scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)
 stage=""
-cleanup() { rm -rf "$scratch"; [ -z "$stage" ] || rm -rf "$stage"; }
+other_pid=""
+cleanup() {
+  [ -z "$other_pid" ] || { kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; }
+  rm -rf "$scratch"; [ -z "$stage" ] || rm -rf "$stage"
+}
 trap cleanup EXIT
 mkdir -p "$scratch/home"
 
@@ -137,8 +144,19 @@ expect_unpriv=0
 [ "$(id -u)" -eq 0 ] || expect_unpriv=1
 env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8)
 run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
+# The tests that show one user cannot reach another's session act as a second user
+# (tests/integration/other_user.h): as root, by dropping to vigil-ci; in the vigil-ci pass,
+# through a helper started below as vigil-ci-other. With VIGIL_REQUIRE_OTHER_USER=1 a
+# missing second user fails those tests rather than skipping them.
+require_other=()
+if [ "$(id -u)" -eq 0 ]; then
+  for u in vigil-ci vigil-ci-other; do
+    id "$u" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$u"
+  done
+  require_other=(VIGIL_REQUIRE_OTHER_USER=1)
+fi
 run_suite "integration tests as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
-  @@ build/tests/vigil_integration_tests
+  "${require_other[@]}" @@ build/tests/vigil_integration_tests
 run_suite "adversarial probes as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
   @@ build/tests/vigil_adversarial_tests
 
@@ -184,19 +202,28 @@ if [ "$(id -u)" -eq 0 ]; then
   # Most users are not root: every guarantee is tested again as one. The binaries are
   # staged where that user can read them (the checkout may sit under /root).
   user=vigil-ci
-  id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
   if cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
-        build/tests/vigil_adversarial_tests build/tests/vigil_probe "$stage/"; then
-    mkdir -p "$stage/home"
+        build/tests/vigil_adversarial_tests build/tests/vigil_probe build/tests/vigil_other_user \
+        "$stage/"; then
+    mkdir -p "$stage/home" "$stage/other"
     chown "$user" "$stage/home"
-    chmod 755 "$stage"
+    chown vigil-ci-other "$stage/other"
+    chmod 755 "$stage" "$stage/other"
+    # The second user of this pass, started as root before the pass drops to $user: it
+    # acts with vigil-ci-other's own credentials (setpriv execs it: $! is its PID).
+    setpriv --reuid=vigil-ci-other --regid=vigil-ci-other --clear-groups \
+      "$stage/vigil_other_user" "$stage/other/sock" "$(id -u "$user")" &
+    other_pid=$!
+    for _ in $(seq 100); do [ -S "$stage/other/sock" ] && break; sleep 0.1; done
     env_ci=(env -i PATH="$clean_path" HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
-            VIGIL_EXPECT_UNPRIVILEGED=1)
+            VIGIL_EXPECT_UNPRIVILEGED=1 VIGIL_REQUIRE_OTHER_USER=1
+            VIGIL_OTHER_USER_SOCKET="$stage/other/sock")
     run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"
     run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
+    kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; other_pid=""
   else
     step_failed "unprivileged pass (staging the binaries)"
   fi

@@ -103,6 +103,16 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
   return len;
 }
 
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_sequence(s, i, &cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 bool is_escaped_code_point(char32_t cp) {
   // Printable ASCII is most of what vigil shows: skip the search for it.
   if (cp >= 0x20 && cp < 0x7f) return false;

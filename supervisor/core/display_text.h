@@ -48,6 +48,9 @@ bool is_escaped_code_point(char32_t cp);
 // or 0 when the bytes there are not a valid, shortest-form sequence of a scalar value.
 std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp);
 
+// Whether all of s is valid, shortest-form UTF-8 of scalar values (by utf8_sequence).
+bool is_valid_utf8(std::string_view s);
+
 // The Unicode version the table was generated from (for tests and `vigil --version`).
 const char* display_escape_unicode_version();
 

@@ -65,6 +65,22 @@ class [[nodiscard]] Result<void> {
   bool ok_ = true;
 };
 
+// Early return of a failed Result's error, so the failure path reads as one line:
+//   auto plan = build_plan(policy);
+//   VIGIL_TRY(plan);                       // was: if (!plan) return std::move(plan).error();
+//   VIGIL_TRY_VOID(write_all(fd, bytes));  // a Result that is not kept
+// The enclosing function returns Result<U> (any U): the Error moves into it.
+#define VIGIL_TRY(result)                            \
+  do {                                               \
+    if (!(result)) return std::move(result).error(); \
+  } while (0)
+#define VIGIL_TRY_VOID(expr)                          \
+  do {                                                \
+    if (auto vigil_try_r_ = (expr); !vigil_try_r_) {  \
+      return std::move(vigil_try_r_).error();         \
+    }                                                 \
+  } while (0)
+
 // Builds "what: strerror(errno)" for kSystem errors. Reads errno at call time.
 Error system_error(std::string what);
 Error system_error(std::string what, int err);

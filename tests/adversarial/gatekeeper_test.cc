@@ -279,3 +279,112 @@ TEST(Gatekeeper, ABlockingFifoOpenDoesNotStallOtherCalls) {
 
 }  // namespace
 }  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// vigil-init keeps each caller's cwd between calls (observer/cwd_cache.h): a chdir, in
+// this thread or in another thread of the process, must be seen by the very next call.
+// One process walks between two directories making a file in each; another pair of
+// threads races chdir against creates. Every file is where the log says, under its name.
+TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  TempDir ws, cfg;
+  make_dirs(ws / "a");
+  make_dirs(ws / "b");
+  const std::string log = cfg / "log.jsonl";
+  const std::string script =
+      "import os, threading\n"
+      "top = os.getcwd()\n"
+      "for i in range(50):\n"
+      "    os.chdir(top + ('/a' if i % 2 == 0 else '/b'))\n"
+      "    os.close(os.open('seq%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "os.chdir(top + '/a')\n"
+      "stop = False\n"
+      "def walk():\n"
+      "    while not stop:\n"
+      "        os.chdir(top + '/b'); os.chdir(top + '/a')\n"
+      "t = threading.Thread(target=walk); t.start()\n"
+      "for i in range(2000):\n"
+      "    os.close(os.open('race%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+      "stop = True; t.join()\n"
+      "print('ok')\n";
+  auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(), 300);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::set<std::string> logged;
+  for (const Record& r : fs_writes(log))
+    if (r.result == "0") logged.insert(r.resolved);
+  long made = 0, unlogged = 0;
+  std::string first;
+  for (const char* dir : {"a", "b"}) {
+    for (const std::string& n : names_in(ws / dir)) {
+      ++made;
+      const std::string path = ws / (std::string(dir) + "/" + n);
+      if (logged.count(path) != 0) continue;
+      if (unlogged++ == 0) first = path;
+    }
+  }
+  EXPECT_EQ(made, 2050);
+  EXPECT_EQ(unlogged, 0) << unlogged << " of " << made << " files have no record under their real name, e.g. " << first;
+  for (int i = 0; i < 50; ++i) {
+    const std::string want = ws / ((i % 2 == 0 ? "a/seq" : "b/seq") + std::to_string(i));
+    EXPECT_EQ(::access(want.c_str(), F_OK), 0) << want << " is not where the process was";
+    EXPECT_EQ(logged.count(want), 1u) << want;
+  }
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+// An open for writing or a truncate must wait for another process to give up its lease on
+// the file (the kernel breaks the lease, the holder gets SIGIO, the call waits until
+// F_UNLCK). It waits on a thread of its own: meanwhile the holder's own writes go on, and
+// the waiting call ends with the kernel's result, never an EAGAIN the caller did not ask
+// for (it did not set O_NONBLOCK), and never holding every other call for the break.
+TEST(Gatekeeper, ACallWaitingForALeaseBreakWaitsAloneAndSucceeds) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  struct Case {
+    const char* call;
+    const char* syscall;
+  } cases[] = {{"os.close(os.open('leased', os.O_WRONLY))", "openat"},
+               {"os.truncate('leased', 0)", "truncate"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.syscall);
+    TempDir ws, cfg;
+    const std::string log = cfg / "log.jsonl";
+    const std::string script =
+        "import fcntl, os, signal, subprocess, sys\n"
+        "F_SETLEASE, F_RDLCK, F_UNLCK = 1024, 0, 2\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])\n"
+        "with open('leased', 'w') as f: f.write('x')\n"
+        "fd = os.open('leased', os.O_RDONLY)\n"
+        "fcntl.fcntl(fd, F_SETLEASE, F_RDLCK)\n"
+        "w = subprocess.Popen([sys.executable, '-c', \"import os; " +
+        std::string(c.call) +
+        "; print('done', flush=True)\"])\n"
+        "signal.sigwait([signal.SIGIO])  # the writer's call reached the kernel: a break\n"
+        "for i in range(50):\n"
+        "    os.close(os.open('other%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
+        "print('others done', flush=True)\n"
+        "fcntl.fcntl(fd, F_SETLEASE, F_UNLCK)\n"
+        "sys.exit(w.wait())\n";
+    auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(),
+                       60);
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_EQ(o.out, "others done\ndone\n") << o.err;
+    bool waited = false;
+    int others = 0;
+    for (const Record& r : fs_writes(log)) {
+      if (r.resolved == ws / "leased" && r.syscall == c.syscall && r.result == "0") waited = true;
+      if (r.resolved.rfind(ws / "other", 0) == 0 && r.result == "0") ++others;
+    }
+    EXPECT_TRUE(waited) << "the waiting call is recorded with its result, 0";
+    EXPECT_EQ(others, 50);
+  }
+}
+
+}  // namespace
+}  // namespace vigil::test

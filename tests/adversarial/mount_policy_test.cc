@@ -36,11 +36,13 @@ bool wait_for(const std::string& path, int seconds) {
 TEST(MountPolicy, OverlappingSessionsKeepEachOthersPlaceholders) {
   TempDir ws;
   const std::string wait_b = "while [ ! -e b-up ]; do sleep 0.02; done";
+  // std::jthread: joined on every way out, an ASSERT's early return included (a joinable
+  // std::thread there would abort the whole binary).
   Outcome a;
-  std::thread first([&] { a = run_vigil({"run", "-c", wait_b}, ws.path(), 60); });
+  std::jthread first([&] { a = run_vigil({"run", "-c", wait_b}, ws.path(), 60); });
   ASSERT_TRUE(wait_for(ws / ".bashrc", 30)) << "the first session made no placeholder";
   Outcome b;
-  std::thread second([&] {
+  std::jthread second([&] {
     b = run_vigil({"run", "-c",
                    "touch b-up; while [ ! -e a-done ]; do sleep 0.02; done; "
                    "if echo 'echo pwned' >> .bashrc; then echo wrote; else echo refused; fi"},
@@ -82,10 +84,10 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
   // ws and outside are siblings under /tmp: "../<outside>" from inside ws.
   const std::string rel = "../" + outside.path().substr(outside.path().rfind('/') + 1);
   ASSERT_EQ(::symlink(rel.c_str(), (ws / "plink").c_str()), 0) << std::strerror(errno);
-  std::atomic<bool> stop{false};
-  std::thread swapper([&] {
+  // Stopped and joined on every way out of the test (std::jthread's stop token).
+  std::jthread swapper([&](std::stop_token stop) {
     const std::string a = ws / "p", b = ws / "plink";
-    while (!stop.load(std::memory_order_relaxed)) {
+    while (!stop.stop_requested()) {
       ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
     }
   });
@@ -108,7 +110,7 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
       other_err = o.err;
     }
   }
-  stop = true;
+  swapper.request_stop();
   swapper.join();
   std::fprintf(stderr, "note: %d launches: %d ran, %d refused by the mount check, %d other\n",
                launches, ran, caught, other);

@@ -22,6 +22,7 @@
 
 #include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
+#include "tests/support/bounded_wait.h"
 
 extern char** environ;
 
@@ -620,19 +621,17 @@ TEST(ObserverLoad, ReaderGoneTheCommandStillCompletes) {
   while (::read(ev_read.get(), &c, 1) == 1 && c != '\n') first.push_back(c);
   EXPECT_NE(first.find("\"kind\":"), std::string::npos) << first;
   ev_read.reset();
-  auto drain = [](int from) {
-    std::string s;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(from, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-    return s;
-  };
-  const std::string stdout_text = drain(out_read.get());
-  const std::string stderr_text = drain(err_read.get());
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "vigil-init was killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 3);
+  // Bounded reads and wait: a vigil-init that hangs fails here instead of hanging CI.
+  bool out_late = false, err_late = false;
+  const std::string stdout_text =
+      read_until_eof(out_read.get(), std::chrono::seconds(60), &out_late);
+  const std::string stderr_text =
+      read_until_eof(err_read.get(), std::chrono::seconds(60), &err_late);
+  const auto status = wait_child_status(pid, std::chrono::seconds(30));
+  ASSERT_FALSE(out_late || err_late) << "vigil-init's output did not end";
+  ASSERT_TRUE(status) << "vigil-init did not exit (killed)";
+  ASSERT_TRUE(WIFEXITED(*status)) << "vigil-init was killed by signal " << WTERMSIG(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 3);
   EXPECT_EQ(stdout_text, "done\n");
   EXPECT_EQ(stderr_text, "") << "the observer must not write to the command's stderr";
 }

@@ -4,6 +4,7 @@
 // harness reading `vigil run`'s stderr sees the same block as without a session.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -24,6 +26,8 @@
 #include "supervisor/session_log.h"
 #include "supervisor/session_wire.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/other_user.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil::test {
 namespace {
@@ -207,9 +211,9 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
 
   ASSERT_EQ(::kill(s.pid(), SIGKILL), 0);
   // The client hears that its session is gone.
-  int status = 0;
-  ASSERT_EQ(::waitpid(client, &status, 0), client);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  const auto status = wait_child_status(client, std::chrono::seconds(30));
+  ASSERT_TRUE(status) << "the client did not end within 30 s of its session's death";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0);
   EXPECT_TRUE(wait_for([&] { return pids_with_marker(marker).empty(); }));
   EXPECT_TRUE(wait_for([&] { return !exists(ws / ".bashrc"); })) << "placeholder left behind";
   const std::string dir = s.handle().substr(0, s.handle().rfind('/'));
@@ -219,9 +223,9 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
 }
 
 TEST(AgentSession, TheSocketRefusesAnotherUser) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as a second user (vigil-ci)";
-  const passwd* other = ::getpwnam("vigil-ci");
-  if (other == nullptr) GTEST_SKIP() << "no user vigil-ci to connect as (tools/bootstrap.sh)";
+  // Another local user (tests/integration/other_user.h: vigil-ci when this pass is root,
+  // vigil-ci-other when it is vigil-ci) connects with its own credentials.
+  VIGIL_NEED_OTHER_USER(other);
   TempDir ws;
   ::chmod(ws.path().c_str(), 0777);
   Session s(ws.path());
@@ -229,32 +233,30 @@ TEST(AgentSession, TheSocketRefusesAnotherUser) {
   struct stat st {};
   ASSERT_EQ(::stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 077, 0u) << "the socket's directory is open to others";
-  // Even with the directory and the socket opened up, SO_PEERCRED turns them away.
-  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
-  ASSERT_EQ(::chmod(s.handle().c_str(), 0777), 0);
-  const uid_t uid = other->pw_uid;
-  const gid_t gid = other->pw_gid;
-  const std::string path = s.handle();
-  const std::string target = ws / "ran-as-other";
-  const pid_t child = ::fork();
-  if (child == 0) {
-    if (::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(10);
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, path.size());
-    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) ::_exit(0);
-    wire::Request req;
-    req.run.argv = {"sh", "-c", "echo > " + target};
-    req.run.cwd = "/";
-    (void)wire::send_frame(fd.get(), wire::encode(req), {0, 1, 2});
-    auto reply = wire::recv_frame(fd.get());
-    ::_exit(reply ? 11 : 0);  // a reply means it was served
+  // While the directory is private, the other user cannot even connect.
+  EXPECT_NE(act_as(other, OtherOp::kConnect, {s.handle()}).error, 0)
+      << "another user connected through the session's private directory";
+  // Even with the directories and the socket opened up, SO_PEERCRED turns them away.
+  for (std::string d = dir; d.size() > 1 && d.rfind(s.runtime(), 0) == 0;
+       d = d.substr(0, d.rfind('/'))) {
+    ASSERT_EQ(::chmod(d.c_str(), 0755), 0) << d;
   }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "another user was served";
+  ASSERT_EQ(::chmod(s.handle().c_str(), 0777), 0);
+  OtherResult conn = act_as(other, OtherOp::kConnect, {s.handle()});
+  ASSERT_EQ(conn.error, 0) << "the other user could not connect once all was opened up: "
+                           << std::strerror(conn.error);
+  ASSERT_TRUE(conn.fd.valid());
+  const std::string target = ws / "ran-as-other";
+  wire::Request req;
+  req.run.argv = {"sh", "-c", "echo > " + target};
+  req.run.cwd = "/";
+  (void)wire::send_frame(conn.fd.get(), wire::encode(req), {0, 1, 2});
+  // The session answers a refused peer by closing: end of file, never a reply. Bounded,
+  // so that a session which neither serves nor closes fails instead of hanging.
+  pollfd p{conn.fd.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 30000), 1) << "the session neither served nor closed the connection";
+  auto reply = wire::recv_frame(conn.fd.get());
+  EXPECT_FALSE(reply) << "another user (uid " << other.uid << ") was served";
   EXPECT_FALSE(exists(target));
   // The session still serves its own user.
   EXPECT_EQ(s.run({"true"}).exit_code, 0);
@@ -354,8 +356,7 @@ TEST(AgentSession, AKilledClientTakesItsCommandWithIt) {
   ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
   ASSERT_FALSE(pids_with_marker(marker).empty());
   ASSERT_EQ(::kill(client, SIGKILL), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  ASSERT_TRUE(wait_child_status(client, std::chrono::seconds(30)));
   EXPECT_TRUE(wait_for([&] { return pids_with_marker(marker).empty(); }));
   // The session lives on, and its log records how the command ended.
   EXPECT_EQ(s.run({"true"}).exit_code, 0);

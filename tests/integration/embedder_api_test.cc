@@ -15,6 +15,7 @@
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/session_runner.h"
 #include "tests/integration/harness.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil::test {
 namespace {
@@ -126,10 +127,10 @@ TEST(EmbedderApi, AClosedStdoutNeverCostsTheHostASigpipe) {
   }
   UniqueFd(p[0]).reset();
   UniqueFd(p[1]).reset();
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_FALSE(WIFSIGNALED(status)) << "the host was killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto status = wait_child_status(pid, std::chrono::seconds(60));
+  ASSERT_TRUE(status) << "the host did not end within 60 s";
+  ASSERT_FALSE(WIFSIGNALED(*status)) << "the host was killed by signal " << WTERMSIG(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
 }
 
 }  // namespace
@@ -169,11 +170,11 @@ TEST(EmbedderApi, ASigchldTakenByAnotherThreadDoesNotHangTheSession) {
     other.join();
     ::_exit(ok == 20 ? 0 : 3);
   }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_FALSE(WIFSIGNALED(status))
-      << "killed by signal " << WTERMSIG(status) << " (SIGALRM: a session hung waiting for bwrap)";
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto status = wait_child_status(pid, std::chrono::seconds(90));  // its alarm is 60 s
+  ASSERT_TRUE(status) << "the host outlived its own alarm";
+  ASSERT_FALSE(WIFSIGNALED(*status))
+      << "killed by signal " << WTERMSIG(*status) << " (SIGALRM: a session hung waiting for bwrap)";
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
 }
 
 }  // namespace

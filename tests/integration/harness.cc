@@ -42,7 +42,7 @@ const std::string& default_state_dir() {
 
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
                   const std::map<std::string, std::string>& env, const std::string& leak_fd_of,
-                  const std::vector<std::string>& wrapper) {
+                  const std::vector<std::string>& wrapper, const std::function<bool()>& in_child) {
   const std::string& state = default_state_dir();
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -68,6 +68,7 @@ Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, 
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     if (!leak_fd_of.empty())
       (void)::open(leak_fd_of.c_str(), O_RDONLY | O_DIRECTORY);  // leaked on purpose
+    if (in_child && !in_child()) ::_exit(123);
     ::execv(argv[0], argv.data());
     ::_exit(122);
   }

@@ -1,6 +1,7 @@
 // Helpers for integration tests that drive the real `vigil` binary and a real bwrap.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,7 +30,10 @@ const std::string& default_state_dir();
 Outcome run_vigil(const std::vector<std::string>& args, const std::string& cwd, int timeout_s = 60,
                   const std::map<std::string, std::string>& env = {},
                   const std::string& leak_fd_of = "",
-                  const std::vector<std::string>& wrapper = {});
+                  const std::vector<std::string>& wrapper = {},
+                  const std::function<bool()>& in_child = {});
+// in_child: runs in the forked child just before exec (false: the child exits 123), e.g.
+// to enter namespaces the test made up.
 // leak_fd_of: a path the child opens WITHOUT O_CLOEXEC before exec'ing vigil, as a
 // careless caller would leave one open. wrapper: a program (absolute path) and its
 // arguments that run vigil (e.g. setpriv dropping capabilities).

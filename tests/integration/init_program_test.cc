@@ -22,6 +22,7 @@
 #include "harness.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
+#include "tests/support/bounded_wait.h"
 
 extern char** environ;
 
@@ -79,10 +80,11 @@ Started start_init(const std::string& init, const std::string& ws) {
   return s;
 }
 
+// Bounded: a vigil-init that never ends fails the test (-1) instead of hanging it.
 int wait_exit(pid_t pid) {
-  int status = 0;
-  EXPECT_EQ(::waitpid(pid, &status, 0), pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int code = wait_child(pid, std::chrono::seconds(60));
+  EXPECT_NE(code, -1) << "vigil-init did not end within 60 s (killed)";
+  return code;
 }
 
 TEST(InitProgram, TheCommandWaitsForTheProgramThenRuns) {

@@ -6,6 +6,7 @@
 
 #include "supervisor/core/mandatory_denies.h"
 #include "tests/integration/harness.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil::test {
 namespace {
@@ -504,8 +505,7 @@ TEST(RunProcesses, SigtermToVigilReachesTheCommand) {
     ::execl("/bin/sh", "sh", "-c", (script + " > out.txt 2>&1").c_str(), nullptr);
     ::_exit(1);
   }
-  int st = 0;
-  ::waitpid(pid, &st, 0);
+  EXPECT_EQ(wait_child(pid, std::chrono::seconds(60)), 0) << "the shell driving vigil hung";
   EXPECT_NE(read_file(ws / "out.txt").find("rc=42"), std::string::npos)
       << read_file(ws / "out.txt");
 }

@@ -107,6 +107,13 @@ TEST(RunSettings, SettingsReachableFromAnyWritableRootAreRefused) {
   write_file(other / "s.json",
              R"({"filesystem": {"allowWrite": [".", ")" + other.path() + R"("]}})");
   variants.push_back({"another allowWrite root", other / "s.json"});
+  // A writable parent: the file and its own directory are denied (not writable), but
+  // their parent is in a root, so the sandbox can rename b/ away and put its own s.json
+  // in its place.
+  make_dirs(other / "a/b");
+  write_file(other / "a/b/s.json", R"({"filesystem": {"allowWrite": [".", ")" + other.path() +
+                                       R"("], "denyWrite": [")" + other / "a/b" + R"("]}})");
+  variants.push_back({"two levels below a writable parent", other / "a/b/s.json"});
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);
     auto o = run_vigil({"run", "--settings", v.settings_path, "--", "touch", "ran"}, ws.path());

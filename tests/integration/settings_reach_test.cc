@@ -90,9 +90,9 @@ TEST(SettingsReach, FlippingASymlinkWhileLaunchingNeverRunsUnderTheCommandsFile)
   const std::string link = ws / "link";
   const std::string tmp_link = ws / "link.tmp";
   ASSERT_EQ(::symlink(cfg.path().c_str(), link.c_str()), 0);
-  std::atomic<bool> stop{false};
-  std::thread flipper([&] {
-    for (bool evil = true; !stop.load(); evil = !evil) {
+  // Stopped and joined on every way out of the test (std::jthread's stop token).
+  std::jthread flipper([&](std::stop_token stop) {
+    for (bool evil = true; !stop.stop_requested(); evil = !evil) {
       ::unlink(tmp_link.c_str());
       if (::symlink(evil ? (ws / "evil").c_str() : cfg.path().c_str(), tmp_link.c_str()) == 0)
         (void)::rename(tmp_link.c_str(), link.c_str());
@@ -106,7 +106,7 @@ TEST(SettingsReach, FlippingASymlinkWhileLaunchingNeverRunsUnderTheCommandsFile)
     if (o.exit_code == 0) ++ran;
     EXPECT_FALSE(exists(victim / "x")) << "launch " << i << " ran under the command's file";
   }
-  stop = true;
+  flipper.request_stop();
   flipper.join();
   EXPECT_EQ(ran, 0) << "a settings path through a writable root must always be refused";
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil {
 namespace {
@@ -401,13 +402,10 @@ std::string unreadable_summary(const TempTree& tree) {
     ::_exit(ok ? 0 : 4);
   }
   wr.reset();
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(rd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return "error: unprivileged child failed";
+  bool late = false;
+  const std::string out = test::read_until_eof(rd.get(), std::chrono::seconds(60), &late);
+  if (late || test::wait_child(pid, std::chrono::seconds(30)) != 0)
+    return "error: unprivileged child failed or hung";
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "supervisor/core/unique_fd.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil {
 namespace {
@@ -33,13 +34,9 @@ std::string open_after(const std::function<void()>& close_some) {
     ::_exit(::write(5, report, sizeof report) == sizeof report && std_open ? 0 : 3);
   }
   w.reset();
-  std::string got;
-  char buf[16];
-  ssize_t n;
-  while ((n = ::read(r.get(), buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "child failed";
+  bool late = false;
+  const std::string got = test::read_until_eof(r.get(), std::chrono::seconds(30), &late);
+  if (late || test::wait_child(pid, std::chrono::seconds(30)) != 0) return "child failed or hung";
   return got;
 }
 

@@ -22,7 +22,7 @@ TEST(WriteAll, EveryByteThroughShortWrites) {
   std::string data(1 << 20, '\0');
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + 3);
   std::string got;
-  std::thread reader([&] {
+  std::jthread reader([&] {
     char buf[1000];
     ssize_t n;
     while ((n = ::read(r.get(), buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));

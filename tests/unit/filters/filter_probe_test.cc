@@ -26,6 +26,7 @@
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
 #include "filters/syscall_names.h"
+#include "tests/support/bounded_wait.h"
 
 namespace vigil {
 namespace {
@@ -77,8 +78,10 @@ Outcome run_child(const std::vector<sock_fprog>* filters, Probe probe) {
     ::_exit(probe());
   }
   Outcome o;
-  int st = 0;
-  if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return o;
+  if (pid < 0) return o;
+  const auto status = test::wait_child_status(pid, std::chrono::seconds(30));  // a probe that hangs
+  if (!status) return o;                                                       // fails, not stalls
+  const int st = *status;
   o.exited = WIFEXITED(st);
   o.code = o.exited ? WEXITSTATUS(st) : -1;
   o.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "seatbelt/base_profile_text.h"
 #include "seatbelt/sandbox_exec_argv.h"
 #include "tests/unit/seatbelt/fixtures.h"
 #include "tests/unit/seatbelt/sbpl_eval.h"
@@ -247,6 +248,45 @@ TEST(SeatbeltProfile, EveryDenyCarriesTheSessionTag) {
       }
     }
   }
+}
+
+// The fixed base (seatbelt/base_profile.sb) is static text: well-formed on its own, only
+// allow rules (a deny must carry the session's tag, which the base cannot know), no
+// parameter (it names no path of the user's), and in every generated profile verbatim,
+// right after the header, before any plan-derived rule.
+TEST(SeatbeltBaseProfile, IsStaticAllowOnlyTextEveryProfileCarriesVerbatim) {
+  const std::string base(kSeatbeltBaseProfile);
+  auto parsed = sbpl::load("(version 1)\n(deny default (with message \"" +
+                           std::string(sbfix::kTag) + "\"))\n" + base);
+  ASSERT_EQ(parsed->error, "");
+  ASSERT_GT(parsed->rules.size(), 10u);
+  for (const auto& r : parsed->rules) EXPECT_TRUE(r.allow) << "rule " << r.index;
+  EXPECT_EQ(base.find("(param"), std::string::npos);
+  EXPECT_EQ(base.find("file-read*"), std::string::npos) << "reads are the plan's to decide";
+  EXPECT_EQ(base.find("file-write*"), std::string::npos) << "writes are the plan's to decide";
+  for (const auto& c : sbfix::golden_cases()) {
+    const auto p = build(c);
+    const auto at = p.text.find(base);
+    ASSERT_NE(at, std::string::npos) << c.name;
+    EXPECT_LT(at, p.text.find("; files:")) << c.name;
+    EXPECT_EQ(p.text.substr(0, at).find("(allow"), std::string::npos) << c.name;
+  }
+}
+
+// Sbpl is the only type the writer takes: a literal, a checked parameter name, a quoted
+// value or a number. A name outside [A-Z0-9_] or a quoted value with a control byte is
+// refused, so neither can carry profile syntax.
+TEST(SeatbeltSbplText, OnlyCheckedPiecesBecomeText) {
+  using namespace sbpl_literals;
+  EXPECT_EQ((Sbpl("(subpath "_sbpl) + *Sbpl::param("WRITE_ROOT_0") + ")"_sbpl).text(),
+            "(subpath (param \"WRITE_ROOT_0\"))");
+  EXPECT_FALSE(Sbpl::param("A\")(allow default").ok());
+  EXPECT_FALSE(Sbpl::param("").ok());
+  EXPECT_FALSE(Sbpl::param("lower").ok());
+  EXPECT_EQ(Sbpl::quoted("a\"b\\c")->text(), "\"a\\\"b\\\\c\"");
+  EXPECT_FALSE(Sbpl::quoted("a\nb").ok());
+  EXPECT_FALSE(Sbpl::quoted("\xc3\xa9").ok());
+  EXPECT_EQ(Sbpl::number(3128).text(), "3128");
 }
 
 TEST(SeatbeltProfile, HostilePathsStayParameterValues) {
