@@ -78,7 +78,9 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   out.push_back({{"--dev", "/dev"}, "a minimal /dev: no host device nodes"});
   out.push_back({{"--proc", "/proc"}, "a fresh /proc for the new pid namespace"});
   if (in.plan != nullptr) {
-    for (const auto& op : in.plan->ops) out.push_back(mount_for(op));
+    for (const auto& op : in.plan->ops) {
+      if (!op.at_call) out.push_back(mount_for(op));  // vigil-init refuses those itself
+    }
   }
   for (const auto& m : in.kernel_masks) push_mask(m, in.empty_file, &out);
   for (const auto& p : in.late_ro_binds) {
@@ -90,6 +92,10 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   if (in.json_status_fd >= 0) {
     out.push_back({{"--json-status-fd", std::to_string(in.json_status_fd)},
                    "how vigil tells the command's exit from a setup failure"});
+  }
+  if (in.block_fd >= 0) {
+    out.push_back({{"--block-fd", std::to_string(in.block_fd)},
+                   "nothing runs until vigil has checked the finished mount table"});
   }
   if (!in.cwd.empty()) out.push_back({{"--chdir", in.cwd}, "the working directory"});
   BwrapArg cmd{{"--"}, "the command"};
@@ -119,6 +125,20 @@ std::string serialize_options_for_args_fd(const std::vector<BwrapArg>& args) {
     }
   }
   return out;
+}
+
+std::string bwrap_arg_count_problem(const std::vector<BwrapArg>& args) {
+  std::size_t total = 2;  // --args FD
+  for (const auto& a : args) total += a.tokens.size();
+  if (total <= kBwrapMaxArgs) return {};
+  const std::size_t own = total - (args.empty() ? 0 : args.back().tokens.size());
+  const std::size_t room = kBwrapMaxArgs > own ? kBwrapMaxArgs - own : 0;
+  return "the command has too many arguments for bubblewrap: with vigil's " +
+         std::to_string(own) + " options it makes " + std::to_string(total) +
+         ", and bwrap accepts at most " + std::to_string(kBwrapMaxArgs) +
+         " in all (about " + std::to_string(room) +
+         " are left for the command and vigil-init's own); pass the arguments in batches "
+         "(xargs -n) or through a file";
 }
 
 std::vector<std::string> command_tokens(const std::vector<BwrapArg>& args) {

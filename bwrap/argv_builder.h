@@ -49,6 +49,7 @@ struct BwrapInputs {
   std::string cwd;                                          // --chdir
   std::vector<std::pair<std::string, std::string>> setenv;  // --setenv NAME VALUE
   int json_status_fd = -1;                                  // --json-status-fd, when >= 0
+  int block_fd = -1;  // --block-fd, when >= 0: nothing runs until the supervisor's check
   std::vector<std::string> command;                         // after "--"
   // vigil-init's path inside the sandbox: when set, it runs as PID 1 (--as-pid-1, no
   // bwrap init) and execs the command itself: "--" INIT "--" COMMAND...
@@ -75,5 +76,12 @@ std::vector<std::string> flatten(const std::vector<BwrapArg>& args);
 // real argv, still as separate tokens, never through a shell.
 std::string serialize_options_for_args_fd(const std::vector<BwrapArg>& args);
 std::vector<std::string> command_tokens(const std::vector<BwrapArg>& args);
+
+// bubblewrap refuses more than 9,000 arguments in all (its MAX_ARGS: "Exceeded maximum
+// number of arguments"), counting what it reads from --args as well as its own argv.
+inline constexpr std::size_t kBwrapMaxArgs = 9000;
+// "" when bwrap will take `args` (launched as `bwrap --args FD COMMAND...`), else why not,
+// naming the limit and how many arguments the command itself brought. Pure.
+std::string bwrap_arg_count_problem(const std::vector<BwrapArg>& args);
 
 }  // namespace vigil

@@ -358,7 +358,7 @@ Result<ScanResult> scan_mandatory_denies(const std::string& root, const ScanLimi
   }
   Walker walker(root, path_base(root), limits);
   if (limits.max_depth > 0) {
-    if (auto r = walker.walk(dir, 1); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(walker.walk(dir, 1));
   }
   return std::move(walker).finish();
 }

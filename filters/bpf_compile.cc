@@ -99,7 +99,7 @@ Result<std::vector<sock_filter>> compile_rows(std::string_view name, FilterActio
   }
   for (const RowRef& row : rows) {
     auto added = add_row(ctx, row);
-    if (!added) return std::move(added).error();
+    VIGIL_TRY(added);
   }
   return export_bpf(ctx, name);
 }
@@ -147,7 +147,7 @@ Result<std::vector<CompiledFilter>> compile_filters(std::span<const FilterSpec* 
   std::vector<CompiledFilter> out;
   for (const FilterSpec* spec : specs) {
     auto prog = compile_filter(*spec);
-    if (!prog) return std::move(prog).error();
+    VIGIL_TRY(prog);
     out.push_back(CompiledFilter{spec, std::move(*prog)});
   }
   return out;

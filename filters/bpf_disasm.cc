@@ -527,11 +527,11 @@ Result<std::string> explain_filters(FilterLayout layout) {
   std::string out = "# the seccomp filters vigil-init's worker installs";
   if (layout == FilterLayout::kCombined) {
     auto prog = compile_combined(worker_filters());
-    if (!prog) return std::move(prog).error();
+    VIGIL_TRY(prog);
     return out + ", as one program\n\n" + disassemble_combined(worker_filters(), *prog).text;
   }
   auto compiled = compile_filters(worker_filters());
-  if (!compiled) return std::move(compiled).error();
+  VIGIL_TRY(compiled);
   out += ", in order; the kernel runs all of them and the strictest answer wins\n";
   for (const CompiledFilter& c : *compiled) {
     out += '\n';  // appended apart: see the -Wrestrict note in disassemble()

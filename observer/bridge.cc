@@ -95,7 +95,7 @@ Result<Bridge> Bridge::listen(const std::vector<std::uint16_t>& ports, std::stri
   b.unix_path_ = std::move(unix_path);
   for (auto port : ports) {
     auto fd = listen_loopback(port);
-    if (!fd) return std::move(fd).error();
+    VIGIL_TRY(fd);
     b.listeners_.push_back(std::move(fd).value());
   }
   return b;

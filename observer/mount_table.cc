@@ -78,6 +78,7 @@ Result<std::vector<Mount>> parse_mountinfo(std::string_view text) {
                         "mountinfo line " + std::to_string(line_no) + " is malformed");
     }
     Mount m;
+    m.dev = std::string(f[2]);
     m.root = unescape(f[3]);
     m.mount_point = unescape(f[4]);
     m.read_only = has_option(f[5], "ro");
@@ -124,45 +125,6 @@ Classified classify_write(const std::vector<Mount>& mounts, std::string_view raw
             hit->mount_point};
   }
   return {WriteVerdict::kAllowed, "on a writable mount", hit->mount_point};
-}
-
-Result<void> check_writable_mounts(const std::vector<Mount>& table,
-                                   std::span<const ExpectedMount> expected,
-                                   const IdentityOf& identity) {
-  for (const auto& want : expected) {
-    bool mounted = false;
-    for (const auto& m : table) mounted = mounted || m.mount_point == want.path;
-    if (!mounted) {
-      return make_error(Errc::kRefused, "the writable mount planned at " + want.path +
-                                            " is not there (its path changed while bwrap "
-                                            "built the sandbox)");
-    }
-    const auto id = identity(want.path);
-    if (!id || id->first != want.dev || id->second != want.ino) {
-      return make_error(Errc::kRefused, want.path +
-                                            " is not the directory vigil planned to make "
-                                            "writable (it was swapped while bwrap built the "
-                                            "sandbox)");
-    }
-  }
-  for (const auto& m : table) {
-    if (m.read_only) continue;
-    const std::string_view type = m.fstype;
-    if (type == "tmpfs" || type == "devtmpfs" || type == "proc" || type == "devpts" ||
-        type == "mqueue") {
-      continue;
-    }
-    // Below a planned one: a mount the host already had inside a writable root, which
-    // bwrap's recursive bind carried along.
-    bool planned = false;
-    for (const auto& want : expected) planned = planned || path_is_under(m.mount_point, want.path);
-    if (!planned) {
-      return make_error(Errc::kRefused, "a writable mount at " + m.mount_point +
-                                            " that vigil did not plan (a bind that followed a "
-                                            "symlink swapped in while bwrap built the sandbox)");
-    }
-  }
-  return {};
 }
 
 const char* to_string(WriteVerdict v) {

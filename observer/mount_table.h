@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/result.h"
 
 namespace vigil::init {
@@ -24,6 +23,7 @@ struct Mount {
   std::string fstype;
   std::string source;
   bool read_only = false;
+  std::string dev;  // "major:minor" of the filesystem
 };
 
 // Parses mountinfo text; malformed lines are an error (it is the kernel's text).
@@ -44,19 +44,5 @@ struct Classified {
 Classified classify_write(const std::vector<Mount>& mounts, std::string_view path);
 
 const char* to_string(WriteVerdict v);
-
-// (device, inode) of a path without following its last component, or nullopt.
-using IdentityOf =
-    std::function<std::optional<std::pair<std::uint64_t, std::uint64_t>>(const std::string&)>;
-
-// Checks the table bwrap built against the writable mounts the plan made (see
-// supervisor/core/expected_mounts.h): each planned one must be a mount point holding the
-// directory the supervisor saw, and no writable mount of a real filesystem may sit
-// outside them (a bind that followed a swapped-in symlink lands there). Mounts of
-// bwrap's own (tmpfs, devtmpfs, proc, devpts, mqueue) and read-only ones give no write
-// outside the plan and are not checked. Pure but for `identity`.
-Result<void> check_writable_mounts(const std::vector<Mount>& table,
-                                   std::span<const ExpectedMount> expected,
-                                   const IdentityOf& identity);
 
 }  // namespace vigil::init

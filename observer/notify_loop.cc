@@ -146,6 +146,7 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   o.mounts_ = std::move(mounts);
   o.options_ = options;
   o.shared_ = std::make_shared<Shared>();
+  o.shared_->refused_names = options.refused_names;
   for (const WriteSyscall& row : write_syscalls()) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
@@ -215,8 +216,10 @@ void Observer::handle_one() {
     }
     return;
   }
-  const Gate gate = [this](const std::string& name) {
-    return protected_name_refusal(mounts_, name);
+  const Gate gate = [this, call = plan.row->emulation](const std::string& name) {
+    std::string why = protected_name_refusal(mounts_, name);
+    if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
+    return why;
   };
   const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
                               bool follow) { keep(dir, rest, resolve, follow); };
@@ -271,8 +274,10 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
 void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
                             std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                             Notification n, CallPlan plan) {
-  const Gate gate = [&mounts](const std::string& name) {
-    return protected_name_refusal(mounts, name);
+  const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name) {
+    std::string why = protected_name_refusal(mounts, name);
+    if (why.empty()) why = refused_name_refusal(shared->refused_names, name, call);
+    return why;
   };
   Performed done = perform(plan, n.pid, /*may_block=*/true, &gate);
   std::string line;

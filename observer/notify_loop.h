@@ -24,6 +24,7 @@
 #include "observer/capture.h"
 #include "observer/emulate.h"
 #include "observer/mount_table.h"
+#include "observer/refused_names.h"
 #include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 
@@ -44,6 +45,9 @@ struct ObserverOptions {
   // (-1: no capture), and the caps.
   int capture_fd = -1;
   CaptureCaps capture_caps;
+
+  // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
+  std::vector<RefusedName> refused_names;
 };
 
 struct Judgement {
@@ -91,6 +95,7 @@ class Observer {
   struct Shared {
     std::mutex mu;
     std::string lines;
+    std::vector<RefusedName> refused_names;  // set once at create(), read-only after
   };
   void handle_one();
   void on_continue(const Notification& n, const CallPlan& plan);

@@ -18,6 +18,12 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
   const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/false);
   if (d == nullptr) return {};
+  // git writes a commondir only into a worktree's gitdir (.git/worktrees/NAME/), never
+  // straight into a .git: one there would hand git another directory's config and hooks.
+  if (d->relpath == ".git/commondir") {
+    return "protected name .git/commondir (" + std::string(d->why) +
+           "): refused at any depth under a writable root";
+  }
   // .gitmodules too: `git submodule add` writes it; what it names is judged by the git
   // rules and, after the command, by the backstop (supervisor/backstop.h).
   if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") return git_write_refusal(rel);

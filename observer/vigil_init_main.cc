@@ -1,17 +1,20 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
 //   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
-//              [--program-fd N] [--mounts-fd N] -- CMD ARGS...
-// It checks the mount table against the writable mounts the supervisor planned
-// (--mounts-fd: supervisor/core/expected_mounts.h), takes the seccomp program (from the supervisor
-// over --program-fd, or compiled here), makes itself non-dumpable, forks the worker (which installs
-// the program and execs CMD) and supervises it (observer/pid1.h).
+//              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
+//              -- CMD ARGS...
+// It reads the mount table (which the supervisor checked against the plan before bwrap
+// let this program run: supervisor/launch_check.h), takes the seccomp program (from the
+// supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
+// (which installs the program and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,36 +32,29 @@
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/exit_codes.h"
-#include "supervisor/core/expected_mounts.h"
 #include "supervisor/core/unique_fd.h"
 
 namespace {
 
-// Reads the supervisor's list (a memfd) and compares the mount table with it; the table,
-// when it passes (the observer judges writes by it).
-vigil::Result<std::vector<vigil::init::Mount>> check_mounts(int fd) {
-  vigil::UniqueFd from(fd);
-  std::string wire;
-  char buf[8192];
-  for (off_t at = 0;;) {
-    const ssize_t n = ::pread(from.get(), buf, sizeof buf, at);
-    if (n < 0) return vigil::system_error("reading the planned mounts");
-    if (n == 0) break;
-    wire.append(buf, static_cast<size_t>(n));
-    at += n;
+// "nproc=N", "data=N" or "fsize=N" (decimal).
+bool parse_rlimit(const char* arg, std::vector<vigil::init::WorkerSpec::Rlimit>* out) {
+  static constexpr struct {
+    const char* name;
+    int resource;
+  } kNames[] = {{"nproc=", RLIMIT_NPROC}, {"data=", RLIMIT_DATA}, {"fsize=", RLIMIT_FSIZE}};
+  for (const auto& n : kNames) {
+    const std::size_t len = std::strlen(n.name);
+    if (std::strncmp(arg, n.name, len) != 0) continue;
+    const char* digits = arg + len;
+    if (*digits < '0' || *digits > '9') return false;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(digits, &end, 10);
+    if (errno != 0 || *end != '\0') return false;
+    out->push_back({n.resource, static_cast<rlim_t>(v)});
+    return true;
   }
-  auto expected = vigil::decode_expected_mounts(wire);
-  if (!expected) return std::move(expected).error();
-  auto table = vigil::init::load_mount_table();
-  if (!table) return std::move(table).error();
-  auto checked = vigil::init::check_writable_mounts(*table, *expected, [](const std::string& path) {
-    struct stat st {};
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> id;
-    if (::lstat(path.c_str(), &st) == 0) id.emplace(st.st_dev, st.st_ino);
-    return id;
-  });
-  if (!checked) return std::move(checked).error();
-  return table;
+  return false;
 }
 
 }  // namespace
@@ -67,7 +63,7 @@ int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
   int events_fd = -1;
   int program_fd = -1;
-  int mounts_fd = -1;
+  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
   vigil::init::ObserverOptions observer_options;
   {
     utsname u{};
@@ -87,11 +83,6 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--program-fd") == 0 && cmd + 1 < argc) {
       program_fd = std::atoi(argv[cmd + 1]);
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--mounts-fd") == 0 && cmd + 1 < argc) {
-      mounts_fd = std::atoi(argv[cmd + 1]);
       cmd += 2;
       continue;
     }
@@ -117,6 +108,21 @@ int main(int argc, char** argv) {
       cmd += 2;
       continue;
     }
+    // --rlimit nproc|data|fsize=N: a cap set on the command before its exec.
+    if (std::strcmp(argv[cmd], "--rlimit") == 0 && cmd + 1 < argc) {
+      if (!parse_rlimit(argv[cmd + 1], &rlimits)) {
+        std::fprintf(stderr, "vigil-init: bad --rlimit %s\n",
+                     vigil::escape_text(argv[cmd + 1]).c_str());
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--refuse-create") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
+      observer_options.refused_names.push_back({argv[cmd + 1], argv[cmd + 2]});
+      cmd += 3;
+      continue;
+    }
     if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
       observer_options.sync_wake_up = false;
       cmd += 1;
@@ -127,8 +133,7 @@ int main(int argc, char** argv) {
   }
   if (cmd >= argc - 1) {
     std::fprintf(stderr,
-                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] "
-                 "[--mounts-fd N] -- "
+                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] -- "
                  "CMD ARGS...\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
@@ -140,25 +145,19 @@ int main(int argc, char** argv) {
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
-  if (mounts_fd != -1 && (mounts_fd < 3 || mounts_fd == events_fd || mounts_fd == program_fd)) {
-    std::fprintf(stderr, "vigil-init: --mounts-fd must be a descriptor of its own, above 2\n");
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
   const int capture_fd = observer_options.capture_fd;
-  if (capture_fd != -1 && (capture_fd < 3 || capture_fd == events_fd ||
-                           capture_fd == program_fd || capture_fd == mounts_fd)) {
+  if (capture_fd != -1 && (capture_fd < 3 || capture_fd == events_fd || capture_fd == program_fd)) {
     std::fprintf(stderr, "vigil-init: --capture-fd must be a descriptor of its own, above 2\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
-  const int kept[] = {events_fd, program_fd, mounts_fd, capture_fd};
+  const int kept[] = {events_fd, program_fd, capture_fd};
   vigil::close_fds_from_except(3, kept);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
-  // Before anything else runs: a sandbox whose writable mounts are not the planned ones
-  // (a path swapped for a symlink while bwrap mounted it) never runs the command.
+  // The observer judges writes by the table the kernel will apply.
   std::optional<std::vector<vigil::init::Mount>> mount_table;
-  if (mounts_fd >= 0) {
-    auto r = check_mounts(mounts_fd);
+  if (events_fd >= 0) {
+    auto r = vigil::init::load_mount_table();
     if (!r) {
       vigil::print_error("refusing to run the command: " + r.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
@@ -199,6 +198,7 @@ int main(int argc, char** argv) {
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + cmd + 1;
+  spec.rlimits = rlimits;
 
   // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;

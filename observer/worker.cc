@@ -61,6 +61,13 @@ bool find_in_path(const char* file, char* out, std::size_t cap) {
 }  // namespace
 
 int run_worker(const WorkerSpec& spec) {
+  for (const WorkerSpec::Rlimit& r : spec.rlimits) {
+    const rlimit lim{r.value, r.value};
+    if (::setrlimit(r.resource, &lim) != 0) {
+      say("cannot set a resource cap (vigil.limits): ", std::strerror(errno));
+      return to_int(ExitCode::kSandboxSetup);
+    }
+  }
   // Required for unprivileged seccomp, and it means nothing the command execs can gain
   // privileges (setuid binaries, file capabilities).
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {

@@ -5,6 +5,8 @@
 
 #include <linux/filter.h>
 
+#include <sys/resource.h>
+
 #include <span>
 
 namespace vigil::init {
@@ -18,6 +20,13 @@ struct WorkerSpec {
   const sock_fprog* notify = nullptr;
   unsigned notify_flags = 0;  // e.g. SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
   int listener_channel = -1;
+  // Resource caps (vigil.limits, supervisor/core/cap_plan.h) set on the command alone,
+  // first: vigil-init's own work (the observer, emulated writes) is not capped by them.
+  struct Rlimit {
+    int resource = -1;
+    rlim_t value = 0;
+  };
+  std::span<const Rlimit> rlimits;
 };
 
 // Never returns on success. On failure prints one line to stderr and returns the exit

@@ -48,10 +48,10 @@ Result<DomainMatcher> DomainMatcher::build(
     const std::map<std::string, std::string>& denied_reasons) {
   DomainMatcher m;
   auto a = parse_list(allowed, PatternList::kAllowed);
-  if (!a) return std::move(a).error();
+  VIGIL_TRY(a);
   m.allowed_ = std::move(*a);
   auto d = parse_list(denied, PatternList::kDenied);
-  if (!d) return std::move(d).error();
+  VIGIL_TRY(d);
   m.denied_ = std::move(*d);
 
   m.denied_reasons_.reserve(m.denied_.size());

@@ -90,7 +90,7 @@ Result<Split> split_port(std::string_view e) {
   Split s{host, std::nullopt};
   if (has_port) {
     auto p = parse_port(port_text);
-    if (!p) return std::move(p).error();
+    VIGIL_TRY(p);
     s.port = *p;
   }
   return s;
@@ -175,7 +175,7 @@ Result<DomainPattern> parse_host_part(std::string_view host, PatternList list) {
   }
   if (host.find('*') != std::string_view::npos) return parse_wildcard(host);
   auto h = detail::canonicalize_host_unquoted(host);
-  if (!h) return std::move(h).error();
+  VIGIL_TRY(h);
   DomainPattern p;
   if (h->kind == CanonicalHost::Kind::kName) {
     p.kind = Kind::kExact;

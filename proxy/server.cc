@@ -5,6 +5,8 @@
 // a slow reader slows its writer: back-pressure with no queue).
 #include "proxy/server.h"
 
+#include "proxy/ask.h"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #if defined(__GLIBC__)
@@ -36,6 +38,7 @@
 
 #include "proxy/chunked.h"
 #include "proxy/egress.h"
+#include "proxy/parent_proxy.h"
 #include "proxy/socks5.h"
 
 namespace vigil::proxy {
@@ -223,9 +226,11 @@ class Connection;
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
   Impl(asio::io_context& io, DomainMatcher matcher, std::vector<AddressBlock> denied,
-       ServerOptions options, std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink)
+       ServerOptions options, std::shared_ptr<Resolver> resolver, std::shared_ptr<EventSink> sink,
+       std::optional<ParentRoute> parent)
       : io_(io),
         matcher_(std::move(matcher)),
+        parent_(std::move(parent)),
         options_(options),
         resolver_(std::move(resolver)),
         sink_(std::move(sink)),
@@ -253,6 +258,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   const ServerOptions& options() const { return options_; }
   BufferCache* buffer_cache() { return &buffer_cache_; }
   const DomainMatcher& matcher() const { return matcher_; }
+  const std::optional<ParentRoute>& parent() const { return parent_; }
   Resolver& resolver() { return *resolver_; }
   void shutdown_resolver() { resolver_->shutdown(); }
   bool stopping() const { return stopping_; }
@@ -282,6 +288,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   asio::io_context& io_;
   DomainMatcher matcher_;
+  std::optional<ParentRoute> parent_;  // network.parentProxy: allowed traffic goes through it
   ServerOptions options_;
   std::shared_ptr<Resolver> resolver_;
   std::shared_ptr<EventSink> sink_;
@@ -346,6 +353,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     client_.close(ec);
     upstream_.close(ec);
     upstream_open_ = false;
+    if (ask_timer_) ask_timer_->cancel();  // a held request ends with its connection
     // Cut mid-connect: the decision goes out now, not when the connect would have
     // settled (vigil run stops the io_context right after aborting; it may never resume).
     emit_unsettled({});
@@ -511,7 +519,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<UpstreamResult> connect_upstream(TargetDecision& d) {
     UpstreamResult r;
     std::vector<IpAddress> resolved;
-    if (d.needs_resolution()) {
+    if (held_addresses_) {
+      // Allowed when asked: the addresses the guard passed before the question, never a
+      // second resolution.
+      resolved = std::move(*held_addresses_);
+      held_addresses_.reset();
+    } else if (d.needs_resolution()) {
       set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));
       auto addrs = co_await srv_->resolver().resolve(d.host->text, srv_->options().resolve_timeout);
       if (!addrs) {
@@ -541,6 +554,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     drop_upstream();
     set_phase(Phase::kConnecting, srv_->options().connect_timeout);
     connect_timed_out_ = false;
+    if (const auto& route = srv_->parent()) {
+      if (const ProxyEndpoint* via = route->via(d.event.proto, d.event.host, d.event.port)) {
+        co_return co_await connect_via_parent(d, *via, passing.front());
+      }
+    }
     error_code last;
     IpAddress last_address;
     for (const auto& addr : passing) {
@@ -593,6 +611,80 @@ class Connection : public std::enable_shared_from_this<Connection> {
     co_return r;
   }
 
+  // The decision is made (allow list, address guard): the bytes go out through the
+  // parent proxy, which is asked with CONNECT for the name the client gave. The answer
+  // head is read one byte at a time so that no byte of the tunnel after it is taken.
+  asio::awaitable<UpstreamResult> connect_via_parent(TargetDecision& d, const ProxyEndpoint& via,
+                                                     const IpAddress& guarded) {
+    UpstreamResult r;
+    r.http_status = 502;
+    r.socks_reply = socks5::Reply::kGeneralFailure;
+    auto fail = [&](const std::string& what) {
+      r.message = "parent proxy " + via.text() + ": " + what;
+      error_code ignored;
+      upstream_.close(ignored);
+      emit_unsettled({});
+      srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, via.text(), r.message});
+      return r;
+    };
+    std::vector<IpAddress> addrs;
+    error_code pec;
+    const IpAddress literal = asio::ip::make_address(via.host, pec);
+    if (!pec) {
+      addrs.push_back(literal);
+    } else {
+      auto found = co_await srv_->resolver().resolve(via.host, srv_->options().resolve_timeout);
+      if (!found) co_return fail("could not resolve (" + found.error().message + ")");
+      addrs = std::move(*found);
+    }
+    bool connected = false;
+    std::string why = "no address";
+    for (const auto& addr : addrs) {
+      const int fd = ::socket(addr.is_v4() ? AF_INET : AF_INET6,
+                              SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      UniqueFd owned(fd);
+      error_code ec;
+      upstream_.assign(addr.is_v4() ? tcp::v4() : tcp::v6(), owned.get(), ec);
+      if (ec) continue;
+      (void)owned.release();
+      auto [cec] = co_await upstream_.async_connect(tcp::endpoint(addr, via.port), kNoThrow);
+      if (!cec) {
+        connected = true;
+        break;
+      }
+      why = cec.message();
+      error_code ignored;
+      upstream_.close(ignored);
+      if (connect_timed_out_ || !client_.is_open()) break;
+    }
+    if (!connected) co_return fail(connect_timed_out_ ? "connect timed out" : why);
+    if (!co_await write_all(upstream_, connect_request(d.event.host, d.event.port)))
+      co_return fail("writing CONNECT failed");
+    std::string head;
+    char c = 0;
+    while (!head.ends_with("\r\n\r\n")) {
+      if (head.size() >= srv_->options().max_head_bytes) co_return fail("answer head too large");
+      auto [ec, n] = co_await upstream_.async_read_some(asio::buffer(&c, 1), kNoThrow);
+      if (ec || n == 0) co_return fail("closed before answering the CONNECT");
+      head.push_back(c);
+    }
+    auto code = parse_connect_reply(head);
+    if (!code) co_return fail(code.error().message);
+    if (*code < 200 || *code > 299) {
+      co_return fail("answered " + head.substr(0, head.find('\r')) + " to CONNECT " + d.event.host +
+                     ":" + std::to_string(d.event.port));
+    }
+    set_nodelay(upstream_.native_handle());
+    upstream_open_ = true;
+    upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
+    upstream_address_ = guarded;      // what a reused connection is judged by again
+    emit_unsettled(d.event.address);  // the guarded address; the parent dialled it by name
+    r.outcome = UpstreamResult::Outcome::kConnected;
+    set_phase(Phase::kStreaming, srv_->options().idle_timeout);
+    co_return r;
+  }
+
   // Emits the allowed decision of the connect in progress, if any, once: `address` is
   // the one connected to, empty when none was (the first address tried stays).
   void emit_unsettled(const std::string& address) {
@@ -618,6 +710,88 @@ class Connection : public std::enable_shared_from_this<Connection> {
     upstream_.close(ec);
     upstream_open_ = false;
     up_in_.consume(up_in_.size());
+  }
+
+  // --- ask mode (proxy/ask.h) ----------------------------------------------------------
+  // A host refused only because it is off the allow list, with an Asker: resolved and
+  // guarded first (what the guard refuses is refused, never asked: `d` becomes that
+  // refusal), then held until the answer. Allowed, `d` becomes an allowed decision
+  // (rule "ask:once" / "ask:session" / "ask:always") and connect_upstream uses the
+  // guarded addresses. Anything else leaves `d` a refusal, its reason saying why.
+  asio::awaitable<void> ask_if_off_list(TargetDecision& d) {
+    if (!srv_->options().asker || d.allowed() || d.event.refused_by != RefusedBy::kNotAllowed ||
+        !d.host) {
+      co_return;
+    }
+    TargetDecision held = d;
+    held.event.verdict = Verdict::kAllow;
+    held.event.refused_by = RefusedBy::kNone;
+    std::vector<IpAddress> resolved;
+    if (held.needs_resolution()) {
+      set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));
+      auto addrs =
+          co_await srv_->resolver().resolve(held.host->text, srv_->options().resolve_timeout);
+      if (!addrs) co_return;  // nowhere to connect: refused as off the list, not asked
+      resolved = std::move(*addrs);
+      co_await srv_->metadata_ready();
+    } else if (auto lit = literal_address(held)) {
+      resolved.push_back(*lit);
+    }
+    std::vector<IpAddress> passing = choose_addresses(held, resolved, srv_->guard_context());
+    if (passing.empty()) {
+      d = std::move(held);
+      co_return;
+    }
+    AskQuestion q{d.event.proto, d.event.host, d.event.port, passing.front().to_string(),
+                  srv_->options().ask_timeout};
+    const AskAnswer a = co_await hold(std::move(q));
+    set_phase(Phase::kHead, srv_->options().head_timeout);
+    if (!allows(a)) {
+      d.event.reason += a == AskAnswer::kDeny      ? " (asked: the answer was deny)"
+                        : a == AskAnswer::kTimeout ? " (asked: no answer in time)"
+                                                   : " (asked: the request ended first)";
+      co_return;
+    }
+    held.event.rule = std::string("ask:") + to_string(a);
+    held.event.reason = std::string("allowed when asked (") + to_string(a) + ")";
+    held_addresses_ = std::move(passing);
+    d = std::move(held);
+  }
+
+  // Asks and waits for the first of: the answer, the timeout, the connection's end.
+  asio::awaitable<AskAnswer> hold(AskQuestion q) {
+    const auto timeout = q.timeout;
+    ask_timer_ = std::make_shared<asio::steady_timer>(srv_->io());
+    std::weak_ptr<asio::steady_timer> weak = ask_timer_;
+    auto ticket = std::make_shared<AskTicket>(std::move(q), [ex = srv_->io().get_executor(), weak] {
+      asio::post(ex, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
+    // However the hold ends (even the coroutine destroyed with the io_context), the ticket
+    // is answered and can no longer post to this io_context.
+    struct Release {
+      std::shared_ptr<AskTicket> t;
+      ~Release() {
+        t->answer(AskAnswer::kCancelled);
+        t->detach();
+      }
+    } release{ticket};
+    set_phase(Phase::kWaiting, timeout + std::chrono::seconds(5));
+    srv_->options().asker->ask(ticket);
+    ask_timer_->expires_after(timeout);
+    while (!ticket->result()) {
+      auto [ec] = co_await ask_timer_->async_wait(kNoThrow);
+      if (!ec) {
+        ticket->answer(AskAnswer::kTimeout);
+      } else if (!client_.is_open()) {
+        ticket->answer(AskAnswer::kCancelled);
+      }
+      // Claimed by another thread that has not published it yet: its wake cancels this.
+      if (!ticket->result()) ask_timer_->expires_at(Clock::time_point::max());
+    }
+    ask_timer_.reset();
+    co_return *ticket->result();
   }
 
   // --- SOCKS ---------------------------------------------------------------------------
@@ -673,6 +847,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     in_.consume(req.size);
     TargetDecision d = decide_target(srv_->matcher(), Proto::kSocks5, req.host, req.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await write_bytes(socks5::reply(socks5::Reply::kNotAllowed));
@@ -733,6 +908,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     TargetDecision d =
         decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await final_reply(http::refusal_response(d.event.reason));
@@ -768,6 +944,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // A new decision for every request, even on a connection that already has an
     // upstream: the policy speaks about each host:port, not about connections.
     TargetDecision d = decide_target(srv_->matcher(), Proto::kHttp, t.target.host, t.target.port);
+    co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
     if (!d.allowed()) {
       srv_->emit(d.event);
       co_await final_reply(http::refusal_response(d.event.reason));
@@ -777,6 +954,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const bool reuse =
         upstream_open_ && upstream_.is_open() && key == upstream_key_ && upstream_idle_and_open();
     if (reuse) {
+      held_addresses_.reset();
       // Same host:port as the open upstream: the address was guarded when it was
       // connected; judge it again (interface addresses may have changed) instead of
       // resolving again.
@@ -999,6 +1177,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   IpAddress upstream_address_;
   // An allowed decision whose connect has not settled yet (connect_upstream).
   std::optional<NetDecision> unsettled_;
+  // Ask mode: the addresses guarded before the question (connect_upstream takes them),
+  // and the timer a held request waits on.
+  std::optional<std::vector<IpAddress>> held_addresses_;
+  std::shared_ptr<asio::steady_timer> ask_timer_;
 };
 
 // --- Server::Impl ----------------------------------------------------------------------
@@ -1286,11 +1468,13 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Netwo
   if (!resolver || !sink)
     return make_error(Errc::kInternal, "proxy server needs a resolver and an event sink");
   auto matcher = DomainMatcher::build(net);
-  if (!matcher) return std::move(matcher).error();
+  VIGIL_TRY(matcher);
   auto denied = parse_denied_resolved_addresses(net.denied_resolved_addresses);
-  if (!denied) return std::move(denied).error();
+  VIGIL_TRY(denied);
+  auto parent = build_parent_route(net.parent_proxy);
+  VIGIL_TRY(parent);
   auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options,
-                                     std::move(resolver), std::move(sink));
+                                     std::move(resolver), std::move(sink), std::move(*parent));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

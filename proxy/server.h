@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/ask.h"
 #include "proxy/events.h"
 #include "proxy/http_head.h"
 #include "proxy/resolver.h"
@@ -57,6 +58,10 @@ struct ServerOptions {
   // Test-only (address_guard.h: GuardContext::allow_loopback). The CLI sets it only
   // with --test-allow-loopback and VIGIL_TEST_MODE=1.
   bool test_allow_loopback = false;
+  // Ask mode (proxy/ask.h): a host off the allow list is held while `asker` is asked,
+  // denied after ask_timeout without an answer. None: refused at once.
+  std::shared_ptr<Asker> asker;
+  std::chrono::milliseconds ask_timeout{60'000};
 };
 
 struct ListenAddress {

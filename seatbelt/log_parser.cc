@@ -262,7 +262,7 @@ Result<SeatbeltLogEvent> SeatbeltLogReader::from_message(std::string_view messag
     return ev;
   }
   auto v = parse_sandbox_report(message.substr(0, nl));
-  if (!v) return std::move(v).error();
+  VIGIL_TRY(v);
   ev.kind = SeatbeltLogEvent::Kind::kViolation;
   ev.violation = std::move(v).value();
   return ev;

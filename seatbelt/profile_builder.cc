@@ -369,22 +369,24 @@ Result<void> emit_files(Writer& w, const SeatbeltInputs& in) {
 // vigil's own table, escaped by regex_escape and quoted by sbpl_string: neither can fail
 // on it (a table test holds it to that), so a failure here is a bug, reported as one.
 Result<void> emit_mandatory(Writer& w, const Policy& policy) {
-  w.comment("mandatory denies (the list the Linux scan uses), by name at any depth and in any"_sbpl);
+  w.comment(
+      "mandatory denies (the list the Linux scan uses), by name at any depth and in any"_sbpl);
   w.comment("letter case: there is no scan here, and a name survives a rename of its parent"_sbpl);
   std::vector<Sbpl> filters;
   for (const auto& d : mandatory_denies()) {
     if (d.git_config && policy.fs.allow_git_config) continue;
     auto q = Sbpl::quoted(mandatory_deny_regex(d));
-    if (!q) return std::move(q).error();
+    VIGIL_TRY(q);
     filters.push_back("(regex "_sbpl + *q + ")"_sbpl);
   }
   w.rule(false, "file-write*"_sbpl, filters);
-  w.comment("the directory holding a protected entry (.git, .claude) can be neither renamed away"_sbpl);
+  w.comment(
+      "the directory holding a protected entry (.git, .claude) can be neither renamed away"_sbpl);
   w.comment("nor created: `mv prepared .git` would bring hooks along that no rule above sees"_sbpl);
   filters.clear();
   for (const auto& re : mandatory_head_regexes()) {
     auto q = Sbpl::quoted(re);
-    if (!q) return std::move(q).error();
+    VIGIL_TRY(q);
     filters.push_back("(regex "_sbpl + *q + ")"_sbpl);
   }
   w.rule(false, "file-write*"_sbpl, filters);
@@ -449,17 +451,17 @@ Result<SeatbeltProfile> build_seatbelt_profile(const SeatbeltInputs& in) {
     return make_error(Errc::kInternal, "seatbelt: the log tag must be 8..64 of [A-Za-z0-9_]");
   }
   auto tag = Sbpl::quoted(in.session.log_tag);
-  if (!tag) return std::move(tag).error();
+  VIGIL_TRY(tag);
 
   SeatbeltProfile out;
   Writer w(*tag);
   emit_header(w, *tag);
   emit_base(w);
-  if (auto r = emit_mach(w, in, &out.warnings); !r) return r.error();
-  if (auto r = emit_network(w, in, &out.warnings); !r) return r.error();
-  if (auto r = emit_files(w, in); !r) return r.error();
-  if (auto r = emit_mandatory(w, *in.policy); !r) return r.error();
-  if (auto r = emit_unlink_guards(w, in); !r) return r.error();
+  VIGIL_TRY_VOID(emit_mach(w, in, &out.warnings));
+  VIGIL_TRY_VOID(emit_network(w, in, &out.warnings));
+  VIGIL_TRY_VOID(emit_files(w, in));
+  VIGIL_TRY_VOID(emit_mandatory(w, *in.policy));
+  VIGIL_TRY_VOID(emit_unlink_guards(w, in));
   emit_pty(w, *in.policy);
   out.text = w.take_text();
   out.params = w.take_params();

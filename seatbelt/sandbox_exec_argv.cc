@@ -57,7 +57,7 @@ Result<std::vector<std::string>> sandbox_exec_argv(const SeatbeltProfile& profil
   }
 
   auto refs = profile_param_refs(profile.text);
-  if (!refs) return std::move(refs).error();
+  VIGIL_TRY(refs);
   const std::set<std::string> used(refs->begin(), refs->end());
   std::set<std::string> declared;
   for (const auto& p : profile.params) {

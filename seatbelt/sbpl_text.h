@@ -47,7 +47,8 @@ Result<std::string> sbpl_string(std::string_view fixed);
 
 class Sbpl {
  public:
-  Sbpl(SbplLiteral l) : text_(l.view()) {}  // NOLINT(google-explicit-constructor): literals read as text
+  Sbpl(SbplLiteral l)
+      : text_(l.view()) {}  // NOLINT(google-explicit-constructor): literals read as text
 
   static Result<Sbpl> param(std::string_view name) {
     if (name.empty()) return make_error(Errc::kInternal, "sbpl: empty parameter name");
@@ -60,7 +61,7 @@ class Sbpl {
   }
   static Result<Sbpl> quoted(std::string_view text) {
     auto s = sbpl_string(text);
-    if (!s) return std::move(s).error();
+    VIGIL_TRY(s);
     return Sbpl(std::move(*s));
   }
   static Sbpl number(std::uint64_t n) { return Sbpl(std::to_string(n)); }

@@ -9,8 +9,10 @@
 
 #include "proxy/domain_matcher.h"
 #include "supervisor/annotation.h"
+#include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/log_key.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_record.h"
@@ -93,12 +95,23 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
   std::map<std::string, std::uint64_t> counters_;
 };
 
+// Ask mode: the proxy of one command asks through the session, which knows the command.
+class AgentSession::CommandAsker final : public proxy::Asker {
+ public:
+  CommandAsker(AgentSession& s, std::uint64_t command) : s_(s), command_(command) {}
+  void ask(const std::shared_ptr<proxy::AskTicket>& ticket) override { s_.ask(command_, ticket); }
+
+ private:
+  AgentSession& s_;
+  std::uint64_t command_;
+};
+
 Result<AgentSessionOptions> session_options(const SessionArgs& args) {
   auto proxy_test = check_proxy_test_options(args.proxy_test);
-  if (!proxy_test) return std::move(proxy_test).error();
+  VIGIL_TRY(proxy_test);
   warn_proxy_test_mode(*proxy_test);
   auto cwd = current_dir();
-  if (!cwd) return std::move(cwd).error();
+  VIGIL_TRY(cwd);
   AgentSessionOptions opts;
   if (args.settings) {
     opts.settings = (*args.settings)[0] == '/' ? *args.settings : *cwd + "/" + *args.settings;
@@ -116,9 +129,9 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   LoadContext ctx{options.cwd, home != nullptr ? home : ""};
   auto policy = options.settings ? load_policy_file(*options.settings, ctx)
                                  : Result<Policy>(default_policy(ctx));
-  if (!policy) return std::move(policy).error();
+  VIGIL_TRY(policy);
   // The allowlist must compile now, not at the first command.
-  if (auto m = proxy::DomainMatcher::build(policy->net); !m) return std::move(m).error();
+  VIGIL_TRY_VOID(proxy::DomainMatcher::build(policy->net));
   std::unique_ptr<AgentSession> s(new AgentSession());
   s->options_ = std::move(options);
   s->net_ = policy->net;
@@ -126,13 +139,29 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   SessionRecord::Start start{s->options_.log_path, s->id_, "bwrap", &*policy, s->options_.argv,
                              s->options_.cwd, {}};
   auto path = SessionRecord::log_path_for(start);
-  if (!path) return std::move(path).error();
+  VIGIL_TRY(path);
   auto reserved = SessionRecord::reserve(start);
-  if (!reserved) return std::move(reserved).error();
+  VIGIL_TRY(reserved);
+  // Sealed as `vigil run`'s log is (supervisor/log_key.h): session.end's mac under the
+  // key every sandbox is denied, so `vigil replay --verify` can tell a replaced or forged
+  // end. The key is loaded (or made) before the log exists.
+  auto key_path = log_key_path();
+  VIGIL_TRY(key_path);
+  auto key = load_or_create_log_key(*key_path);
+  VIGIL_TRY(key);
   auto log = SessionLog::create(std::move(reserved).value(), s->id_);
-  if (!log) return std::move(log).error();
+  VIGIL_TRY(log);
+  log->set_key(*key);
   s->log_ = std::make_unique<SessionLog>(std::move(log).value());
   s->log_path_ = s->log_->path();
+  s->ask_timeout_ = std::chrono::milliseconds(policy->vigil.network_ask_timeout_ms);
+  s->ask_ = policy->vigil.network_ask && s->options_.ask_client;
+  if (policy->vigil.network_ask && !s->options_.ask_client) {
+    print_warning(
+        "vigil.network.ask is on, but this session has nobody to ask (`vigil serve` asks its "
+        "client; `vigil session start` asks with --ask-tty): hosts off the allow list are "
+        "refused");
+  }
   AgentSession* self = s.get();
   s->log_->set_listener([self](const events::Event& e, const std::string&) { self->dispatch(e); });
   events::SessionStart first;
@@ -142,6 +171,7 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   first.versions.vigil = "0.1.0";
   first.log = s->log_path_;
   first.cwd = s->options_.cwd;
+  first.key_id = log_key_id(*key);
   if (auto r = s->log_->append(events::Source::kSupervisor, std::move(first)); !r)
     return std::move(r).error();
   return s;
@@ -180,6 +210,10 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   cmd.env = run.env;
   cmd.stdio = run.stdio;
   cmd.quarantine_id = id_ + "-" + std::to_string(outcome.id);
+  if (ask_) {
+    cmd.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
+    cmd.ask.timeout = ask_timeout_;
+  }
   {
     std::lock_guard lock(mu_);
     cmd.net = net_;
@@ -207,7 +241,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
     --active_;
     idle_.notify_all();
   }
-  if (!ran) return std::move(ran).error();
+  VIGIL_TRY(ran);
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);
   outcome.violations_json = std::move(ran->violations_json);
@@ -223,7 +257,7 @@ Result<void> AgentSession::update_allowed_domains(const std::vector<std::string>
   for (const auto& a : add) {
     if (std::find(allowed.begin(), allowed.end(), a) == allowed.end()) allowed.push_back(a);
   }
-  if (auto m = proxy::DomainMatcher::build(next); !m) return std::move(m).error();
+  VIGIL_TRY_VOID(proxy::DomainMatcher::build(next));
   net_ = std::move(next);
   if (auto r = log_->append(events::Source::kSupervisor, events::PolicyUpdate{add, remove}); !r)
     return std::move(r).error();
@@ -255,7 +289,7 @@ Result<void> AgentSession::end(int exit_code) {
   auto closed = log_->close();
   lock.lock();
   log_.reset();
-  if (!r) return std::move(r).error();
+  VIGIL_TRY(r);
   return closed;
 }
 

@@ -10,6 +10,7 @@
 // all drive one of these. Thread-safe: run() may be called from many threads at once.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/ask.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
 #include "supervisor/event_schema.h"
@@ -30,6 +32,22 @@
 #include "supervisor/session_log.h"
 
 namespace vigil {
+
+// Ask mode (vigil.network.ask): one held request, as the session's client is asked it.
+struct AskPrompt {
+  std::uint64_t ask = 0;      // the session's count; net.ask / net.ask.answer name it
+  std::uint64_t command = 0;  // the command that made the request
+  std::string proto, host;    // canonical host (IPv6 without brackets)
+  std::uint16_t port = 0;
+  std::string address;     // the address that passed the guard (where it would connect)
+  std::string entry;       // "host:port": what "session" and "always" allow
+  double timeout_s = 0;    // then it is denied
+  bool can_always = false;  // the session has a settings file to write "always" into
+};
+// The client's answer: "once", "session", "always" or "deny" (anything else is a deny,
+// recorded with what was said). Callable from any thread, once; false when it came too
+// late (the hold had already ended).
+using AskReply = std::function<bool(std::string_view answer)>;
 
 struct AgentSessionOptions {
   std::optional<std::string> settings;  // absolute; none: the embedded default
@@ -40,6 +58,10 @@ struct AgentSessionOptions {
   ProxyTestHooks proxy_test;
   // Every record as it is written (under the log's lock; must not call back in).
   std::function<void(const events::Event&)> on_event;
+  // Who answers in ask mode (`vigil serve`: its client; `vigil session start --ask-tty`:
+  // the terminal). Must not block. None: nobody can be asked, hosts off the list are
+  // refused (a warning says so when vigil.network.ask is on).
+  std::function<void(const AskPrompt&, AskReply)> ask_client;
 };
 
 // What `vigil session start`, `vigil serve` and `vigil mcp` take on their command line.
@@ -49,6 +71,7 @@ struct SessionArgs {
   std::optional<std::string> log;
   ProxyTestOptions proxy_test;
   std::vector<std::string> argv;  // how vigil was started, for session.start
+  bool ask_tty = false;           // session start: ask mode's questions on the terminal
 };
 // The options for those args, in the current directory (a relative --settings is its).
 Result<AgentSessionOptions> session_options(const SessionArgs& args);
@@ -99,8 +122,13 @@ class AgentSession {
 
  private:
   class Command;
+  class CommandAsker;
   AgentSession() = default;
   void dispatch(const events::Event& e);
+  // Ask mode (agent_session_ask.cc).
+  void ask(std::uint64_t command, const std::shared_ptr<proxy::AskTicket>& ticket);
+  proxy::AskAnswer settle(std::uint64_t command, std::uint64_t ask, const std::string& entry,
+                          proxy::AskAnswer answer, std::string error);
 
   AgentSessionOptions options_;
   std::string id_, log_path_;
@@ -114,6 +142,12 @@ class AgentSession {
   bool ending_ = false;
   std::condition_variable idle_;
   std::map<std::string, std::uint64_t> counters_;  // commands, commands.failed
+  // Ask mode: on when vigil.network.ask is and someone can answer.
+  bool ask_ = false;
+  std::chrono::milliseconds ask_timeout_{60'000};
+  std::uint64_t next_ask_ = 1;
+  std::set<std::string> ask_allowed_;  // "host:port" answered session / always
+  std::mutex settings_mu_;             // one "always" write at a time
 };
 
 }  // namespace vigil

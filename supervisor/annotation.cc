@@ -236,6 +236,10 @@ void ViolationCollector::note(List& l, Violation v, events::WriteAction action) 
 void ViolationCollector::add(const events::Event& e) { add(e.body, e.seq); }
 
 void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
+  if (const auto* l = std::get_if<events::LimitReached>(&body)) {
+    if (limits_.size() < 8) limits_.push_back(*l);  // one per command; bounded all the same
+    return;
+  }
   if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
     Violation v;
     v.kind = Violation::Kind::kFs;
@@ -252,6 +256,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   }
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
     if (w->verdict == Verdict::kAllowed && w->unguarded.empty()) return;
+    if (!w->ignored.empty()) {  // ignoreViolations: counted, kept out of the block
+      ++ignored_attempts_;
+      return;
+    }
     Violation v;
     v.kind = Violation::Kind::kFs;
     v.op = w->syscall;
@@ -277,6 +285,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   }
   if (const auto* n = std::get_if<events::NetDecision>(&body)) {
     if (n->verdict != events::NetVerdict::kDenied) return;
+    if (!n->ignored.empty()) {
+      ++ignored_attempts_;
+      return;
+    }
     Violation v;
     v.kind = Violation::Kind::kNet;
     v.op = "network-outbound";
@@ -295,7 +307,9 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
   if (c.empty()) return {};
   std::string out = "<sandbox_violations>\n";
   std::uint64_t hidden = 0;
-  // What the backstop took away comes first: it is what the command managed to plant.
+  // Why the command ended early, first: everything below happened before it.
+  for (const auto& l : c.limits()) out += "limit " + part(l.limit) + ": " + reason_part(l.detail) + "\n";
+  // What the backstop took away comes next: it is what the command managed to plant.
   const auto& quarantined = c.quarantined();
   const std::size_t shown_quarantined = std::min(quarantined.size(), o.max_lines);
   for (std::size_t i = 0; i < shown_quarantined; ++i) {
@@ -348,6 +362,7 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   j["unguarded"] = std::move(unguarded);
   j["denied_attempts"] = c.denied_attempts();
   j["untracked_attempts"] = c.untracked_attempts();
+  j["ignored_attempts"] = c.ignored_attempts();
   j["annotation"] = render_annotation(c, o);  // escaped, so valid UTF-8
   return j.dump(-1, ' ', true, ojson::error_handler_t::replace) + "\n";
 }

@@ -92,13 +92,18 @@ class ViolationCollector {
   // What the post-run backstop moved out of the workspace (events::FsQuarantine): one
   // entry per path; op is the rule it broke, reason says where it went.
   const std::deque<Violation>& quarantined() const { return quarantined_.list; }
+  // The resource caps vigil ended the command at (events::LimitReached), in order.
+  const std::vector<events::LimitReached>& limits() const { return limits_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   // Attempts on targets past kMaxTrackedTargets / kMaxTrackedBytes.
   std::uint64_t untracked_attempts() const { return untracked_; }
   std::size_t tracked_bytes() const { return bytes_; }
   bool empty() const {
-    return denied_attempts_ == 0 && unguarded().empty() && quarantined().empty();
+    return denied_attempts_ == 0 && unguarded().empty() && quarantined().empty() &&
+           limits_.empty();
   }
+  // Denials an ignoreViolations entry kept out of the block (marked `ignored` in the log).
+  std::uint64_t ignored_attempts() const { return ignored_attempts_; }
 
  private:
   struct List {
@@ -108,9 +113,11 @@ class ViolationCollector {
   void note(List& l, Violation v, events::WriteAction action);
 
   List denied_, ephemeral_, unguarded_, quarantined_;
+  std::vector<events::LimitReached> limits_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
   std::size_t bytes_ = 0;
+  std::uint64_t ignored_attempts_ = 0;
 };
 
 struct AnnotationOptions {
@@ -119,7 +126,8 @@ struct AnnotationOptions {
 };
 
 // The block, "<sandbox_violations>\n...</sandbox_violations>\n"; "" when nothing was
-// denied, quarantined or written unguarded. Lines, in this order:
+// denied, quarantined, written unguarded or ended at a cap. Lines, in this order:
+//   limit <name>: <detail>                                                    always shown
 //   quarantined <path> (<rule>: <why>; moved to <where>)                       own slots
 //   unguarded <actions> <target> (<what it runs>; not stopped ...)[ (xN)]      own slots
 //   deny <actions> <target> (<reason>)[ (xN)]

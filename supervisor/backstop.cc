@@ -316,15 +316,28 @@ class Walk {
     repo_state(fd, path, found);
     if (!found.empty()) return found.front().path + ": " + found.front().reason;
     // A worktree's gitdir takes config and hooks from the repository its commondir names.
-    auto common = read_small(fd, "commondir", kMaxGitFile);
-    if (!common || follow_commondir == 0) return {};
-    std::string dir = *common;
-    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
-    UniqueFd target(::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!target) return {};
-    const std::string common_path =
-        lexically_normal(dir.starts_with('/') ? dir : path + "/" + dir);
-    return repo_danger(target.get(), common_path, follow_commondir - 1);
+    if (follow_commondir == 0) return {};
+    auto common = open_commondir(fd, path);
+    if (!common.fd) return {};
+    return repo_danger(common.fd.get(), common.path, follow_commondir - 1);
+  }
+
+  // The directory a gitdir's commondir names, opened as git reads it (relative to the
+  // gitdir); no fd when there is none.
+  struct CommonDir {
+    UniqueFd fd;
+    std::string named;  // as the file spells it
+    std::string path;   // absolute, normalised
+  };
+  static CommonDir open_commondir(int fd, const std::string& path) {
+    CommonDir c;
+    auto text = read_small(fd, "commondir", kMaxGitFile);
+    if (!text) return c;
+    c.named = *text;
+    while (!c.named.empty() && (c.named.back() == '\n' || c.named.back() == '\r')) c.named.pop_back();
+    c.fd.reset(::openat(fd, c.named.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    c.path = lexically_normal(c.named.starts_with('/') ? c.named : path + "/" + c.named);
+    return c;
   }
 
   // core.worktree (on the allowlist: submodules need it) must name a directory inside a
@@ -351,6 +364,21 @@ class Walk {
     std::vector<Offender> found;
     repo_state(fd, path, found);
     for (auto& o : found) offend(std::move(o.path), std::move(o.rule), std::move(o.reason));
+    // A commondir made during the session hands git another repository's config and
+    // hooks, as a .git file does (no placeholder caps a missing one under the gatekeeper).
+    const std::string at = join(path, "commondir");
+    auto c = info_at(fd, "commondir");
+    if (!c || !(is_new(*c, snap_.start) || in_.renamed_into.count(at) != 0)) return;
+    if (S_ISLNK(c->mode)) return offend(at, "git-commondir", "a symlink git follows for commondir");
+    auto common = open_commondir(fd, path);
+    if (!common.fd || common.path == path) return;
+    // A repository in a writable root (a worktree's commondir names its main one) is
+    // judged by the walk itself: what it holds goes, the pointer stays.
+    const bool walked = std::any_of(in_.roots.begin(), in_.roots.end(),
+                                    [&](const auto& r) { return path_is_under(common.path, r); });
+    if (walked && is_git_dir(common.fd.get(), common.path)) return;
+    if (auto bad = repo_danger(common.fd.get(), common.path); !bad.empty())
+      offend(at, "git-commondir", "points git at " + common.named + ", where " + bad);
   }
 
   void repo_state(int fd, const std::string& path, std::vector<Offender>& out) const {

@@ -12,7 +12,7 @@ SubcommandSet subcommands_to_register(std::span<const char* const> args) {
     only.run = true;
   } else if (first == "explain") {
     only.explain = true;
-  } else if (first == "probe") {
+  } else if (first == "doctor" || first == "probe") {
     only.probe = true;
   } else if (first == "proxy") {
     only.proxy = true;

@@ -22,6 +22,7 @@ struct RunArgs {
   std::optional<double> timeout;     // --timeout SECONDS: wall-clock cap on the command
   ProxyTestOptions proxy_test;       // --test-*: tests only, gated by VIGIL_TEST_MODE=1
   std::optional<std::string> session;  // --session H (else $VIGIL_SESSION): a thin client
+  bool verbose = false;  // -v: always end with the log's path (else only after a denial)
 };
 int cmd_run(const RunArgs& args);
 

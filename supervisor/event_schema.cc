@@ -27,11 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 16> kKindNames = {
+constexpr std::array<const char*, 19> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
-    "command.end",          "policy.update", "log.truncated", "fs.image",
+    "command.end",          "policy.update", "log.truncated", "net.ask",
+    "net.ask.answer",       "limit.reached", "fs.image",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -374,6 +375,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
       b.result = r.word("result", false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -394,6 +396,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.refused_by = r.bytes("refused_by", lim.max_text, false);
       b.address = r.bytes("address", lim.max_text, false);
       b.guard_check = r.bytes("guard_check", lim.max_text, false);
+      b.ignored = r.bytes("ignored", lim.max_text, false);
       if (!r.failed()) {
         auto p = proto_from(proto);
         auto v = net_verdict_from(verdict);
@@ -473,6 +476,38 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kLogTruncated:
       return Body{LogTruncated{r.count("max_output_bytes")}};
+    case Kind::kNetAsk: {
+      NetAsk b;
+      b.ask = r.count("ask");
+      const std::string proto = r.word("proto");
+      b.host = r.bytes("host", lim.max_text);
+      b.port = static_cast<std::uint16_t>(r.integer("port", 1, 65535));
+      b.address = r.bytes("address", lim.max_text, false);
+      b.timeout_ms = r.count("timeout_ms");
+      if (!r.failed()) {
+        if (auto p = proto_from(proto)) {
+          b.proto = *p;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+        }
+      }
+      return Body{std::move(b)};
+    }
+    case Kind::kNetAskAnswer: {
+      NetAskAnswer b;
+      b.ask = r.count("ask");
+      b.answer = r.word("answer");
+      b.entry = r.bytes("entry", lim.max_text, false);
+      b.written = r.bytes("written", lim.max_path, false);
+      b.error = r.bytes("error", lim.max_text, false);
+      return Body{std::move(b)};
+    }
+    case Kind::kLimitReached: {
+      LimitReached b;
+      b.limit = r.bytes("limit", lim.max_text);
+      b.detail = r.bytes("detail", lim.max_text);
+      return Body{std::move(b)};
+    }
     case Kind::kFsImage: {
       FsImage b;
       b.phase = r.word("phase");
@@ -497,8 +532,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
 Result<Body> finish_body(Kind kind, Reader& r, const Limits& lim) {
   auto body = read_body(kind, r, lim);
   if (!body) return body;
-  if (auto done = r.finish(); !done) return std::move(done).error();
-  if (auto ok = validate(*body, lim); !ok) return std::move(ok).error();
+  VIGIL_TRY_VOID(r.finish());
+  VIGIL_TRY_VOID(validate(*body, lim));
   return body;
 }
 
@@ -586,6 +621,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                    if (!b.result.empty()) j["result"] = b.result;
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -597,6 +633,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
                  },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);
@@ -637,6 +674,25 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["remove"] = bytes_array_json(b.remove);
                  },
                  [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
+                 [&](const NetAsk& b) {
+                   j["ask"] = b.ask;
+                   j["proto"] = to_string(b.proto);
+                   j["host"] = bytes_json(b.host);
+                   j["port"] = b.port;
+                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
+                   j["timeout_ms"] = b.timeout_ms;
+                 },
+                 [&](const NetAskAnswer& b) {
+                   j["ask"] = b.ask;
+                   j["answer"] = b.answer;
+                   if (!b.entry.empty()) j["entry"] = bytes_json(b.entry);
+                   if (!b.written.empty()) j["written"] = bytes_json(b.written);
+                   if (!b.error.empty()) j["error"] = bytes_json(b.error);
+                 },
+                 [&](const LimitReached& b) {
+                   j["limit"] = bytes_json(b.limit);
+                   j["detail"] = bytes_json(b.detail);
+                 },
                  [&](const FsImage& b) {
                    j["phase"] = b.phase;
                    j["path"] = bytes_json(b.path);
@@ -885,6 +941,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 return bad("unguarded: not a protected name");
               if (b.verdict != Verdict::kAllowed) return bad("unguarded: only on an allowed write");
             }
+            if (!b.ignored.empty() && (b.verdict != Verdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied write, one line");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
@@ -892,6 +950,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
                 !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
+            if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))
+              return bad("ignored: only on a denied connection, one line");
             return {};
           },
           [&](const NetUpstreamFailure& b) -> Result<void> {
@@ -941,6 +1001,24 @@ Result<void> validate(const Body& body, const Limits& lim) {
             return {};
           },
           [&](const LogTruncated&) -> Result<void> { return {}; },
+          [&](const NetAsk& b) -> Result<void> {
+            if (!text_ok(b.host) || !text_ok(b.address)) return bad("host/address: too long or a NUL byte");
+            return {};
+          },
+          [&](const NetAskAnswer& b) -> Result<void> {
+            static constexpr std::string_view kAnswers[] = {"once", "session", "always",
+                                                            "deny", "timeout", "cancelled"};
+            if (std::find(std::begin(kAnswers), std::end(kAnswers), b.answer) == std::end(kAnswers))
+              return bad("answer: expected once, session, always, deny, timeout or cancelled");
+            if (!text_ok(b.entry) || !path_ok(b.written) || !text_ok(b.error))
+              return bad("entry/written/error: too long or a NUL byte");
+            return {};
+          },
+          [&](const LimitReached& b) -> Result<void> {
+            if (!text_ok(b.limit) || !text_ok(b.detail) || b.limit.empty())
+              return bad("limit, detail: empty, too long or a NUL byte");
+            return {};
+          },
           [&](const FsImage& b) -> Result<void> {
             if (b.phase != "pre" && b.phase != "post") return bad("phase: expected pre or post");
             if (!path_ok(b.path) || b.path.empty() || b.path[0] != '/')
@@ -961,7 +1039,7 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   if (line.size() > lim.max_line)
     return make_error(Errc::kInvalidPolicy, "line longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   const json& obj = *parsed;
   // The envelope is the supervisor's: a sandbox that sets it is trying to place its
   // event somewhere in the record it does not own.
@@ -1007,7 +1085,7 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   if (line.size() > lim.max_line)
     return make_error(Errc::kInvalidPolicy, "record longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   Reader r(*parsed);
   if (r.integer("v", 0, 1 << 30) != kSchemaVersion && !r.failed()) {
     return make_error(Errc::kUnsupported, "schema version other than 1");
@@ -1031,7 +1109,7 @@ Result<Event> parse_log_record(std::string_view line, const Limits& lim) {
   const auto kind = kind_from_string(kind_name);
   if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
   auto body = finish_body(*kind, r, lim);
-  if (!body) return std::move(body).error();
+  VIGIL_TRY(body);
   e.body = std::move(*body);
   if (serialize(e) != line && serialize_as(e, /*legacy=*/true) != line) {
     return make_error(Errc::kInvalidPolicy,

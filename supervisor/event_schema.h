@@ -54,6 +54,11 @@ enum class Kind {
   kCommandEnd,
   kPolicyUpdate,
   kLogTruncated,
+  // Ask mode (vigil.network.ask): a request held while the session's client is asked,
+  // and how the hold ended.
+  kNetAsk,
+  kNetAskAnswer,
+  kLimitReached,
   kFsImage,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
@@ -119,6 +124,9 @@ struct FsWrite {
   // ("EEXIST", "EROFS"). "" in logs written before vigil-init performed calls (and for a
   // witnessed call on kernels before 5.14, whose result vigil never sees).
   std::string result = {};  // (a default member initializer: positional {..} need not name it)
+  // Set by the supervisor, never by the observer: for a denied write, the
+  // ignoreViolations entry that keeps it out of the block (ignore_violations.h). "" = none.
+  std::string ignored = {};
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -133,6 +141,7 @@ struct NetDecision {
   std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
   std::string address;      // the address connected to, or the first one refused
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
   bool operator==(const NetDecision&) const = default;
 };
 
@@ -224,6 +233,37 @@ struct LogTruncated {
   bool operator==(const LogTruncated&) const = default;
 };
 
+// A request to a host off the allow list, held: the session's client is asked.
+struct NetAsk {
+  std::uint64_t ask = 0;  // numbers the session's asks; net.ask.answer names it
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;  // the first resolved address that passed the address guard
+  std::uint64_t timeout_ms = 0;
+  bool operator==(const NetAsk&) const = default;
+};
+
+// How a hold ended. answer: "once" | "session" | "always" | "deny" (the client's) |
+// "timeout" (no answer in time: denied) | "cancelled" (the request or the session ended).
+struct NetAskAnswer {
+  std::uint64_t ask = 0;
+  std::string answer;
+  std::string entry;    // "host:port", the allowedDomains entry "session"/"always" add
+  std::string written;  // "always": the settings file the entry was written into
+  std::string error;    // "" or why the answer was refused (then the request is denied)
+  bool operator==(const NetAskAnswer&) const = default;
+};
+
+// vigil ended the command at a resource cap (vigil.limits): `limit` is "pids", "memory",
+// "timeout" or "file size"; `detail` says the cap in plain words. Logged before the
+// annotation, whose block gets a line for it.
+struct LimitReached {
+  std::string limit;
+  std::string detail;
+  bool operator==(const LimitReached&) const = default;
+};
+
 // What one file was: before the command first changed it (phase "pre", from vigil-init,
 // just before the call: observer/capture.h) or when the command had ended ("post", from
 // the supervisor). Content is kept in the session's store under `sha256` when `stored`
@@ -248,7 +288,7 @@ struct FsImage {
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          FsImage>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage>;
 
 Kind kind_of(const Body& b);
 

@@ -2,6 +2,7 @@
 // `--path P`: the read/write verdict for one path with its reason, and `--filters`: the
 // seccomp filters' BPF, annotated with the table rows (filters/bpf_disasm.h).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "bwrap/argv_builder.h"
 #if !defined(__APPLE__)
@@ -45,11 +46,54 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
   req.allow_writable_settings = args.allow_writable_settings;
   req.session_tmp = kExplainTmp;
   req.resolve_session_tmp = false;
+  // As `vigil run` here would.
+  req.placeholders = !gatekeeper_in_force();
+  req.refuse_missing_at_call = gatekeeper_in_force();
   auto prepared = prepare_sandbox(req);
   if (prepared) {
     for (const auto& w : prepared->warnings) print_warning(w);
   }
   return prepared;
+}
+
+// Which form of a deny glob applies where: mounts for what existed at launch, nothing
+// yet for names created later (that needs a check at the call).
+void explain_globs(const std::vector<GlobRule>& globs, const char* made) {
+  for (const auto& g : globs) {
+    std::printf(
+        "# glob %s %s: %zu existing match%s %s at launch by the mounts below%s; a "
+        "name created later is not covered (it needs a check at the call)\n",
+        escape_text(g.origin).c_str(), escape_text(nlohmann::json(g.pattern).dump()).c_str(),
+        g.matches, g.matches == 1 ? "" : "es", escape_text(made).c_str(), g.truncated ? " (the walk hit its limit: not all)" : "");
+  }
+}
+
+// What the proxy will let through, in the words a user edits (network.*). Pure.
+std::vector<std::string> network_lines(const NetworkPolicy& net) {
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  };
+  std::vector<std::string> out;
+  out.push_back(
+      "network: the sandbox has its own network namespace; every connection out goes "
+      "through vigil's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), and its loopback is its "
+      "own (NO_PROXY=localhost,127.0.0.1,::1)");
+  if (net.allowed_domains.empty()) {
+    out.push_back(
+        "network: allowed hosts: none, every host is refused (list hosts in "
+        "network.allowedDomains)");
+  } else {
+    out.push_back("network: allowed hosts (network.allowedDomains): " + list(net.allowed_domains));
+  }
+  if (!net.denied_domains.empty())
+    out.push_back("network: refused hosts, even when allowed (network.deniedDomains): " +
+                  list(net.denied_domains));
+  if (!net.denied_resolved_addresses.empty())
+    out.push_back("network: refused addresses (network.deniedResolvedAddresses): " +
+                  list(net.denied_resolved_addresses));
+  return out;
 }
 
 }  // namespace
@@ -85,6 +129,9 @@ int cmd_explain(const ExplainArgs& args) {
   }
 
   std::printf("# policy: %s\n", escape_text(prepared->policy.source).c_str());
+  std::printf("# settings: %s\n", escape_text(prepared->settings_origin).c_str());
+  explain_globs(prepared->policy.fs.deny_read_globs, "hidden");
+  explain_globs(prepared->policy.fs.deny_write_globs, "read-only");
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;
@@ -103,7 +150,15 @@ int cmd_explain(const ExplainArgs& args) {
     // display-safe: each token of line went through escape_text() above
     std::printf("%-60s # %s\n", line.c_str(), escape_text(a.rule).c_str());
   }
+  for (const auto& op : prepared->plan.ops) {
+    if (!op.at_call) continue;
+    std::printf("# refused when created (by vigil-init, at the call; no mount): %s  # %s: %s\n",
+                escape_text(op.path).c_str(), escape_text(op.origin).c_str(),
+                escape_text(op.why).c_str());
+  }
   for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", escape_text(n).c_str());
+  for (const auto& l : network_lines(prepared->policy.net))
+    std::printf("# %s\n", escape_text(l).c_str());
   return 0;
 }
 

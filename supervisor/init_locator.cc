@@ -26,9 +26,26 @@ Result<void> check_not_writable(const Plan& plan, const std::string& binary) {
   const std::string parent = binary.substr(0, binary.rfind('/'));
   for (const std::string& p : {binary, parent.empty() ? std::string("/") : parent}) {
     const Decision d = decide(plan, p, Access::kWrite);
+    // The writable root that holds it: decide() names the innermost op, which may be a
+    // pin made for a deny below (its origin is that deny's), not why it is writable.
+    std::string root = d.rule;
+    for (const auto& op : plan.ops) {
+      if (op.kind == OpKind::kWritable && path_is_under(p, op.path)) root = op.origin;
+    }
+    if (d.verdict != Verdict::kDenied && root == "default: the working directory") {
+      // Run from / (or from a directory above the installation): the cause is where vigil
+      // was started, not where it is installed.
+      return make_error(Errc::kRefused,
+                        "the working directory holds " + binary +
+                            " and would be writable inside the sandbox (vigil makes the "
+                            "working directory writable by default): a command could replace "
+                            "what runs as PID 1 of the next session. Run vigil from the "
+                            "project's directory, or pass --settings with a narrower "
+                            "filesystem.allowWrite");
+    }
     if (d.verdict != Verdict::kDenied) {
       return make_error(Errc::kRefused,
-                        binary + " is writable inside the sandbox (" + p + " is under " + d.rule +
+                        binary + " is writable inside the sandbox (" + p + " is under " + root +
                             "): a command could replace what runs as PID 1 of the next session. "
                             "Install vigil outside the directories it makes writable");
     }

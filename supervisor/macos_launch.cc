@@ -146,19 +146,19 @@ class LogStream {
  public:
   static Result<LogStream> start(const std::string& tag) {
     auto argv = log_stream_argv(tag);
-    if (!argv) return std::move(argv).error();
+    VIGIL_TRY(argv);
     int fds[2];
     if (::pipe(fds) != 0) return system_error("pipe");
     LogStream s;
     s.read_ = UniqueFd(fds[0]);
     UniqueFd write(fds[1]);
-    if (auto r = set_cloexec(s.read_.get()); !r) return std::move(r).error();
-    if (auto r = set_cloexec(write.get()); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(set_cloexec(s.read_.get()));
+    VIGIL_TRY_VOID(set_cloexec(write.get()));
     UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!null) return system_error("open /dev/null");
     auto child =
         spawn(*argv, merged_environment({}), {{null.get(), 0}, {write.get(), 1}, {write.get(), 2}});
-    if (!child) return std::move(child).error();
+    VIGIL_TRY(child);
     s.pid_ = child->pid;
     ::fcntl(s.read_.get(), F_SETFL, O_NONBLOCK);
     return s;

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
         ->check(CLI::IsMember({"on", "off"}));
+    run_cmd->add_flag("-v,--verbose", run.verbose,
+                      "end with the session log's path (printed anyway after a denial)");
     vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
     c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
     run_cmd->add_option("command", run.command, "command and arguments (after --)");
@@ -106,7 +108,9 @@ int main(int argc, char** argv) {
   bool probe_json = false;
   CLI::App* probe_cmd = nullptr;
   if (wanted.probe) {
-    probe_cmd = app.add_subcommand("probe", "check what this machine supports");
+    probe_cmd = app.add_subcommand(
+        "doctor", "check what this machine gives vigil, with the exact fix for what is missing");
+    probe_cmd->alias("probe");  // its first name
     probe_cmd->add_flag("--json", probe_json, "machine-readable output");
   }
 

@@ -45,4 +45,15 @@ events::NetUpstreamFailure net_event(const proxy::UpstreamFailure& f) {
   return e;
 }
 
+events::NetAsk net_event(const proxy::AskQuestion& q, std::uint64_t ask) {
+  events::NetAsk e;
+  e.ask = ask;
+  e.proto = to_event_proto(q.proto);
+  e.host = q.host;
+  e.port = q.port;
+  e.address = q.address;
+  e.timeout_ms = static_cast<std::uint64_t>(q.timeout.count());
+  return e;
+}
+
 }  // namespace vigil

@@ -66,7 +66,7 @@ Result<ProxyTestHooks> check_proxy_test_options(const ProxyTestOptions& opts) {
   hooks.allow_loopback = opts.allow_loopback;
   if (!opts.resolve.empty()) {
     auto table = parse_test_resolve(opts.resolve);
-    if (!table) return std::move(table).error();
+    VIGIL_TRY(table);
     hooks.resolve_table = std::move(table).value();
   }
   return hooks;

@@ -94,7 +94,7 @@ Result<void> move_out(const std::string& path, int dir_fd, const std::string& na
 Result<std::string> quarantine_dir_for(const std::string& id, const char* xdg_state_home,
                                        const char* home) {
   auto log = default_log_path(id, xdg_state_home, home);
-  if (!log) return std::move(log).error();
+  VIGIL_TRY(log);
   // <state>/vigil/sessions/<id>.jsonl -> <state>/vigil/quarantine/<id>
   const std::string& p = *log;
   const auto sessions = p.rfind("/sessions/");

@@ -95,7 +95,7 @@ Result<void> remove_tree(const std::string& path) {
     return {};
   }
   auto opened = open_dir(AT_FDCWD, path, path);
-  if (!opened) return std::move(opened).error();
+  VIGIL_TRY(opened);
   UniqueFd cur = std::move(opened).value();
   struct stat st {};
   if (::fstat(cur.get(), &st) != 0) return system_error("cannot stat " + path);
@@ -113,7 +113,7 @@ Result<void> remove_tree(const std::string& path) {
     Level& here = levels.back();
     if (!here.listed) {
       auto dirs = unlink_files(cur.get(), shown);
-      if (!dirs) return std::move(dirs).error();
+      VIGIL_TRY(dirs);
       here.pending = std::move(dirs).value();
       here.listed = true;
     }
@@ -121,7 +121,7 @@ Result<void> remove_tree(const std::string& path) {
       const std::string name = std::move(here.pending.back());
       here.pending.pop_back();
       auto child = open_dir(cur.get(), name, shown(name));
-      if (!child) return std::move(child).error();
+      VIGIL_TRY(child);
       if (!*child) continue;
       if (::fstat(child->get(), &st) != 0) return system_error("cannot stat " + shown(name));
       if (st.st_dev != device) {

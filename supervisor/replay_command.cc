@@ -219,9 +219,25 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               if (!b.note.empty()) row.detail += " (" + b.note + ")";
               if (b.best_effort) row.detail += " [best-effort]";
             },
+            [&](const events::NetAsk& b) {
+              row.verdict = "asked";
+              row.detail = "ask " + std::to_string(b.ask) + ": " + std::string(events::to_string(b.proto)) +
+                           " " + net_target(b.host, b.port);
+            },
+            [&](const events::NetAskAnswer& b) {
+              row.verdict = b.answer;
+              row.detail = "ask " + std::to_string(b.ask) +
+                           (b.entry.empty() ? "" : ": " + b.entry) +
+                           (b.written.empty() ? "" : ", written to " + b.written) +
+                           (b.error.empty() ? "" : " (" + b.error + ")");
+            },
             [&](const events::LogTruncated& b) {
               row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
                            " bytes is not in this log (vigil.log.maxOutputBytes)";
+            },
+            [&](const events::LimitReached& b) {
+              row.verdict = "limit";
+              row.detail = "limit: " + b.limit + " (" + b.detail + ")";
             },
         },
         e.body);

@@ -35,7 +35,8 @@ json error_reply(const json& id, int code, const std::string& message) {
 
 }  // namespace
 
-void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods) {
+void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
+           const std::function<void(const json& reply)>& on_response) {
   std::mutex mu;
   std::condition_variable idle;
   std::size_t active = 0;
@@ -48,6 +49,10 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods) {
     json req = std::move(*parsed);
     const bool has_id = req.contains("id");
     const json id = has_id ? req["id"] : json();
+    if (has_id && !req.contains("method") && (req.contains("result") || req.contains("error"))) {
+      if (on_response) on_response(req);
+      return;
+    }
     if (req.value("jsonrpc", "") != "2.0" || !req.contains("method") || !req["method"].is_string()) {
       if (has_id) out.send(error_reply(id, kInvalidRequest, "not a JSON-RPC 2.0 request"));
       return;

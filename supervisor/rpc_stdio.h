@@ -50,6 +50,9 @@ using Method = std::function<std::variant<nlohmann::json, RpcError>(
 
 // Reads requests from `in_fd` until EOF and answers them on `out`. Notifications (no id)
 // to a method that does not exist are ignored, as JSON-RPC says.
-void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods);
+// A reply of the client to a request the server sent (`ask`: an object with "id" and
+// "result" or "error", no "method") goes to `on_response`, on the reading thread.
+void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
+           const std::function<void(const nlohmann::json& reply)>& on_response = {});
 
 }  // namespace vigil::rpc

@@ -5,6 +5,7 @@
 
 #include "supervisor/commands.h"
 #include "supervisor/core/diagnostics.h"
+#include "supervisor/core/display_text.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/session_runner.h"
@@ -76,6 +77,11 @@ int cmd_run(const RunArgs& args) {
   if (!outcome) return report(outcome.error());
   if (args.violations_fd) {
     (void)write_all_to(*args.violations_fd, outcome->violations_json);
+  }
+  // Where to look: after the block when something was denied (the block's "see" names
+  // the log only when lines overflow), or on request. A clean run's stderr is unchanged.
+  if (args.verbose || !outcome->annotation.empty()) {
+    std::fprintf(stderr, "vigil: session log: %s\n", escape_text(outcome->log_path).c_str());
   }
   return outcome->exit_code;
 }

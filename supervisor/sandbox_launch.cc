@@ -68,7 +68,7 @@ struct WaitOutcome {
   int status = 0;
   bool have_exit_code = false;
   int exit_code = 0;
-  bool timed_out = false;
+  std::string limit;  // LaunchResult::limit
 };
 
 // Consumes the JSON lines bwrap wrote to --json-status-fd: "child-pid" (the sandbox's
@@ -218,14 +218,17 @@ class SignalRelay {
 Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const bool confined = p.status.open();
   SignalRelay relay(io.interrupted_fd);
-  if (auto r = relay.start(); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(relay.start());
   if (!confined) relay.set_target(child);  // unconfined: the child is the command
   // The child's exit is watched through a pidfd, not only SIGCHLD: in an embedder with
   // other threads, a SIGCHLD may be taken (and, at its default disposition, discarded) by
   // a thread that does not block it, and the signalfd would never see it. Kernels before
   // 5.3 have no pidfd: then the loop also looks every 100 ms.
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-  const int poll_timeout_ms = pidfd ? -1 : 100;
+  const int poll_timeout_ms =
+      io.check_limits && io.check_every_ms >= 0 ? (pidfd ? io.check_every_ms
+                                                         : std::min(io.check_every_ms, 100))
+                                                : (pidfd ? -1 : 100);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t init_pid = -1;
@@ -243,16 +246,19 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       fds[i] = {readers[i]->open() ? readers[i]->fd.get() : -1, POLLIN, 0};
     fds[4] = {pidfd ? pidfd.get() : -1, POLLIN, 0};
     int wait_ms = poll_timeout_ms;
-    if (io.timeout_ms >= 0 && !out.timed_out) {
+    // A cap was hit: the sandbox's PID 1 takes its whole PID namespace with it; before
+    // bwrap has said which pid that is, bwrap itself (--die-with-parent reaches the rest).
+    auto end_sandbox = [&](std::string limit) {
+      out.limit = std::move(limit);
+      ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
+      if (init_pid <= 0) ::kill(child, SIGKILL);
+    };
+    if (io.timeout_ms >= 0 && out.limit.empty()) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(
                             deadline - std::chrono::steady_clock::now())
                             .count();
       if (left <= 0) {
-        // The sandbox's PID 1 takes its whole PID namespace with it; before bwrap has
-        // said which pid that is, bwrap itself (--die-with-parent reaches the rest).
-        out.timed_out = true;
-        ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
-        if (init_pid <= 0) ::kill(child, SIGKILL);
+        end_sandbox("timeout");
         wait_ms = poll_timeout_ms;
       } else {
         wait_ms = wait_ms < 0 ? static_cast<int>(left)
@@ -267,9 +273,14 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       if (fds[i].revents != 0) readers[i]->read_some();
     }
     pass_all();
+    if (io.check_limits && out.limit.empty()) {
+      if (std::string hit = io.check_limits(init_pid); !hit.empty()) end_sandbox(std::move(hit));
+    }
     // Whatever woke us (SIGCHLD, the pidfd, a timeout, output): has the child exited?
     int wstatus = 0;
     if (::waitpid(child, &wstatus, WNOHANG) != child) continue;
+    // A cap the command died of (the OOM killer) shows only now.
+    if (io.check_limits && out.limit.empty()) out.limit = io.check_limits(-1);
     // Everything that could write is gone: read every pipe to its end.
     for (PipeReader* r : readers) {
       r->set_blocking();
@@ -282,6 +293,55 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
     out.status = wstatus;
     return out;
   }
+}
+
+// The sandbox's pid, from bwrap's first status line (written before it lets the sandbox
+// build its mounts); -1 when bwrap ended without one. The lines stay in the buffer for
+// the wait.
+Result<pid_t> await_sandbox_pid(PipeReader& status) {
+  while (status.open()) {
+    std::string copy = status.buf;
+    pid_t pid = -1;
+    WaitOutcome ignored;
+    parse_status_lines(&copy, false, &pid, &ignored);
+    if (pid > 0) return pid;
+    pollfd fd = {status.fd.get(), POLLIN, 0};
+    if (::poll(&fd, 1, -1) < 0 && errno != EINTR) return system_error("poll");
+    status.read_some();
+  }
+  return -1;
+}
+
+// Ends a sandbox that must not be released: killed first, its --block-fd closed only
+// after (EOF on it would let bwrap go on), then bwrap reaped.
+void kill_unreleased(pid_t bwrap, pid_t sandbox, LaunchIo& io) {
+  ::kill(sandbox > 0 ? sandbox : bwrap, SIGKILL);
+  io.release->reset();
+  int ignored = 0;
+  while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Runs the launch check on the sandbox bwrap is building, then releases it; not
+// released, it is killed.
+Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
+  auto sandbox = await_sandbox_pid(status);
+  if (!sandbox) {
+    kill_unreleased(bwrap, -1, io);
+    return std::move(sandbox).error();
+  }
+  if (*sandbox <= 0) {
+    io.release->reset();  // bwrap ended before making a sandbox: nothing to release
+    return {};
+  }
+  Result<void> verdict = io.before_release(*sandbox);
+  if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
+  if (!verdict) {
+    kill_unreleased(bwrap, *sandbox, io);
+    return verdict;
+  }
+  io.release->reset();
+  return {};
 }
 
 // A pipe for one of the command's output streams: the read end is ours (non-blocking),
@@ -329,7 +389,7 @@ Result<ProgramPipe> make_program_pipe() {
 Result<UniqueFd> sealed_memfd(const std::string& data, const char* what) {
   UniqueFd fd(::memfd_create(what, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return system_error("memfd_create");
-  if (auto w = write_all(fd.get(), data, what); !w) return std::move(w).error();
+  VIGIL_TRY_VOID(write_all(fd.get(), data, what));
   if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) !=
       0) {
     return system_error(std::string("sealing ") + what);
@@ -349,18 +409,20 @@ Result<StatusPipe> make_status_pipe() {
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
                                   StatusPipe status, LaunchIo& io) {
+  if (std::string why = bwrap_arg_count_problem(args); !why.empty())
+    return make_error(Errc::kRefused, why);
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
-  if (!memfd) return std::move(memfd).error();
+  VIGIL_TRY(memfd);
   Pipes pipes;
   UniqueFd out_write, err_write;
   if (io.capture_output) {
     auto o = make_output_pipe();
-    if (!o) return std::move(o).error();
+    VIGIL_TRY(o);
     pipes.out.fd = std::move(o->first);
     out_write = std::move(o->second);
     if (!io.merge_output) {
       auto e = make_output_pipe();
-      if (!e) return std::move(e).error();
+      VIGIL_TRY(e);
       pipes.err.fd = std::move(e->first);
       err_write = std::move(e->second);
     }
@@ -409,11 +471,19 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
+  if (io.enter_caps) {
+    if (auto r = io.enter_caps(); !r) {
+      posix_spawn_file_actions_destroy(&actions);
+      posix_spawnattr_destroy(&attr);
+      return std::move(r).error();
+    }
+  }
   const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
                                const_cast<char* const*>(argv.data()),
                                io.env != nullptr ? env.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  if (io.leave_caps) io.leave_caps();
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
   if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
@@ -433,16 +503,25 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       // eventfd, and no die-with-parent reaches it yet. What the sandbox prints on the way
       // out stays in the pipes (a line or two: they hold it) and is not shown; the error
       // returned is the cause.
+      // Held on --block-fd, it would wait for ever: it is killed, never released unchecked.
+      if (io.before_release) {
+        auto sandbox = await_sandbox_pid(pipes.status);
+        kill_unreleased(pid, sandbox ? *sandbox : -1, io);
+        return std::move(r).error();
+      }
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }
       return std::move(r).error();
     }
   }
+  if (io.before_release) {
+    VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
+  }
   auto waited = wait_forwarding(pid, pipes, io);
-  if (!waited) return std::move(waited).error();
-  const std::string limit = waited->timed_out ? "timeout" : "";
-  if (waited->timed_out) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
+  VIGIL_TRY(waited);
+  const std::string limit = waited->limit;
+  if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
   if (waited->have_exit_code) return LaunchResult{waited->exit_code, limit};
   if (WIFSIGNALED(waited->status)) {
     return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status)), limit};
@@ -474,7 +553,7 @@ Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {
   LaunchIo io;
   io.on_event_line = [](std::string_view) {};
   auto waited = wait_forwarding(pid, none, io);
-  if (!waited) return std::move(waited).error();
+  VIGIL_TRY(waited);
   return LaunchResult{status_to_exit(waited->status), ""};
 }
 

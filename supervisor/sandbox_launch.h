@@ -46,7 +46,9 @@ Result<UniqueFd> sealed_memfd(const std::string& data, const char* what);
 
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N
-  std::string limit;  // "timeout" when the wait killed the sandbox at its deadline
+  // The cap vigil ended the command at: "timeout" (its deadline), or what `check_limits`
+  // said ("pids", "memory"); "" when the command ended on its own.
+  std::string limit;
 };
 
 enum class OutputStream { kStdout, kStderr };
@@ -92,9 +94,23 @@ struct LaunchIo {
   const std::vector<std::string>* env = nullptr;
   std::array<int, 3> stdio = {0, 1, 2};
   std::function<void(pid_t)> on_spawned;
+  // The launch check (supervisor/launch_gate.h): bwrap got --block-fd with the read end
+  // of a pipe whose write end is `release`. Once bwrap has said which pid the sandbox is,
+  // `before_release` runs with it: on success one byte to `release` lets bwrap go on to
+  // exec vigil-init; on an error the sandbox is killed, nothing in it having run.
+  UniqueFd* release = nullptr;
+  std::function<Result<void>(pid_t)> before_release;
   // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
   // which ends every process in its PID namespace, and the result says "timeout".
   int timeout_ms = -1;
+  // Resource caps (supervisor/resource_caps.h): called just before and just after bwrap
+  // is spawned (the spawn is born in the command's cgroups), and every `check_every_ms`
+  // while it runs and once at its end with the sandbox's PID 1 (<= 0 before it is known):
+  // a non-empty answer names the cap that was hit, and the sandbox is killed.
+  std::function<Result<void>()> enter_caps;
+  std::function<void()> leave_caps;
+  std::function<std::string(pid_t)> check_limits;
+  int check_every_ms = -1;
 };
 
 // True when this process's fds `a` and `b` are one open file description (as after

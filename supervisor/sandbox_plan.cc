@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 
 #include "proxy/domain_matcher.h"
+#include "proxy/parent_proxy.h"
 
 #if !defined(__APPLE__)
 #include "bwrap/mandatory_scan.h"
@@ -15,8 +18,10 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/policy_loader.h"
 #include "supervisor/core/regular_file.h"
+#include "supervisor/core/syscall_table.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/workspace_checks.h"
 
 namespace vigil {
 namespace {
@@ -64,7 +69,8 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, bool placehol
   // Directly in the root, a missing protected name gets a placeholder so the command
   // cannot create it. Deeper down only what exists is capped (the directories below are
   // the command's to create). A missing .git is left alone so `git init` works.
-  if (!placeholders) return {};
+  // Without placeholders, only a file standing where a directory of a protected name
+  // would have to go is capped (it exists: binding it breaks nothing), and .git/commondir.
   std::set<std::string> planned;
   for (const auto& rule : mandatory_denies()) {
     const std::string path = join(root.resolved, rule.relpath);
@@ -75,6 +81,10 @@ Result<void> scan_root(const Policy& policy, const PathRule& root, bool placehol
     }
     const PathState state = stat_path(path);
     if (state.kind != PathKind::kMissing) continue;
+    // A missing commondir in an existing .git keeps its placeholder (holding ".", inside
+    // .git where no git command trips on it): that .git is a mount point, so the name
+    // seen from its mount is "commondir" alone, which the gatekeeper cannot tell apart.
+    if (!placeholders && !state.blocked_by_existing && rule.relpath != ".git/commondir") continue;
     if (!planned.insert(state.first_missing).second) continue;
     const bool whole = state.first_missing == path;
     out->push_back(ProtectedPath{state.first_missing, &rule, state.blocked_by_existing,
@@ -137,29 +147,66 @@ Result<std::string> current_dir() {
 
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
-  if (!cwd) return std::move(cwd).error();
+  VIGIL_TRY(cwd);
   if (cwd->empty() || (*cwd)[0] != '/') {
     return make_error(Errc::kInvalidPolicy, "the workspace directory must be an absolute path");
   }
   const char* home = std::getenv("HOME");
   LoadContext ctx{*cwd, home != nullptr ? home : ""};
   PreparedSandbox out;
+  // srt's default: ~/.srt-settings.json when there is no --settings and the file exists.
+  // Anything but "does not exist" (unreadable, invalid) is an error, never the default.
+  std::optional<std::string> settings = req.settings_path;
+  const std::string home_file = ctx.home.empty() ? "" : join(ctx.home, kHomeSettingsName);
+  if (!settings && req.use_home_settings && !home_file.empty()) {
+    struct stat st {};
+    // ENOTDIR: a HOME below a file has no such file either (the log directory's own
+    // check then says what is wrong with HOME).
+    if (::stat(home_file.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+      settings = home_file;
+  }
   // Opened once: the fd is what is parsed and, below, what is checked.
   UniqueFd settings_fd;
   std::string settings_spelled;
-  if (req.settings_path) {
-    const std::string& given = *req.settings_path;
+  if (settings) {
+    const std::string& given = *settings;
     settings_spelled = given.empty() || given[0] == '/' ? given : join(*cwd, given);
-    auto fd = open_regular_file(settings_spelled, "settings file");
-    if (!fd) return std::move(fd).error();
+    auto fd = open_settings_file(settings_spelled);
+    VIGIL_TRY(fd);
     settings_fd = std::move(fd).value();
     auto p = load_policy_fd(settings_fd.get(), settings_spelled, ctx);
-    if (!p) return std::move(p).error();
+    VIGIL_TRY(p);
     out.policy = std::move(p).value();
+    out.settings_origin = req.settings_path ? "--settings " + given
+                                            : "~/" + std::string(kHomeSettingsName) +
+                                                  " (no --settings given; srt's default file)";
   } else {
     out.policy = default_policy(ctx);
+    out.settings_origin =
+        "vigil's embedded default (no --settings, no ~/" + std::string(kHomeSettingsName) + ")";
+  }
+  std::string parent_note;
+  // srt's fallback: the user's proxy variables when the settings name no parent proxy.
+  if (auto& pp = out.policy.net.parent_proxy; pp.origin.empty()) {
+    auto env = [](const char* upper, const char* lower) {
+      const char* v = std::getenv(upper);
+      if (v == nullptr || *v == '\0') v = std::getenv(lower);
+      return std::string(v == nullptr ? "" : v);
+    };
+    pp.https = env("HTTPS_PROXY", "https_proxy");
+    pp.http = env("HTTP_PROXY", "http_proxy");
+    if (!pp.https.empty() || !pp.http.empty()) {
+      pp.no_proxy = env("NO_PROXY", "no_proxy");
+      pp.origin = "environment (HTTPS_PROXY/HTTP_PROXY)";
+    }
   }
   out.warnings = out.policy.warnings;
+  if (req.refuse_missing_at_call) {
+    // (A file standing where a directory of the path would be keeps its read-only bind:
+    // it exists, and binding it blocks nothing that could be made.)
+    for (auto& r : out.policy.fs.deny_write)
+      r.refuse_at_call = r.kind == PathKind::kMissing && !r.first_missing_exists;
+  }
   // One directory named twice (or a million times: `"."` repeated) is one root: the scan
   // and the mounts below run once per directory, not once per spelling.
   {
@@ -185,6 +232,13 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   if (auto m = proxy::DomainMatcher::build(out.policy.net); !m) {
     return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + m.error().message);
   }
+  if (auto r = proxy::build_parent_route(out.policy.net.parent_proxy); !r) {
+    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + r.error().message);
+  } else if (*r) {
+    parent_note = "allowed connections go out through the parent proxy " + (*r)->https->text() +
+                  " (from " + (*r)->origin +
+                  ") with CONNECT; vigil still decides each one, address guard included";
+  }
   if (!req.session_tmp.empty()) {
     PathRule tmp;
     tmp.written = "$TMPDIR";
@@ -201,7 +255,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     for (const auto& root : out.policy.fs.allow_write) {
       if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
     }
-    if (auto r = req.before_scan(roots); !r) return r.error();
+    VIGIL_TRY_VOID(req.before_scan(roots));
   }
   // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
   // depth, whatever exists now (seatbelt/profile_builder.h).
@@ -212,16 +266,19 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
         !r)
       return r.error();
   }
+  // After the scan: the repository's .git is not scanned as a root of its own (its
+  // hooks, config and commondir are named directly; workspace_checks.h).
+  add_writable_repository(&out.policy, &out.protected_paths);
 #endif
+  for (auto& w : home_root_warnings(out.policy)) out.warnings.push_back(std::move(w));
   out.plan = build_plan(out.policy, out.protected_paths);
+  if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
 
-  if (req.settings_path && !req.allow_writable_settings) {
+  if (settings && !req.allow_writable_settings) {
     const std::string opened = fd_path(settings_fd.get());
     if (opened.empty())
-      return system_error("cannot tell where settings file " + *req.settings_path + " is");
-    if (auto r =
-            check_settings_out_of_reach(out.plan, settings_spelled, opened, *req.settings_path);
-        !r)
+      return system_error("cannot tell where settings file " + *settings + " is");
+    if (auto r = check_settings_out_of_reach(out.plan, settings_spelled, opened, *settings); !r)
       return std::move(r).error();
   }
   return out;
@@ -241,9 +298,26 @@ std::vector<KernelMask> present_kernel_masks() {
 std::vector<std::string> placeholder_paths(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& op : plan.ops) {
-    if (op.kind == OpKind::kDenyWrite && !op.exists) out.push_back(op.path);
+    if (op.kind == OpKind::kDenyWrite && !op.exists && !op.at_call) out.push_back(op.path);
   }
   return out;
+}
+
+std::vector<std::string> refuse_create_args(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& op : plan.ops) {
+    if (op.at_call) out.insert(out.end(), {"--refuse-create", op.path, op.origin});
+  }
+  return out;
+}
+
+bool gatekeeper_in_force() {
+#if defined(__APPLE__)
+  return false;
+#else
+  utsname u{};
+  return ::uname(&u) == 0 && kernel_can_gatekeep(u.release);
+#endif
 }
 
 Result<void> create_content_placeholders(const std::vector<std::string>& paths) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if !defined(__APPLE__)
@@ -19,8 +20,13 @@
 
 namespace vigil {
 
+// The settings file srt reads when no --settings is given (in $HOME).
+inline constexpr std::string_view kHomeSettingsName = ".srt-settings.json";
+
 struct PlanRequest {
   std::optional<std::string> settings_path;
+  // No settings_path: read ~/.srt-settings.json when it exists, as srt does.
+  bool use_home_settings = true;
   bool allow_writable_settings = false;
   std::string session_tmp;  // empty for explain (no session)
   // False for a session_tmp that only stands for one (explain): it is never looked up on
@@ -40,13 +46,23 @@ struct PlanRequest {
   // (supervisor/backstop.h) quarantines whatever slips through, pass false. Existing
   // protected names keep their read-only binds either way.
   bool placeholders = true;
+  // A denyWrite entry that does not exist yet is refused by vigil-init when it is created
+  // (true where the gatekeeper is in force: gatekeeper_in_force()), instead of a
+  // placeholder on its first missing component, which would block the whole parent
+  // (`"denyWrite": ["config/production.json"]` with no config/ would stop `mkdir config`).
+  bool refuse_missing_at_call = false;
 };
+
+// Whether this host's kernel lets vigil-init perform the calls itself (5.14+: the
+// gatekeeper, see observer/notify_loop.h); the same test vigil-init makes.
+bool gatekeeper_in_force();
 
 struct PreparedSandbox {
   Policy policy;
   std::vector<ProtectedPath> protected_paths;
   Plan plan;
   std::vector<std::string> warnings;  // printed to stderr by the CLI
+  std::string settings_origin;        // which file was used and why ("--settings X", ...)
 };
 
 // The directory vigil was started in (getcwd) and $HOME, as the loader needs them.
@@ -63,6 +79,9 @@ std::vector<KernelMask> present_kernel_masks();
 // Missing mandatory-deny targets that bwrap will create as mount points (placeholders),
 // to be removed after the session if they are still as made.
 std::vector<std::string> placeholder_paths(const Plan& plan);
+// vigil-init's options for the missing denyWrite targets it refuses at the call
+// (`--refuse-create PATH ORIGIN` each; observer/refused_names.h).
+std::vector<std::string> refuse_create_args(const Plan& plan);
 // Writes the placeholders that hold something (placeholder_content()), just before bwrap
 // binds them: O_EXCL, so a name that appeared since the scan is an error, never capped
 // as it is.

@@ -1,6 +1,7 @@
 // run_sandboxed(): policy -> plan -> bwrap argv -> launch -> events, record, annotation.
 #include "supervisor/sandboxed_command.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,14 +16,17 @@
 #include "supervisor/backstop.h"
 #include "supervisor/change_capture.h"
 #include "supervisor/core/diagnostics.h"
-#include "supervisor/core/expected_mounts.h"
+#include "supervisor/core/exit_codes.h"
+#include "supervisor/core/ignore_violations.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/init_locator.h"
+#include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
 #include "supervisor/quarantine.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_proxy.h"
 #include "supervisor/session_runner.h"
@@ -30,18 +34,13 @@
 namespace vigil {
 namespace {
 
-// The plan's writable mounts as they are on the host now, just before bwrap mounts them,
-// for vigil-init to check (supervisor/core/expected_mounts.h). lstat: a path swapped for
-// a symlink already is recorded as the link, which no mount can match.
-Result<UniqueFd> expected_mounts_fd(const Plan& plan) {
-  std::vector<ExpectedMount> expected;
+// The plan's writable mounts, whose identity the launch check compares (launch_gate.h).
+std::vector<std::string> writable_mounts(const Plan& plan) {
+  std::vector<std::string> out;
   for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kWritable && op.kind != OpKind::kPin) continue;
-    struct stat st {};
-    if (::lstat(op.path.c_str(), &st) != 0) return system_error("cannot stat " + op.path);
-    expected.push_back(ExpectedMount{op.path, st.st_dev, st.st_ino});
+    if (op.kind == OpKind::kWritable || op.kind == OpKind::kPin) out.push_back(op.path);
   }
-  return sealed_memfd(encode_expected_mounts(expected), "vigil planned mounts");
+  return out;
 }
 
 // A path the session adds to its plan (the log, the log key), as a settings entry would.
@@ -77,7 +76,7 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
 Result<std::string> program_wire() {
   static const Result<std::string> wire = []() -> Result<std::string> {
     auto program = sandbox_program(/*observe=*/true);
-    if (!program) return std::move(program).error();
+    VIGIL_TRY(program);
     return encode_program(*program);
   }();
   return wire;
@@ -148,24 +147,33 @@ Result<SandboxedOutcome> run_sandboxed(
     const std::function<bool(OutputStream, std::string_view)>& forward) {
   if (cmd.command.empty()) return make_error(Errc::kInvalidPolicy, "no command to run");
   auto session = SessionDir::create();
-  if (!session) return std::move(session).error();
+  VIGIL_TRY(session);
 
   PlanRequest req;
   req.settings_path = cmd.settings;
   req.allow_writable_settings = cmd.allow_writable_settings;
   req.session_tmp = session->tmp();
   req.cwd = cmd.cwd;
-  // Placeholders stay on the witness-only path. Where vigil-init refuses protected names
-  // at the call (the gatekeeper: seccomp's ADDFD_SEND, which `vigil probe` reports) they
-  // only break everyday git, and the backstop below catches what slips: pass false then.
-  req.placeholders = true;
+  // Placeholders stay on the best-effort witness only. Where vigil-init refuses protected
+  // names at the call (the gatekeeper) they would only break everyday git; what git
+  // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
+  req.placeholders = !gatekeeper_in_force();
+  req.refuse_missing_at_call = gatekeeper_in_force();
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };
   auto prepared = prepare_sandbox(req);
-  if (!prepared) return std::move(prepared).error();
+  VIGIL_TRY(prepared);
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
+  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
+  // so that moving into the command's cgroups overlaps the rest of the set-up.
+  LimitsOptions limits = prepared->policy.vigil.limits;
+  if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
+  auto cap_plan = build_cap_plan(limits, probe_host_limits());
+  VIGIL_TRY(cap_plan);
+  auto caps = CommandCaps::create(*cap_plan);
+  VIGIL_TRY(caps);
 
   const std::string bwrap = find_bwrap(prepared->policy.bwrap_path);
   if (bwrap.empty()) {
@@ -178,31 +186,33 @@ Result<SandboxedOutcome> run_sandboxed(
   }
 
   auto init = locate_vigil_init();
-  if (!init) return std::move(init).error();
-  if (auto r = check_not_writable(prepared->plan, *init); !r) return std::move(r).error();
+  VIGIL_TRY(init);
+  VIGIL_TRY_VOID(check_not_writable(prepared->plan, *init));
 
   // The log: every record hash-chained to the one before; the violations the model is
   // told about are collected from exactly what was logged. It is opened while bwrap
   // builds the sandbox, before the command can run; only a log the sandbox could
   // otherwise reach must exist first (below).
   auto log_path = sink.log_path(*prepared);
-  if (!log_path) return std::move(log_path).error();
+  VIGIL_TRY(log_path);
   // What the session itself adds to the plan; the policy (and its digest) stays the
   // settings' own. The key that seals logs is hidden from every sandbox
   // (supervisor/log_key.h).
   Policy planned = prepared->policy;
   auto key_path = log_key_path();
-  if (!key_path) return std::move(key_path).error();
+  VIGIL_TRY(key_path);
   planned.fs.deny_read.push_back(session_rule(resolve_symlinks(*key_path), "session log key"));
   CommandRecord* record = nullptr;
   auto append = [&record](events::Source src, events::Body body) {
     record->append(src, std::move(body));
   };
 
+  // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
+  const std::string ignore_command = ignore_command_line(cmd.command);
   auto status = make_status_pipe();
-  if (!status) return std::move(status).error();
+  VIGIL_TRY(status);
   auto events = make_event_pipe();
-  if (!events) return std::move(events).error();
+  VIGIL_TRY(events);
   BwrapInputs in;
   in.plan = &prepared->plan;
   in.cwd = cmd.cwd;
@@ -213,10 +223,17 @@ Result<SandboxedOutcome> run_sandboxed(
   // One listener per command: its decisions are that command's, even among many.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
+      [&](const proxy::NetDecision& d) {
+        auto e = net_event(d);
+        if (e.verdict == events::NetVerdict::kDenied) {
+          e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                 e.host + ":" + std::to_string(e.port));
+        }
+        append(events::Source::kProxy, std::move(e));
+      },
       [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
-      cmd.proxy_test);
-  if (!proxy) return std::move(proxy).error();
+      cmd.proxy_test, cmd.ask);
+  VIGIL_TRY(proxy);
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
                                 /*own_loopback=*/true);
@@ -227,7 +244,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // ~/.local.hidden` and a forged log in a new ~/.local/state/vigil/sessions/ fail.
   bool created = false;
   if (auto bind = log_bind(*prepared, *log_path)) {
-    if (auto r = sink.create_now(); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(sink.create_now());
     created = true;
     planned.fs.deny_write.push_back(session_rule(*bind, "session log"));
   }
@@ -246,12 +263,14 @@ Result<SandboxedOutcome> run_sandboxed(
   in.command = cmd.command;
   in.init = *init;
   auto program_pipe = make_program_pipe();
-  if (!program_pipe) return std::move(program_pipe).error();
-  auto mounts = expected_mounts_fd(prepared->plan);
-  if (!mounts) return std::move(mounts).error();
+  VIGIL_TRY(program_pipe);
+  auto release = make_program_pipe();  // a pipe like it: bwrap's --block-fd
+  VIGIL_TRY(release);
+  in.block_fd = release->read.get();
+  auto identities = host_identities(writable_mounts(prepared->plan));
+  VIGIL_TRY(identities);
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--mounts-fd",    std::to_string(mounts->get()),
                   "--proxy-socket", session->proxy_socket()};
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
@@ -262,11 +281,14 @@ Result<SandboxedOutcome> run_sandboxed(
                         {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",
                          caps_argument(prepared->policy.vigil.capture_caps)});
   }
+  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
+  const auto refused = refuse_create_args(prepared->plan);
+  in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
   // Should this process be killed, the next session removes them (session_dir.h).
-  if (auto r = session->record_placeholders(placeholders); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(session->record_placeholders(placeholders));
   if (auto r = create_content_placeholders(placeholders); !r) {
     session->finish(placeholders);  // those written before the failure
     return std::move(r).error();
@@ -277,7 +299,18 @@ Result<SandboxedOutcome> run_sandboxed(
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
-  io.pass_fds.push_back(mounts->get());
+  io.pass_fds.push_back(release->read.get());
+  // Nothing of the sandbox runs before its mount table is the plan's (launch_check.h).
+  const std::vector<PlannedMount> planned_table = planned_mounts(bwrap_args);
+  io.release = &release->write;
+  io.before_release = [&](pid_t sandbox) -> Result<void> {
+    release->read.reset();
+    auto checked =
+        check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    if (checked) return {};
+    // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
+    return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
+  };
   if (store) io.pass_fds.push_back(store->fd.get());
   ChangedPaths changed;
   if (cmd.env) io.env = &*cmd.env;
@@ -296,12 +329,12 @@ Result<SandboxedOutcome> run_sandboxed(
       }
     } close_pipe{*program_pipe};
     auto wire = program_wire();
-    if (!wire) return std::move(wire).error();
+    VIGIL_TRY(wire);
     if (!created) {
-      if (auto r = sink.create_now(); !r) return std::move(r).error();
+      VIGIL_TRY_VOID(sink.create_now());
     }
     auto opened = sink.open(*prepared);
-    if (!opened) return std::move(opened).error();
+    VIGIL_TRY(opened);
     record = *opened;
     (*proxy)->serve();
     wait_for_coarse_clock(snapshot);  // the backstop's "during the session" starts here
@@ -332,6 +365,10 @@ Result<SandboxedOutcome> run_sandboxed(
       written.note(*w);
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+      if (w->verdict == Verdict::kDenied) {
+        w->ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
+                                w->resolved.empty() ? w->path : w->resolved);
+      }
     }
     changed.note(*body);
     append(events::Source::kObserver, std::move(body).value());
@@ -373,7 +410,11 @@ Result<SandboxedOutcome> run_sandboxed(
     if (!open) record->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
     return open;
   };
-  if (cmd.timeout_s) io.timeout_ms = static_cast<int>(*cmd.timeout_s * 1000.0);
+  if (limits.timeout_s) io.timeout_ms = static_cast<int>(*limits.timeout_s * 1000.0);
+  io.enter_caps = [&] { return (*caps)->enter(); };
+  io.leave_caps = [&] { (*caps)->leave(); };
+  io.check_limits = [&](pid_t init_pid) { return (*caps)->check(init_pid); };
+  io.check_every_ms = (*caps)->check_every_ms();
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
@@ -389,8 +430,18 @@ Result<SandboxedOutcome> run_sandboxed(
     post.count_used(changed.pre_image_bytes());
     changed.take_post_images(post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
   }
-  if (!launched) return std::move(launched).error();
+  VIGIL_TRY(launched);
 
+  // A cap vigil ended the command at goes in the block, first (cap_plan.h). A process
+  // killed by SIGXFSZ is the file-size cap: no other sender is plausible in a sandbox.
+  std::string limit = launched->limit;
+  if (limit.empty() && cap_plan->max_file_bytes > 0 &&
+      launched->exit_code == exit_code_for_signal(SIGXFSZ)) {
+    limit = "file size";
+  }
+  if (!limit.empty()) {
+    append(events::Source::kSupervisor, events::LimitReached{limit, limit_detail(limit, *cap_plan)});
+  }
   // Tell the model what was stopped, after everything the command printed.
   SandboxedOutcome outcome;
   outcome.exit_code = launched->exit_code;
@@ -408,10 +459,10 @@ Result<SandboxedOutcome> run_sandboxed(
     }
     record->log_annotation(outcome.annotation, newline_before);
   }
-  if (!launched->limit.empty()) {
-    outcome.limit = "limit: " + launched->limit;
-    const std::string line = "vigil: the command was killed (" + outcome.limit +
-                             ": it ran longer than --timeout allows)\n";
+  if (!limit.empty()) {
+    outcome.limit = "limit: " + limit;
+    const std::string line =
+        "vigil: the command was ended (" + outcome.limit + ": " + limit_detail(limit, *cap_plan) + ")\n";
     if (cmd.capture_output) {
       forward(OutputStream::kStderr, line);
     } else {

@@ -19,6 +19,7 @@
 #include "supervisor/proxy_test_options.h"
 #include "supervisor/sandbox_launch.h"
 #include "supervisor/sandbox_plan.h"
+#include "supervisor/session_proxy.h"
 
 namespace vigil {
 
@@ -63,6 +64,8 @@ struct SandboxedCommand {
   std::optional<std::vector<std::string>> env;
   std::array<int, 3> stdio = {0, 1, 2};
   std::optional<NetworkPolicy> net;
+  // Ask mode (an agent session with vigil.network.ask and a client to ask).
+  ProxyAsk ask;
   // Called with the sandbox's init process once it exists (a session kills it on end).
   std::function<void(pid_t bwrap)> on_spawned;
   // Render SandboxedOutcome::violations_json (off when nobody reads it).

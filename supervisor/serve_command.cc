@@ -133,7 +133,7 @@ Result<Ran> run_one(AgentSession& session, const RunParams& p,
   if (timer.joinable()) timer.join();
   in_r.reset();  // the feeder's write fails now if it is still blocked
   feeder.join();
-  if (!outcome) return std::move(outcome).error();
+  VIGIL_TRY(outcome);
   ran.outcome = std::move(*outcome);
   return ran;
 }
@@ -184,6 +184,65 @@ std::map<std::string, rpc::Method> serve_methods(AgentSession& session, const st
   };
   return m;
 }
+
+// Ask mode over JSON-RPC (docs/protocol.md): each question is a request from the server,
+// id "ask-N", method "ask"; the client's reply's result is {"answer": "once" | "session" |
+// "always" | "deny"}. A reply to a question no longer pending (answered, timed out) is
+// ignored; an error reply, or a result without an answer, is a deny (recorded as such).
+class RpcAsks {
+ public:
+  explicit RpcAsks(rpc::Out& out) : out_(out) {}
+
+  void ask(const AskPrompt& p, AskReply reply) {
+    const std::string id = "ask-" + std::to_string(p.ask);
+    {
+      std::lock_guard lock(mu_);
+      pending_[id] = std::move(reply);
+    }
+    json choices = {"once", "session"};
+    if (p.can_always) choices.push_back("always");
+    choices.push_back("deny");
+    out_.send(json{{"jsonrpc", "2.0"},
+                   {"id", id},
+                   {"method", "ask"},
+                   {"params",
+                    {{"ask", p.ask},
+                     {"command", p.command},
+                     {"proto", p.proto},
+                     {"host", p.host},
+                     {"port", p.port},
+                     {"address", p.address},
+                     {"entry", p.entry},
+                     {"timeout", p.timeout_s},
+                     {"choices", choices}}}});
+  }
+
+  void on_reply(const json& msg) {
+    const json& id = msg["id"];
+    if (!id.is_string()) return;
+    AskReply reply;
+    {
+      std::lock_guard lock(mu_);
+      auto it = pending_.find(id.get<std::string>());
+      if (it == pending_.end()) return;
+      reply = std::move(it->second);
+      pending_.erase(it);
+    }
+    std::string answer;
+    if (auto r = msg.find("result"); r != msg.end()) {
+      const auto a = r->is_object() ? r->find("answer") : r->end();
+      answer = a != r->end() && a->is_string() ? a->get<std::string>() : r->dump();
+    } else {
+      answer = "an error reply: " + msg["error"].dump();
+    }
+    (void)reply(answer);
+  }
+
+ private:
+  rpc::Out& out_;
+  std::mutex mu_;
+  std::map<std::string, AskReply> pending_;
+};
 
 // MCP (2024-11-05 and later): one tool, a sandboxed shell.
 std::map<std::string, rpc::Method> mcp_methods(AgentSession& session, const std::string& cwd) {
@@ -249,7 +308,9 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   std::signal(SIGPIPE, SIG_IGN);
   // stdout is the protocol's: the events go there as notifications (serve), nothing else.
   rpc::Out out(STDOUT_FILENO);
+  RpcAsks asks(out);
   if (!mcp) {
+    opts->ask_client = [&asks](const AskPrompt& p, AskReply reply) { asks.ask(p, std::move(reply)); };
     opts->on_event = [&out](const events::Event& e) {
       if (e.kind() == events::Kind::kIoStdout || e.kind() == events::Kind::kIoStderr) return;
       auto record = parse_json_object(events::serialize(e), 16);
@@ -259,7 +320,8 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   auto session = AgentSession::open(std::move(*opts));
   if (!session) return report(session.error());
   std::fprintf(stderr, "vigil: session log %s\n", escape_text((*session)->log_path()).c_str());
-  rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd));
+  rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd),
+             [&asks](const json& reply) { asks.on_reply(reply); });
   if (auto r = (*session)->end(); !r) return report(r.error());
   return 0;
 }

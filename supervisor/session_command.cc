@@ -32,6 +32,9 @@ std::function<int()> add_session_command(CLI::App& app, std::vector<std::string>
   auto* start = session->add_subcommand(
       "start", "start a session; prints VIGIL_SESSION=... for `eval` (as ssh-agent does)");
   add_session_options(*start, *args);
+  start->add_flag("--ask-tty", args->ask_tty,
+                  "ask mode (vigil.network.ask): ask about hosts off the allow list on this "
+                  "terminal");
   auto handle = std::make_shared<std::string>();
   auto* end = session->add_subcommand("end", "end a session (its running commands are killed)");
   end->add_option("handle", *handle, "the session's VIGIL_SESSION (default: $VIGIL_SESSION)");

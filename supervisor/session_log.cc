@@ -181,7 +181,8 @@ std::string canonical_policy_json(const Policy& p) {
        p.vigil.observer_overflow == VigilOptions::Overflow::kBlock ? "block" : "drop"},
       {"observerSyncWakeUp", p.vigil.observer_sync_wake_up},
       {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
-      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)}};
+      {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)},
+      {"gitWritableRepository", p.vigil.git_writable_repository}};
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).
@@ -229,7 +230,7 @@ Result<SessionLog> SessionLog::create(const std::string& path, std::string sessi
     return make_error(Errc::kInternal, "session id must match [A-Za-z0-9._-]{1,64}");
   }
   auto reserved = reserve(path);
-  if (!reserved) return std::move(reserved).error();
+  VIGIL_TRY(reserved);
   return create(std::move(reserved).value(), std::move(session_id), std::move(clock));
 }
 
@@ -345,7 +346,7 @@ Result<void> SessionLog::close() {
 
 Result<std::string> read_log_file(const std::string& path) {
   auto opened = open_regular_file(path, "session log");
-  if (!opened) return std::move(opened).error();
+  VIGIL_TRY(opened);
   UniqueFd fd = std::move(opened).value();
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error("cannot stat " + path);
@@ -409,7 +410,7 @@ LoadedLog load_log_text(std::string_view text) {
 
 Result<LoadedLog> load_log(const std::string& path) {
   auto text = read_log_file(path);
-  if (!text) return std::move(text).error();
+  VIGIL_TRY(text);
   return load_log_text(*text);
 }
 
@@ -420,7 +421,7 @@ VerifyReport verify_log_text(std::string_view text, std::optional<std::string_vi
 
 Result<VerifyReport> verify_log(const std::string& path, std::optional<std::string_view> key) {
   auto fd = open_regular_file(path, "session log");
-  if (!fd) return std::move(fd).error();
+  VIGIL_TRY(fd);
   LineReader in(fd->get(), events::Limits::log().max_line);
   VerifyReport report = verify_log_lines(in, key);
   if (!in.error().empty())

@@ -66,15 +66,18 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
                                                          const std::string& socket_path,
                                                          OnDecision on_decision,
                                                          OnFailure on_failure,
-                                                         const ProxyTestHooks& test) {
-  return open(net, unix_address(socket_path), std::move(on_decision), std::move(on_failure), test);
+                                                         const ProxyTestHooks& test,
+                                                         const ProxyAsk& ask) {
+  return open(net, unix_address(socket_path), std::move(on_decision), std::move(on_failure), test,
+              ask);
 }
 
 Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& net,
                                                          const proxy::ListenAddress& where,
                                                          OnDecision on_decision,
                                                          OnFailure on_failure,
-                                                         const ProxyTestHooks& test) {
+                                                         const ProxyTestHooks& test,
+                                                         const ProxyAsk& ask) {
   if (where.kind == proxy::ListenAddress::Kind::kTcp) {
     // Anything that can reach the listener can use the session's allowlist: loopback
     // only (proxy::Server::listen binds whatever it is given).
@@ -89,11 +92,13 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
   p->sink_ = std::make_shared<Sink>(std::move(on_decision), std::move(on_failure));
   proxy::ServerOptions options;
   options.test_allow_loopback = test.allow_loopback;
+  options.asker = ask.asker;
+  options.ask_timeout = ask.timeout;
   auto server = proxy::Server::create(p->io_, net, options,
                                       make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
-  if (!server) return std::move(server).error();
+  VIGIL_TRY(server);
   p->server_ = std::move(server).value();
-  if (auto r = p->server_->listen(where); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(p->server_->listen(where));
   p->bound_ = p->server_->local_address();
   return p;
 }

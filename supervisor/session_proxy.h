@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,13 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(const std::st
                                                                    std::uint16_t socks_port,
                                                                    bool own_loopback = false);
 
+// Ask mode for the proxy (proxy/ask.h): who is asked about a host off the allow list
+// (none: it is refused at once) and how long a request is held.
+struct ProxyAsk {
+  std::shared_ptr<proxy::Asker> asker;
+  std::chrono::milliseconds timeout{60'000};
+};
+
 class SessionProxy {
  public:
   // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
@@ -50,11 +58,13 @@ class SessionProxy {
   static Result<std::unique_ptr<SessionProxy>> open(const NetworkPolicy& net,
                                                     const proxy::ListenAddress& where,
                                                     OnDecision on_decision, OnFailure on_failure,
-                                                    const ProxyTestHooks& test = {});
+                                                    const ProxyTestHooks& test = {},
+                                                    const ProxyAsk& ask = {});
   static Result<std::unique_ptr<SessionProxy>> open(const NetworkPolicy& net,
                                                     const std::string& socket_path,
                                                     OnDecision on_decision, OnFailure on_failure,
-                                                    const ProxyTestHooks& test = {});
+                                                    const ProxyTestHooks& test = {},
+                                                    const ProxyAsk& ask = {});
   // Starts accepting, on a thread of its own. Once; after stop(), nothing.
   void serve();
   // open() then serve().

@@ -23,16 +23,16 @@ Result<std::string> SessionRecord::log_path_for(const Start& start) {
 
 Result<SessionLog::Reserved> SessionRecord::reserve(const Start& start) {
   auto log_path = log_path_for(start);
-  if (!log_path) return std::move(log_path).error();
+  VIGIL_TRY(log_path);
   if (!start.log_path) {
-    if (auto r = prepare_log_dir(*log_path); !r) return std::move(r).error();
+    VIGIL_TRY_VOID(prepare_log_dir(*log_path));
   }
   return SessionLog::reserve(*log_path);
 }
 
 Result<std::unique_ptr<SessionRecord>> SessionRecord::open(Start start) {
   auto reserved = reserve(start);
-  if (!reserved) return std::move(reserved).error();
+  VIGIL_TRY(reserved);
   return open(std::move(reserved).value(), std::move(start));
 }
 
@@ -40,13 +40,13 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved 
                                                            Start start) {
   if (start.log_key.empty()) {
     auto path = log_key_path();
-    if (!path) return std::move(path).error();
+    VIGIL_TRY(path);
     auto key = load_or_create_log_key(*path);
-    if (!key) return std::move(key).error();
+    VIGIL_TRY(key);
     start.log_key = std::move(key).value();
   }
   auto log = SessionLog::create(std::move(reserved), start.id);
-  if (!log) return std::move(log).error();
+  VIGIL_TRY(log);
   log->set_key(start.log_key);
   std::unique_ptr<SessionRecord> rec(new SessionRecord(std::move(log).value(), start.id));
   SessionRecord* self = rec.get();
@@ -108,7 +108,7 @@ Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code,
   }
   auto counters = last.counters;
   append(events::Source::kSupervisor, std::move(last));
-  if (auto r = log_.close(); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(log_.close());
   return counters;
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "supervisor/core/diagnostics.h"
+#include "supervisor/log_retention.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_record.h"
@@ -108,27 +109,33 @@ class StandaloneSink final : public CommandLogSink {
 
   Result<std::string> log_path(const PreparedSandbox& prepared) override {
     start_.policy = &prepared.policy;
+    keep_ = prepared.policy.vigil.log_keep;
     auto path = SessionRecord::log_path_for(start_);
     if (path) path_ = *path;
     return path;
   }
   Result<void> create_now() override {
     auto r = SessionRecord::reserve(start_);
-    if (!r) return std::move(r).error();
+    VIGIL_TRY(r);
     reserved_ = std::move(r).value();
     return {};
   }
   Result<CommandRecord*> open(const PreparedSandbox&) override {
     auto opened = SessionRecord::open(std::move(*reserved_), std::move(start_));
-    if (!opened) return std::move(opened).error();
+    VIGIL_TRY(opened);
     record_ = std::move(opened).value();
     return record_.get();
   }
 
   SessionRecord* record() { return record_.get(); }
   const std::string& path() const { return path_; }
+  // vigil.log.keep, for the default log directory only (a --log path is the caller's).
+  std::optional<std::uint64_t> keep() const {
+    return start_.log_path ? std::nullopt : keep_;
+  }
 
  private:
+  std::optional<std::uint64_t> keep_;
   SessionRecord::Start start_;
   std::string path_;
   std::optional<SessionLog::Reserved> reserved_;
@@ -148,7 +155,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
                       "mounts and namespaces). Run the inner command directly");
   }
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
-  if (!cwd) return std::move(cwd).error();
+  VIGIL_TRY(cwd);
   SandboxedCommand cmd;
   cmd.command = request.command;
   cmd.cwd = *cwd;
@@ -179,7 +186,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
                                   stop_fd);
             };
   auto ran = run_sandboxed(cmd, sink, forward);
-  if (!ran) return std::move(ran).error();
+  VIGIL_TRY(ran);
   outcome.log_path = sink.path();
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);
@@ -189,6 +196,16 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
     print_warning(counters.error().message);
   } else {
     outcome.counters = std::move(counters).value();
+  }
+  if (const auto keep = sink.keep(); keep && !outcome.log_path.empty()) {
+    const auto slash = outcome.log_path.rfind('/');
+    std::size_t failed = 0;
+    prune_logs(outcome.log_path.substr(0, slash), *keep, outcome.log_path.substr(slash + 1),
+               &failed);
+    if (failed != 0)
+      print_warning("vigil.log.keep: " + std::to_string(failed) +
+                    " old session logs could not be removed from " +
+                    outcome.log_path.substr(0, slash));
   }
   return outcome;
 }

@@ -4,6 +4,8 @@
 #include "supervisor/core/display_text.h"
 #include "supervisor/session_server.h"
 
+#include "supervisor/ask_tty.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,6 +28,7 @@
 #include "supervisor/agent_session.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/exit_codes.h"
+#include "supervisor/core/policy_loader.h"
 #include "supervisor/core/write_all.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
@@ -168,6 +171,12 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
     reply(conn.get(), {outcome.error().message, exit_code_for(outcome.error()), "", false});
     return;
   }
+  // As a standalone `vigil run` does: where to look, after the block, when something was
+  // denied (a harness sees the same stderr either way).
+  if (!outcome->annotation.empty()) {
+    const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
+    (void)write_all_to(run.stdio[2], where);
+  }
   reply(conn.get(), {std::nullopt, outcome->exit_code, outcome->violations_json, false});
 }
 
@@ -258,6 +267,20 @@ void to_dev_null() {
 int cmd_session_start(const SessionArgs& args) {
   auto opts = session_options(args);
   if (!opts) return report(opts.error());
+  UniqueFd tty;  // --ask-tty: opened before the session leaves its terminal
+  if (args.ask_tty) {
+    auto t = open_ask_tty();
+    if (!t) return report(t.error());
+    tty = std::move(t).value();
+  } else if (opts->settings) {
+    // The supervisor's stderr is /dev/null: say it here, where someone reads it.
+    const char* home = std::getenv("HOME");
+    auto policy = load_policy_file(*opts->settings, {opts->cwd, home != nullptr ? home : ""});
+    if (policy && policy->vigil.network_ask) {
+      print_warning("vigil.network.ask is on, but without --ask-tty this session has nobody to "
+                    "ask: hosts off the allow list are refused");
+    }
+  }
   auto dir = make_socket_dir();
   if (!dir) return report(dir.error());
   const std::string socket_path = *dir + "/" + kSocketName;
@@ -289,6 +312,13 @@ int cmd_session_start(const SessionArgs& args) {
       for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&block, s);
       ::sigprocmask(SIG_BLOCK, &block, nullptr);  // threads inherit it
       std::signal(SIGPIPE, SIG_IGN);
+      std::unique_ptr<TtyAsker> asker;
+      if (tty) {
+        asker = std::make_unique<TtyAsker>(std::move(tty));
+        opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
+          a->ask(p, std::move(r));
+        };
+      }
       auto session = AgentSession::open(*opts);
       if (!session) {
         const std::string msg = session.error().message;
@@ -300,15 +330,18 @@ int cmd_session_start(const SessionArgs& args) {
       ready_w.reset();
       const int rc = serve(**session, std::move(listener).value());
       session->reset();
+      asker.reset();
       ::_exit(rc);
     }
     listener->reset();
     ready_w.reset();
+    tty.reset();
     to_dev_null();
     watchdog(sup, *dir);
   }
   ready_w.reset();
   listener->reset();
+  tty.reset();
   std::string msg;
   char buf[4096];
   ssize_t n;

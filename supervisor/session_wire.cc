@@ -63,7 +63,7 @@ std::string encode(const Reply& r) {
 
 Result<Request> decode_request(std::string_view text) {
   auto parsed = parse_json_object(text);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   const json& j = *parsed;
   auto op = j.find("op");
   if (op == j.end() || !op->is_string())
@@ -75,10 +75,10 @@ Result<Request> decode_request(std::string_view text) {
   }
   if (*op != "run") return make_error(Errc::kInvalidPolicy, "unknown op");
   auto argv = byte_strings(j, "argv");
-  if (!argv) return std::move(argv).error();
+  VIGIL_TRY(argv);
   if (argv->empty()) return make_error(Errc::kInvalidPolicy, "run: empty argv");
   auto env = byte_strings(j, "env");
-  if (!env) return std::move(env).error();
+  VIGIL_TRY(env);
   auto cwd = j.find("cwd");
   if (cwd == j.end()) return make_error(Errc::kInvalidPolicy, "run: no cwd");
   auto cwd_bytes = json_bytes_value(*cwd);
@@ -94,7 +94,7 @@ Result<Request> decode_request(std::string_view text) {
 
 Result<Reply> decode_reply(std::string_view text) {
   auto parsed = parse_json_object(text);
-  if (!parsed) return std::move(parsed).error();
+  VIGIL_TRY(parsed);
   const json& j = *parsed;
   Reply r;
   if (auto e = j.find("ended"); e != j.end() && e->is_boolean()) r.ended = e->get<bool>();

@@ -89,6 +89,19 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
            "filesystem.allowGitConfig: true) or `git -c name=value`, or set "
            "GIT_CONFIG_GLOBAL=$TMPDIR/gitconfig";
   }
+  // Run from a subdirectory of a repository: its .git is above the working directory.
+  if (const auto at = path.find("/.git"); at != std::string_view::npos &&
+                                          (at + 5 == path.size() || path[at + 5] == '/')) {
+    const std::string repo = at == 0 ? "/" : std::string(path.substr(0, at));
+    const std::string cwd = lexically_normal(p.cwd);
+    if (!p.cwd.empty() && cwd != repo && path_is_under(cwd, repo)) {
+      return "the repository's .git (" + tilde(path.substr(0, at + 5), p.home) +
+             ") lies outside the writable roots: vigil runs in a subdirectory of the "
+             "repository; set vigil.git.writableRepository: true to let git write its index, "
+             "refs, objects and logs (its hooks and config stay protected), or run from " +
+             tilde(repo, p.home);
+    }
+  }
   // A protected name (a shell's startup file): no allowWrite makes it writable.
   if (const MandatoryDeny* d = mandatory_deny_named(base);
       d != nullptr && d->shape == DenyShape::kFile && !d->git_config) {

@@ -8,6 +8,8 @@ packages=(
   libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
   libcli11-dev bubblewrap python3 curl procps util-linux passwd openssl netcat-openbsd nodejs
   chromium
+  # a FUSE filesystem, for the odd-host-mounts test (a FUSE mount every sandbox carries)
+  bindfs
   # the libFuzzer targets (tools/fuzz.sh): clang, and libFuzzer + the sanitizer runtimes
   clang libclang-rt-14-dev
 )

@@ -7,10 +7,12 @@
 //   const r = await s.run(['make', 'test'], { cwd: '/work', onOutput: (stream, buf) => {} });
 //   r.exit_code, r.annotation, r.violations, r.command
 //   await s.updatePolicy({ add: ['registry.npmjs.org'] });
+//   s.onAsk = async (ask) => 'once'; // ask mode: 'once' | 'session' | 'always' | 'deny'
 //   await s.close();
 //
 // As a program it runs one command like `vigil run` does:
-//   vigil_client.js [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]... -- CMD ARGS...
+//   vigil_client.js [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]...
+//                   [--answer once|session|always|deny|none] -- CMD ARGS...
 'use strict';
 const { spawn } = require('node:child_process');
 const readline = require('node:readline');
@@ -29,6 +31,7 @@ class VigilSession {
     this.nextId = 1;
     this.pending = new Map(); // request id -> { resolve, reject, onOutput }
     this.onEvent = null; // (command id, record) for every log record
+    this.onAsk = null; // (ask params) -> answer (or a promise of one); null: no answer
     this.exited = new Promise((resolve) => this.proc.on('exit', resolve));
     const lines = readline.createInterface({ input: this.proc.stdout });
     lines.on('line', (line) => this.receive(JSON.parse(line)));
@@ -50,6 +53,10 @@ class VigilSession {
       if (p && p.onOutput) p.onOutput(msg.params.stream, bytes(msg.params.data));
     } else if (msg.method === 'event' && this.onEvent) {
       this.onEvent(msg.params.command, msg.params.record);
+    } else if (msg.method === 'ask') {
+      Promise.resolve(this.onAsk ? this.onAsk(msg.params) : 'deny').then((answer) => {
+        if (answer) this.send({ id: msg.id, result: { answer } });
+      });
     }
   }
 
@@ -57,8 +64,12 @@ class VigilSession {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onOutput });
-      this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      this.send({ id, method, params });
     });
+  }
+
+  send(msg) {
+    this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
   }
 
   run(argv, { cwd = process.cwd(), env, stdin, timeout, onOutput } = {}) {
@@ -80,7 +91,7 @@ class VigilSession {
 }
 
 async function main(args) {
-  const opts = {};
+  const opts = { answer: 'deny' };
   const allow = [];
   while (args.length && args[0] !== '--') {
     const [flag, value] = args.splice(0, 2);
@@ -93,6 +104,7 @@ async function main(args) {
     return 2;
   }
   const s = new VigilSession(opts);
+  s.onAsk = () => (opts.answer === 'none' ? null : opts.answer);
   if (allow.length) await s.updatePolicy({ add: allow });
   const result = await s.run(command, {
     onOutput: (stream, buf) => (stream === 'stdout' ? process.stdout : process.stderr).write(buf),

@@ -6,9 +6,11 @@ one JSON object per line; docs/protocol.md).
         r = s.run(["make", "test"], cwd="/work", on_output=lambda stream, data: ...)
         r["exit_code"], r["annotation"], r["violations"], r["command"]
         s.update_policy(add=["pypi.org"])
+        s.on_ask = lambda ask: "once"  # ask mode: once / session / always / deny
 
 As a program it runs one command like `vigil run` does:
-    vigil_client.py [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]... -- CMD ARGS...
+    vigil_client.py [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]...
+                    [--answer once|session|always|deny|none] -- CMD ARGS...
 """
 import base64
 import itertools
@@ -40,10 +42,11 @@ class VigilSession:
         argv += list(extra_args)
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock, self._wlock = threading.Lock(), threading.Lock()
         self._pending = {}  # request id -> [event, reply]
         self._output = {}  # request id -> on_output callback
         self.on_event = None  # called with (command id, record) for every log record
+        self.on_ask = None  # called with an ask's params; the answer, or None: no answer
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -64,6 +67,10 @@ class VigilSession:
                     cb(p["stream"], _bytes(p["data"]))
             elif msg.get("method") == "event" and self.on_event:
                 self.on_event(msg["params"].get("command"), msg["params"]["record"])
+            elif msg.get("method") == "ask":
+                answer = self.on_ask(msg["params"]) if self.on_ask else "deny"
+                if answer:
+                    self._send({"id": msg["id"], "result": {"answer": answer}})
         with self._lock:  # vigil is gone: nobody will answer
             for slot in self._pending.values():
                 slot[0].set()
@@ -75,9 +82,7 @@ class VigilSession:
             self._pending[rid] = slot
             if on_output:
                 self._output[rid] = on_output
-        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        self._proc.stdin.write(line.encode() + b"\n")
-        self._proc.stdin.flush()
+        self._send({"id": rid, "method": method, "params": params})
         slot[0].wait()
         with self._lock:
             del self._pending[rid]
@@ -89,14 +94,16 @@ class VigilSession:
             raise VigilError(reply["error"]["message"])
         return reply["result"]
 
+    def _send(self, msg):
+        with self._wlock:
+            self._proc.stdin.write(json.dumps(dict(msg, jsonrpc="2.0")).encode() + b"\n")
+            self._proc.stdin.flush()
+
     def run(self, argv, cwd=None, env=None, stdin=None, timeout=None, on_output=None):
         params = {"argv": list(argv), "cwd": cwd or os.getcwd()}
-        if env is not None:
-            params["env"] = env
-        if stdin is not None:
-            params["stdin"] = stdin
-        if timeout is not None:
-            params["timeout"] = timeout
+        for key, value in (("env", env), ("stdin", stdin), ("timeout", timeout)):
+            if value is not None:
+                params[key] = value
         return self.call("run", params, on_output)
 
     def update_policy(self, add=(), remove=()):
@@ -108,13 +115,12 @@ class VigilSession:
 
     def __enter__(self):
         return self
-
     def __exit__(self, *exc):
         self.close()
 
 
 def main(args):
-    opts = {"vigil": "vigil", "settings": None, "log": None}
+    opts = {"vigil": "vigil", "settings": None, "log": None, "answer": "deny"}
     allow = []
     while args and args[0] != "--":
         flag, value, args = args[0], args[1], args[2:]
@@ -123,14 +129,16 @@ def main(args):
         else:
             opts[flag[2:]] = value
     if not args[1:]:
-        sys.exit("usage: vigil_client.py [--vigil BIN] [--settings F] [--log L] -- CMD ARGS...")
+        sys.exit("usage: vigil_client.py [--vigil BIN] [--settings F] [--answer A] -- CMD...")
 
     def out(stream, data):
         target = sys.stdout if stream == "stdout" else sys.stderr
         target.buffer.write(data)
         target.flush()
 
+    answer = opts.pop("answer")
     with VigilSession(**opts) as s:
+        s.on_ask = lambda ask: None if answer == "none" else answer
         if allow:
             s.update_policy(add=allow)
         result = s.run(args[1:], on_output=out)

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #if defined(__linux__)
 #include <linux/fs.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #endif
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -69,10 +71,22 @@ std::string cap_text(std::uint64_t bytes) {
 }
 
 Image ContentStore::take_image_at(int dir, const char* name) {
-  UniqueFd fd(::openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  // No symlink is followed anywhere on the way, not only at the end: the names come from
+  // the command's records and are canonical, so a symlink on the way is one the command
+  // planted after the call (`ws/a` swapped for a link to ~/.ssh) to have the supervisor
+  // read, and keep, a file the sandbox could not. O_PATH|O_NOFOLLOW still returns a final
+  // symlink itself, whose target is the image.
+  open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof how)));
   if (!fd) {
     Image img;
-    if (errno != ENOENT && errno != ENOTDIR) img.note = "not captured: " + errno_text(errno);
+    if (errno == ELOOP) {
+      img.note = "not captured: a symlink on the way to it";
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      img.note = "not captured: " + errno_text(errno);
+    }
     return img;
   }
   return take_image(fd.get());

@@ -263,7 +263,7 @@ Result<std::vector<ConfigEntry>> parse_config(std::string_view text) {
     }
     if (c == '[') {
       cur = ConfigEntry{};
-      if (auto h = read_header(r, cur); !h) return std::move(h).error();
+      VIGIL_TRY_VOID(read_header(r, cur));
       in_section = true;
       continue;  // a key may follow on the same line, as git allows
     }
@@ -280,7 +280,7 @@ Result<std::vector<ConfigEntry>> parse_config(std::string_view text) {
     while (n == ' ' || n == '\t') n = r.next();
     if (n == '=') {
       auto v = read_value(r);
-      if (!v) return std::move(v).error();
+      VIGIL_TRY(v);
       e.value = std::move(v).value();
       e.has_value = true;
     } else if (n != '\n') {

@@ -11,6 +11,8 @@
 
 #include "supervisor/core/content_store.h"
 
+#include "supervisor/core/cap_plan.h"
+
 namespace vigil {
 
 enum class PathKind { kMissing, kFile, kDir, kOther };
@@ -28,6 +30,21 @@ struct PathRule {
   // The per-session temp dir is a writable root that vanishes with the session, so no
   // mandatory-deny scan is done inside it (nothing there runs later).
   bool session_temp = false;
+  // denyWrite of a path that does not exist yet, where vigil-init refuses its creation at
+  // the call (the gatekeeper): no mount at all, so its missing parents stay creatable
+  // (supervisor/sandbox_plan.h, observer/refused_names.h).
+  bool refuse_at_call = false;
+};
+
+// A deny glob as written, and what it covered at launch. Its matches are also PathRules
+// of the same list (mounted like any listed path); names created later match `pattern`
+// only at the call (glob_match), which needs the call-time check.
+struct GlobRule {
+  std::string written;  // as in the settings file
+  std::string pattern;  // absolute (~ and relative spellings expanded)
+  std::string origin;   // "filesystem.denyRead[0]"
+  std::size_t matches = 0;
+  bool truncated = false;  // the walk hit a limit: some existing matches are not covered
 };
 
 struct FilesystemPolicy {
@@ -35,8 +52,19 @@ struct FilesystemPolicy {
   std::vector<PathRule> allow_read;
   std::vector<PathRule> allow_write;
   std::vector<PathRule> deny_write;
+  std::vector<GlobRule> deny_read_globs;
+  std::vector<GlobRule> deny_write_globs;
   int mandatory_deny_search_depth = 3;  // 1..10, as srt
   bool allow_git_config = false;
+};
+
+// network.parentProxy, or the user's HTTP(S)_PROXY/NO_PROXY when it is not set (as
+// srt). URLs as written; proxy/parent_proxy.h validates them.
+struct ParentProxySettings {
+  std::string http;
+  std::string https;
+  std::string no_proxy;
+  std::string origin;  // "network.parentProxy" or "environment (HTTPS_PROXY/HTTP_PROXY)"
 };
 
 struct NetworkPolicy {
@@ -48,6 +76,7 @@ struct NetworkPolicy {
   bool allow_local_binding = false;                          // Linux: meaningless (own netns)
   std::vector<std::string> allow_unix_sockets;               // macOS only
   std::vector<std::string> allow_mach_lookup;                // macOS only
+  ParentProxySettings parent_proxy;                          // all empty: connect directly
 };
 
 struct MacosOptions {
@@ -74,6 +103,26 @@ struct VigilOptions {
   // on by default, content kept within the caps.
   bool capture_enabled = true;
   CaptureCaps capture_caps;
+
+  // vigil.network.ask: in an agent session whose client can answer, a host off the allow
+  // list is held and the client asked (once / session / always / deny) instead of being
+  // refused; no answer within vigil.network.askTimeoutSeconds is a deny.
+  bool network_ask = false;
+  std::uint64_t network_ask_timeout_ms = 60'000;
+  // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
+  // outside the writable roots; true makes that .git writable (index, refs, objects,
+  // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).
+  bool git_writable_repository = false;
+  // vigil.limits: the sandbox's resource caps (supervisor/core/cap_plan.h).
+  LimitsOptions limits;
+};
+
+// One ignoreViolations entry: a violation whose target contains one of `paths` leaves
+// the block (it stays in the log, marked ignored, and is counted) when the command line
+// contains `command` ("*": every command). Substring matches, as srt.
+struct IgnoreRule {
+  std::string command;
+  std::vector<std::string> paths;
 };
 
 struct Policy {
@@ -85,6 +134,7 @@ struct Policy {
   MacosOptions macos;
   VigilOptions vigil;
   std::optional<std::string> bwrap_path;  // settings "bwrapPath"
+  std::vector<IgnoreRule> ignore_violations;
   // Settings that were accepted but have no effect on this platform, said out loud.
   std::vector<std::string> warnings;
 };

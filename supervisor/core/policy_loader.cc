@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <functional>
+#include <span>
 #include <vector>
 
+#include "supervisor/core/glob.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/regular_file.h"
 #include "supervisor/core/settings_json.h"
@@ -19,95 +22,150 @@ namespace {
 
 using nlohmann::json;
 
-// How a key the schema knows is treated.
-enum class Support {
-  kHandled,          // read into the Policy
-  kUnsupported,      // srt has it, vigil does not implement it yet: an error
-  kUnsupportedIfOn,  // only a true/non-default value is unsupported (false is the default)
-  kNotApplicable,    // vigil has no use for it on this platform: accepted, with a warning
-};
-
-struct KeySpec {
-  std::string_view key;
-  Support support;
-  std::string_view note;  // for kNotApplicable warnings / kUnsupported errors
-};
-
-// Every key srt 0.0.83 accepts at each level, plus "vigil". Order is irrelevant.
+// Every key srt 0.0.83's schema accepts at each level vigil reads, plus "vigil". Order
+// is irrelevant. A refusal says what to do instead (docs/srt-compatibility.md lists the
+// same table; tests/data/srt_0.0.83_keys.txt is srt's key list it is checked against).
 constexpr KeySpec kTopKeys[] = {
-    {"network", Support::kHandled, ""},
-    {"filesystem", Support::kHandled, ""},
-    {"mandatoryDenySearchDepth", Support::kHandled, ""},
-    {"bwrapPath", Support::kHandled, ""},
-    {"enableWeakerNetworkIsolation", Support::kHandled, ""},
-    {"allowAppleEvents", Support::kHandled, ""},
-    {"allowPty", Support::kHandled, ""},
-    {"vigil", Support::kHandled, ""},
-    {"credentials", Support::kUnsupported, "credential masking"},
-    {"ignoreViolations", Support::kUnsupported, "per-command violation filters"},
-    {"enableWeakerNestedSandbox", Support::kUnsupportedIfOn, "a weaker nested sandbox"},
+    {"network", Support::kHandled, "", ""},
+    {"filesystem", Support::kHandled, "", ""},
+    {"mandatoryDenySearchDepth", Support::kHandled, "", ""},
+    {"bwrapPath", Support::kHandled, "", ""},
+    {"enableWeakerNetworkIsolation", Support::kHandled, "", ""},
+    {"allowAppleEvents", Support::kHandled, "", ""},
+    {"allowPty", Support::kHandled, "", ""},
+    {"ignoreViolations", Support::kHandled, "", ""},
+    {"vigil", Support::kHandled, "", ""},
+    {"credentials", Support::kUnsupported,
+     "credential masking needs a proxy that rewrites request bodies and headers, and vigil "
+     "does not terminate TLS",
+     "keep a credential file from the command with filesystem.denyRead, and unset a secret "
+     "environment variable before `vigil run`"},
+    {"enableWeakerNestedSandbox", Support::kUnsupportedIfOn, "a weaker nested sandbox",
+     "inside a container, let bwrap make user namespaces (`vigil doctor` names the fix), or run "
+     "with --sandbox off, which says loudly that nothing is confined"},
     {"allowNestedUserNamespaces", Support::kUnsupportedIfOn,
-     "nested user namespaces (they would undo the write denies)"},
-    {"javaAgentJarPath", Support::kUnsupported, "the JVM proxy agent"},
-    {"git", Support::kUnsupported, "injected git configuration"},
-    {"ripgrep", Support::kNotApplicable, "vigil scans for mandatory denies with its own walker"},
-    {"seccomp", Support::kNotApplicable, "vigil installs its own seccomp filters"},
-    {"socatPath", Support::kNotApplicable, "vigil bridges the proxy without socat"},
-    {"windows", Support::kNotApplicable, "Windows-only settings"},
+     "nested user namespaces would let the command undo the write denies",
+     "run a tool that needs its own namespaces (a browser sandbox, podman) outside vigil"},
+    {"javaAgentJarPath", Support::kUnsupported, "vigil has no JVM proxy agent",
+     "pass the proxy to Java yourself: JAVA_TOOL_OPTIONS=\"-Dhttps.proxyHost=127.0.0.1 "
+     "-Dhttps.proxyPort=<port of $HTTPS_PROXY>\""},
+    {"git", Support::kUnsupported, "injected git configuration",
+     "set safe.directory with GIT_CONFIG_COUNT/GIT_CONFIG_KEY_0/GIT_CONFIG_VALUE_0 in the "
+     "command's environment"},
+    {"ripgrep", Support::kNotApplicable, "vigil scans for mandatory denies with its own walker",
+     ""},
+    {"seccomp", Support::kNotApplicable, "vigil installs its own seccomp filters", ""},
+    {"socatPath", Support::kNotApplicable, "vigil bridges the proxy without socat", ""},
+    {"windows", Support::kNotApplicable, "Windows-only settings", ""},
 };
+
+// Said by every TLS-termination key: what vigil filters on instead.
+constexpr std::string_view kNoTls =
+    "filter by host name with allowedDomains/deniedDomains (and ports with \"host:port\")";
 
 constexpr KeySpec kNetworkKeys[] = {
-    {"allowedDomains", Support::kHandled, ""},
-    {"deniedDomains", Support::kHandled, ""},
-    {"deniedDomainReasons", Support::kHandled, ""},
-    {"deniedResolvedAddresses", Support::kHandled, ""},
-    {"allowLocalBinding", Support::kHandled, ""},
-    {"allowUnixSockets", Support::kHandled, ""},
-    {"allowMachLookup", Support::kHandled, ""},
-    {"strictAllowlist", Support::kHandled, ""},
-    {"allowAllUnixSockets", Support::kUnsupportedIfOn, "dropping the unix-socket filter"},
-    {"httpProxyPort", Support::kUnsupported, "an external HTTP proxy"},
-    {"socksProxyPort", Support::kUnsupported, "an external SOCKS proxy"},
-    {"mitmProxy", Support::kUnsupported, "an upstream MITM proxy"},
-    {"filterRequest", Support::kUnsupported, "request filter callbacks"},
-    {"allowPlaintextHeaderSet", Support::kUnsupported, "TLS-terminated header rules"},
-    {"stripResponseHeaders", Support::kUnsupported, "TLS-terminated header rules"},
-    {"refuseOpaqueTunnels", Support::kUnsupported, "TLS termination"},
-    {"requireHostMatch", Support::kUnsupported, "TLS termination"},
-    {"ambiguousRequestTarget", Support::kUnsupported, "TLS termination"},
-    {"tlsTerminate", Support::kUnsupported, "TLS termination"},
-    {"parentProxy", Support::kUnsupported, "a parent proxy"},
+    {"allowedDomains", Support::kHandled, "", ""},
+    {"deniedDomains", Support::kHandled, "", ""},
+    {"deniedDomainReasons", Support::kHandled, "", ""},
+    {"deniedResolvedAddresses", Support::kHandled, "", ""},
+    {"allowLocalBinding", Support::kHandled, "", ""},
+    {"allowUnixSockets", Support::kHandled, "", ""},
+    {"allowMachLookup", Support::kHandled, "", ""},
+    {"strictAllowlist", Support::kHandled, "", ""},
+    {"allowAllUnixSockets", Support::kUnsupportedIfOn, "dropping the unix-socket filter",
+     "list the sockets the command needs in network.allowUnixSockets"},
+    {"httpProxyPort", Support::kUnsupported,
+     "an external HTTP proxy in place of vigil's (vigil's proxy decides every connection)",
+     "remove the key: vigil starts its own proxy and reports what it refuses"},
+    {"socksProxyPort", Support::kUnsupported,
+     "an external SOCKS proxy in place of vigil's (vigil's proxy decides every connection)",
+     "remove the key: vigil starts its own proxy and reports what it refuses"},
+    {"mitmProxy", Support::kUnsupported, "routing through a MITM proxy's unix socket", kNoTls},
+    {"filterRequest", Support::kUnsupported,
+     "a JavaScript callback, which a settings file cannot hold", kNoTls},
+    {"allowPlaintextHeaderSet", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"stripResponseHeaders", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"refuseOpaqueTunnels", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"requireHostMatch", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"ambiguousRequestTarget", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"tlsTerminate", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+    {"parentProxy", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kParentProxyKeys[] = {
+    {"http", Support::kHandled, "", ""},
+    {"https", Support::kHandled, "", ""},
+    {"noProxy", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kFilesystemKeys[] = {
-    {"denyRead", Support::kHandled, ""},
-    {"allowRead", Support::kHandled, ""},
-    {"allowWrite", Support::kHandled, ""},
-    {"denyWrite", Support::kHandled, ""},
-    {"allowGitConfig", Support::kHandled, ""},
-    {"disabled", Support::kUnsupportedIfOn, "running without any filesystem policy"},
+    {"denyRead", Support::kHandled, "", ""},
+    {"allowRead", Support::kHandled, "", ""},
+    {"allowWrite", Support::kHandled, "", ""},
+    {"denyWrite", Support::kHandled, "", ""},
+    {"allowGitConfig", Support::kHandled, "", ""},
+    {"disabled", Support::kUnsupportedIfOn, "running without any filesystem policy",
+     "run with --sandbox off, which says loudly that nothing is confined"},
 };
 
+// vigil's own keys (not srt's).
 constexpr KeySpec kVigilKeys[] = {
-    {"observer", Support::kHandled, ""},
-    {"log", Support::kHandled, ""},
-    {"capture", Support::kHandled, ""},
+    {"observer", Support::kHandled, "", ""},
+    {"log", Support::kHandled, "", ""},
+    {"network", Support::kHandled, "", ""},
+    {"limits", Support::kHandled, "", ""},
+    {"git", Support::kHandled, "", ""},
+    {"capture", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilGitKeys[] = {
+    {"writableRepository", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilNetworkKeys[] = {
+    {"ask", Support::kHandled, "", ""},
+    {"askTimeoutSeconds", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilLimitsKeys[] = {
+    {"processes", Support::kHandled, "", ""},
+    {"memoryBytes", Support::kHandled, "", ""},
+    {"maxFileBytes", Support::kHandled, "", ""},
+    {"timeoutSeconds", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilCaptureKeys[] = {
-    {"enabled", Support::kHandled, ""},
-    {"maxFileBytes", Support::kHandled, ""},
-    {"maxSessionBytes", Support::kHandled, ""},
+    {"enabled", Support::kHandled, "", ""},
+    {"maxFileBytes", Support::kHandled, "", ""},
+    {"maxSessionBytes", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {
-    {"maxOutputBytes", Support::kHandled, ""},
-    {"keep", Support::kHandled, ""},
+    {"maxOutputBytes", Support::kHandled, "", ""},
+    {"keep", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilObserverKeys[] = {
-    {"overflow", Support::kHandled, ""},
-    {"syncWakeUp", Support::kHandled, ""},
+    {"overflow", Support::kHandled, "", ""},
+    {"syncWakeUp", Support::kHandled, "", ""},
+};
+
+struct KeyLevel {
+  std::string_view prefix;
+  std::span<const KeySpec> specs;
+};
+constexpr KeyLevel kLevels[] = {
+    {"", kTopKeys},
+    {"network", kNetworkKeys},
+    {"network.parentProxy", kParentProxyKeys},
+    {"filesystem", kFilesystemKeys},
+    {"vigil", kVigilKeys},
+    {"vigil.observer", kVigilObserverKeys},
+    {"vigil.log", kVigilLogKeys},
+    {"vigil.network", kVigilNetworkKeys},
+    {"vigil.limits", kVigilLimitsKeys},
+    {"vigil.git", kVigilGitKeys},
+    {"vigil.capture", kVigilCaptureKeys},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -190,6 +248,9 @@ class Loader {
     if (auto it = root.find("vigil"); it != root.end()) {
       if (auto r = load_vigil(*it); !r) return r;
     }
+    if (auto it = root.find("ignoreViolations"); it != root.end()) {
+      if (auto r = load_ignore_violations(*it); !r) return r;
+    }
     return {};
   }
 
@@ -208,8 +269,8 @@ class Loader {
     return fail(path, "expected " + std::string(expected) + ", got " + type_name(v));
   }
 
-  template <std::size_t N>
-  Result<void> check_keys(const json& obj, const std::string& path, const KeySpec (&specs)[N]) {
+  Result<void> check_keys(const json& obj, const std::string& path,
+                          std::span<const KeySpec> specs) {
     for (const auto& [key, value] : obj.items()) {
       const KeySpec* spec = nullptr;
       for (const auto& s : specs) {
@@ -228,18 +289,14 @@ class Loader {
         case Support::kHandled:
           break;
         case Support::kUnsupported:
-          return fail(sub, "not supported yet by vigil (" + std::string(spec->note) +
-                               "); remove the key to run under vigil");
+          return fail(sub, refusal(*spec));
         case Support::kUnsupportedIfOn:
           if (!value.is_boolean()) return type_error(sub, value, "a boolean");
-          if (value.template get<bool>()) {
-            return fail(sub, "not supported yet by vigil (" + std::string(spec->note) +
-                                 "); only false is accepted");
-          }
+          if (value.template get<bool>()) return fail(sub, refusal(*spec) + " (false is accepted)");
           break;
         case Support::kNotApplicable:
           p_->warnings.push_back(std::string(source_) + ": " + sub +
-                                 " has no effect: " + std::string(spec->note));
+                                 " has no effect: " + std::string(spec->what));
           break;
       }
     }
@@ -280,6 +337,14 @@ class Loader {
       return r;
     if (auto r = read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets); !r)
       return r;
+#if !defined(__APPLE__)
+    if (!n.allow_unix_sockets.empty()) {
+      p_->warnings.push_back(std::string(source_) +
+                             ": network.allowUnixSockets is not brokered on Linux yet: "
+                             "socket(AF_UNIX) stays refused (EPERM) for every path; run the "
+                             "tool that needs one of these sockets outside vigil");
+    }
+#endif
     if (auto r = read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup); !r)
       return r;
     if (auto r = read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding); !r)
@@ -288,8 +353,23 @@ class Loader {
     if (auto r = read_bool(net, "network", "strictAllowlist", &strict); !r) return r;
     if (!strict) {
       p_->warnings.push_back(std::string(source_) +
-                             ": network.strictAllowlist=false has no effect: vigil never asks, "
-                             "a host off the allow list is always refused");
+                             ": network.strictAllowlist=false has no effect: a host off the "
+                             "allow list is refused (to be asked instead, set "
+                             "vigil.network.ask and run an agent session)");
+    }
+    if (auto it = net.find("parentProxy"); it != net.end()) {
+      const std::string sub = "network.parentProxy";
+      if (!it->is_object()) return type_error(sub, *it, "an object");
+      if (auto r = check_keys(*it, sub, kParentProxyKeys); !r) return r;
+      auto& pp = n.parent_proxy;
+      pp.origin = sub;
+      for (auto [key, out] : {std::pair{"http", &pp.http}, std::pair{"https", &pp.https},
+                              std::pair{"noProxy", &pp.no_proxy}}) {
+        if (auto v = it->find(key); v != it->end()) {
+          if (!v->is_string()) return type_error(json_path_key(sub, key), *v, "a string");
+          *out = v->get<std::string>();
+        }
+      }
     }
     if (auto it = net.find("deniedDomainReasons"); it != net.end()) {
       const std::string sub = "network.deniedDomainReasons";
@@ -306,8 +386,42 @@ class Loader {
 
   // An entry is a path string, or {"path": "...", "literal": true} for a name that
   // contains glob characters but is meant literally.
+  // A deny glob: every existing match becomes a rule of the list (the walk happens
+  // now, at launch); the pattern is kept for explain and for a check at the call.
+  Result<void> load_deny_glob(const std::string& written, const std::string& ep,
+                              std::vector<GlobRule>* globs, std::vector<PathRule>* out) {
+    if (written.back() == '/') {
+      return fail(ep, json(written).dump() +
+                          " ends in \"/\", so as a glob it matches nothing; drop the \"/\"");
+    }
+    auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
+    if (!expanded) return fail(ep, expanded.error().message);
+    GlobRule g{written, *expanded, ep, 0, false};
+    const GlobExpansion found = expand_glob(g.pattern);
+    g.truncated = found.truncated;
+    g.matches = found.matches.size();
+    if (found.truncated) {
+      p_->warnings.push_back(std::string(source_) + ": " + ep + ": the walk for " +
+                             json(written).dump() +
+                             " hit its limit (depth 10 or 200000 entries): matches past it are "
+                             "not hidden; write a narrower pattern");
+    }
+    for (const auto& m : found.matches) {
+      PathRule rule;
+      rule.written = written;
+      rule.literal = m;
+      rule.resolved = resolve_symlinks(m);
+      rule.origin = ep + " (glob)";
+      auto state = stat_path(rule.resolved);
+      rule.kind = state.kind;
+      out->push_back(std::move(rule));
+    }
+    globs->push_back(std::move(g));
+    return {};
+  }
+
   Result<void> load_paths(const json& fs, const char* key, bool is_allow,
-                          std::vector<PathRule>* out) {
+                          std::vector<PathRule>* out, std::vector<GlobRule>* globs = nullptr) {
     auto it = fs.find(key);
     if (it == fs.end()) return {};
     const std::string sub = json_path_key("filesystem", key);
@@ -346,10 +460,8 @@ class Loader {
           return fail(ep, quoted + " is a glob pattern; " + key +
                               " takes directories, not patterns (list each one)");
         }
-        return fail(ep, quoted +
-                            " is a glob pattern; deny globs are not supported "
-                            "yet (for a name that contains *, ? or [ write {\"path\": ..., "
-                            "\"literal\": true})");
+        if (auto r = load_deny_glob(written, ep, globs, out); !r) return r;
+        continue;
       }
       auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
       if (!expanded) return fail(ep, expanded.error().message);
@@ -371,11 +483,34 @@ class Loader {
     if (!fs.is_object()) return type_error("filesystem", fs, "an object");
     if (auto r = check_keys(fs, "filesystem", kFilesystemKeys); !r) return r;
     auto& f = p_->fs;
-    if (auto r = load_paths(fs, "denyRead", false, &f.deny_read); !r) return r;
+    if (auto r = load_paths(fs, "denyRead", false, &f.deny_read, &f.deny_read_globs); !r) return r;
     if (auto r = load_paths(fs, "allowRead", true, &f.allow_read); !r) return r;
     if (auto r = load_paths(fs, "allowWrite", true, &f.allow_write); !r) return r;
-    if (auto r = load_paths(fs, "denyWrite", false, &f.deny_write); !r) return r;
+    if (auto r = load_paths(fs, "denyWrite", false, &f.deny_write, &f.deny_write_globs); !r)
+      return r;
     return read_bool(fs, "filesystem", "allowGitConfig", &f.allow_git_config);
+  }
+
+  // {"<command substring>" or "*": ["<substring of the violation's target>", ...]}, as srt.
+  Result<void> load_ignore_violations(const json& v) {
+    const std::string sub = "ignoreViolations";
+    if (!v.is_object()) return type_error(sub, v, "an object of string arrays");
+    for (const auto& [pattern, paths] : v.items()) {
+      const std::string ks = json_path_key(sub, pattern);
+      if (pattern.empty()) return fail(ks, "command pattern cannot be empty (\"*\" is all)");
+      if (!paths.is_array()) return type_error(ks, paths, "an array of strings");
+      std::vector<std::string> list;
+      for (std::size_t i = 0; i < paths.size(); ++i) {
+        const json& e = paths[i];
+        if (!e.is_string()) return type_error(json_path_index(ks, i), e, "a string");
+        if (e.get_ref<const std::string&>().empty()) {
+          return fail(json_path_index(ks, i), "an empty path would ignore every violation");
+        }
+        list.push_back(e.get<std::string>());
+      }
+      p_->ignore_violations.push_back({pattern, std::move(list)});
+    }
+    return {};
   }
 
   Result<void> load_vigil(const json& v) {
@@ -401,17 +536,31 @@ class Loader {
           !r)
         return r;
     }
+    if (auto it = v.find("network"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.network", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.network", kVigilNetworkKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
+      if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
+        // Fractions allowed (tests answer in well under a second); at most a day.
+        if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 86400) {
+          return fail("vigil.network.askTimeoutSeconds",
+                      "expected a number of seconds, > 0 and at most 86400, got " + t->dump());
+        }
+        p_->vigil.network_ask_timeout_ms =
+            static_cast<std::uint64_t>(t->get<double>() * 1000.0 + 0.5);
+      }
+    }
     if (auto it = v.find("log"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.log", *it, "an object");
       if (auto r = check_keys(*it, "vigil.log", kVigilLogKeys); !r) return r;
       if (auto m = it->find("maxOutputBytes"); m != it->end()) {
         auto n = read_count(*m, "vigil.log.maxOutputBytes", 0);
-        if (!n) return std::move(n).error();
+        VIGIL_TRY(n);
         p_->vigil.log_max_output_bytes = *n;
       }
       if (auto k = it->find("keep"); k != it->end()) {
         auto n = read_count(*k, "vigil.log.keep", 1);
-        if (!n) return std::move(n).error();
+        VIGIL_TRY(n);
         p_->vigil.log_keep = *n;
       }
     }
@@ -431,10 +580,54 @@ class Loader {
                                &caps.max_session_bytes}}) {
         if (auto m = it->find(c.key); m != it->end()) {
           auto n = read_count(*m, c.path, 0);
-          if (!n) return std::move(n).error();
+          VIGIL_TRY(n);
           *c.field = *n;
         }
       }
+    }
+    if (auto it = v.find("git"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.git", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.git", kVigilGitKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.git", "writableRepository",
+                             &p_->vigil.git_writable_repository);
+          !r)
+        return r;
+    }
+    if (auto it = v.find("limits"); it != v.end()) return load_limits(*it);
+    return {};
+  }
+
+  // vigil.limits: counts (0 = no cap) and a timeout in seconds (> 0).
+  Result<void> load_limits(const json& l) {
+    if (!l.is_object()) return type_error("vigil.limits", l, "an object");
+    if (auto r = check_keys(l, "vigil.limits", kVigilLimitsKeys); !r) return r;
+    auto& out = p_->vigil.limits;
+    if (auto it = l.find("processes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.processes", 0);
+      VIGIL_TRY(n);
+      if (*n != 0 && *n < kMinProcesses) {
+        return fail("vigil.limits.processes", "must be 0 (no cap) or at least " +
+                                                  std::to_string(kMinProcesses) + ", got " +
+                                                  std::to_string(*n));
+      }
+      out.processes = *n;
+    }
+    if (auto it = l.find("memoryBytes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.memoryBytes", 0);
+      VIGIL_TRY(n);
+      out.memory_bytes = *n;
+    }
+    if (auto it = l.find("maxFileBytes"); it != l.end()) {
+      auto n = read_count(*it, "vigil.limits.maxFileBytes", 0);
+      VIGIL_TRY(n);
+      out.max_file_bytes = *n;
+    }
+    if (auto it = l.find("timeoutSeconds"); it != l.end()) {
+      if (!it->is_number() || it->get<double>() <= 0 || it->get<double>() > 1e6) {
+        return fail("vigil.limits.timeoutSeconds",
+                    "must be a number of seconds above 0 (at most 1000000), got " + it->dump());
+      }
+      out.timeout_s = it->get<double>();
     }
     return {};
   }
@@ -455,6 +648,20 @@ class Loader {
 
 }  // namespace
 
+std::vector<SettingsKey> settings_key_table() {
+  std::vector<SettingsKey> out;
+  for (const auto& level : kLevels) {
+    for (const auto& spec : level.specs)
+      out.push_back({json_path_key(std::string(level.prefix), spec.key), spec});
+  }
+  return out;
+}
+
+std::string refusal(const KeySpec& spec) {
+  return "not supported by vigil (" + std::string(spec.what) + "); instead, " +
+         std::string(spec.instead);
+}
+
 std::string nearest_key(std::string_view key, const std::vector<std::string_view>& candidates) {
   std::string best;
   std::size_t best_d = 0;
@@ -471,25 +678,33 @@ std::string nearest_key(std::string_view key, const std::vector<std::string_view
 
 Result<Policy> parse_policy(std::string text, std::string_view source, const LoadContext& ctx) {
   auto doc = parse_settings_json(std::move(text), source);
-  if (!doc) return std::move(doc).error();
+  VIGIL_TRY(doc);
   Policy p = default_policy(ctx);
   p.source = std::string(source);
   // A settings file replaces the default's writable cwd: it says exactly what is writable.
   p.fs.allow_write.clear();
   Loader loader(*doc, source, ctx, &p);
-  if (auto r = loader.load(); !r) return std::move(r).error();
+  VIGIL_TRY_VOID(loader.load());
   return p;
 }
 
 Result<Policy> load_policy_fd(int fd, const std::string& source, const LoadContext& ctx) {
   auto text = read_fd_text(fd, kMaxSettingsBytes, "settings file " + source);
-  if (!text) return std::move(text).error();
+  VIGIL_TRY(text);
   return parse_policy(std::move(text).value(), source, ctx);  // it reports an oversize file
 }
 
+Result<UniqueFd> open_settings_file(const std::string& path) {
+  // Checked before the open so that the open's errno needs no carrying through Result.
+  if (struct stat st {}; ::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+    return make_error(Errc::kInvalidPolicy, "settings file " + path + " does not exist");
+  }
+  return open_regular_file(path, "settings file");
+}
+
 Result<Policy> load_policy_file(const std::string& path, const LoadContext& ctx) {
-  auto fd = open_regular_file(path, "settings file");
-  if (!fd) return std::move(fd).error();
+  auto fd = open_settings_file(path);
+  VIGIL_TRY(fd);
   return load_policy_fd(fd->get(), path, ctx);
 }
 

@@ -101,6 +101,16 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
     add(OpKind::kWritable, r, r.session_temp ? "the session's temp dir" : "writable root");
   }
   for (const auto& r : fs.deny_write) {
+    if (r.kind == PathKind::kMissing && r.refuse_at_call) {
+      // Its creation is refused at the call: the missing parents stay creatable, so
+      // `mkdir config` and config/dev.json work beside a denied config/production.json.
+      PlanOp op{OpKind::kDenyWrite, r.resolved, r.origin,
+                "write-denied by denyWrite (it does not exist yet: creating it is refused)",
+                false, DenyShape::kFile};
+      op.at_call = true;
+      candidates.push_back(std::move(op));
+      continue;
+    }
     if (r.kind == PathKind::kMissing) {
       // Block creation: a placeholder on the first missing component, or a read-only
       // bind of the file that stands where a directory would have to be.
@@ -174,7 +184,7 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
   std::vector<PlanOp> pins;
   std::set<std::string> pinned;
   for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kDenyWrite) continue;
+    if (op.kind != OpKind::kDenyWrite || op.at_call) continue;
     std::vector<PlanOp> before(plan.ops.begin(), plan.ops.begin() + (&op - plan.ops.data()));
     const PlanOp* root = covering(before, op.path);
     if (!is_writable(root)) continue;

@@ -48,6 +48,9 @@ struct PlanOp {
   std::string why;     // one line for explain and for violation reasons
   bool exists = true;  // false: a placeholder blocks creation of a missing deny target
   DenyShape shape = DenyShape::kDir;
+  // A missing denyWrite target that vigil-init refuses to create at the call: no mount
+  // (bwrap/argv_builder.h skips it) and no pins, but decide() and explain still see it.
+  bool at_call = false;
 };
 
 struct Plan {

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
@@ -33,14 +34,18 @@ bool wait_for(const std::string& path, int seconds) {
 // placeholder, the kernel detaches every mount on that name in other namespaces too:
 // the second session's protection would vanish, and its command could write a .bashrc
 // that stays on the host.
+// Under the gatekeeper there are no placeholders: the second session's write is refused
+// at the call, and nothing is left on the host either way.
 TEST(MountPolicy, OverlappingSessionsKeepEachOthersPlaceholders) {
   TempDir ws;
-  const std::string wait_b = "while [ ! -e b-up ]; do sleep 0.02; done";
+  const std::string wait_b = "touch a-up; while [ ! -e b-up ]; do sleep 0.02; done";
   // std::jthread: joined on every way out, an ASSERT's early return included (a joinable
   // std::thread there would abort the whole binary).
   Outcome a;
   std::jthread first([&] { a = run_vigil({"run", "-c", wait_b}, ws.path(), 60); });
-  ASSERT_TRUE(wait_for(ws / ".bashrc", 30)) << "the first session made no placeholder";
+  ASSERT_TRUE(wait_for(ws / "a-up", 30)) << "the first session did not start";
+  EXPECT_EQ(exists(ws / ".bashrc"), !kernel_has_gatekeeper())
+      << "a placeholder is made exactly where the gatekeeper is not in force";
   Outcome b;
   std::jthread second([&] {
     b = run_vigil({"run", "-c",
@@ -91,7 +96,7 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
       ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
     }
   });
-  // Launches until vigil-init's check has refused at least 3 swapped pins (the race hit,
+  // Launches until the launch check has refused at least 3 swapped pins (the race hit,
   // and caught by the check meant: its own message), with at least 30 launches in all.
   int ran = 0, caught = 0, other = 0, launches = 0;
   std::string other_err;
@@ -114,7 +119,7 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
   swapper.join();
   std::fprintf(stderr, "note: %d launches: %d ran, %d refused by the mount check, %d other\n",
                launches, ran, caught, other);
-  EXPECT_GE(caught, 1) << "the race was never hit (or never caught by vigil-init's check) in "
+  EXPECT_GE(caught, 1) << "the race was never hit (or never caught by the launch check) in "
                        << launches << " launches; last other failure: " << other_err;
   EXPECT_TRUE(names_in(outside.path()).empty())
       << names_in(outside.path()).size() << " launches wrote outside the writable roots";
@@ -123,7 +128,8 @@ TEST(MountPolicy, PinSwappedForASymlinkDuringLaunchOpensNothingOutside) {
 // .git/config and .git/hooks are protected, but git takes both from the directory that
 // .git/commondir names, when that file exists: a command that writes it (pointing at a
 // config with core.fsmonitor, or at hooks of its own) runs code in the user's next git
-// command outside the sandbox. vigil caps the name with a file that names the repository
+// command outside the sandbox. vigil-init refuses its creation at the call (the
+// gatekeeper); without it, vigil caps the name with a file that names the repository
 // itself ("."), which git reads as no redirection at all, inside and outside.
 TEST(MountPolicy, GitCommondirCannotRedirectConfigAndHooks) {
   TempDir ws;

@@ -25,6 +25,7 @@
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/session_log.h"
 #include "supervisor/session_wire.h"
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/other_user.h"
 #include "tests/support/bounded_wait.h"
@@ -206,7 +207,8 @@ TEST(AgentSession, KillingTheSupervisorLeavesNoProcessAndNoPlaceholder) {
     ::_exit(122);
   }
   ASSERT_TRUE(wait_for([&] { return exists(ws / "ready"); }));
-  EXPECT_TRUE(exists(ws / ".bashrc"));  // the live sandbox's placeholder
+  // The live sandbox's placeholder, made only where the gatekeeper is not in force.
+  EXPECT_EQ(exists(ws / ".bashrc"), !kernel_has_gatekeeper());
   EXPECT_FALSE(pids_with_marker(marker).empty());
 
   ASSERT_EQ(::kill(s.pid(), SIGKILL), 0);
@@ -276,8 +278,15 @@ TEST(AgentSession, HarnessesSeeTodaysBlockOnStderr) {
   EXPECT_EQ(in_session.exit_code, standalone.exit_code);
   EXPECT_EQ(in_session.exit_code, 4);
   EXPECT_EQ(in_session.out, standalone.out);
-  EXPECT_EQ(in_session.err, standalone.err);
+  // The same stderr, byte for byte, up to the closing line that names each one's log
+  // (the session's log, the standalone run's own).
+  const auto [session_text, session_where] = split_log_line(in_session.err);
+  const auto [alone_text, alone_where] = split_log_line(standalone.err);
+  EXPECT_EQ(session_text, alone_text);
   EXPECT_NE(in_session.err.find("<sandbox_violations>"), std::string::npos) << in_session.err;
+  EXPECT_EQ(alone_where, "vigil: session log: " + (state / "alone.jsonl") + "\n");
+  EXPECT_EQ(session_where.rfind("vigil: session log: /", 0), 0u) << in_session.err;
+  EXPECT_EQ(session_where.back(), '\n');
 }
 
 TEST(AgentSession, RunWithoutASessionSaysHowToStartOne) {
@@ -302,7 +311,10 @@ TEST(AgentSession, ReplayListsTheCommandsAndShowsOneOfThem) {
   ASSERT_TRUE(wait_for([&] { return ::kill(s.pid(), 0) != 0; }));
   const auto block_at = second.err.find("<sandbox_violations>");
   ASSERT_NE(block_at, std::string::npos) << second.err;
-  const std::string block = second.err.substr(block_at);
+  // The block, without the closing line that names the log (it follows the block).
+  const auto [before_line, where] = split_log_line(second.err);
+  const std::string block = before_line.substr(block_at);
+  EXPECT_EQ(where.rfind("vigil: session log: ", 0), 0u) << second.err;
 
   auto timeline = run_vigil({"replay", s.log()}, ws.path());
   ASSERT_EQ(timeline.exit_code, 0) << timeline.err;

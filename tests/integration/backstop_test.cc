@@ -82,7 +82,9 @@ void expect_block_first_and_replayed(const Session& s) {
   const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", s.state}};
   auto a = run_vigil({"replay", "--annotate", s.log}, s.state, 120, env);
   EXPECT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(a.out, s.o.err.substr(block));
+  // The block itself (vigil's "session log:" line follows it).
+  const std::string end = "</sandbox_violations>\n";
+  EXPECT_EQ(a.out, s.o.err.substr(block, s.o.err.find(end, block) + end.size() - block));
   auto v = run_vigil({"replay", "--verify", s.log}, s.state, 120, env);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
@@ -200,10 +202,7 @@ namespace {
 // missing protected names, and everyday git in a fresh workspace behaves exactly as it
 // does outside the sandbox (placeholders made `git add -A` and `git stash -u` fail,
 // `git status` list names that do not exist, `git clean -fd` print "busy" lines).
-// DISABLED until `vigil run` turns placeholders off where the gatekeeper is in force
-// (issue 13, still open): the names inside an existing repository's .git (a missing
-// hooks/ or commondir) are not yet refused at the call, so the placeholders stay.
-TEST(Backstop, DISABLED_WithoutPlaceholdersGitBehavesAsOutside) {
+TEST(Backstop, WithoutPlaceholdersGitBehavesAsOutside) {
   if (!have_git()) GTEST_SKIP() << "git is not installed";
   {
     TempDir probe;
@@ -240,6 +239,31 @@ TEST(Backstop, DISABLED_WithoutPlaceholdersGitBehavesAsOutside) {
   EXPECT_EQ(err, read_file(err_file));
   EXPECT_EQ(s.o.err.find("quarantined"), std::string::npos) << s.o.err;
   EXPECT_NE(s.o.out.find("add=0\ncommit=0\n"), std::string::npos) << s.o.out;
+}
+
+// Without placeholders, the names git keeps inside an existing repository's .git that
+// were missing at launch are the command's to create; what would make git run a program
+// is quarantined after the command: a new hook in a repository whose hooks/ was missing,
+// and a commondir that points git at a directory holding a hook (not itself a
+// repository the walk would judge: no HEAD).
+TEST(Backstop, MissingNamesInAnExistingRepositoryAreQuarantined) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, state;
+  ASSERT_EQ(host_sh(ws.path(), "git init -q r && rm -rf r/.git/hooks && test ! -e r/.git/commondir"),
+            0);
+  auto s = run_in(ws.path(), state,
+                  "mkdir -p r/.git/hooks x/objects x/refs x/hooks && "
+                  "printf '#!/bin/sh\ntouch RAN\n' > r/.git/hooks/post-checkout && "
+                  "cp r/.git/hooks/post-checkout x/hooks/post-checkout && "
+                  "chmod +x r/.git/hooks/post-checkout x/hooks/post-checkout && "
+                  "echo ../../x > r/.git/commondir && echo done");
+  EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_EQ(s.o.out, "done\n") << s.o.err;
+  expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
+  expect_quarantined(s, ws / "r/.git/commondir", "git-commondir");
+  EXPECT_NE(quarantined_line(s, ws / "r/.git/commondir").find("hooks/post-checkout"),
+            std::string::npos);
+  expect_block_first_and_replayed(s);
 }
 
 }  // namespace

@@ -196,5 +196,31 @@ TEST(ChangeCapture, TheStoreIsOutOfTheCommandsReach) {
   EXPECT_EQ(read_file(kept), secret);
 }
 
+// A post-image is taken on the host, after the command, by the names its records carry.
+// The command writes d/id, then swaps d for a symlink to a directory it may not read
+// (denyRead): following that link would have the supervisor read the hidden file and
+// keep it in the store. No symlink is followed on the way; the record says why nothing
+// was kept.
+TEST(ChangeCapture, APostImageNeverFollowsALinkPlantedOnTheWay) {
+  TempDir ws, state, cfg, hidden;
+  const std::string secret = "hidden from the sandbox\n";
+  write_file(hidden / "id", secret);
+  write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                                 hidden.path() + R"("]}})");
+  Captured r = run_in(ws.path(), state.path(),
+                      "mkdir d && echo mine > d/id && mv d d.old && ln -s '" + hidden.path() +
+                          "' d && cat d/id; true",
+                      {"--settings", cfg / "s.json"});
+  ASSERT_EQ(r.o.exit_code, 0) << r.o.err;
+  EXPECT_EQ(r.o.out.find("hidden from"), std::string::npos) << "denyRead did not hide it";
+  const json* post = image(r.post, ws / "d/id");
+  ASSERT_NE(post, nullptr) << read_file(r.log);
+  EXPECT_NE((*post)["sha256"], hash(secret));
+  EXPECT_EQ(post->value("note", ""), "not captured: a symlink on the way to it");
+  ASSERT_NE(r.store, "");
+  EXPECT_FALSE(exists(r.store + "/" + hash(secret)));
+  for (const std::string& name : entries(r.store)) EXPECT_NE(read_file(r.store + "/" + name), secret);
+}
+
 }  // namespace
 }  // namespace vigil::test

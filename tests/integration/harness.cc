@@ -1,4 +1,5 @@
 #include "tests/integration/harness.h"
+#include "tests/integration/gatekeeper_kernel.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -6,10 +7,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -131,6 +134,14 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+bool kernel_has_gatekeeper() {
+  utsname u{};
+  if (::uname(&u) != 0) return false;
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 5 || (major == 5 && minor >= 14);
 }
 
 bool exists(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vigil::test {
@@ -66,5 +67,14 @@ std::vector<int> pids_with_marker(const std::string& marker);
 
 // A marker unique to this test run.
 std::string unique_marker(const std::string& what);
+
+// vigil's stderr split at its closing `vigil: session log: PATH` line (printed after the
+// block when something was denied, or with -v): what came before it, and the line itself
+// ("" when there is none).
+inline std::pair<std::string, std::string> split_log_line(const std::string& err) {
+  const auto at = err.rfind("vigil: session log: ");
+  if (at == std::string::npos) return {err, ""};
+  return {err.substr(0, at), err.substr(at)};
+}
 
 }  // namespace vigil::test

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "supervisor/core/mandatory_denies.h"
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 #include "tests/support/bounded_wait.h"
 
@@ -233,9 +234,14 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
                      ws.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(trim(o.out), "done") << o.out;
-  for (const char* n :
-       {".bashrc", ".profile", ".mcp.json", ".gitconfig", ".vscode", ".claude", ".idea"}) {
+  for (const char* n : {".bashrc", ".profile", ".mcp.json", ".gitconfig", ".vscode",
+                         ".claude/commands", ".idea"}) {
     EXPECT_FALSE(exists(ws / n)) << n << " placeholder left behind";
+  }
+  // Under the gatekeeper `mkdir -p` made .claude itself (no protected name) before the
+  // refusal of .claude/commands; otherwise a placeholder stood there and must be gone.
+  if (!kernel_has_gatekeeper()) {
+    EXPECT_FALSE(exists(ws / ".claude")) << "placeholder left behind";
   }
 }
 
@@ -288,7 +294,9 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_EQ(a.exit_code, 0) << a.err;
   const std::size_t block = o.err.find("<sandbox_violations>");
   ASSERT_NE(block, std::string::npos);
-  EXPECT_EQ(a.out, o.err.substr(block)) << "replay recomputes exactly what the model was told";
+  const std::string end = "</sandbox_violations>\n";  // vigil's "session log:" line follows
+  EXPECT_EQ(a.out, o.err.substr(block, o.err.find(end, block) + end.size() - block))
+      << "replay recomputes exactly what the model was told";
 }
 
 // A protected name that is a symlink is guarded at its target; the link itself can be

@@ -31,7 +31,7 @@ const BadSettings kBad[] = {
      "climbs out of the working directory"},
     {"empty_path", "{\"filesystem\": {\"denyRead\": [\"\"]}}",
      "filesystem.denyRead[0]: path cannot be empty"},
-    {"unsupported", "{\"credentials\": {}}", "credentials: not supported yet"},
+    {"unsupported", "{\"credentials\": {}}", "credentials: not supported by vigil"},
     {"duplicate", "{\"filesystem\": {\"allowWrite\": [], \"allowWrite\": [\"/\"]}}",
      "duplicate key filesystem.allowWrite"},
     {"allow_star", "{\"network\": {\"allowedDomains\": [\"*\"]}}",
@@ -68,7 +68,7 @@ TEST(RunSettings, MalformedSettingsAreRefusedWithOneLineAndNothingRuns) {
 TEST(RunSettings, MissingSettingsFileIsAnErrorNotTheDefault) {
   TempDir ws;
   auto o = run_vigil({"run", "--settings", ws / "nope.json", "--", "touch", "ran"}, ws.path());
-  EXPECT_NE(o.exit_code, 0);
+  EXPECT_EQ(o.exit_code, 2) << o.err;  // the README: a bad settings file exits 2
   EXPECT_NE(o.err.find("nope.json"), std::string::npos) << o.err;
   EXPECT_FALSE(exists(ws / "ran"));
 }
@@ -216,10 +216,15 @@ TEST(Explain, PrintsOneMountPerLineWithItsRuleAndPathVerdicts) {
 
 TEST(Probe, ReportsBwrapAndKernelFeatures) {
   TempDir ws;
-  auto o = run_vigil({"probe", "--json"}, ws.path());
-  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
-  EXPECT_NE(o.out.find("\"sandbox_available\": true"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("\"user_notif\": true"), std::string::npos) << o.out;
+  for (const char* name : {"doctor", "probe"}) {  // probe: the alias it grew from
+    SCOPED_TRACE(name);
+    auto o = run_vigil({name, "--json"}, ws.path());
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_NE(o.out.find("{\"sandbox_available\":true,"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find(R"({"id":"seccomp_user_notif","level":"ok")"), std::string::npos)
+        << o.out;
+    EXPECT_NE(o.out.find(R"({"id":"userns","level":"ok")"), std::string::npos) << o.out;
+  }
 }
 
 }  // namespace

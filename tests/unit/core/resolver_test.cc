@@ -634,5 +634,38 @@ TEST(ResolverBlockedByFile, DenyWriteBelowAFileCapsTheFile) {
   EXPECT_EQ(decide(plan, "/w/other", Access::kWrite).verdict, Verdict::kAllowed);
 }
 
+// A missing denyWrite target refused at the call (issue 19, item 6): no op on its missing
+// parent and no pins (nothing there to mount), but decide() still denies the name itself
+// and allows everything beside it, so explain and the hints say what vigil-init does.
+TEST(ResolverAtCall, AMissingDenyWriteRefusedAtTheCallLeavesItsParentWritable) {
+  Policy p;
+  p.fs.allow_write = {rule("/w", "filesystem.allowWrite[0]")};
+  PathRule d = rule("/w/config/production.json", "filesystem.denyWrite[0]", PathKind::kMissing,
+                    "/w/config");
+  d.refuse_at_call = true;
+  p.fs.deny_write = {d};
+  const Plan plan = build_plan(p, {});
+  std::size_t at_call = 0;
+  for (const auto& op : plan.ops) {
+    EXPECT_NE(op.path, "/w/config") << "a mount on the missing parent";
+    EXPECT_NE(op.kind, OpKind::kPin) << op.path;
+    if (op.at_call) {
+      ++at_call;
+      EXPECT_EQ(op.path, "/w/config/production.json");
+      EXPECT_FALSE(op.exists);
+    }
+  }
+  EXPECT_EQ(at_call, 1U);
+  EXPECT_EQ(decide(plan, "/w/config/production.json", kW).verdict, kD);
+  EXPECT_EQ(decide(plan, "/w/config/production.json", kW).rule, "filesystem.denyWrite[0]");
+  EXPECT_EQ(decide(plan, "/w/config", kW).verdict, kA);
+  EXPECT_EQ(decide(plan, "/w/config/dev.json", kW).verdict, kA);
+  // Without the gatekeeper: the placeholder on the first missing component, as before.
+  d.refuse_at_call = false;
+  p.fs.deny_write = {d};
+  const Plan old = build_plan(p, {});
+  EXPECT_EQ(decide(old, "/w/config/dev.json", kW).verdict, kD);
+}
+
 }  // namespace
 }  // namespace vigil

@@ -4,9 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <optional>
-
 namespace vigil::init {
 namespace {
 
@@ -72,66 +69,6 @@ TEST(MountTable, MalformedMountinfoIsAnError) {
   }
   EXPECT_TRUE(parse_mountinfo("").ok());
 }
-
-// check_writable_mounts against kMountinfo: the planned writable mounts are /w, /w/.git
-// and the session temp dir, with the identities the supervisor recorded.
-namespace checks {
-
-const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> kIds = {
-    {"/w", {1, 10}}, {"/w/.git", {1, 11}}, {"/tmp/vigil-0/abc/tmp", {1, 12}}, {"/evil", {1, 99}}};
-
-std::optional<std::pair<std::uint64_t, std::uint64_t>> identity(const std::string& p) {
-  auto it = kIds.find(p);
-  if (it == kIds.end()) return std::nullopt;
-  return it->second;
-}
-
-std::vector<ExpectedMount> planned() {
-  return {{"/w", 1, 10}, {"/w/.git", 1, 11}, {"/tmp/vigil-0/abc/tmp", 1, 12}};
-}
-
-struct CheckRow {
-  const char* what;
-  std::string extra_line;             // appended to kMountinfo
-  std::vector<ExpectedMount> expect;  // the supervisor's list
-  bool ok;
-  const char* names;  // a path the error must name
-};
-
-TEST(MountTable, WritableMountsMustBeThePlannedOnes) {
-  std::vector<ExpectedMount> wrong_ino = planned();
-  wrong_ino[1].ino = 42;
-  std::vector<ExpectedMount> missing = planned();
-  missing.push_back({"/w/gone", 1, 13});
-  const CheckRow rows[] = {
-      {"as planned", "", planned(), true, ""},
-      {"a host submount inside a writable root, carried by the recursive bind",
-       "120 105 0:40 / /w/build rw - ext4 /dev/vdb rw\n", planned(), true, ""},
-      {"bwrap's own tmpfs and device nodes are not binds of the plan",
-       "121 102 0:6 /zero /dev/zero rw - devtmpfs udev rw\n", planned(), true, ""},
-      {"read-only mounts give no write", "122 100 254:0 /etc /etc ro - ext4 /dev/vda rw\n",
-       planned(), true, ""},
-      {"a pin's bind that followed a swapped-in symlink to a directory outside",
-       "123 100 254:0 /home/u /home/u rw - ext4 /dev/vda rw\n", planned(), false, "/home/u"},
-      {"the same on another filesystem type", "124 100 0:50 / /evil rw - xfs /dev/vdc rw\n",
-       planned(), false, "/evil"},
-      {"a planned mount point holds another directory (its source was swapped)", "", wrong_ino,
-       false, "/w/.git"},
-      {"a planned mount is not there (its destination was swapped)", "", missing, false, "/w/gone"},
-  };
-  for (const auto& row : rows) {
-    SCOPED_TRACE(row.what);
-    auto mounts = parse_mountinfo(std::string(kMountinfo) + row.extra_line);
-    ASSERT_TRUE(mounts.ok()) << mounts.error().message;
-    const auto r = check_writable_mounts(*mounts, row.expect, identity);
-    EXPECT_EQ(r.ok(), row.ok);
-    if (!r.ok()) {
-      EXPECT_NE(r.error().message.find(row.names), std::string::npos) << r.error().message;
-    }
-  }
-}
-
-}  // namespace checks
 
 }  // namespace
 }  // namespace vigil::init

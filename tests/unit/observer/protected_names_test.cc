@@ -9,10 +9,10 @@ namespace {
 
 std::vector<Mount> sandbox() {
   return {
-      {"/", "/", "ext4", "/dev/sda1", true},          // the host, read-only
-      {"/w", "/home/u/proj", "ext4", "/dev/sda1", false},  // the workspace, writable
-      {"/w/.bashrc", "/home/u/proj/.bashrc", "ext4", "/dev/sda1", true},  // an existing one
-      {"/tmp", "/", "tmpfs", "tmpfs", false},          // a session tmpfs: ephemeral
+      {"/", "/", "ext4", "/dev/sda1", true, "8:1"},          // the host, read-only
+      {"/w", "/home/u/proj", "ext4", "/dev/sda1", false, "8:1"},  // the workspace, writable
+      {"/w/.bashrc", "/home/u/proj/.bashrc", "ext4", "/dev/sda1", true, "8:1"},  // an existing one
+      {"/tmp", "/", "tmpfs", "tmpfs", false, "0:30"},          // a session tmpfs: ephemeral
   };
 }
 
@@ -41,6 +41,8 @@ TEST(ProtectedNames, RefusedAtEveryDepthUnderAWritableRoot) {
       {"/w/x/.vscodeX", false},
       {"/w/.git/hooks/pre-commit", false},  // the git rules' (git_write_refusal)
       {"/w/sub/.git/config", false},
+      {"/w/sub/.git/commondir", true},  // git never writes one straight into a .git
+      {"/w/sub/.git/worktrees/w/commondir", false},  // git worktree add's own
       {"/w/.bashrc", false},              // read-only mount: the kernel says EROFS
       {"/etc/.bashrc", false},            // read-only
       {"/tmp/.bashrc", false},            // ephemeral

@@ -152,6 +152,14 @@ std::size_t open_fds() {
   return n;
 }
 
+// Polls `done` until it holds or `bound` passes (a failure bound, not a timing claim).
+template <class Done>
+bool wait_for(Done done, Clock::duration bound) {
+  const auto until = Clock::now() + bound;
+  while (!done() && Clock::now() < until) std::this_thread::sleep_for(5ms);
+  return done();
+}
+
 // --- a loopback backend ------------------------------------------------------------------
 
 // Accepts on 127.0.0.1 (or ::1) and runs `handler(fd)` for each connection on its own
@@ -193,6 +201,8 @@ class Backend {
   bool ok() const { return ok_; }
   std::uint16_t port() const { return port_; }
   int connections() const { return connections_.load(); }
+  // Handlers still running; each holds its connection's fd until it returns.
+  int live() const { return live_.load(); }
 
  private:
   void loop() {
@@ -203,10 +213,14 @@ class Backend {
         continue;
       }
       ++connections_;
+      ++live_;
       std::lock_guard lock(mu_);
       workers_.emplace_back([this, fd] {
-        UniqueFd owned(fd);
-        handler_(fd);
+        {
+          UniqueFd owned(fd);
+          handler_(fd);
+        }
+        --live_;
       });
     }
   }
@@ -217,6 +231,7 @@ class Backend {
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> connections_{0};
+  std::atomic<int> live_{0};
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::thread> workers_;
@@ -1037,17 +1052,30 @@ TEST(ProxyServer, BadPolicyIsAnErrorWithItsPath) {
 
 // A reader that does not read slows the writer on the other side: the proxy holds at
 // most its buffer, and the rest waits in the kernel's socket buffers.
+//
+// "Stalled" is observed, not assumed after a sleep: the backend counts the polls in a row
+// in which its socket stayed unwritable (the proxy is not reading it). The wait ends when
+// that happens, or fails when the backend has written far more than any bounded relay
+// holds (a proxy that reads on without bound never stalls it).
 TEST(ProxyServer, BackPressureBoundsWhatIsInFlight) {
+  constexpr std::size_t kUnbounded = 32u * 1024 * 1024;
   std::atomic<std::size_t> written{0};
+  std::atomic<int> unwritable_polls{0};
   std::atomic<bool> stop{false};
   Backend be([&](int fd) {
     const std::string chunk(64 * 1024, 'z');
     while (!stop) {
       pollfd p{fd, POLLOUT, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
+      if (::poll(&p, 1, 50) <= 0) {
+        ++unwritable_polls;
+        continue;
+      }
       const ssize_t n = ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && errno != EAGAIN) return;
-      if (n > 0) written += static_cast<std::size_t>(n);
+      if (n > 0) {
+        unwritable_polls = 0;
+        written += static_cast<std::size_t>(n);
+      }
     }
   });
   Proxy px({"a.test"});
@@ -1055,35 +1083,68 @@ TEST(ProxyServer, BackPressureBoundsWhatIsInFlight) {
   const int small = 64 * 1024;
   ::setsockopt(c.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   send_all(c.get(), "CONNECT a.test:" + std::to_string(be.port()) + " HTTP/1.1\r\n\r\n");
-  std::this_thread::sleep_for(1000ms);  // the client reads nothing
+  // The client reads nothing. Wait (bounded: a failure, not a timing claim) for the backend
+  // to find its socket unwritable for 4 polls in a row.
+  const auto stall_by = Clock::now() + 20s;
+  while (unwritable_polls.load() < 4 && written.load() < kUnbounded && Clock::now() < stall_by) {
+    std::this_thread::sleep_for(10ms);
+  }
   const std::size_t stalled = written.load();
-  std::this_thread::sleep_for(300ms);
-  EXPECT_EQ(written.load(), stalled) << "the server kept writing into a client that reads nothing";
-  EXPECT_LT(stalled, 32u * 1024 * 1024);
+  ASSERT_GE(unwritable_polls.load(), 4)
+      << "the backend never stalled: the proxy kept reading (" << stalled << " bytes written)";
+  EXPECT_LT(stalled, kUnbounded);
+  // And it stays stalled while the client reads nothing: the backend's own polls find the
+  // socket unwritable 10 times in a row (a byte sent resets the count: loopback buffers may
+  // still grow a little as the kernel tunes them), and what it wrote stays bounded.
+  const auto still_by = Clock::now() + 20s;
+  while (unwritable_polls.load() < 10 && written.load() < kUnbounded && Clock::now() < still_by) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_GE(unwritable_polls.load(), 10)
+      << "the server kept reading from upstream while its client read nothing";
+  EXPECT_LT(written.load(), kUnbounded)
+      << "the server kept writing into a client that reads nothing";
   // Reading resumes the flow.
   std::size_t got = 0;
-  const auto until = Clock::now() + 2000ms;
+  const auto until = Clock::now() + 20s;
   while (got < stalled + (1u << 20) && Clock::now() < until) {
+    pollfd p{c.get(), POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) continue;
     char buf[65536];
     const ssize_t n = ::recv(c.get(), buf, sizeof buf, 0);
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
+  EXPECT_GE(got, stalled + (1u << 20));
   EXPECT_GT(written.load(), stalled);
   stop = true;
 }
 
+// Waits (bounded) until every backend handler has returned and closed its fd.
+bool backend_idle(const Backend& be) {
+  return wait_for([&] { return be.live() == 0; }, 20s);
+}
+
 TEST(ProxyServer, NoDescriptorLeaks) {
   Backend be([](int fd) { http_backend(fd, "be"); });
+  const std::string url = "http://a.test:" + std::to_string(be.port()) + "/";
   std::size_t before = 0;
   {
     Proxy px({"a.test"});
-    std::this_thread::sleep_for(50ms);
+    // The baseline is taken once the proxy has served a whole request and let go of it
+    // (whatever it opens lazily is open by then), instead of after a sleep.
+    {
+      UniqueFd c = px.connect();
+      send_all(c.get(), get(url, "Connection: close\r\n"));
+      EXPECT_TRUE(has_full_response(recv_all(c.get(), 5000ms)));
+    }
+    ASSERT_TRUE(wait_for([&] { return px.stats().active == 0; }, 20s));
+    ASSERT_TRUE(backend_idle(be));
     before = open_fds();
     for (int i = 0; i < 50; ++i) {
       UniqueFd c = px.connect();
       if (i % 3 == 0) {
-        send_all(c.get(), get("http://a.test:" + std::to_string(be.port()) + "/"));
+        send_all(c.get(), get(url));
         recv_until(c.get(), [](const std::string& s) { return has_full_response(s); });
       } else if (i % 3 == 1) {
         send_all(c.get(), get("http://nope.test/"));
@@ -1092,11 +1153,10 @@ TEST(ProxyServer, NoDescriptorLeaks) {
         send_all(c.get(), "CONNECT a.test:" + std::to_string(be.port()) + " HTTP/1.1\r\n\r\n");
       }
     }
-    for (int i = 0; i < 100 && px.stats().active != 0; ++i) std::this_thread::sleep_for(20ms);
-    EXPECT_EQ(px.stats().active, 0u);
-    // Each backend connection holds one fd on the test side until its thread ends.
-    std::this_thread::sleep_for(100ms);
-    EXPECT_LE(open_fds(), before + static_cast<std::size_t>(be.connections()));
+    EXPECT_TRUE(wait_for([&] { return px.stats().active == 0; }, 20s)) << px.stats().active;
+    // Each backend connection holds one fd on the test side until its handler returns.
+    EXPECT_TRUE(backend_idle(be)) << be.live() << " backend handlers still running";
+    EXPECT_LE(open_fds(), before);
   }
 }
 

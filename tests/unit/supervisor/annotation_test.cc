@@ -26,12 +26,12 @@ Event ev(Body b) {
 Event fs(const std::string& syscall, const std::string& resolved, Verdict v,
          const std::string& reason = "", const std::string& path = "") {
   return ev(
-      FsWrite{7, syscall, path.empty() ? resolved : path, resolved, 0, v, reason, "", "", ""});
+      FsWrite{7, syscall, path.empty() ? resolved : path, resolved, 0, v, reason, "", "", "", ""});
 }
 
 Event net(const std::string& host, std::uint16_t port, NetVerdict v, const std::string& reason = "",
           const std::string& rule = "") {
-  return ev(NetDecision{NetProto::kConnect, host, port, v, rule, reason, "", "", ""});
+  return ev(NetDecision{NetProto::kConnect, host, port, v, rule, reason, "", "", "", ""});
 }
 
 const std::string kOutside = "outside the writable roots; add it to filesystem.allowWrite";
@@ -374,7 +374,7 @@ TEST(AnnotationTest, FsDenialReasonFromThePlan) {
            {"relative", Verdict::kDenied, "odd", "odd"},
        }) {
     SCOPED_TRACE(r.resolved);
-    FsWrite w{1, "openat", r.resolved, r.resolved, 0, r.verdict, r.observer_reason, "", "", ""};
+    FsWrite w{1, "openat", r.resolved, r.resolved, 0, r.verdict, r.observer_reason, "", "", "", ""};
     EXPECT_EQ(fs_denial_reason(w, plan), r.want);
   }
 }
@@ -467,12 +467,13 @@ TEST(UnguardedProtectedName, OnlyAllowedWritesBelowARoot) {
       {"openat", "/wsx/.bashrc", Verdict::kAllowed, ""},
   };
   for (const auto& r : rows) {
-    FsWrite w{1, r.syscall, r.resolved, r.resolved, 0, r.verdict, "", "", "", ""};
+    FsWrite w{1, r.syscall, r.resolved, r.resolved, 0, r.verdict, "", "", "", "", ""};
     EXPECT_EQ(unguarded_protected_name(w, fs), r.want) << r.syscall << " " << r.resolved;
   }
   fs.allow_git_config = true;
-  FsWrite w{1,  "openat", "/ws/x/.git/config", "/ws/x/.git/config", 0, Verdict::kAllowed, "", "",
-            "", ""};
+  FsWrite w{
+      1,  "openat", "/ws/x/.git/config", "/ws/x/.git/config", 0, Verdict::kAllowed, "", "", "",
+      "", ""};
   EXPECT_EQ(unguarded_protected_name(w, fs), "");
 }
 
@@ -507,9 +508,17 @@ TEST(AnnotationTest, QuarantinedItemsComeFirst) {
 
 TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
   ViolationCollector c;
-  FsWrite u{7,  "openat",          "sub/.vscode/tasks.json", "/w/sub/.vscode/tasks.json",
-            0,  Verdict::kAllowed, "on a writable mount",    "",
-            "", ".vscode"};
+  FsWrite u{7,
+            "openat",
+            "sub/.vscode/tasks.json",
+            "/w/sub/.vscode/tasks.json",
+            0,
+            Verdict::kAllowed,
+            "on a writable mount",
+            "",
+            "",
+            ".vscode",
+            ""};
   c.add(ev(u));
   c.add(ev(u));  // the same target again: counted
   c.add(fs("openat", "/etc/x", Verdict::kDenied, kOutside));
@@ -537,10 +546,10 @@ TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
   // instance is cut at the name, wherever the root is.
   ViolationCollector hooks;
   for (const char* f : {"/w/r/.git/hooks/pre-commit", "/w/r/.git/hooks/post-checkout"}) {
-    hooks.add(ev(FsWrite{7, "openat", f, f, 0, Verdict::kAllowed, "", "", "", ".git/hooks"}));
+    hooks.add(ev(FsWrite{7, "openat", f, f, 0, Verdict::kAllowed, "", "", "", ".git/hooks", ""}));
   }
   hooks.add(ev(FsWrite{7, "mkdir", "/w/q/.git/hooks", "/w/q/.git/hooks", 0, Verdict::kAllowed, "",
-                       "", "", ".git/hooks"}));
+                       "", "", ".git/hooks", ""}));
   ASSERT_EQ(hooks.unguarded().size(), 2u);
   EXPECT_EQ(hooks.unguarded()[0].target, "/w/r/.git/hooks");
   EXPECT_EQ(hooks.unguarded()[0].count, 2u);

@@ -157,6 +157,28 @@ TEST(Backstop, TheRootItselfMadeIntoARepository) {
                                                 {"hooks/post-checkout", "git-hook"}}));
 }
 
+// A commondir made in a repository's .git hands git the config and hooks of the directory
+// it names. Pointing at a directory holding a hook that no walk judges as a repository
+// (no HEAD) is an offender; pointing at a repository the walk judges itself (as a
+// worktree's commondir does) is not: what that one holds is judged there.
+TEST(Backstop, ANewCommondirPointingAtAHookIsFound) {
+  Tree t;
+  t.repo("a/.git", "[core]\n\tbare = false\n");
+  t.repo("b/.git", "[core]\n\tbare = false\n");
+  t.repo("c/.git", "[core]\n\tbare = false\n");
+  const auto snap = take_backstop_snapshot({});
+  wait_for_coarse_clock(snap);
+  t.dir("loose/objects");
+  t.file("loose/hooks/post-checkout", "#!/bin/sh\n");
+  t.file("a/.git/commondir", "../../loose\n");
+  t.file("b/.git/commondir", "../../c/.git\n");  // a repository with nothing new
+  t.file("c/.git/commondir", ".\n");             // the repository itself
+  BackstopInputs in;
+  in.roots = {t.root()};
+  EXPECT_EQ(found(t, find_offenders(in, snap)),
+            (std::map<std::string, std::string>{{"a/.git/commondir", "git-commondir"}}));
+}
+
 TEST(Backstop, ABoundedWalkSaysWhereItStoppedAndTheRecordsReachFurther) {
   Tree t;
   const auto snap = take_backstop_snapshot({});

@@ -32,6 +32,7 @@ TEST(CliSubcommands, TableOfCommandLines) {
       {{"explain"}, only(false, true, false, false, false)},
       {{"explain", "--filters"}, only(false, true, false, false, false)},
       {{"probe", "--json"}, only(false, false, true, false, false)},
+      {{"doctor", "--json"}, only(false, false, true, false, false)},
       {{"proxy", "--settings", "s.json"}, only(false, false, false, true, false)},
       {{"replay", "x.jsonl"}, only(false, false, false, false, true)},
       {{"--version"}, none},

@@ -243,15 +243,15 @@ std::vector<Event> one_of_each() {
                                         "/s/x.jsonl", {}});
   add(Source::kObserver, ProcExec{7, 1, {"/bin/touch", "\xff\xfe"}, "/w", true});
   add(Source::kObserver,
-      FsWrite{7, "renameat2", "b", "/w/b", 1, Verdict::kDenied, "nope", "a", "/w/a", ""});
+      FsWrite{7, "renameat2", "b", "/w/b", 1, Verdict::kDenied, "nope", "a", "/w/a", "", ""});
   add(Source::kObserver,
-      FsWrite{7, "openat", "\x80x", "", 0x241, Verdict::kEphemeral, "", "", "", ""});
+      FsWrite{7, "openat", "\x80x", "", 0x241, Verdict::kEphemeral, "", "", "", "", ""});
   add(Source::kObserver, FsWrite{7, "mkdir", "s/.vscode", "/w/s/.vscode", 0, Verdict::kAllowed,
-                                 "on a writable mount", "", "", ".vscode"});
+                                 "on a writable mount", "", "", ".vscode", ""});
   add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
-                                  "not allowed", "not-allowed", "", ""});
-  add(Source::kProxy,
-      NetDecision{NetProto::kSocks5, "::1", 22, NetVerdict::kAllowed, "*.x", "", "", "::1", ""});
+                                  "not allowed", "not-allowed", "", "", ""});
+  add(Source::kProxy, NetDecision{NetProto::kSocks5, "::1", 22, NetVerdict::kAllowed, "*.x", "", "",
+                                  "::1", "", ""});
   add(Source::kProxy, NetUpstreamFailure{NetProto::kHttp, "a.b", 80, "", "connection refused"});
   add(Source::kSupervisor, IoStdout{std::string("bin\0ary\n\xff", 9)});
   add(Source::kSupervisor, IoStderr{"plain text\n"});
@@ -264,6 +264,11 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor, FsQuarantine{"/w/r/.git/hooks/post-checkout", "git-hook",
                                         "git runs it", "/s/vigil/quarantine/id/1"});
   add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
+  add(Source::kProxy, NetAsk{3, NetProto::kConnect, "pypi.org", 443, "151.101.0.223", 60000});
+  add(Source::kSupervisor,
+      NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", ""});
+  add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\""});
+  add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
   return evs;
 }
 
@@ -294,6 +299,16 @@ TEST(EventSchemaTest, QuarantineIsTheSupervisorsAndChecked) {
   EXPECT_TRUE(validate(Body{FsQuarantine{"/w/x", ".bashrc", "r", "/q/1"}}, lim).ok());
 }
 
+TEST(EventSchemaTest, LimitReachedIsTheSupervisorsAndChecked) {
+  auto forged = parse_untrusted_event_line(R"({"kind":"limit.reached","limit":"pids","detail":"d"})");
+  ASSERT_FALSE(forged);
+  EXPECT_EQ(fault_of(forged.error()), LineFault::kForged);
+  const Limits lim;
+  EXPECT_FALSE(validate(Body{LimitReached{"", "d"}}, lim).ok());
+  EXPECT_FALSE(validate(Body{LimitReached{"pids", std::string(2000, 'd')}}, lim).ok());
+  EXPECT_TRUE(validate(Body{LimitReached{"memory", "d"}}, lim).ok());
+}
+
 TEST(EventSchemaTest, CanonicalLineLayout) {
   Event e;
   e.seq = 3;
@@ -301,7 +316,7 @@ TEST(EventSchemaTest, CanonicalLineLayout) {
   e.session = "s1";
   e.src = Source::kObserver;
   e.prev = std::string(kGenesisPrev);
-  e.body = FsWrite{42, "openat", "x", "/w/x", 577, Verdict::kDenied, "r", "", "", ""};
+  e.body = FsWrite{42, "openat", "x", "/w/x", 577, Verdict::kDenied, "r", "", "", "", ""};
   EXPECT_EQ(
       serialize(e),
       R"({"v":1,"seq":3,"t":99,"session":"s1","src":"observer","kind":"fs.write","pid":42,"syscall":"openat",)"
@@ -370,24 +385,25 @@ TEST(EventSchemaTest, LogRecordEnvelopeIsRequiredAndChecked) {
 TEST(EventSchemaTest, ValidateBoundsWhatTheWriterMayLog) {
   const Limits lim = Limits::log();
   EXPECT_TRUE(
-      validate(Body{FsWrite{1, "openat", "x", "/x", 0, Verdict::kDenied, "", "", "", ""}}, lim)
+      validate(Body{FsWrite{1, "openat", "x", "/x", 0, Verdict::kDenied, "", "", "", "", ""}}, lim)
           .ok());
   EXPECT_FALSE(
-      validate(Body{FsWrite{1, "read", "x", "/x", 0, Verdict::kDenied, "", "", "", ""}}, lim).ok());
+      validate(Body{FsWrite{1, "read", "x", "/x", 0, Verdict::kDenied, "", "", "", "", ""}}, lim)
+          .ok());
   EXPECT_FALSE(
-      validate(Body{FsWrite{0, "openat", "x", "/x", 0, Verdict::kDenied, "", "", "", ""}}, lim)
+      validate(Body{FsWrite{0, "openat", "x", "/x", 0, Verdict::kDenied, "", "", "", "", ""}}, lim)
           .ok());
   // unguarded: a protected name, on an allowed write only.
   EXPECT_TRUE(validate(Body{FsWrite{1, "openat", "x", "/w/a/.bashrc", 0, Verdict::kAllowed, "", "",
-                                    "", ".bashrc"}},
+                                    "", ".bashrc", ""}},
                        lim)
                   .ok());
   EXPECT_FALSE(validate(Body{FsWrite{1, "openat", "x", "/w/a/x", 0, Verdict::kAllowed, "", "", "",
-                                     "notes.txt"}},
+                                     "notes.txt", ""}},
                         lim)
                    .ok());
   EXPECT_FALSE(validate(Body{FsWrite{1, "openat", "x", "/w/.bashrc", 0, Verdict::kDenied, "", "",
-                                     "", ".bashrc"}},
+                                     "", ".bashrc", ""}},
                         lim)
                    .ok());
   EXPECT_FALSE(validate(Body{SessionEnd{}}, lim).ok()) << "neither exit_code nor signal";

@@ -53,18 +53,18 @@ LogBuilder sample() {
   b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK,
-                Verdict::kAllowed, "writable root", "", "", ""});
+                Verdict::kAllowed, "writable root", "", "", "", ""});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY | O_CREAT, Verdict::kDenied,
-                "outside the writable roots; add it to filesystem.allowWrite", "", "", ""});
+                "outside the writable roots; add it to filesystem.allowWrite", "", "", "", ""});
   b.add(Source::kObserver,
-        FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a", ""});
+        FsWrite{5, "renameat2", "b", "/w/b", 0, Verdict::kAllowed, "", "a", "/w/a", "", ""});
   b.add(Source::kObserver,
-        FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", "", ""});
+        FsWrite{5, "openat", kHostile, kHostile, O_WRONLY, Verdict::kDenied, "ro", "", "", "", ""});
   b.add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
-                                    "host is not on the allow list", "not-allowed", "", ""});
+                                    "host is not on the allow list", "not-allowed", "", "", ""});
   b.add(Source::kProxy, NetDecision{NetProto::kHttp, "pypi.org", 80, NetVerdict::kAllowed,
-                                    "pypi.org", "", "", "151.101.0.223", ""});
+                                    "pypi.org", "", "", "151.101.0.223", "", ""});
   b.add(Source::kSupervisor, IoStderr{"touch: cannot touch '/etc/x': Read-only file system\n"});
   return b;
 }
@@ -99,7 +99,7 @@ TEST(ReplayViewsTest, WriteActionTable) {
            {"lsetxattr", 0, "xattr"},
            {"removexattr", 0, "xattr"},
        }) {
-    FsWrite w{1, r.syscall, "p", "/p", r.flags, Verdict::kDenied, "", "", "", ""};
+    FsWrite w{1, r.syscall, "p", "/p", r.flags, Verdict::kDenied, "", "", "", "", ""};
     EXPECT_EQ(write_action(w), r.action) << r.syscall << " " << r.flags;
   }
 }
@@ -221,7 +221,7 @@ TEST(ReplayViewsTest, HtmlEscapesEverythingFromTheLog) {
   b.add(Source::kObserver,
         ProcExec{9, 5, {"<img src=x onerror=alert(1)>", "\" onmouseover=\"x"}, "/w/'><b>", false});
   b.add(Source::kProxy, NetDecision{NetProto::kHttp, "<iframe>", 80, NetVerdict::kDenied,
-                                    "</td></tr>", "<style>", "", "", ""});
+                                    "</td></tr>", "<style>", "", "", "", ""});
   b.add(Source::kSupervisor, IoStdout{"<script>document.write(1)</script>\n\x1b]0;title\x07"});
   const std::string h = html_of(b);
   for (const char* raw : {"<script", "<img", "<iframe", "</script", "<b>", "onerror=alert(1)>",

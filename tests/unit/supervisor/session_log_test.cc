@@ -86,13 +86,13 @@ std::string write_sample(const std::string& path, std::string id = "sess-1",
                                         path, {}});
   add(Source::kObserver, ProcExec{2, 1, {"/usr/bin/make"}, "/w", false});
   add(Source::kObserver, FsWrite{2, "openat", "out.o", "/w/out.o", 0x241, Verdict::kAllowed,
-                                 "writable root", "", "", ""});
-  add(Source::kObserver,
-      FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied, "read-only", "", "", ""});
+                                 "writable root", "", "", "", ""});
+  add(Source::kObserver, FsWrite{2, "openat", "/etc/x", "/etc/x", 0x241, Verdict::kDenied,
+                                 "read-only", "", "", "", ""});
   add(Source::kObserver, FsWrite{2, "unlinkat", ".git/hooks/pre-commit", "/w/.git/hooks/pre-commit",
-                                 0, Verdict::kDenied, "protected path", "", "", ""});
+                                 0, Verdict::kDenied, "protected path", "", "", "", ""});
   add(Source::kProxy, NetDecision{NetProto::kConnect, "example.org", 443, NetVerdict::kDenied, "",
-                                  "host is not on the allow list", "not-allowed", "", ""});
+                                  "host is not on the allow list", "not-allowed", "", "", ""});
   add(Source::kSupervisor, IoStderr{"make: *** error\n"});
   add(Source::kSupervisor, Annotation{"<sandbox_violations>\n</sandbox_violations>\n", false});
   add(Source::kSupervisor, SessionEnd{2, std::nullopt, 8000, {{"fs.denied", 2}}, {}, {}});
@@ -149,7 +149,7 @@ TEST(SessionLogTest, RefusesRecordsItCouldNotReadBack) {
   auto log = SessionLog::create(dir.path() + "/s.jsonl", "a", stepping_clock());
   ASSERT_TRUE(log.ok());
   EXPECT_FALSE(log->append(Source::kObserver, FsWrite{1, "not-a-syscall", "x", "/x", 0,
-                                                      Verdict::kDenied, "", "", "", ""})
+                                                      Verdict::kDenied, "", "", "", "", ""})
                    .ok());
   EXPECT_FALSE(log->append(Source::kSupervisor, SessionEnd{}).ok());
   EXPECT_EQ(log->records(), 0U) << "a refused record takes no seq";
@@ -195,10 +195,11 @@ TEST(SessionLogTest, ConcurrentAppendsStayOneChain) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 200; ++k) {
-        auto r = log->append(t % 2 ? Source::kProxy : Source::kObserver,
-                             t % 2 ? Body{NetDecision{NetProto::kHttp, "h", 80,
-                                                      NetVerdict::kAllowed, "h", "", "", "", ""}}
-                                   : Body{ProcExec{t + 1, 1, {"x"}, "/", false}});
+        auto r =
+            log->append(t % 2 ? Source::kProxy : Source::kObserver,
+                        t % 2 ? Body{NetDecision{NetProto::kHttp, "h", 80, NetVerdict::kAllowed,
+                                                 "h", "", "", "", "", ""}}
+                              : Body{ProcExec{t + 1, 1, {"x"}, "/", false}});
         ASSERT_TRUE(r.ok());
       }
     });

@@ -1,0 +1,33 @@
+# bash completion for vigil
+_vigil() {
+  local cur prev sub
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD-1]}
+  sub=${COMP_WORDS[1]}
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "run explain doctor probe replay proxy session serve mcp --help --version" -- "$cur"))
+    return
+  fi
+  case $prev in
+    --settings|--log|--html|--events) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --output) COMPREPLY=($(compgen -W "capture inherit" -- "$cur")); return ;;
+    --sandbox) COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
+    --platform) COMPREPLY=($(compgen -W "linux macos" -- "$cur")); return ;;
+  esac
+  local opts
+  case $sub in
+    run) opts="--settings --allow-writable-settings --log --violations-fd --output --sandbox -c --" ;;
+    explain) opts="--settings --allow-writable-settings --path --platform --seatbelt --filters" ;;
+    doctor|probe) opts="--json" ;;
+    replay) opts="--annotate --writes --net --verify --json --html" ;;
+    proxy) opts="--settings --listen --events" ;;
+    session) opts="start end --settings --allow-writable-settings --log" ;;
+    serve|mcp) opts="--settings --allow-writable-settings --log" ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -F _vigil vigil

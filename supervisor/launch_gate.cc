@@ -1,0 +1,104 @@
+#include "supervisor/launch_gate.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "observer/mount_table.h"
+#include "supervisor/core/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+Result<std::string> read_all(int fd, const std::string& what) {
+  std::string text;
+  char buf[16384];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  if (n < 0) return system_error("reading " + what);
+  return text;
+}
+
+// (device, inode) of `path` inside the sandbox's root, resolved there without following
+// any symlink: the same lstat vigil did on the host, seen from inside.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> identity_in(int root,
+                                                                   const std::string& path) {
+  open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string rel = path == "/" ? "." : path.substr(1);
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how)));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<std::uint64_t>(st.st_dev),
+                        static_cast<std::uint64_t>(st.st_ino));
+}
+
+}  // namespace
+
+Result<std::vector<ExpectedMount>> host_identities(std::span<const std::string> writable_paths) {
+  std::vector<ExpectedMount> out;
+  for (const auto& path : writable_paths) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return system_error("cannot stat " + path);
+    out.push_back(ExpectedMount{path, st.st_dev, st.st_ino});
+  }
+  return out;
+}
+
+Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMount> planned,
+                                  std::span<const ExpectedMount> writable,
+                                  std::chrono::milliseconds budget) {
+  if (planned.empty()) return make_error(Errc::kInternal, "the launch check has no plan");
+  const std::string proc = "/proc/" + std::to_string(sandbox_pid);
+  // Its exit ends the wait (a table that never becomes final is bwrap failing).
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, sandbox_pid, 0)));
+  if (!pidfd) return system_error("pidfd_open of the sandbox");
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  std::vector<init::Mount> table;
+  while (true) {
+    // Opened anew each time: the file shows paths from the root the process had at open,
+    // and bwrap changes its root while it builds.
+    UniqueFd fd(::open((proc + "/mountinfo").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return system_error("the sandbox ended before its mounts were checked: " + proc);
+    auto text = read_all(fd.get(), proc + "/mountinfo");
+    VIGIL_TRY(text);
+    auto parsed = init::parse_mountinfo(*text);
+    VIGIL_TRY(parsed);
+    if (table_is_final(*parsed, planned.back().dest)) {
+      table = std::move(parsed).value();
+      break;
+    }
+    // The table signals every change since the open with POLLPRI: nothing is missed
+    // between the read and the wait.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      return make_error(Errc::kSystem, "bwrap did not finish the sandbox's mounts within " +
+                                           std::to_string(budget.count()) + " ms");
+    }
+    pollfd fds[2] = {{fd.get(), POLLPRI, 0}, {pidfd.get(), POLLIN, 0}};
+    if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return system_error("poll");
+    if (fds[1].revents != 0) {
+      return make_error(Errc::kSystem, "the sandbox ended before its mounts were checked");
+    }
+  }
+  auto host = init::load_mount_table();
+  VIGIL_TRY(host);
+  UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return system_error("open " + proc + "/root");
+  LaunchTables t;
+  t.planned = planned;
+  t.writable = writable;
+  t.sandbox = &table;
+  t.host = &*host;
+  return check_launch_table(t, [&](const std::string& p) { return identity_in(root.get(), p); });
+}
+
+}  // namespace vigil

@@ -1,0 +1,51 @@
+// The missing denyWrite targets vigil-init refuses at the call (issue 19, item 6).
+#include "observer/refused_names.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil::init {
+namespace {
+
+TEST(RefusedNames, TheNameAndWhatCouldCarryItAreRefusedAnEmptyParentIsNot) {
+  const std::vector<RefusedName> refused = {
+      {"/ws/config/production.json", "filesystem.denyWrite[0]"}};
+  struct Case {
+    const char* name;
+    Emulation call;
+    bool refused;
+  };
+  const Case cases[] = {
+      {"/ws/config/production.json", Emulation::kOpen, true},
+      {"/ws/config/production.json", Emulation::kMkdir, true},
+      {"/ws/config/production.json", Emulation::kMknod, true},
+      {"/ws/config/production.json", Emulation::kLink, true},
+      {"/ws/config/production.json", Emulation::kSymlink, true},
+      {"/ws/config/production.json", Emulation::kRename, true},
+      // An ancestor: a directory renamed or linked there could carry the name along.
+      {"/ws/config", Emulation::kRename, true},
+      {"/ws/config", Emulation::kSymlink, true},
+      {"/ws", Emulation::kRename, true},
+      // ... but an empty directory or a file holds nothing.
+      {"/ws/config", Emulation::kMkdir, false},
+      {"/ws/config", Emulation::kOpen, false},
+      {"/ws/config", Emulation::kLink, false},
+      // Beside it, below it, or a name that merely starts the same.
+      {"/ws/config/dev.json", Emulation::kOpen, false},
+      {"/ws/config/dev.json", Emulation::kRename, false},
+      {"/ws/config/production.json.bak", Emulation::kOpen, false},
+      {"/ws/conf", Emulation::kRename, false},
+      {"relative/config", Emulation::kRename, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string why = refused_name_refusal(refused, c.name, c.call);
+    EXPECT_EQ(!why.empty(), c.refused) << why;
+    if (c.refused) {
+      EXPECT_NE(why.find("filesystem.denyWrite[0]"), std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(refused_name_refusal({}, "/ws/config", Emulation::kRename), "");
+}
+
+}  // namespace
+}  // namespace vigil::init

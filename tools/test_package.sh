@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The .deb, installed and working: unpacked into a clean tree (dpkg -x: nothing of the host
+# changes), then, as an unprivileged user, `vigil doctor` and `vigil run -- true` from the
+# installed paths (vigil finds vigil-init in ../libexec/vigil/). Run as root from
+# tools/test.sh: tools/test_package.sh DEB [USER].
+set -euo pipefail
+deb=$1
+user=${2:-vigil-ci}
+tree=$(mktemp -d /tmp/vigil-pkg.XXXXXX)
+trap 'rm -rf "$tree"' EXIT
+# Read whole first: `grep -q` stopping early would SIGPIPE dpkg-deb and, with pipefail,
+# fail the check at random.
+info=$(dpkg-deb --info "$deb")
+grep -q "Depends: .*bubblewrap" <<<"$info" || { echo "FAIL: no bubblewrap dependency"; exit 1; }
+dpkg -x "$deb" "$tree"
+# Every man page written in docs/man/ (one per subcommand), the binaries, the completions.
+pages=()
+for m in "$(dirname "$0")"/../docs/man/*.1; do pages+=("usr/share/man/man1/$(basename "$m")"); done
+for f in usr/bin/vigil usr/libexec/vigil/vigil-init "${pages[@]}" \
+         usr/share/bash-completion/completions/vigil usr/share/zsh/vendor-completions/_vigil; do
+  [ -e "$tree/$f" ] || { echo "FAIL: the package has no $f"; exit 1; }
+done
+chmod 755 "$tree"
+mkdir -p "$tree/home" "$tree/work"
+chown "$user" "$tree/home" "$tree/work"
+as_user() {
+  (cd "$tree/work" && runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$tree/home" "$@")
+}
+as_user "$tree/usr/bin/vigil" doctor || { echo "FAIL: vigil doctor from the package"; exit 1; }
+as_user "$tree/usr/bin/vigil" run -- true || { echo "FAIL: vigil run -- true from the package"; exit 1; }
+out=$(as_user "$tree/usr/bin/vigil" run -- sh -c 'echo installed-ok')
+[ "$out" = installed-ok ] || { echo "FAIL: unexpected output: $out"; exit 1; }
+echo "package OK: $deb"
