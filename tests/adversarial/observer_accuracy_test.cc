@@ -373,7 +373,11 @@ LogCounts count_log(const std::string& log, const std::string& resolved) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object()) continue;
     const std::string kind = j.value("kind", "");
-    if (kind == "fs.write" || kind == "proc.exec") ++c.observer_lines;
+    // Every line vigil-init writes counts as one of its events: the calls it saw and the
+    // pre-images it took (fs.image with src observer) before changing a file.
+    if (kind == "fs.write" || kind == "proc.exec" ||
+        (kind == "fs.image" && j.value("src", "") == "observer"))
+      ++c.observer_lines;
     if (kind == "fs.write" && j.value("resolved", "") == resolved) {
       ++c.writes_to;
       ++c.verdicts_to[j.value("verdict", "")];
