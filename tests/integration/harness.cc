@@ -192,9 +192,10 @@ std::string unique_marker(const std::string& what) {
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
-long peak_rss_kib(const std::vector<std::string>& args) {
+long peak_rss_kib(const std::vector<std::string>& args, const std::string& cwd) {
   const pid_t pid = ::fork();
   if (pid == 0) {
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
     // The key that sealed the log: where run_vigil() keeps it.
