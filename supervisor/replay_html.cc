@@ -178,7 +178,7 @@ const char* const kStyle =
     ".chain{padding:6px 10px;margin-top:8px;border-radius:4px;display:inline-block}\n"
     ".chain.good{background:#1a7f37}.chain.bad{background:#9a6700}\n"
     ".none{padding:8px 12px;color:#57606a}\n"
-    ".more{padding:8px 12px;background:#fff8c5;font-weight:bold}\n"
+    ".more,.cut{padding:8px 12px;background:#fff8c5;font-weight:bold}\n"
     "details{padding:4px 12px}summary{cursor:pointer;padding:4px 0}\n";
 
 std::string style() {
@@ -187,6 +187,33 @@ std::string style() {
     s.replace(at, 4, kDenyColour);
   return s;
 }
+
+// One stream of the command's output for the report: its first kHtmlMaxOutputBytes, and
+// where it was cut, said in the report (issue 19.5: a cut without a marker reads as the
+// command having printed nothing more).
+class HtmlOutput {
+ public:
+  void add(const std::string& data) {
+    total_ += data.size();
+    if (kept_.size() < kHtmlMaxOutputBytes)
+      kept_.append(data, 0, std::min(data.size(), kHtmlMaxOutputBytes - kept_.size()));
+  }
+  std::string html(const char* stream, std::string_view log_name) const {
+    if (total_ == 0) return std::string("<pre>(no ") + stream + " recorded)</pre>\n";
+    std::string h = "<pre>" + html_pre_lines(kept_) + "</pre>\n";
+    if (total_ > kept_.size()) {
+      h += std::string("<p class=\"cut\">[") + stream +
+           " cut here: " + std::to_string(total_ - kept_.size()) + " more bytes of the " +
+           std::to_string(total_) + " logged are not shown; <code>vigil replay --json io." +
+           stream + " " + escape_for_html(log_name) + "</code> prints them all]</p>\n";
+    }
+    return h;
+  }
+
+ private:
+  std::string kept_;
+  std::uint64_t total_ = 0;
+};
 
 // Everything the page shows, gathered in one pass.
 struct Report {
@@ -197,8 +224,7 @@ struct Report {
   std::string session;
   std::optional<events::SessionStart> start;
   std::optional<events::SessionEnd> end;
-  std::string out_bytes, err_bytes;
-  std::uint64_t out_total = 0, err_total = 0;
+  HtmlOutput out_bytes, err_bytes;
   ViolationCollector violations;
   AnnotationCheck ann;
   AnnotationOptions opts;
@@ -217,13 +243,8 @@ struct Report {
       ann.recorded = true;
       ann.text = a->text;
     }
-    auto keep = [](std::string& into, std::uint64_t& total, const std::string& data) {
-      total += data.size();
-      if (into.size() < kHtmlMaxOutputBytes)
-        into.append(data, 0, kHtmlMaxOutputBytes - into.size());
-    };
-    if (const auto* s = std::get_if<events::IoStdout>(&e.body)) keep(out_bytes, out_total, s->data);
-    if (const auto* s = std::get_if<events::IoStderr>(&e.body)) keep(err_bytes, err_total, s->data);
+    if (const auto* s = std::get_if<events::IoStdout>(&e.body)) out_bytes.add(s->data);
+    if (const auto* s = std::get_if<events::IoStderr>(&e.body)) err_bytes.add(s->data);
     violations.add(e);
     commands.take(e);
     const Kind k = e.kind();
@@ -246,18 +267,6 @@ struct Report {
                  std::string(events::to_string(k)) + (r.verdict.empty() ? "" : " " + r.verdict));
   }
 };
-
-std::string output_section(const std::string& bytes, std::uint64_t total, const char* stream,
-                           const std::string& log) {
-  if (bytes.empty()) return std::string("<pre>(no ") + stream + " recorded)</pre>\n";
-  std::string s = "<pre>" + html_pre_lines(bytes) + "</pre>\n";
-  if (total > bytes.size()) {
-    s += "<div class=\"more\">the first " + std::to_string(bytes.size()) + " of " +
-         std::to_string(total) + " bytes of " + stream + " are shown: <code>vigil replay " + log +
-         " --json io." + stream + "</code> has every chunk</div>\n";
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -384,8 +393,8 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
       "</section>\n");
   out("<section id=\"timeline\"><h2>Timeline</h2>\n" + rep.timeline.html(6) + "</section>\n");
   out("<section id=\"output\"><h2>Command output</h2>\n" +
-      output_section(rep.out_bytes, rep.out_total, "stdout", log) +
-      output_section(rep.err_bytes, rep.err_total, "stderr", log) + "</section>\n</body></html>\n");
+      rep.out_bytes.html("stdout", log_name) + rep.err_bytes.html("stderr", log_name) +
+      "</section>\n</body></html>\n");
   return {};
 }
 

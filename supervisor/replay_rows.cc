@@ -190,6 +190,15 @@ Row RowMaker::row(const Event& e) {
             row.detail = b.path + " (" + b.rule + ": " + b.reason + ")" +
                          (b.moved_to.empty() ? "" : " -> " + b.moved_to);
           },
+          [&](const events::FsImage& b) {
+            row.verdict = b.phase + "-image";
+            row.detail = b.path + " " + b.type;
+            if (b.type == "file") row.detail += ", " + std::to_string(b.size) + " bytes";
+            if (!b.sha256.empty()) row.detail += ", sha256 " + b.sha256.substr(0, 12);
+            if (b.type == "symlink") row.detail += " -> " + b.target;
+            if (!b.note.empty()) row.detail += " (" + b.note + ")";
+            if (b.best_effort) row.detail += " [best-effort]";
+          },
           [&](const events::NetAsk& b) {
             row.verdict = "asked";
             row.detail = "ask " + std::to_string(b.ask) + ": " +
