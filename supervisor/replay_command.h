@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "supervisor/event_schema.h"
+#include "supervisor/replay_feed.h"
 #include "supervisor/session_log.h"
 
 namespace CLI {
@@ -34,6 +35,13 @@ std::string write_action(const events::FsWrite& w);
 // "" for 0.
 std::string describe_flags(std::string_view syscall, std::uint64_t flags);
 
+// The views. Each reads its records from a Feed (supervisor/replay_feed.h) and writes
+// through an Out as it goes, holding only bounded aggregates: a view with totals at its
+// top (the timeline's command list, the HTML report's summary) reads the log twice or
+// keeps capped counts and groups. The LoadedLog forms return the whole text (tests).
+Result<void> stream_timeline(const Feed& feed, const Out& out);
+Result<void> stream_writes(const Feed& feed, const Out& out);
+Result<void> stream_net(const Feed& feed, const Out& out);
 std::string render_timeline(const LoadedLog& log);
 std::string render_writes(const LoadedLog& log);
 std::string render_net(const LoadedLog& log);
@@ -50,26 +58,36 @@ struct AnnotationCheck {
   bool match = false;
   std::size_t first_difference = 0;  // byte offset, when they differ
 };
+Result<AnnotationCheck> check_annotation(const Feed& feed);
 AnnotationCheck check_annotation(const LoadedLog& log);
 
 // One self-contained HTML page: inline CSS, no script, no external resource (a CSP meta
-// tag forbids any), every log-derived string through escape_for_html.
+// tag forbids any), every log-derived string through escape_for_html. One pass over the
+// feed; each table lists its first kHtmlListedRows rows, then the rest grouped (by
+// directory and cause, host, or event) with counts in a <details>, and says how many rows
+// are not listed one by one and which view lists them all.
+Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
+                         const Out& out);
 std::string render_html(const LoadedLog& log, const VerifyReport& verify,
                         std::string_view log_name);
+inline constexpr std::size_t kHtmlListedRows = 2000;  // per table, one row each
+inline constexpr std::size_t kHtmlMaxGroups = 500;    // per table, past the listed rows
+
+// A session of many commands (supervisor/replay_commands.cc): whether command N is in the
+// log, and the list of commands with their violations that heads the timeline and the
+// HTML report (the first kMaxListedCommands; the rest are counted).
+Result<bool> has_command(const Feed& feed, std::uint64_t id);
+bool has_command(const LoadedLog& log, std::uint64_t id);
+inline constexpr std::size_t kMaxListedCommands = 100;
 
 // The colour of the denial highlight (the banner over the denied list, and each denied
 // row's marker); the screenshot test looks for it.
-// A session of many commands (supervisor/replay_commands.cc): one command's records
-// (with session.start), and the list of commands with their violations.
-LoadedLog only_command(const LoadedLog& log, std::uint64_t id);
-bool has_command(const LoadedLog& log, std::uint64_t id);
-std::string render_commands(const LoadedLog& log);
-std::string render_commands_html(const LoadedLog& log);
-
 inline constexpr std::string_view kDenyColour = "#b3261e";
 // The verdict word every view shows for a write that was allowed into a protected name no
 // mount guarded (FsWrite::unguarded): not stopped.
 inline constexpr const char* kUnguardedWord = "UNGUARDED";
+// ... and for what the post-run backstop moved out of the workspace (fs.quarantine).
+inline constexpr const char* kQuarantinedWord = "QUARANTINED";
 
 }  // namespace replay
 }  // namespace vigil

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -189,6 +190,29 @@ std::vector<int> pids_with_marker(const std::string& marker) {
 std::string unique_marker(const std::string& what) {
   return "vigil-marker-" + what + "-" + std::to_string(::getpid()) + "-" +
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+long peak_rss_kib(const std::vector<std::string>& args, const std::string& cwd) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    // The key that sealed the log: where run_vigil() keeps it.
+    ::setenv("XDG_STATE_HOME", default_state_dir().c_str(), 1);
+    std::vector<char*> argv;
+    const std::string bin = vigil_bin();
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  ::wait4(pid, &status, 0, &ru);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  return ru.ru_maxrss;
 }
 
 }  // namespace vigil::test

@@ -65,6 +65,12 @@ std::vector<std::string> session_dirs(const std::string& base);
 // Host pids whose /proc/PID/cmdline contains `marker`.
 std::vector<int> pids_with_marker(const std::string& marker);
 
+// Peak RSS (KiB, wait4's ru_maxrss) of `vigil ARGS...` with its output discarded and
+// run_vigil()'s XDG_STATE_HOME (the key that sealed its logs), in `cwd` ("" = this
+// process's); expects exit 0. The forked child's RSS before its exec counts too: hold no
+// large buffers when calling it.
+long peak_rss_kib(const std::vector<std::string>& args, const std::string& cwd = "");
+
 // A marker unique to this test run.
 std::string unique_marker(const std::string& what);
 

@@ -239,7 +239,8 @@ TEST(Replay, WritesListsEveryAttemptWithItsVerdict) {
   std::size_t lines = 0;
   for (const char c : o.out) lines += c == '\n';
   EXPECT_EQ(lines, 6U) << "a header, four attempts and the summary\n" << o.out;
-  EXPECT_NE(o.out.find("4 write attempt(s): 3 denied, 0 UNGUARDED (not stopped)\n"),
+  EXPECT_NE(o.out.find("4 write attempt(s): 3 denied, 0 UNGUARDED (not stopped), 0 QUARANTINED (moved out after "
+                       "the command)\n"),
             std::string::npos)
       << o.out;
 }

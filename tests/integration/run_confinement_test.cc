@@ -298,6 +298,17 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   const std::string end = "</sandbox_violations>\n";  // vigil's "session log:" line follows
   EXPECT_EQ(a.out, o.err.substr(block, o.err.find(end, block) + end.size() - block))
       << "replay recomputes exactly what the model was told";
+  // Every replay view marks the writes that were not stopped (issue 21.1).
+  auto w = run_vigil({"replay", "--writes", log}, logs.path());
+  EXPECT_NE(w.out.find("NOT STOPPED: protected name .git/hooks"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find(" 0 UNGUARDED (not stopped)"), std::string::npos) << w.out;
+  auto t = run_vigil({"replay", log}, logs.path());
+  EXPECT_NE(t.out.find("UNGUARDED"), std::string::npos) << t.out;
+  auto h = run_vigil({"replay", "--html", logs / "r.html", log}, logs.path());
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const std::string page = read_file(logs / "r.html");
+  EXPECT_NE(page.find("protected name(s) written and NOT stopped"), std::string::npos);
+  EXPECT_NE(page.find("<tr class=\"ung\"><td class=\"v\">UNGUARDED</td>"), std::string::npos);
 }
 
 // A protected name that is a symlink is guarded at its target; the link itself can be

@@ -330,29 +330,6 @@ TEST(LogBounds, MaxOutputBytesCutsTheLogNeverTheOutput) {
   EXPECT_NE(bad.err.find("vigil.log.maxOutputBytes"), std::string::npos) << bad.err;
 }
 
-// Peak RSS (KiB) of `vigil ARGS...` with its output discarded.
-long peak_rss_kib(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    // The key that sealed the log: where run_vigil() keeps it.
-    ::setenv("XDG_STATE_HOME", default_state_dir().c_str(), 1);
-    std::vector<char*> argv;
-    const std::string bin = vigil_bin();
-    argv.push_back(const_cast<char*>(bin.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  ::wait4(pid, &status, 0, &ru);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  return ru.ru_maxrss;
-}
-
 TEST(LogBounds, ReplayVerifyAndJsonStreamInConstantMemory) {
   TempDir ws, cfg, logs;
   write_file(

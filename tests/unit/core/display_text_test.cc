@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ const std::vector<CategoryCase> kCategories = {
     {"Cf", 0xe007f, true},      {"Co", 0xe000, true},       {"Co", 0x10fffd, true},
     {"Cn", 0x0378, true},       {"Cn", 0x2065, true},       {"Cn", 0xe0000, true},
     {"Cn", 0xfffe, true},
+    // Surrogates are not characters: their UTF-8 form is invalid, escaped byte by byte.
+    {"Cs", 0xd800, true},       {"Cs", 0xdfff, true},
     // Default-ignorable though not Cf/Cn: variation selectors, fillers, CGJ.
     {"Mn/VS", 0xfe0f, true},    {"Mn/VS", 0xe0100, true},   {"Mn/VS", 0xe01ef, true},
     {"Mn/CGJ", 0x034f, true},   {"Mn/FVS", 0x180b, true},   {"Lo/filler", 0x3164, true},
@@ -68,6 +71,14 @@ const std::vector<CategoryCase> kCategories = {
 };
 
 TEST(DisplayTextTest, EveryGeneralCategory) {
+  // The table names each of Unicode's 30 general categories at least once.
+  std::set<std::string> named;
+  for (const auto& c : kCategories) named.insert(std::string(c.category).substr(0, 2));
+  for (const char* gc : {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl",
+                         "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc",
+                         "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"}) {
+    EXPECT_EQ(named.count(gc), 1U) << "no case of general category " << gc;
+  }
   for (const auto& c : kCategories) {
     const std::string in = utf8(c.cp);
     const std::string out = escape_text(in);

@@ -47,9 +47,10 @@ const std::string kHostile = "/w/<script>alert(\"x\")</script>\n'quoted'&amp;\x1
 
 LogBuilder sample() {
   LogBuilder b;
-  b.add(Source::kSupervisor,
-        SessionStart{
-            {"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl", {}});
+  b.add(
+      Source::kSupervisor,
+      SessionStart{
+          {"bash", "-c", "touch a /etc/x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl", {}});
   b.add(Source::kObserver, ProcExec{5, 1, {"/usr/bin/touch", "a", "/etc/x"}, "/w", false});
   b.add(Source::kObserver,
         FsWrite{5, "openat", "a", "/w/a", O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK,
@@ -306,11 +307,12 @@ TEST(ReplayViewsTest, VerifyText) {
   ok.records = 9;
   ok.head = std::string(64, 'a');
   // An unkeyed log (older than sealing) says so, on a line of its own.
-  EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nUNKEYED: this log names "
-                               "no key (written before vigil sealed its logs, or not by vigil): "
-                               "the chain shows it is one unbroken sequence, but nothing proves "
-                               "it is not a replacement\nhead " +
-                                   ok.head + "\n");
+  EXPECT_EQ(render_verify(ok),
+            "ok: 9 records, chain intact, session ended\nUNKEYED: this log names "
+            "no key (written before vigil sealed its logs, or not by vigil): "
+            "the chain shows it is one unbroken sequence, but nothing proves "
+            "it is not a replacement\nhead " +
+                ok.head + "\n");
   ok.key_id = "0123456789abcdef";
   ok.why = "sealed with key 0123456789abcdef, but there is no key to check the seal with";
   EXPECT_EQ(render_verify(ok), "ok: 9 records, chain intact, session ended\nUNCHECKED: " + ok.why +
@@ -392,6 +394,142 @@ TEST(ReplayViewsTest, EveryViewMarksUnguardedWrites) {
   EXPECT_NE(h.find("<tr class=\"ung\"><td class=\"v\">UNGUARDED</td>"), std::string::npos);
   EXPECT_NE(h.find("tr.ung td.v{background:#bc4c00"), std::string::npos);
   EXPECT_LT(h.find("id=\"unguarded\""), h.find("id=\"denials\"")) << "not stopped comes first";
+}
+
+}  // namespace
+}  // namespace vigil::replay
+
+namespace vigil::replay {
+namespace {
+
+// The report's header for a log whose chain checked out.
+VerifyReport intact_chain() {
+  VerifyReport v;
+  v.ok = true;
+  v.complete = true;
+  return v;
+}
+
+// What the post-run backstop moved out of the workspace is marked in every view: a verdict
+// of its own, a colour and a count in the summary.
+TEST(ReplayViewsTest, EveryViewMarksQuarantinedWrites) {
+  LogBuilder b;
+  b.add(Source::kSupervisor,
+        SessionStart{{"sh", "-c", "x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+  b.add(Source::kObserver,
+        FsWrite{5, "openat", ".git/hooks/pre-commit", "/w/.git/hooks/pre-commit",
+                O_WRONLY | O_CREAT, Verdict::kAllowed, "writable root", "", "", ""});
+  b.add(Source::kSupervisor, FsQuarantine{"/w/.git/hooks/pre-commit", "git-hook",
+                                          "git runs it on the host", "/q/pre-commit"});
+  const std::string w = render_writes(b.log());
+  EXPECT_NE(w.find("QUARANTINED moved     /w/.git/hooks/pre-commit  [git-hook]  git runs it on "
+                   "the host  -> /q/pre-commit"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("1 write attempt(s): 0 denied, 0 UNGUARDED (not stopped), 1 QUARANTINED"),
+            std::string::npos)
+      << w;
+  const std::string t = render_timeline(b.log());
+  EXPECT_NE(t.find("fs.quarantine        QUARANTINED /w/.git/hooks/pre-commit (git-hook"),
+            std::string::npos)
+      << t;
+  const std::string h = render_html(b.log(), intact_chain(), "x");
+  EXPECT_NE(h.find("1 path(s) QUARANTINED: moved out of the workspace after the command"),
+            std::string::npos);
+  EXPECT_NE(h.find("<section class=\"quarantined\" id=\"quarantined\"><h2>Quarantined: 1"),
+            std::string::npos);
+  EXPECT_NE(h.find("<tr class=\"quar\"><td class=\"v\">QUARANTINED</td><td>git-hook</td>"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("tr.quar td.v{background:#6639ba"), std::string::npos);
+  EXPECT_LT(h.find("id=\"quarantined\""), h.find("id=\"denials\""));
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Issue 21.7: a table longer than kHtmlListedRows lists that many rows, then counts the rest
+// by directory and cause in a <details>, and says how many rows are not listed and which
+// view lists them: nothing is left out silently.
+TEST(ReplayViewsTest, HtmlGroupsWhatItDoesNotListAndSaysSo) {
+  LogBuilder b;
+  b.add(Source::kSupervisor,
+        SessionStart{{"sh", "-c", "x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl"});
+  const std::size_t n = kHtmlListedRows + 700;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string dir = i % 7 == 0 ? "/etc/seven" : "/usr/lib/rest";
+    const std::string p = dir + "/f" + std::to_string(i);
+    b.add(Source::kObserver, FsWrite{5, "openat", p, p, O_WRONLY | O_CREAT, Verdict::kDenied,
+                                     "read-only <mount>", "", "", ""});
+  }
+  const std::string h = render_html(b.log(), intact_chain(), "/l/s.jsonl");
+  // The denied table, the files table and the timeline (session.start, then denials)
+  // each list their first rows.
+  EXPECT_EQ(count(h, "<tr class=\"deny\">"), 3 * kHtmlListedRows - 1);
+  const std::string more = " more row(s) past the first " + std::to_string(kHtmlListedRows) +
+                           " are not listed one by one";
+  EXPECT_EQ(count(h, "<div class=\"more\">700" + more), 2U) << "denied and files";
+  EXPECT_EQ(count(h, "<div class=\"more\">701" + more), 1U) << "the timeline";
+  EXPECT_NE(h.find("Every one: <code>vigil replay /l/s.jsonl --writes</code>"), std::string::npos);
+  EXPECT_NE(h.find("Every one: <code>vigil replay /l/s.jsonl</code>"), std::string::npos);
+  // The 700 rows past the listed ones, by directory and cause (the cause escaped).
+  std::size_t seven = 0;
+  for (std::size_t i = kHtmlListedRows; i < n; ++i) seven += i % 7 == 0 ? 1 : 0;
+  EXPECT_NE(h.find("<details><summary>700 row(s) in 2 group(s)</summary>"), std::string::npos);
+  EXPECT_NE(h.find("<tr><td>" + std::to_string(seven) +
+                   "</td><td class=\"p\">openat in /etc/seven/  (read-only &lt;mount&gt;)</td>"),
+            std::string::npos)
+      << h.substr(h.find("<details>"), 800);
+  EXPECT_NE(h.find("<tr><td>" + std::to_string(700 - seven) +
+                   "</td><td class=\"p\">denied create in /usr/lib/rest/  (read-only "
+                   "&lt;mount&gt;)</td>"),
+            std::string::npos);
+  EXPECT_EQ(h.find("<script"), std::string::npos);
+}
+
+// Past kHtmlMaxGroups groups, the rest is counted and the view that lists it named.
+TEST(ReplayViewsTest, HtmlSaysHowManyRowsFitNoGroup) {
+  LogBuilder b;
+  b.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, "", {}});
+  const std::size_t n = kHtmlListedRows + kHtmlMaxGroups + 30;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string p = "/d" + std::to_string(i) + "/f";
+    b.add(Source::kObserver,
+          FsWrite{5, "openat", p, p, O_WRONLY, Verdict::kDenied, "ro", "", "", ""});
+  }
+  const std::string h = render_html(b.log(), intact_chain(), "L");
+  EXPECT_NE(h.find("<div class=\"more\">30 row(s) fall in no group shown (only " +
+                   std::to_string(kHtmlMaxGroups) +
+                   " groups are kept): <code>vigil replay L --writes</code> lists them</div>"),
+            std::string::npos);
+}
+
+// A session of more commands than the list holds counts the rest.
+TEST(ReplayViewsTest, CommandListCountsWhatItDoesNotList) {
+  LogBuilder b;
+  b.add(Source::kSupervisor, SessionStart{{"true"}, "/", "bwrap", "", {}, "", {}});
+  LoadedLog log = b.log();
+  for (std::uint64_t c = 1; c <= kMaxListedCommands + 5; ++c) {
+    Event e;
+    e.seq = log.records.size();
+    e.session = "s-1";
+    e.prev = std::string(kGenesisPrev);
+    e.cmd = c;
+    e.body = CommandStart{{"echo", std::to_string(c)}, "/"};
+    log.records.push_back(LogRecord{log.records.size(), serialize(e), e});
+  }
+  const std::string t = render_timeline(log);
+  EXPECT_NE(t.find("#" + std::to_string(kMaxListedCommands) + "  running or killed  echo"),
+            std::string::npos);
+  EXPECT_EQ(t.find("#" + std::to_string(kMaxListedCommands + 1) + "  "), std::string::npos);
+  EXPECT_NE(t.find("5 more command(s) not listed (the first " + std::to_string(kMaxListedCommands) +
+                   " are)"),
+            std::string::npos);
+  EXPECT_TRUE(has_command(log, kMaxListedCommands + 5));
+  EXPECT_FALSE(has_command(log, kMaxListedCommands + 6));
 }
 
 }  // namespace
