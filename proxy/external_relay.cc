@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "proxy/relay_sniff.h"
+#include "supervisor/core/unique_fd.h"
 
 namespace vigil::proxy {
 
@@ -107,14 +108,24 @@ class ExternalRelay::Impl : public std::enable_shared_from_this<Impl> {
 
  private:
   static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
-    while (true) {
-      auto [ec, sock] = co_await self->acceptor_.async_accept(kNoThrow);
-      if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) co_return;
-      if (ec) continue;
-      auto conn = std::make_shared<Conn>(std::move(sock), self->io_);
-      std::erase_if(self->conns_, [](const std::weak_ptr<Conn>& w) { return w.expired(); });
-      self->conns_.push_back(conn);
-      asio::co_spawn(self->io_, relay(self, conn), [conn](std::exception_ptr) { conn->close(); });
+    while (self->acceptor_.is_open()) {
+      auto [ec] = co_await self->acceptor_.async_wait(asio::socket_base::wait_read, kNoThrow);
+      if (ec) co_return;
+      while (true) {
+        // accept4: CLOEXEC from birth, as the proxy's own (a fork elsewhere in the
+        // supervisor, bwrap's, must not inherit a client).
+        UniqueFd fd(::accept4(self->acceptor_.native_handle(), nullptr, nullptr,
+                              SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!fd) break;  // EAGAIN (or out of descriptors): wait for readiness again
+        local::socket sock(self->io_);
+        error_code aec;
+        sock.assign(local(), fd.release(), aec);
+        if (aec) continue;
+        auto conn = std::make_shared<Conn>(std::move(sock), self->io_);
+        std::erase_if(self->conns_, [](const std::weak_ptr<Conn>& w) { return w.expired(); });
+        self->conns_.push_back(conn);
+        asio::co_spawn(self->io_, relay(self, conn), [conn](std::exception_ptr) { conn->close(); });
+      }
     }
   }
 
@@ -187,6 +198,9 @@ class ExternalRelay::Impl : public std::enable_shared_from_this<Impl> {
   // Connects to the user's proxy, then copies both ways until both directions ended.
   static asio::awaitable<void> relay(std::shared_ptr<Impl> self, std::shared_ptr<Conn> c) {
     const tcp::endpoint to(asio::ip::address_v4::loopback(), self->port_);
+    error_code oec;
+    c->upstream.assign(tcp::v4(), ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0),
+                       oec);
     auto [cec] = co_await c->upstream.async_connect(to, kNoThrow);
     if (cec) {
       UpstreamFailure f;

@@ -50,11 +50,12 @@ std::vector<std::string> git_safe_directory_lines(const std::vector<std::string>
   if (dirs.empty()) return {};
   std::string list;
   for (const auto& d : dirs) list += (list.empty() ? "" : ", ") + d;
-  return {"git: safe.directory (git.safeDirectories), each directory and any repository "
-          "below it: " +
-          list +
-          "; passed as GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n after the "
-          "command's own entries; it grants no write"};
+  return {
+      "git: safe.directory (git.safeDirectories), each directory and any repository "
+      "below it: " +
+      list +
+      "; passed as GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n after the "
+      "command's own entries; it grants no write"};
 }
 
 }  // namespace vigil

@@ -128,16 +128,16 @@ HostFacts gather() {
   if (auto host_mounts = init::load_mount_table()) {
     f.odd_mounts = find_odd_mounts(*host_mounts);
     if (!f.bwrap.empty() && f.bwrap_userns_error.empty()) {
-      auto [status, out] = run_capture({f.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind",
+      auto [trial_status, trial_out] = run_capture({f.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind",
                                         "/", "/", "--dev", "/dev", "--proc", "/proc", "--",
                                         "/bin/cat", "/proc/self/mountinfo"});
-      auto trial = status == 0 ? init::parse_mountinfo(out)
+      auto trial = trial_status == 0 ? init::parse_mountinfo(trial_out)
                                : Result<std::vector<init::Mount>>(
-                                     make_error(Errc::kSystem, first_line(out)));
+                                     make_error(Errc::kSystem, first_line(trial_out)));
       if (trial) {
         judge_in_trial(*host_mounts, *trial, &f.odd_mounts);
       } else {
-        f.trial_error = trial.error().message.empty() ? "exit " + std::to_string(status)
+        f.trial_error = trial.error().message.empty() ? "exit " + std::to_string(trial_status)
                                                       : trial.error().message;
       }
     }

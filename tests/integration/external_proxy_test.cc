@@ -114,9 +114,9 @@ TEST(ExternalProxy, TheUsersProxyCarriesAndDecidesTheSandboxesTrafficAndVigilSay
   EXPECT_EQ(o.err.find("<sandbox_violations>"), std::string::npos) << o.err;
   // The log has one record per connection, with the key and the target it carried.
   const std::string log = read_file(cfg / "log.jsonl");
-  for (const auto& [proto, rule] : {std::pair{"http", "network.httpProxyPort"},
-                                    std::pair{"connect", "network.httpProxyPort"},
-                                    std::pair{"socks5", "network.socksProxyPort"}}) {
+  for (const auto& [proto, rule] :
+       {std::pair{"http", "network.httpProxyPort"}, std::pair{"connect", "network.httpProxyPort"},
+        std::pair{"socks5", "network.socksProxyPort"}}) {
     std::size_t n = 0;
     for (std::size_t at = log.find("\"kind\":\"net.decision\""); at != std::string::npos;
          at = log.find("\"kind\":\"net.decision\"", at + 1)) {
@@ -157,10 +157,10 @@ TEST(ExternalProxy, AProxyThatIsNotThereIsLoggedAsAFailureNotAFallback) {
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": ["."]},
     "network": {"allowedDomains": ["origin.test"], "httpProxyPort": )" +
                                  std::to_string(free_port) + "}}");
-  const Outcome o = run_vigil({"run", "--settings", cfg / "s.json", "--log", cfg / "log.jsonl",
-                               "--", "sh", "-c",
-                               "curl -sS --max-time 20 http://origin.test:1/ ; echo rc=$?"},
-                              ws.path(), 120);
+  const Outcome o =
+      run_vigil({"run", "--settings", cfg / "s.json", "--log", cfg / "log.jsonl", "--", "sh", "-c",
+                 "curl -sS --max-time 20 http://origin.test:1/ ; echo rc=$?"},
+                ws.path(), 120);
   EXPECT_NE(o.out.find("rc="), std::string::npos);
   EXPECT_EQ(o.out.find("rc=0"), std::string::npos) << "nothing reached anything: " << o.out;
   const std::string log = read_file(cfg / "log.jsonl");

@@ -35,14 +35,12 @@ TEST(GitSafeDirectories, ARepositoryOfAnotherUserWorksOnlyWhenListed) {
                                                   {"GIT_CONFIG_VALUE_0", "Tester"}};
   const std::string script =
       "git -C repo rev-parse --git-dir; echo rc=$?; git -C repo config user.name";
-  const Outcome plain = run_vigil({"run", "--settings", cfg / "plain.json", "--", "sh", "-c",
-                                   script},
-                                  ws.path(), 60, env);
+  const Outcome plain = run_vigil(
+      {"run", "--settings", cfg / "plain.json", "--", "sh", "-c", script}, ws.path(), 60, env);
   EXPECT_NE(plain.out.find("rc=128"), std::string::npos) << plain.out << plain.err;
   EXPECT_NE(plain.err.find("dubious ownership"), std::string::npos) << plain.err;
 
-  const Outcome safe = run_vigil({"run", "--settings", cfg / "safe.json", "--", "sh", "-c",
-                                  script},
+  const Outcome safe = run_vigil({"run", "--settings", cfg / "safe.json", "--", "sh", "-c", script},
                                  ws.path(), 60, env);
   EXPECT_EQ(safe.out, ".git\nrc=0\nTester\n") << safe.err;
   EXPECT_EQ(safe.err.find("dubious ownership"), std::string::npos) << safe.err;

@@ -65,13 +65,14 @@ TEST(WeakerNestedSandbox, RunsWhereANewProcIsRefusedAndSaysWhatItGivesUp) {
   // With it: the command runs; a relative write from a subdirectory lands where the
   // caller's own cwd says, and a write outside the workspace is refused and reported.
   const std::string me = std::to_string(::getpid());
-  const std::string script = "cd sub && echo in > rel.txt && cat rel.txt; "
-                             "echo out > /etc/vigil-weaker-test 2>/dev/null || echo refused; "
-                             "test -d /proc/" + me + " && echo sees-the-test-process";
-  const Outcome o =
-      run_vigil({"run", "--settings", cfg / "weaker.json", "--log", cfg / "log.jsonl", "--", "sh",
-                 "-c", script},
-                ws.path(), 60, {}, "", {}, enter_masked_proc);
+  const std::string script =
+      "cd sub && echo in > rel.txt && cat rel.txt; "
+      "echo out > /etc/vigil-weaker-test 2>/dev/null || echo refused; "
+      "test -d /proc/" +
+      me + " && echo sees-the-test-process";
+  const Outcome o = run_vigil({"run", "--settings", cfg / "weaker.json", "--log", cfg / "log.jsonl",
+                               "--", "sh", "-c", script},
+                              ws.path(), 60, {}, "", {}, enter_masked_proc);
   ASSERT_EQ(o.err.find("test set-up:"), std::string::npos) << o.err;
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "in\nrefused\nsees-the-test-process\n") << o.err;

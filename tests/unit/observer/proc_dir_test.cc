@@ -9,7 +9,8 @@ namespace vigil::init {
 namespace {
 
 TEST(ProcDirTest, FdinfoPidLine) {
-  EXPECT_EQ(pid_from_fdinfo("pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1\nPid:\t4242\nNSpid:\t4242\t7\n"),
+  EXPECT_EQ(pid_from_fdinfo(
+                "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1\nPid:\t4242\nNSpid:\t4242\t7\n"),
             4242);
   EXPECT_EQ(pid_from_fdinfo("Pid:\t17\n"), 17);
   EXPECT_EQ(pid_from_fdinfo("Pid:\t-1\n"), -1) << "gone";

@@ -47,7 +47,8 @@ TEST(RelaySniffTest, HttpRequestLines) {
 }
 
 TEST(RelaySniffTest, HostIsCapped) {
-  const Sniffed s = sniff_http_target("CONNECT " + std::string(400, 'a') + ".test:443 HTTP/1.1\r\n");
+  const Sniffed s =
+      sniff_http_target("CONNECT " + std::string(400, 'a') + ".test:443 HTTP/1.1\r\n");
   ASSERT_EQ(s.state, State::kFound);
   EXPECT_EQ(s.host.size(), 300u);
 }

@@ -52,9 +52,8 @@ TEST(GitSafeEnvTest, Table) {
 }
 
 TEST(GitSafeEnvTest, EnvValueReadsTheSessionsListLastOneWins) {
-  const std::optional<std::vector<std::string>> env =
-      std::vector<std::string>{"A=1", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_COUNTX=9",
-                               "GIT_CONFIG_COUNT=3"};
+  const std::optional<std::vector<std::string>> env = std::vector<std::string>{
+      "A=1", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_COUNTX=9", "GIT_CONFIG_COUNT=3"};
   EXPECT_EQ(env_value(env, "GIT_CONFIG_COUNT"), "3");
   EXPECT_EQ(env_value(env, "B"), std::nullopt);
 }
