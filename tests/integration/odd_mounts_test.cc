@@ -111,8 +111,9 @@ TEST(OddMounts, DoctorTriesWhatBwrapCannotMakeReadOnly) {
   ASSERT_EQ(::chown(ws.path().c_str(), ci->pw_uid, ci->pw_gid), 0);
   ASSERT_EQ(::chown(ci_home.path().c_str(), ci->pw_uid, ci->pw_gid), 0);
   const std::string sys = root.path() + "/priv/sys";
-  const std::string setup = "mkdir -m 0700 " + root.path() + "/priv && mkdir " + sys +
-                            " && mount --rbind /sys " + sys;
+  // Each run makes its own namespace: the directories stay, the mount is made again.
+  const std::string setup = "mkdir -p " + sys + " && chmod 0700 " + root.path() +
+                            "/priv && mount --rbind /sys " + sys;
   const auto as_root = run_in_namespace(setup, false, ci_home, {"doctor"}, ws.path());
   EXPECT_NE(as_root.out.find("note " + sys + " "), std::string::npos) << as_root.out;
   EXPECT_NE(as_root.out.find("read-only in a trial sandbox"), std::string::npos) << as_root.out;
