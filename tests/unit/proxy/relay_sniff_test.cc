@@ -47,8 +47,10 @@ TEST(RelaySniffTest, HttpRequestLines) {
 }
 
 TEST(RelaySniffTest, HostIsCapped) {
-  const Sniffed s =
-      sniff_http_target("CONNECT " + std::string(400, 'a') + ".test:443 HTTP/1.1\r\n");
+  std::string host;
+  for (int i = 0; i < 8; ++i) host += std::string(50, 'a') + ".";
+  host += "test";  // 412 bytes in labels of 50
+  const Sniffed s = sniff_http_target("CONNECT " + host + ":443 HTTP/1.1\r\n");
   ASSERT_EQ(s.state, State::kFound);
   EXPECT_EQ(s.host.size(), 300u);
 }
