@@ -69,14 +69,21 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   out.push_back({{"--die-with-parent"}, "the sandbox dies with vigil"});
   out.push_back(
       {{"--new-session"}, "no controlling terminal: TIOCSTI cannot type into the host shell"});
-  out.push_back({{"--unshare-all"}, "new user, pid, ipc, uts, cgroup and net namespaces"});
+  out.push_back({{"--unshare-all"},
+                 in.weaker_nested
+                     ? "new user, pid, ipc, uts, cgroup and net namespaces; no fresh /proc "
+                       "(enableWeakerNestedSandbox): the container's own, read-only, shows "
+                       "every process of the container"
+                     : "new user, pid, ipc, uts, cgroup and net namespaces"});
   if (!in.init.empty()) {
     out.push_back({{"--as-pid-1"}, "vigil-init is PID 1: no bwrap init beside the command"});
   }
   out.push_back({{"--cap-drop", "ALL"}, "root inside holds no capability"});
   out.push_back({{"--ro-bind", "/", "/"}, "default: everything is read-only"});
   out.push_back({{"--dev", "/dev"}, "a minimal /dev: no host device nodes"});
-  out.push_back({{"--proc", "/proc"}, "a fresh /proc for the new pid namespace"});
+  if (!in.weaker_nested) {
+    out.push_back({{"--proc", "/proc"}, "a fresh /proc for the new pid namespace"});
+  }
   if (in.plan != nullptr) {
     for (const auto& op : in.plan->ops) {
       if (!op.at_call) out.push_back(mount_for(op));  // vigil-init refuses those itself

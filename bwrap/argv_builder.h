@@ -64,6 +64,11 @@ struct BwrapInputs {
   // An empty regular file on the host, bound over the kEmpty files (they then read as
   // empty). Empty: /dev/null, which bwrap binds nodev, so those read as EACCES instead.
   std::string empty_file;
+  // enableWeakerNestedSandbox: no --proc (a container whose /proc has masked entries
+  // refuses a new one to a user namespace: bwrap "Can't mount proc on /newroot/proc").
+  // The sandbox keeps the container's /proc from the read-only bind of /, with the kernel
+  // masks over it; it shows every process of the container (see the loader's warning).
+  bool weaker_nested = false;
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

@@ -87,16 +87,16 @@ bool drain(int to, std::vector<char>& buf, std::size_t& start, std::size_t& end)
 
 }  // namespace
 
-Result<Bridge> Bridge::listen(const std::vector<std::uint16_t>& ports, std::string unix_path) {
+Result<Bridge> Bridge::listen(const std::vector<Route>& routes) {
   Bridge b;
-  if (unix_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return make_error(Errc::kInvalidPolicy, "proxy socket path too long: " + unix_path);
-  }
-  b.unix_path_ = std::move(unix_path);
-  for (auto port : ports) {
-    auto fd = listen_loopback(port);
+  for (const auto& r : routes) {
+    if (r.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+      return make_error(Errc::kInvalidPolicy, "proxy socket path too long: " + r.path);
+    }
+    auto fd = listen_loopback(r.port);
     VIGIL_TRY(fd);
     b.listeners_.push_back(std::move(fd).value());
+    b.targets_.push_back(r.path);
   }
   return b;
 }
@@ -117,7 +117,9 @@ Result<void> Bridge::attach(int epoll_fd) {
   return {};
 }
 
-void Bridge::accept_from(int epoll_fd, int listener) {
+void Bridge::accept_from(int epoll_fd, std::size_t index) {
+  const int listener = listeners_[index].get();
+  const std::string& target = targets_[index];
   while (true) {
     UniqueFd client(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client) return;                                    // EAGAIN: accepted everything pending
@@ -126,7 +128,7 @@ void Bridge::accept_from(int epoll_fd, int listener) {
     if (!up) continue;
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
-    std::memcpy(a.sun_path, unix_path_.c_str(), unix_path_.size());
+    std::memcpy(a.sun_path, target.c_str(), target.size());
     if (::connect(up.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 &&
         errno != EINPROGRESS && errno != EAGAIN) {
       continue;  // the proxy is gone: the client sees its connection closed
@@ -189,7 +191,7 @@ bool Bridge::handle(int epoll_fd, std::uint64_t tag, std::uint32_t /*events*/) {
   if ((tag & kBridgeTagBit) == 0) return false;
   if ((tag & 3) == 3) {
     const std::size_t index = static_cast<std::size_t>((tag & ~kBridgeTagBit) >> 2);
-    if (index < listeners_.size()) accept_from(epoll_fd, listeners_[index].get());
+    if (index < listeners_.size()) accept_from(epoll_fd, index);
     return true;
   }
   const std::uint64_t id = (tag & ~kBridgeTagBit) >> 2;

@@ -27,8 +27,15 @@ inline constexpr std::size_t kMaxRelayedConnections = 512;
 
 class Bridge {
  public:
-  // Binds and listens on 127.0.0.1:port for each port; connections go to `unix_path`.
-  static Result<Bridge> listen(const std::vector<std::uint16_t>& ports, std::string unix_path);
+  // One listener: 127.0.0.1:port inside the sandbox, spliced to the Unix socket `path`
+  // (the session's proxy, or the relay to an external proxy the user runs:
+  // network.httpProxyPort / socksProxyPort).
+  struct Route {
+    std::uint16_t port = 0;
+    std::string path;
+  };
+  // Binds and listens on 127.0.0.1:port for each route.
+  static Result<Bridge> listen(const std::vector<Route>& routes);
 
   // Registers the listeners with `epoll_fd`. Call once.
   Result<void> attach(int epoll_fd);
@@ -44,11 +51,11 @@ class Bridge {
   struct Pipe;
   struct Pair;
   Bridge() = default;
-  void accept_from(int epoll_fd, int listener);
+  void accept_from(int epoll_fd, std::size_t index);
   void pump(int epoll_fd, Pair& p);
   void update_interest(int epoll_fd, Pair& p);
 
-  std::string unix_path_;
+  std::vector<std::string> targets_;  // by listener index
   std::vector<UniqueFd> listeners_;
   std::map<std::uint64_t, std::unique_ptr<Pair>> pairs_;  // by id
   std::uint64_t next_id_ = 1;

@@ -1,4 +1,5 @@
 #include "observer/cwd_cache.h"
+#include "observer/proc_dir.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,10 +27,8 @@ int CwdCache::get(pid_t pid, int* err) {
     if (e == 0 && now == it->second.id) return it->second.cwd.get();
     entries_.erase(it);  // moved, gone, or (ENOENT) a reused pid: looked up afresh
   }
-  char name[32];
-  std::snprintf(name, sizeof name, "/proc/%d", static_cast<int>(pid));
   Entry entry;
-  entry.proc_dir = UniqueFd(::open(name, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  entry.proc_dir = UniqueFd(::open(init::proc_dir(pid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!entry.proc_dir) {
     *err = errno;
     return -1;

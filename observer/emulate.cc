@@ -1,4 +1,5 @@
 #include "observer/emulate.h"
+#include "observer/proc_dir.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -8,6 +9,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -78,9 +80,7 @@ UniqueFd caller_fd(pid_t pid, int fd, int* err) {
 }
 
 UniqueFd caller_cwd(pid_t pid, int* err) {
-  char name[48];
-  std::snprintf(name, sizeof name, "/proc/%d/cwd", static_cast<int>(pid));
-  UniqueFd fd(::open(name, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open((proc_dir(pid) + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd) *err = errno;
   return fd;
 }
@@ -121,8 +121,14 @@ Base base_of(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
     int err = 0;
     switch (r.kind) {
       case MagicRoute::Kind::kNone:
-      case MagicRoute::Kind::kCallerProc:
         break;  // absolute in the shared root
+      case MagicRoute::Kind::kCallerProc:
+        // "/proc/<pid>/...": the caller's own entry, wherever /proc numbers it.
+        if (outer_proc()) {
+          const std::size_t own = ("/proc/" + std::to_string(pid)).size();
+          b.rest = proc_dir(pid) + b.rest.substr(std::min(own, b.rest.size()));
+        }
+        break;
       case MagicRoute::Kind::kCallerFd: {
         UniqueFd fd = caller_fd(pid, r.fd, &err);
         fetch(std::move(fd), err, "fd");
@@ -185,7 +191,7 @@ At locate(const PlannedPath& p, pid_t pid, CwdCache* cwds = nullptr) {
   if (at.base.caller_fd && at.base.rest.empty()) {
     // The caller's fd itself (/proc/self/fd/N): a name in procfs, where the kernel's own
     // answer for a name-changing call is what the caller gets.
-    at.parent = UniqueFd(::open(("/proc/" + std::to_string(pid) + "/fd").c_str(),
+    at.parent = UniqueFd(::open((proc_dir(pid) + "/fd").c_str(),
                                 O_PATH | O_DIRECTORY | O_CLOEXEC));
     at.last = std::to_string(at.base.caller_fd_number);
     at.error = at.parent ? 0 : errno;
@@ -434,9 +440,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
 }  // namespace
 
 std::size_t read_proc_file(pid_t pid, const char* file, char* buf, std::size_t size) {
-  char name[64];
-  std::snprintf(name, sizeof name, "/proc/%d/%s", static_cast<int>(pid), file);
-  UniqueFd fd(::open(name, O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open((proc_dir(pid) + "/" + file).c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd || size == 0) return 0;
   const ssize_t n = ::read(fd.get(), buf, size - 1);
   if (n <= 0) return 0;

@@ -1,4 +1,5 @@
 #include "observer/notify_loop.h"
+#include "observer/proc_dir.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -29,9 +30,7 @@ std::string read_link(const char* path) {
 }
 
 std::string caller_cwd_name(pid_t pid) {
-  char name[48];
-  std::snprintf(name, sizeof name, "/proc/%d/cwd", static_cast<int>(pid));
-  return read_link(name);
+  return read_link((proc_dir(pid) + "/cwd").c_str());
 }
 
 // Field 4 of /proc/PID/stat, after the parenthesised command name (which may hold spaces
@@ -291,8 +290,9 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
 // all (the end). What ran is /proc/PID/exe after the exec, not the name read before it.
 void Observer::settle_execs(pid_t caller) {
   for (auto it = pending_execs_.begin(); it != pending_execs_.end();) {
-    const std::string now = read_link(("/proc/" + std::to_string(it->pid) + "/exe").c_str());
-    const bool gone = ::access(("/proc/" + std::to_string(it->pid)).c_str(), F_OK) != 0;
+    const std::string dir = proc_dir(it->pid);
+    const std::string now = read_link((dir + "/exe").c_str());
+    const bool gone = ::access(dir.c_str(), F_OK) != 0;
     const bool done = caller == -1 || it->pid == caller || gone || (!now.empty() && now != it->before);
     if (!done) {
       it->at_ms = now_ms();  // not yet: looked at again a while later, not in a spin
@@ -335,7 +335,7 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
                                            MagicRoute::Kind::kCallerFd;
     e.claimed = plan.on_fd ? caller_fd_target(n.pid, plan.target.dirfd)
                            : name_of(plan.target, n.pid);
-    e.before = read_link(("/proc/" + std::to_string(n.pid) + "/exe").c_str());
+    e.before = read_link((proc_dir(n.pid) + "/exe").c_str());
     e.cwd = caller_cwd_name(n.pid);
     e.ppid = parent_of(n.pid);
     listener_->answer_continue(n.id);

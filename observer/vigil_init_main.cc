@@ -1,5 +1,6 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
-//   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
+//   vigil-init [--proxy-socket PATH] [--http-socket PATH] [--socks-socket PATH]
+//              [--events-fd N [--overflow drop] [--no-sync-wake-up]]
 //              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
 //              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
@@ -28,6 +29,7 @@
 #include "observer/mount_table.h"
 #include "observer/notify_loop.h"
 #include "observer/pid1.h"
+#include "observer/proc_dir.h"
 #include "observer/worker.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/display_text.h"
@@ -61,6 +63,10 @@ bool parse_rlimit(const char* arg, std::vector<vigil::init::WorkerSpec::Rlimit>*
 
 int main(int argc, char** argv) {
   const char* proxy_socket = nullptr;
+  // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
+  // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
+  const char* http_socket = nullptr;
+  const char* socks_socket = nullptr;
   int events_fd = -1;
   int program_fd = -1;
   std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
@@ -74,6 +80,22 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {
       proxy_socket = argv[cmd + 1];
       cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--http-socket") == 0 && cmd + 1 < argc) {
+      http_socket = argv[cmd + 1];
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--socks-socket") == 0 && cmd + 1 < argc) {
+      socks_socket = argv[cmd + 1];
+      cmd += 2;
+      continue;
+    }
+    // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
+    if (std::strcmp(argv[cmd], "--outer-proc") == 0) {
+      vigil::init::set_outer_proc(true);
+      cmd += 1;
       continue;
     }
     if (std::strcmp(argv[cmd], "--events-fd") == 0 && cmd + 1 < argc) {
@@ -171,7 +193,8 @@ int main(int argc, char** argv) {
   std::optional<vigil::init::Bridge> bridge;
   if (proxy_socket != nullptr) {
     auto b = vigil::init::Bridge::listen(
-        {vigil::init::kHttpProxyPort, vigil::init::kSocksProxyPort}, proxy_socket);
+        {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
+         {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
     if (!b) {
       vigil::print_error("cannot start the proxy bridge: " + b.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);

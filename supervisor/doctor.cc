@@ -148,8 +148,32 @@ std::vector<Finding> diagnose(const HostFacts& f) {
                  f.caps.enforced ? ""
                                  : "see the message: a cgroup vigil may manage, or "
                                    "vigil.limits.processes set to 0"});
+  if (!f.trial_error.empty()) {
+    const bool proc = f.trial_error.find("proc") != std::string::npos;
+    out.push_back(
+        {"trial_sandbox", L::kMiss, "a trial sandbox (bwrap as vigil run makes one)",
+         f.trial_error,
+         proc ? "this /proc has masked entries (a container), so a new /proc is refused to a "
+                "user namespace: set \"enableWeakerNestedSandbox\": true in the settings "
+                "(weaker: the command then sees the container's processes), or give the "
+                "container an unmasked /proc (docker run --security-opt systempaths=unconfined)"
+              : "bwrap's message above names what it could not do"});
+  }
   for (const auto& m : f.odd_mounts) {
-    out.push_back({"odd_mount", L::kNote, m.mount_point, m.fstype + ": " + m.what, kOddMountFix});
+    switch (m.trial) {
+      case OddMount::Trial::kNotTried:
+        out.push_back(
+            {"odd_mount", L::kNote, m.mount_point, m.fstype + ": " + m.what, kOddMountFix});
+        break;
+      case OddMount::Trial::kReadOnly:
+        out.push_back({"odd_mount", L::kNote, m.mount_point,
+                       m.fstype + ": " + m.what + "; read-only in a trial sandbox", ""});
+        break;
+      case OddMount::Trial::kWritable:
+        out.push_back({"odd_mount", L::kMiss, m.mount_point, m.fstype + ": " + m.what,
+                       writable_mount_fix(m.mount_point)});
+        break;
+    }
   }
   return out;
 }

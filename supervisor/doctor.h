@@ -37,8 +37,11 @@ struct HostFacts {
   // gatekeeper); without it writes are witnessed, best-effort.
   bool seccomp_addfd_send = false;
   std::string seccomp_error;
-  // Host mounts bwrap may fail to make read-only (odd_mounts.h), listed before a run.
+  // Host mounts bwrap may fail to make read-only (odd_mounts.h), listed before a run and
+  // judged by a trial sandbox (bwrap as `vigil run` makes one, this user's privileges).
   std::vector<OddMount> odd_mounts;
+  // The trial sandbox's failure, bwrap's first line ("" = it ran, or was not tried).
+  std::string trial_error;
   // The default vigil.limits on this host (core/cap_plan.h): the mechanism per cap
   // ("cgroup v2", "cgroup v1", "rlimit", "none"), or why none can be enforced.
   struct Caps {

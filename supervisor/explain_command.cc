@@ -14,6 +14,8 @@
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/path_expand.h"
+#include "supervisor/external_proxy.h"
+#include "supervisor/git_safe_env.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/sandbox_plan.h"
 
@@ -93,6 +95,7 @@ std::vector<std::string> network_lines(const NetworkPolicy& net) {
   if (!net.denied_resolved_addresses.empty())
     out.push_back("network: refused addresses (network.deniedResolvedAddresses): " +
                   list(net.denied_resolved_addresses));
+  for (auto& l : external_proxy_lines(net)) out.push_back(std::move(l));
   return out;
 }
 
@@ -138,6 +141,7 @@ int cmd_explain(const ExplainArgs& args) {
   in.cwd = prepared->policy.cwd;
   in.setenv = {{"TMPDIR", kExplainTmp}};
   in.kernel_masks = present_kernel_masks();
+  in.weaker_nested = prepared->policy.weaker_nested_sandbox;
   in.empty_file = "/tmp/vigil-session/empty";  // as kExplainTmp: the session's, at run time
   in.json_status_fd = 3;
   in.command = {"CMD..."};
@@ -158,6 +162,8 @@ int cmd_explain(const ExplainArgs& args) {
   }
   for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", escape_text(n).c_str());
   for (const auto& l : network_lines(prepared->policy.net))
+    std::printf("# %s\n", escape_text(l).c_str());
+  for (const auto& l : git_safe_directory_lines(prepared->policy.git_safe_directories))
     std::printf("# %s\n", escape_text(l).c_str());
   return 0;
 }

@@ -18,11 +18,31 @@ struct OddMount {
   std::string mount_point;
   std::string fstype;
   std::string what;  // why it is odd, for a person
+  // What `vigil doctor`'s trial sandbox (bwrap binding / read-only, as `vigil run` does,
+  // with this user's privileges) made of it: not tried (no bwrap), read-only, or left
+  // writable, which makes the launch check refuse every run (launch_check.h).
+  enum class Trial { kNotTried, kReadOnly, kWritable };
+  Trial trial = Trial::kNotTried;
 };
 
 // The odd mounts of a host table, in its order; the mounts below an odd one (a /sys
 // bind's cgroup tree) are folded into it.
 std::vector<OddMount> find_odd_mounts(const std::vector<init::Mount>& host);
+
+// The trial: `trial` is the mount table of a sandbox bwrap made with --ro-bind / / (read
+// from inside it). Marks each odd mount read-only or writable there, and adds every other
+// host mount the trial left writable (bwrap skips a submount it cannot reach, e.g. one
+// below a directory this user may not enter), but bwrap's own /dev and /proc. A trial
+// table that lacks an odd mount leaves it kNotTried. Pure.
+void judge_in_trial(const std::vector<init::Mount>& host, const std::vector<init::Mount>& trial,
+                    std::vector<OddMount>* odd);
+
+// Filesystems whose writable mounts give no write to a host file outside the plan: the
+// launch check lets them be (launch_check.cc, kernel_or_scratch), so the trial does too.
+bool harmless_when_writable(std::string_view fstype);
+
+// The fix for a mount the trial left writable: a denyRead hides it, or unmount it.
+std::string writable_mount_fix(const std::string& mount_point);
 
 // What vigil does with them, and the fix when a run refuses one.
 inline constexpr const char* kOddMountFix =

@@ -123,7 +123,25 @@ HostFacts gather() {
   f.seccomp_addfd_send = sc.addfd_send;
   f.seccomp_error = sc.error;
   // Host mounts every sandbox carries that bwrap may fail to make read-only.
-  if (auto host_mounts = init::load_mount_table()) f.odd_mounts = find_odd_mounts(*host_mounts);
+  // Then tried: a sandbox bwrap makes as `vigil run` does (everything bound read-only),
+  // with this user's privileges, reporting its own mount table.
+  if (auto host_mounts = init::load_mount_table()) {
+    f.odd_mounts = find_odd_mounts(*host_mounts);
+    if (!f.bwrap.empty() && f.bwrap_userns_error.empty()) {
+      auto [trial_status, trial_out] = run_capture({f.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind",
+                                        "/", "/", "--dev", "/dev", "--proc", "/proc", "--",
+                                        "/bin/cat", "/proc/self/mountinfo"});
+      auto trial = trial_status == 0 ? init::parse_mountinfo(trial_out)
+                               : Result<std::vector<init::Mount>>(
+                                     make_error(Errc::kSystem, first_line(trial_out)));
+      if (trial) {
+        judge_in_trial(*host_mounts, *trial, &f.odd_mounts);
+      } else {
+        f.trial_error = trial.error().message.empty() ? "exit " + std::to_string(trial_status)
+                                                      : trial.error().message;
+      }
+    }
+  }
   // The resource caps the default vigil.limits get here (cap_plan.h): which mechanism.
   const auto caps = build_cap_plan(LimitsOptions{}, probe_host_limits());
   f.caps.enforced = static_cast<bool>(caps);

@@ -20,6 +20,8 @@
 #include "supervisor/core/ignore_violations.h"
 #include "supervisor/core/path_expand.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/external_proxy.h"
+#include "supervisor/git_safe_env.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
@@ -237,7 +239,13 @@ Result<SandboxedOutcome> run_sandboxed(
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
                                 /*own_loopback=*/true);
+  for (auto& kv : git_safe_directory_env(prepared->policy.git_safe_directories,
+                                         env_value(cmd.env, "GIT_CONFIG_COUNT")))
+    in.setenv.push_back(std::move(kv));
   in.late_ro_binds = {session->proxy_socket()};
+  // network.httpProxyPort / socksProxyPort: that bridge leads to the user's own proxy.
+  const ExternalBridges external = external_bridges(prepared->policy.net, session->proxy_socket());
+  in.late_ro_binds.insert(in.late_ro_binds.end(), external.binds.begin(), external.binds.end());
   // A log the session could rewrite proves nothing: write-denied inside, so it must exist
   // before bwrap binds it. As for any denied path in a writable root, every directory
   // from the root down to it is pinned (a mount point cannot be renamed): `mv ~/.local
@@ -258,6 +266,7 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   prepared->plan = build_plan(planned, prepared->protected_paths);
   in.kernel_masks = present_kernel_masks();
+  in.weaker_nested = prepared->policy.weaker_nested_sandbox;
   in.empty_file = session->empty_file();
   in.json_status_fd = status->write.get();
   in.command = cmd.command;
@@ -272,10 +281,12 @@ Result<SandboxedOutcome> run_sandboxed(
   in.init_args = {"--events-fd",    std::to_string(events->write.get()),
                   "--program-fd",   std::to_string(program_pipe->read.get()),
                   "--proxy-socket", session->proxy_socket()};
+  in.init_args.insert(in.init_args.end(), external.init_args.begin(), external.init_args.end());
   if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
+  if (in.weaker_nested) in.init_args.push_back("--outer-proc");
   if (store) {
     in.init_args.insert(in.init_args.end(),
                         {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",

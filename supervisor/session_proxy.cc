@@ -1,5 +1,7 @@
 #include "supervisor/session_proxy.h"
 
+#include "supervisor/external_proxy.h"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -100,6 +102,19 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
   p->server_ = std::move(server).value();
   VIGIL_TRY_VOID(p->server_->listen(where));
   p->bound_ = p->server_->local_address();
+  if (where.kind == proxy::ListenAddress::Kind::kUnix) {
+    using Kind = proxy::ExternalRelay::Kind;
+    for (auto [port, kind, path, origin] :
+         {std::tuple{net.external_http_port, Kind::kHttp, external_http_socket(where.path),
+                     "network.httpProxyPort"},
+          std::tuple{net.external_socks_port, Kind::kSocks5, external_socks_socket(where.path),
+                     "network.socksProxyPort"}}) {
+      if (port == 0) continue;
+      auto relay = proxy::ExternalRelay::create(p->io_, path, kind, port, origin, p->sink_);
+      VIGIL_TRY(relay);
+      p->relays_.push_back(std::move(relay).value());
+    }
+  }
   return p;
 }
 
@@ -107,6 +122,7 @@ void SessionProxy::serve() {
   if (serving_ || stopped_) return;
   serving_ = true;
   server_->start();
+  for (auto& r : relays_) r->start();
   // The thread starts with every signal blocked (a new thread inherits its creator's
   // mask): SIGCHLD and the forwarded signals must reach the supervisor's signalfd on the
   // main thread, never be taken by this one.
@@ -126,12 +142,14 @@ void SessionProxy::stop() {
   // The sandbox is gone when this runs: nothing will connect again; cut what is left.
   // (No server when start() failed before making one: a bad allowlist pattern.)
   if (server_) server_->abort();
+  for (auto& r : relays_) r->abort();
   io_.stop();
   if (thread_.joinable()) thread_.join();
   // io_.stop() can win the race with the posted abort(): the listener would stay open
   // (and, in TCP mode, keep accepting into its backlog) until the destructor. The
   // io_context is not running any more, so the server may be destroyed here.
   server_.reset();
+  relays_.clear();
 }
 
 SessionProxy::~SessionProxy() { stop(); }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proxy/events.h"
+#include "proxy/external_relay.h"
 #include "proxy/server.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
@@ -51,7 +52,9 @@ class SessionProxy {
   // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path)
   // and binds `where`, without serving yet: connections wait in the backlog until serve().
   // So a launcher binds the socket before the sandbox that binds it in exists, and serves
-  // once its session log is open. On Linux `where` is <session>/proxy.sock (vigil-init's
+  // once its session log is open. With network.httpProxyPort / socksProxyPort and a Unix
+  // `where`, the relays to the user's proxy are bound beside it (external_proxy.h).
+  // On Linux `where` is <session>/proxy.sock (vigil-init's
   // bridges reach it); macOS has no bridge: the sandboxed command reaches the proxy
   // directly at tcp:127.0.0.1:PORT (port 0: the kernel picks a free one; local_address()
   // says which), and the Seatbelt profile allows exactly that port.
@@ -88,6 +91,9 @@ class SessionProxy {
   boost::asio::io_context io_;
   std::shared_ptr<Sink> sink_;
   std::unique_ptr<proxy::Server> server_;
+  // network.httpProxyPort / socksProxyPort: relays to the user's proxy, on sockets beside
+  // proxy.sock (supervisor/external_proxy.h), on the same thread as the proxy.
+  std::vector<std::unique_ptr<proxy::ExternalRelay>> relays_;
   std::thread thread_;
   proxy::ListenAddress bound_;
   bool serving_ = false;

@@ -77,6 +77,12 @@ struct NetworkPolicy {
   std::vector<std::string> allow_unix_sockets;               // macOS only
   std::vector<std::string> allow_mach_lookup;                // macOS only
   ParentProxySettings parent_proxy;                          // all empty: connect directly
+  // network.httpProxyPort / socksProxyPort (srt): an external proxy the user runs on the
+  // host's 127.0.0.1. That bridge then leads to it, not to vigil's proxy: the external
+  // proxy decides those requests (the allowlist above does not apply to them), and vigil
+  // records each connection as passed on undecided. 0 = vigil's own proxy.
+  std::uint16_t external_http_port = 0;
+  std::uint16_t external_socks_port = 0;
 };
 
 struct MacosOptions {
@@ -135,6 +141,13 @@ struct Policy {
   VigilOptions vigil;
   std::optional<std::string> bwrap_path;  // settings "bwrapPath"
   std::vector<IgnoreRule> ignore_violations;
+  // git.safeDirectories (srt): absolute directories git may trust although another uid
+  // owns them (supervisor/git_safe_env.h); as written, ~ and relative paths expanded.
+  std::vector<std::string> git_safe_directories;
+  // enableWeakerNestedSandbox (srt): for a container whose /proc cannot be mounted again
+  // (bwrap: "Can't mount proc"): the sandbox keeps the container's /proc
+  // (bwrap/argv_builder.h says what that gives up).
+  bool weaker_nested_sandbox = false;
   // Settings that were accepted but have no effect on this platform, said out loud.
   std::vector<std::string> warnings;
 };

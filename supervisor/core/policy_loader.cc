@@ -40,24 +40,29 @@ constexpr KeySpec kTopKeys[] = {
      "does not terminate TLS",
      "keep a credential file from the command with filesystem.denyRead, and unset a secret "
      "environment variable before `vigil run`"},
-    {"enableWeakerNestedSandbox", Support::kUnsupportedIfOn, "a weaker nested sandbox",
-     "inside a container, let bwrap make user namespaces (`vigil doctor` names the fix), or run "
-     "with --sandbox off, which says loudly that nothing is confined"},
+    {"enableWeakerNestedSandbox", Support::kHandled, "", ""},
     {"allowNestedUserNamespaces", Support::kUnsupportedIfOn,
      "nested user namespaces would let the command undo the write denies",
      "run a tool that needs its own namespaces (a browser sandbox, podman) outside vigil"},
     {"javaAgentJarPath", Support::kUnsupported, "vigil has no JVM proxy agent",
      "pass the proxy to Java yourself: JAVA_TOOL_OPTIONS=\"-Dhttps.proxyHost=127.0.0.1 "
      "-Dhttps.proxyPort=<port of $HTTPS_PROXY>\""},
-    {"git", Support::kUnsupported, "injected git configuration",
-     "set safe.directory with GIT_CONFIG_COUNT/GIT_CONFIG_KEY_0/GIT_CONFIG_VALUE_0 in the "
-     "command's environment"},
+    {"git", Support::kHandled, "", ""},
     {"ripgrep", Support::kNotApplicable, "vigil scans for mandatory denies with its own walker",
      ""},
     {"seccomp", Support::kNotApplicable, "vigil installs its own seccomp filters", ""},
     {"socatPath", Support::kNotApplicable, "vigil bridges the proxy without socat", ""},
     {"windows", Support::kNotApplicable, "Windows-only settings", ""},
 };
+
+// enableWeakerNestedSandbox, said at every launch and in explain (bwrap/argv_builder.h).
+constexpr std::string_view kWeakerNestedWarning =
+    "enableWeakerNestedSandbox weakens the sandbox: it keeps the container's /proc (read-only) "
+    "instead of mounting its own, so the command sees every process of the container, can read "
+    "their command lines and, for those of its own user that are dumpable, their environment "
+    "and (through /proc/PID/root and /proc/PID/cwd) their view of the files, which the mounts "
+    "do not confine; use it only inside a container that is itself the boundary, and prefer "
+    "letting the container mount /proc (`vigil doctor` says how)";
 
 // Said by every TLS-termination key: what vigil filters on instead.
 constexpr std::string_view kNoTls =
@@ -74,12 +79,8 @@ constexpr KeySpec kNetworkKeys[] = {
     {"strictAllowlist", Support::kHandled, "", ""},
     {"allowAllUnixSockets", Support::kUnsupportedIfOn, "dropping the unix-socket filter",
      "list the sockets the command needs in network.allowUnixSockets"},
-    {"httpProxyPort", Support::kUnsupported,
-     "an external HTTP proxy in place of vigil's (vigil's proxy decides every connection)",
-     "remove the key: vigil starts its own proxy and reports what it refuses"},
-    {"socksProxyPort", Support::kUnsupported,
-     "an external SOCKS proxy in place of vigil's (vigil's proxy decides every connection)",
-     "remove the key: vigil starts its own proxy and reports what it refuses"},
+    {"httpProxyPort", Support::kHandled, "", ""},
+    {"socksProxyPort", Support::kHandled, "", ""},
     {"mitmProxy", Support::kUnsupported, "routing through a MITM proxy's unix socket", kNoTls},
     {"filterRequest", Support::kUnsupported,
      "a JavaScript callback, which a settings file cannot hold", kNoTls},
@@ -90,6 +91,10 @@ constexpr KeySpec kNetworkKeys[] = {
     {"ambiguousRequestTarget", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
     {"tlsTerminate", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
     {"parentProxy", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kGitKeys[] = {
+    {"safeDirectories", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kParentProxyKeys[] = {
@@ -158,6 +163,7 @@ constexpr KeyLevel kLevels[] = {
     {"", kTopKeys},
     {"network", kNetworkKeys},
     {"network.parentProxy", kParentProxyKeys},
+    {"git", kGitKeys},
     {"filesystem", kFilesystemKeys},
     {"vigil", kVigilKeys},
     {"vigil.observer", kVigilObserverKeys},
@@ -245,11 +251,24 @@ class Loader {
     if (auto r = read_bool(root, "", "allowAppleEvents", &p_->macos.allow_apple_events); !r)
       return r;
     if (auto r = read_bool(root, "", "allowPty", &p_->macos.allow_pty); !r) return r;
+    if (auto r = read_bool(root, "", "enableWeakerNestedSandbox", &p_->weaker_nested_sandbox); !r)
+      return r;
+    if (p_->weaker_nested_sandbox) {
+#if defined(__APPLE__)
+      p_->warnings.push_back(std::string(source_) +
+                             ": enableWeakerNestedSandbox has no effect on macOS (Linux only)");
+#else
+      p_->warnings.push_back(std::string(source_) + ": " + std::string(kWeakerNestedWarning));
+#endif
+    }
     if (auto it = root.find("vigil"); it != root.end()) {
       if (auto r = load_vigil(*it); !r) return r;
     }
     if (auto it = root.find("ignoreViolations"); it != root.end()) {
       if (auto r = load_ignore_violations(*it); !r) return r;
+    }
+    if (auto it = root.find("git"); it != root.end()) {
+      if (auto r = load_git(*it); !r) return r;
     }
     return {};
   }
@@ -357,6 +376,10 @@ class Loader {
                              "allow list is refused (to be asked instead, set "
                              "vigil.network.ask and run an agent session)");
     }
+    for (auto [key, out] : {std::pair{"httpProxyPort", &n.external_http_port},
+                            std::pair{"socksProxyPort", &n.external_socks_port}}) {
+      if (auto r = load_external_port(net, key, out); !r) return r;
+    }
     if (auto it = net.find("parentProxy"); it != net.end()) {
       const std::string sub = "network.parentProxy";
       if (!it->is_object()) return type_error(sub, *it, "an object");
@@ -382,6 +405,33 @@ class Loader {
       }
     }
     return {};
+  }
+
+  // network.httpProxyPort / socksProxyPort: a port of the host's 127.0.0.1, where the
+  // user runs a proxy of their own. Said loudly: that proxy decides, not vigil's lists.
+  Result<void> load_external_port(const json& net, const char* key, std::uint16_t* out) {
+    auto it = net.find(key);
+    if (it == net.end()) return {};
+    const std::string sub = json_path_key("network", key);
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() < 1 ||
+        it->get<std::uint64_t>() > 65535) {
+      return fail(sub, "expected a port number from 1 to 65535, got " + it->dump());
+    }
+#if defined(__APPLE__)
+    return fail(sub,
+                "not supported on macOS yet (the Seatbelt profile reaches only vigil's own "
+                "proxy); instead, remove the key, or set network.parentProxy to chain vigil's "
+                "proxy to yours");
+#else
+    *out = static_cast<std::uint16_t>(it->get<std::uint64_t>());
+    const bool http = std::string_view(key) == "httpProxyPort";
+    p_->warnings.push_back(
+        std::string(source_) + ": " + sub + ": " + (http ? "HTTP" : "SOCKS5") +
+        " traffic goes to your proxy on 127.0.0.1:" + std::to_string(*out) +
+        ", which decides it: vigil's allowedDomains, deniedDomains and address guard do not "
+        "apply to it; vigil records each connection it passes on as not decided by vigil");
+    return {};
+#endif
   }
 
   // An entry is a path string, or {"path": "...", "literal": true} for a name that
@@ -489,6 +539,28 @@ class Loader {
     if (auto r = load_paths(fs, "denyWrite", false, &f.deny_write, &f.deny_write_globs); !r)
       return r;
     return read_bool(fs, "filesystem", "allowGitConfig", &f.allow_git_config);
+  }
+
+  // git.safeDirectories: directories, expanded as every settings path; a trailing "/"
+  // is dropped (git compares the repository's top level exactly).
+  Result<void> load_git(const json& g) {
+    if (!g.is_object()) return type_error("git", g, "an object");
+    if (auto r = check_keys(g, "git", kGitKeys); !r) return r;
+    std::vector<std::string> written;
+    if (auto r = read_strings(g, "git", "safeDirectories", &written); !r) return r;
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      const std::string ep = json_path_index("git.safeDirectories", i);
+      if (written[i].empty()) return fail(ep, "an empty path (git would read it as a reset)");
+      if (written[i] == "*") {
+        return fail(ep, "\"*\" would trust every repository; list the directories instead");
+      }
+      auto expanded = expand_settings_path(written[i], ctx_.cwd, ctx_.home);
+      if (!expanded) return fail(ep, expanded.error().message);
+      std::string d = lexically_normal(*expanded);
+      while (d.size() > 1 && d.back() == '/') d.pop_back();
+      p_->git_safe_directories.push_back(std::move(d));
+    }
+    return {};
   }
 
   // {"<command substring>" or "*": ["<substring of the violation's target>", ...]}, as srt.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -182,6 +183,30 @@ TEST(ArgvBuilderTest, NoPlanNoOptionalOptions) {
   in.json_status_fd = -1;
   in.command.clear();
   EXPECT_EQ(flatten(build_bwrap_args(in)), concat(kPrologue, {"--"}));
+}
+
+// enableWeakerNestedSandbox: the only change is the missing --proc (the container's
+// /proc stays, from the read-only bind of /); the namespaces, the /dev and the masks
+// are the same, and the rule says what the sandbox gives up.
+TEST(ArgvBuilderTest, WeakerNestedSandboxKeepsTheContainersProc) {
+  BwrapInputs in;
+  in.command = {"ls"};
+  in.kernel_masks = {{"/proc/sys", MaskKind::kReadOnly, true, "sysctl"}};
+  const Tokens normal = flatten(build_bwrap_args(in));
+  in.weaker_nested = true;
+  const auto args = build_bwrap_args(in);
+  const Tokens weaker = flatten(args);
+  Tokens expected = normal;
+  const auto proc = std::find(expected.begin(), expected.end(), "--proc");
+  ASSERT_NE(proc, expected.end());
+  expected.erase(proc, proc + 2);
+  EXPECT_EQ(weaker, expected);
+  EXPECT_EQ(std::count(weaker.begin(), weaker.end(), "--unshare-all"), 1);
+  EXPECT_EQ(std::count(weaker.begin(), weaker.end(), "/proc/sys"), 2) << "the masks stay";
+  bool said = false;
+  for (const auto& a : args)
+    said = said || a.rule.find("every process of the container") != std::string::npos;
+  EXPECT_TRUE(said) << "explain must show the weakening";
 }
 
 // Each kind of kernel mask as a row, and their place: after every policy mount (a

@@ -143,6 +143,71 @@ TEST(SrtKeysTest, SrtReadmeExampleIsAccepted) {
   EXPECT_EQ(got->fs.allow_write[1].literal, "/nonexistent-vigil/proj/src");
 }
 
+// The keys honoured since the table first refused them: what each one sets, and the
+// loud part of the ones that hand a decision away.
+TEST(SrtKeysTest, ExternalProxyPortsAreHonouredAndSayWhoDecides) {
+  auto got = parse_policy(R"({"network": {"httpProxyPort": 8080, "socksProxyPort": 1081}})",
+                          "s.json", kNowhere);
+#if defined(__APPLE__)
+  ASSERT_FALSE(got.ok());
+#else
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->net.external_http_port, 8080);
+  EXPECT_EQ(got->net.external_socks_port, 1081);
+  ASSERT_EQ(got->warnings.size(), 2u);
+  EXPECT_EQ(got->warnings[0],
+            "s.json: network.httpProxyPort: HTTP traffic goes to your proxy on 127.0.0.1:8080, "
+            "which decides it: vigil's allowedDomains, deniedDomains and address guard do not "
+            "apply to it; vigil records each connection it passes on as not decided by vigil");
+  EXPECT_NE(got->warnings[1].find("network.socksProxyPort: SOCKS5 traffic"), std::string::npos);
+#endif
+  for (const char* bad : {"0", "65536", "\"3128\"", "-1", "1.5"}) {
+    SCOPED_TRACE(bad);
+    auto b = parse_policy(std::string(R"({"network": {"httpProxyPort": )") + bad + "}}",
+                          "s.json", kNowhere);
+    ASSERT_FALSE(b.ok());
+    EXPECT_NE(b.error().message.find("expected a port number from 1 to 65535"),
+              std::string::npos)
+        << b.error().message;
+  }
+}
+
+TEST(SrtKeysTest, WeakerNestedSandboxIsHonouredWithItsWeakeningSaid) {
+  auto got = parse_policy(R"({"enableWeakerNestedSandbox": true})", "s.json", kNowhere);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(got->weaker_nested_sandbox);
+  ASSERT_EQ(got->warnings.size(), 1u);
+#if !defined(__APPLE__)
+  EXPECT_NE(got->warnings[0].find("keeps the container's /proc"), std::string::npos);
+  EXPECT_NE(got->warnings[0].find("/proc/PID/root"), std::string::npos);
+#endif
+  auto off = parse_policy(R"({"enableWeakerNestedSandbox": false})", "s.json", kNowhere);
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->weaker_nested_sandbox);
+  EXPECT_TRUE(off->warnings.empty());
+}
+
+TEST(SrtKeysTest, GitSafeDirectoriesAreExpandedAndChecked) {
+  auto got = parse_policy(R"({"git": {"safeDirectories": ["~/repo/", "sub", "/srv/r"]}})",
+                          "s.json", kNowhere);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->git_safe_directories,
+            (std::vector<std::string>{"/nonexistent-vigil/home/repo",
+                                      "/nonexistent-vigil/proj/sub", "/srv/r"}));
+  const std::pair<const char*, const char*> rows[] = {
+      {R"({"git": {"safeDirectories": ["*"]}})", "would trust every repository"},
+      {R"({"git": {"safeDirectories": [""]}})", "an empty path"},
+      {R"({"git": {"safeDirectories": "/x"}})", "expected an array of strings"},
+      {R"({"git": {"safeDirectory": []}})", "did you mean safeDirectories?"},
+  };
+  for (const auto& [text, want] : rows) {
+    SCOPED_TRACE(text);
+    auto b = parse_policy(text, "s.json", kNowhere);
+    ASSERT_FALSE(b.ok());
+    EXPECT_NE(b.error().message.find(want), std::string::npos) << b.error().message;
+  }
+}
+
 TEST(SrtKeysTest, BadIgnoreViolations) {
   const std::pair<const char*, const char*> rows[] = {
       {R"({"ignoreViolations": []})",

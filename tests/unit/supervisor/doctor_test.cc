@@ -209,6 +209,46 @@ std::vector<Row> rows() {
                        "filesystem.denyRead (a tmpfs hides it) or unmount it\n"
                        "vigil can sandbox commands here.\n"});
   }
+  {
+    // The trial sandbox judged them: one read-only (nothing to do), one left writable
+    // (every run is refused until it is hidden or unmounted).
+    HostFacts f = good();
+    f.odd_mounts.push_back({"/tmp/a/sys", "sysfs", "another root's /sys",
+                            OddMount::Trial::kReadOnly});
+    f.odd_mounts.push_back({"/tmp/b/sys", "sysfs", "another root's /sys",
+                            OddMount::Trial::kWritable});
+    out.push_back({"odd mounts tried", f,
+                   kBwrapOk +
+                       "ok   user namespaces                                bwrap can make a user "
+                       "namespace\n" +
+                       kNotifOk + kSyncOk +
+                       "note /tmp/a/sys                                     sysfs: another root's "
+                       "/sys; read-only in a trial sandbox\n"
+                       "MISS /tmp/b/sys                                     sysfs: another root's "
+                       "/sys\n"
+                       "     fix: bwrap left it writable in a trial sandbox, so `vigil run` refuses "
+                       "to start while it is mounted: add \"/tmp/b/sys\" to filesystem.denyRead "
+                       "(a tmpfs hides it), or unmount it (sudo umount -R /tmp/b/sys)\n" +
+                       kCannot});
+  }
+  {
+    // In a container whose /proc has masked entries: the trial names the key that runs.
+    HostFacts f = good();
+    f.trial_error = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";
+    out.push_back(
+        {"trial refused a new /proc", f,
+         kBwrapOk +
+             "ok   user namespaces                                bwrap can make a user "
+             "namespace\n" +
+             kNotifOk + kSyncOk +
+             "MISS a trial sandbox (bwrap as vigil run makes one) bwrap: Can't mount proc on "
+             "/newroot/proc: Operation not permitted\n"
+             "     fix: this /proc has masked entries (a container), so a new /proc is refused to a "
+             "user namespace: set \"enableWeakerNestedSandbox\": true in the settings (weaker: "
+             "the command then sees the container's processes), or give the container an "
+             "unmasked /proc (docker run --security-opt systempaths=unconfined)\n" +
+             kCannot});
+  }
   return out;
 }
 
