@@ -59,6 +59,7 @@ enum class Kind {
   kNetAsk,
   kNetAskAnswer,
   kLimitReached,
+  kFsImage,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -263,11 +264,31 @@ struct LimitReached {
   bool operator==(const LimitReached&) const = default;
 };
 
+// What one file was: before the command first changed it (phase "pre", from vigil-init,
+// just before the call: observer/capture.h) or when the command had ended ("post", from
+// the supervisor). Content is kept in the session's store under `sha256` when `stored`
+// (supervisor/core/content_store.h).
+struct FsImage {
+  std::string phase;  // "pre" or "post"
+  std::string path;   // absolute, in the sandbox's view
+  std::string type;   // "file", "symlink", "other" or "absent"
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;  // permission bits (07777)
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::string sha256;  // a file's content; "" when it could not be read
+  std::string target;  // a symlink's contents
+  bool stored = false;
+  std::string note;          // why the content was not kept ("not captured: over 16 MiB")
+  bool best_effort = false;  // no gatekeeper: the file may have changed before the image
+  bool operator==(const FsImage&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer, LimitReached>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage>;
 
 Kind kind_of(const Body& b);
 
