@@ -60,6 +60,11 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, sandbox_pid, 0)));
   if (!pidfd) return system_error("pidfd_open of the sandbox");
   const auto deadline = std::chrono::steady_clock::now() + budget;
+  // The host's table is read while bwrap still builds, off the path where it is held: it
+  // only vouches for sandbox mounts found at the same place with the same filesystem and
+  // root, so a host mount made after this read is refused, never let through.
+  auto host = init::load_mount_table();
+  VIGIL_TRY(host);
   std::vector<init::Mount> table;
   while (true) {
     // Opened anew each time: the file shows paths from the root the process had at open,
@@ -89,8 +94,6 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
       return make_error(Errc::kSystem, "the sandbox ended before its mounts were checked");
     }
   }
-  auto host = init::load_mount_table();
-  VIGIL_TRY(host);
   UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return system_error("open " + proc + "/root");
   LaunchTables t;

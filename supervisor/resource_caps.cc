@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
-#include <semaphore>
 #include <sstream>
 #include <thread>
 
@@ -53,9 +52,11 @@ bool has_word(const std::string& list, const std::string& word) {
   return false;
 }
 
-// This process's cgroup in each hierarchy: "" -> the v2 path; "pids", "memory" -> v1.
+// This thread's cgroup in each hierarchy: "" -> the v2 path; "pids", "memory" -> v1.
 std::string own_cgroup(const std::string& controller) {
-  std::istringstream in(read_text("/proc/self/cgroup"));
+  // The calling thread's: a launching thread sits in a command's v1 cgroups for the
+  // moment of its spawn (CommandCaps::enter), and the others must not take that for home.
+  std::istringstream in(read_text("/proc/thread-self/cgroup"));
   std::string line;
   while (std::getline(in, line)) {
     const auto a = line.find(':');
@@ -175,10 +176,6 @@ std::uint64_t sandbox_processes(pid_t init_pid) {
 }
 
 std::atomic<unsigned> g_serial{0};
-// Held from the move in (on the mover thread) to leave() (on the launching thread): the
-// whole process moves, so no other command may spawn meanwhile. A semaphore, because
-// another thread releases it.
-std::binary_semaphore g_spawn_sem{1};
 
 }  // namespace
 
@@ -233,11 +230,16 @@ Result<std::unique_ptr<CommandCaps>> CommandCaps::create(const CapPlan& plan) {
                            std::to_string(g_serial.fetch_add(1));
   for (const auto& parent : plan.cgroup_parents) {
     const std::string dir = parent + "/" + name;
-    if (::mkdir(dir.c_str(), 0755) != 0) {
+    // A vigil that was killed leaves its cgroups behind, and the name comes back with its
+    // pid. This process's pid and serial make the name ours now: one left empty is
+    // removed (rmdir fails on a cgroup with processes or children) and made anew.
+    if (::mkdir(dir.c_str(), 0755) != 0 &&
+        (errno != EEXIST || ::rmdir(dir.c_str()) != 0 || ::mkdir(dir.c_str(), 0755) != 0)) {
       return system_error("cannot make the command's cgroup " + dir +
                           " (vigil.limits; set its caps to 0 to run without them)");
     }
     caps->dirs_.push_back(dir);
+    caps->v2_.push_back(is_cgroup2(parent));
   }
   auto dir_of = [&](const std::string& parent) {
     for (std::size_t i = 0; i < plan.cgroup_parents.size(); ++i) {
@@ -253,13 +255,13 @@ Result<std::unique_ptr<CommandCaps>> CommandCaps::create(const CapPlan& plan) {
   for (const auto& w : plan.watches) {
     caps->base_.push_back(counter(dir_of(w.parent_dir) + "/" + w.file, w.key));
   }
-  if (!caps->dirs_.empty()) caps->mover_ = std::thread([c = caps.get()] { c->move_in(); });
   return caps;
 }
 
 CommandCaps::~CommandCaps() {
+  // (No leave() here: only the thread that entered may leave, and launch_bwrap always
+  // does, right after the spawn.)
   if (mover_.joinable()) mover_.join();
-  if (entered_) leave();
   // The sandbox's PID 1 took its PID namespace with it; what is left is on its way out.
   // Anything still there is killed, and each cgroup removed once empty (bounded wait).
   for (const auto& dir : dirs_) {
@@ -278,38 +280,54 @@ CommandCaps::~CommandCaps() {
   }
 }
 
-void CommandCaps::move_in() {
-  g_spawn_sem.acquire();
-  entered_ = true;
-  homes_.clear();
-  for (std::size_t i = 0; i < dirs_.size(); ++i) {
-    // Where this process is now in that hierarchy, for leave(): a v1 parent is this
-    // process's own cgroup; in v2 it is the cgroup above (or, in the root, the root).
-    const std::string& parent = plan_.cgroup_parents[i];
-    homes_.push_back(is_cgroup2(parent) ? join(v2_mount(), own_cgroup("")) : parent);
-    if (auto r = write_file(dirs_[i] + "/cgroup.procs", std::to_string(::getpid())); !r) {
-      moved_ = std::move(r);
-      return;
-    }
-  }
-  moved_ = Result<void>{};
-}
-
 Result<void> CommandCaps::enter() {
-  if (mover_.joinable()) mover_.join();
-  if (!moved_) return {};
-  if (!*moved_) {
-    leave();
-    return *moved_;
+  for (std::size_t i = 0; i < dirs_.size(); ++i) {
+    if (v2_[i]) continue;
+    entered_ = true;
+    if (auto r = write_file(dirs_[i] + "/tasks", "0"); !r) {
+      leave();
+      return r;
+    }
   }
   return {};
 }
 
 void CommandCaps::leave() {
   if (!entered_) return;
-  for (const auto& home : homes_) (void)write_file(home + "/cgroup.procs", std::to_string(::getpid()));
+  // In v1 the parent is this process's own cgroup (cap_plan.h): back where it was.
+  for (std::size_t i = 0; i < dirs_.size(); ++i) {
+    if (!v2_[i]) (void)write_file(plan_.cgroup_parents[i] + "/tasks", "0");
+  }
   entered_ = false;
-  g_spawn_sem.release();
+}
+
+void CommandCaps::begin_adopt(pid_t sandbox) {
+  if (mover_.joinable()) return;
+  bool any = false;
+  for (const bool v2 : v2_) any = any || v2;
+  if (!any) return;
+  moved_.reset();
+  mover_ = std::thread([this, sandbox] {
+    for (std::size_t i = 0; i < dirs_.size(); ++i) {
+      if (!v2_[i]) continue;
+      if (auto r = write_file(dirs_[i] + "/cgroup.procs", std::to_string(sandbox)); !r) {
+        moved_ = std::move(r);
+        return;
+      }
+    }
+    moved_ = Result<void>{};
+  });
+}
+
+Result<void> CommandCaps::end_adopt() {
+  bool any = false;
+  for (const bool v2 : v2_) any = any || v2;
+  if (!any) return {};
+  if (!mover_.joinable()) {
+    return make_error(Errc::kInternal, "the sandbox was never put into the command's cgroups");
+  }
+  mover_.join();
+  return std::move(*moved_);
 }
 
 std::vector<std::string> CommandCaps::init_args() const {

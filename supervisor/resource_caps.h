@@ -29,14 +29,24 @@ class CommandCaps {
   CommandCaps(const CommandCaps&) = delete;
   CommandCaps& operator=(const CommandCaps&) = delete;
 
-  // Around the spawn of bwrap (LaunchIo::enter_caps / leave_caps): this process moves
-  // into the command's cgroups, so that bwrap and everything it starts are born in them,
-  // and back out. Serialized across threads (a serve session runs commands in parallel).
-  // The move in starts at create(), on a thread of its own: a process's first cgroup
-  // migration waits for an RCU grace period (cgroup_threadgroup_rwsem), 4-30 ms on a busy
-  // host, which overlaps the rest of the launch's set-up that way; enter() waits for it.
+  // How the command's processes get into its cgroups, without a wait on the host's RCU
+  // grace period on the launch's path. Moving a whole process (a write to cgroup.procs)
+  // takes the kernel's cgroup_threadgroup_rwsem for writing, which waits for a grace
+  // period: 4-30 ms on a busy host, the caps' whole cost when vigil moved itself in.
+  // - cgroup v1: enter() moves only the calling thread (a "0" written to each hierarchy's
+  //   `tasks` file moves the writer alone, under cgroup_mutex but not that rwsem), so
+  //   bwrap, which that thread spawns, is born in the command's cgroups (a child takes
+  //   the css_set of the thread that forks it); leave() moves the thread back. Other
+  //   threads never move, so commands of a serve session launch in parallel.
+  // - cgroup v2 (no single-thread moves outside threaded cgroups): begin_adopt() moves
+  //   bwrap's sandbox child (LaunchIo::before_release: the sandbox's only process while
+  //   bwrap holds it on --block-fd, so everything the command starts is born there) on a
+  //   thread of its own, overlapping bwrap's mounts and the launch check; end_adopt()
+  //   waits for it and must succeed before the sandbox is released.
   Result<void> enter();
   void leave();
+  void begin_adopt(pid_t sandbox);
+  Result<void> end_adopt();
   // vigil-init's arguments for the rlimits.
   std::vector<std::string> init_args() const;
   // "" while no cap was hit; else the cap's name ("pids", "memory"). `init_pid`: the
@@ -49,12 +59,11 @@ class CommandCaps {
   explicit CommandCaps(CapPlan plan) : plan_(std::move(plan)) {}
   CapPlan plan_;
   std::vector<std::string> dirs_;      // the command's cgroups, one per parent
-  std::vector<std::string> homes_;     // where this process was, per parent (enter())
+  std::vector<bool> v2_;               // per parent: a cgroup v2 hierarchy
+  bool entered_ = false;               // the launching thread is in the v1 cgroups
   std::vector<std::uint64_t> base_;    // each watch's counter at the start
-  bool entered_ = false;
-  std::thread mover_;                   // the move in, started by create()
-  std::optional<Result<void>> moved_;   // its outcome, read after the join
-  void move_in();
+  std::thread mover_;                  // the v2 move in, started by begin_adopt()
+  std::optional<Result<void>> moved_;  // its outcome, read after the join
 };
 
 }  // namespace vigil

@@ -232,6 +232,8 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t init_pid = -1;
+  const auto check_every = std::chrono::milliseconds(std::max(io.check_every_ms, 0));
+  auto next_check = std::chrono::steady_clock::now();
   auto pass_all = [&] {
     parse_status_lines(&p.status.buf, false, &init_pid, &out);
     if (init_pid > 0) relay.set_target(init_pid);
@@ -273,8 +275,12 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
       if (fds[i].revents != 0) readers[i]->read_some();
     }
     pass_all();
-    if (io.check_limits && out.limit.empty()) {
+    // The caps every check_every_ms, not on every wake: a wake per event the sandbox
+    // writes would otherwise read the cgroup's counter files (or list the sandbox's /proc)
+    // once per trapped call.
+    if (io.check_limits && out.limit.empty() && std::chrono::steady_clock::now() >= next_check) {
       if (std::string hit = io.check_limits(init_pid); !hit.empty()) end_sandbox(std::move(hit));
+      next_check = std::chrono::steady_clock::now() + check_every;
     }
     // Whatever woke us (SIGCHLD, the pidfd, a timeout, output): has the child exited?
     int wstatus = 0;

@@ -103,8 +103,9 @@ struct LaunchIo {
   // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
   // which ends every process in its PID namespace, and the result says "timeout".
   int timeout_ms = -1;
-  // Resource caps (supervisor/resource_caps.h): called just before and just after bwrap
-  // is spawned (the spawn is born in the command's cgroups), and every `check_every_ms`
+  // Resource caps (supervisor/resource_caps.h): called on the launching thread just before
+  // and just after bwrap is spawned (the spawn is born in the command's cgroup v1
+  // hierarchies), and every `check_every_ms`
   // while it runs and once at its end with the sandbox's PID 1 (<= 0 before it is known):
   // a non-empty answer names the cap that was hit, and the sandbox is killed.
   std::function<Result<void>()> enter_caps;

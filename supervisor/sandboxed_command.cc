@@ -168,8 +168,8 @@ Result<SandboxedOutcome> run_sandboxed(
   VIGIL_TRY(prepared);
   if (cmd.net) prepared->policy.net = *cmd.net;
   for (const auto& w : prepared->warnings) print_warning(w);
-  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds), made this early
-  // so that moving into the command's cgroups overlaps the rest of the set-up.
+  // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds): the cgroups are
+  // made and their limits written now; bwrap is born in them (resource_caps.h).
   LimitsOptions limits = prepared->policy.vigil.limits;
   if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
   auto cap_plan = build_cap_plan(limits, probe_host_limits());
@@ -316,8 +316,12 @@ Result<SandboxedOutcome> run_sandboxed(
   io.release = &release->write;
   io.before_release = [&](pid_t sandbox) -> Result<void> {
     release->read.reset();
+    // Into the command's cgroup v2 while bwrap builds the mounts and they are checked.
+    (*caps)->begin_adopt(sandbox);
     auto checked =
         check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
+    auto adopted = (*caps)->end_adopt();
+    if (checked && !adopted) checked = std::move(adopted);
     if (checked) return {};
     // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
     return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);

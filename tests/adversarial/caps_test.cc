@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "tests/integration/harness.h"
@@ -117,6 +120,58 @@ TEST(Caps, WithinItsCapsACommandIsUntouched) {
   EXPECT_EQ(o.out, "ok\n");
   EXPECT_EQ(o.err.find("limit"), std::string::npos) << o.err;
   EXPECT_EQ(s.end_record().find("\"reason\""), std::string::npos);
+}
+
+// This process's cgroup v1 pids directory ("" when pids is not a v1 hierarchy here).
+std::string own_v1_pids_dir() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream parts(line);
+    std::string id, list, path;
+    if (!std::getline(parts, id, ':') || !std::getline(parts, list, ':') ||
+        !std::getline(parts, path)) {
+      continue;
+    }
+    if (list == "pids") return "/sys/fs/cgroup/pids" + (path == "/" ? "" : path);
+  }
+  return "";
+}
+
+// A vigil that was killed leaves its command's cgroup (vigil-PID-N) behind; a later vigil
+// given the same pid must still run (it used to refuse every command: "File exists").
+TEST(Caps, ACgroupLeftByAKilledVigilWithThisPidIsTakenOver) {
+  if (probe_mechanism("processes") != "cgroup v1") GTEST_SKIP() << "needs pids on cgroup v1";
+  const std::string parent = own_v1_pids_dir();
+  if (parent.empty() || ::access(parent.c_str(), W_OK) != 0) GTEST_SKIP() << "pids not writable";
+  CapsSession s(R"({"processes":64})");
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const std::string bin = vigil_bin();
+  const std::string log = s.ws / "s.jsonl";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(go[1]);
+    char b;
+    if (::read(go[0], &b, 1) != 1) ::_exit(99);
+    if (::chdir(s.ws.path().c_str()) != 0) ::_exit(98);
+    ::execl(bin.c_str(), bin.c_str(), "run", "--settings", s.settings.c_str(), "--log", log.c_str(),
+            "--", "true", static_cast<char*>(nullptr));
+    ::_exit(97);
+  }
+  ::close(go[0]);
+  const std::string stale = parent + "/vigil-" + std::to_string(pid) + "-0";
+  const bool made = ::mkdir(stale.c_str(), 0755) == 0;
+  EXPECT_TRUE(made) << stale;
+  EXPECT_EQ(::write(go[1], "1", 1), 1);
+  ::close(go[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  // The command's cgroup is removed at the end, the stale one with it.
+  EXPECT_NE(::access(stale.c_str(), F_OK), 0);
+  if (made) ::rmdir(stale.c_str());
 }
 
 }  // namespace
