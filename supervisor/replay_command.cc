@@ -230,6 +230,13 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.verdict = "limit";
               row.detail = "limit: " + b.limit + " (" + b.detail + ")";
             },
+            [&](const events::FsRead& b) {
+              for_pid(b.pid);
+              row.verdict = "denied";
+              row.detail = "read " + b.resolved +
+                           (b.path != b.resolved ? " (as passed: " + b.path + ")" : "") + "  [" +
+                           b.syscall + "]  " + b.reason;
+            },
         },
         e.body);
     rows.push_back(std::move(row));

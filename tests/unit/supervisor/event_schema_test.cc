@@ -309,6 +309,46 @@ TEST(EventSchemaTest, LimitReachedIsTheSupervisorsAndChecked) {
   EXPECT_TRUE(validate(Body{LimitReached{"memory", "d"}}, lim).ok());
 }
 
+// vigil.observer.reads: the observer may send fs.read, checked like fs.write.
+TEST(EventSchemaTest, FsReadFromTheObserverIsParsedAndChecked) {
+  const std::string line =
+      R"({"kind":"fs.read","pid":7,"syscall":"openat","path":".ssh/id_x","resolved":"/h/.ssh/id_x","reason":"hidden by filesystem.denyRead[0]"})";
+  auto ok = parse_untrusted_event_line(line);
+  ASSERT_TRUE(ok) << ok.error().message;
+  const auto* r = std::get_if<FsRead>(&*ok);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(*r, (FsRead{7, "openat", ".ssh/id_x", "/h/.ssh/id_x", "hidden by filesystem.denyRead[0]"}));
+  struct Bad {
+    const char* line;
+    const char* why;
+  };
+  const Bad bad[] = {
+      {R"({"kind":"fs.read","pid":7,"syscall":"unlink","path":"x","resolved":"/x","reason":"r"})",
+       "syscall"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"creat","path":"x","resolved":"/x","reason":"r"})",
+       "syscall"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"openat","path":"x","resolved":"x","reason":"r"})",
+       "absolute"},
+      {R"({"kind":"fs.read","pid":0,"syscall":"openat","path":"x","resolved":"/x","reason":"r"})",
+       "pid"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"openat","path":"x","resolved":"/x","reason":"r","verdict":"allowed"})",
+       "verdict"},
+  };
+  for (const auto& b : bad) {
+    auto got = parse_untrusted_event_line(b.line);
+    ASSERT_FALSE(got) << b.line;
+    EXPECT_NE(got.error().message.find(b.why), std::string::npos) << got.error().message;
+  }
+  Event e;
+  e.session = "s1";
+  e.src = Source::kObserver;
+  e.prev = std::string(kGenesisPrev);
+  e.body = *r;
+  auto back = parse_log_record(serialize(e));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, e);
+}
+
 TEST(EventSchemaTest, CanonicalLineLayout) {
   Event e;
   e.seq = 3;
