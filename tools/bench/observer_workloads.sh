@@ -12,8 +12,9 @@
 #                when its archive is /dev/null)
 #   gxx          `g++ -pipe -c small.cc` (a file that includes <vector> and <string>)
 #   untar_20k    extracting a 20,000-file tarball into a fresh directory
-#   cat_all      `find repo -type f | xargs cat >/dev/null`: 5,000 opens for reading (the
-#                workload vigil.observer.reads costs most)
+#   cat_all      `find repo -type f | xargs cat >/dev/null`: 5,000 opens for reading
+#   open_20k     python3 opening one file for reading 20,000 times: the per-open cost of
+#                vigil.observer.reads stands out of the noise here
 #   true         `true`: each sandbox's fixed start-up cost. When it is measured, a second
 #                ratio leaves it out of the others: (w - true) / (w_bwrap - true_bwrap),
 #                what the workload itself costs more under the observer.
@@ -126,6 +127,8 @@ workload_cmd() {  # the shell command of each workload, run with the workspace a
     gxx) echo 'g++ -pipe -c small.cc -o small.o' ;;
     untar_20k) echo "tar xf $tmp/t20k.tar -C out" ;;
     cat_all) echo 'find repo -type f -name "*.txt" | xargs cat >/dev/null' ;;
+    open_20k) echo 'python3 -c "import os
+for _ in range(20000): os.close(os.open(\"small.cc\", os.O_RDONLY))"' ;;
     true) echo 'true' ;;
   esac
 }
