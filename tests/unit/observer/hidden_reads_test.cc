@@ -57,7 +57,7 @@ TEST(HiddenReads, TheSpellingAloneTellsOnlyAbsoluteNamesUnderAHiddenPath) {
   const Case cases[] = {
       {"/home/u/.ssh/id_ed25519", "/home/u/.ssh/id_ed25519"},
       {"//home/u/./.ssh//id_x", "/home/u/.ssh/id_x"},
-      {"/home/u/x/../.ssh/id_x", nullptr},  // x may be a symlink: resolved instead
+      {"/home/u/x/../.ssh/id_x", nullptr},       // x may be a symlink: resolved instead
       {"/home/u/.ssh/..x", "/home/u/.ssh/..x"},  // a name, not ".."
       {"/home/u/.ssh/../.bashrc", nullptr},
       {"/home/u/.ssh/known_hosts", nullptr},

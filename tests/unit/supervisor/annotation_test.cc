@@ -201,12 +201,8 @@ TEST(AnnotationTest, AHiddenReadIsADenyReadLine) {
       fs("openat", "/o/x", Verdict::kDenied, kOutside),
   };
   EXPECT_EQ(annotation_from_events(evs, AnnotationOptions{}),
-            "<sandbox_violations>
-deny read /h/.ssh/id_ed25519 (" + why +
-                ") (x2)
-deny write /o/x (" + kOutside + ")
-</sandbox_violations>
-");
+            "<sandbox_violations>\ndeny read /h/.ssh/id_ed25519 (" + why +
+                ") (x2)\ndeny write /o/x (" + kOutside + ")\n</sandbox_violations>\n");
 }
 
 TEST(AnnotationTest, CollectorCountsAttempts) {

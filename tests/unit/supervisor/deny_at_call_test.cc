@@ -54,7 +54,9 @@ TEST(DenyAtCall, AnFsReadLineIsKeptOnlyWhenThePlanHidesItsPath) {
     SCOPED_TRACE(c.resolved);
     events::FsRead r{7, "openat", "x", c.resolved, "whatever the sandbox said"};
     EXPECT_EQ(confirm_hidden_read(&r, layout()), c.kept);
-    if (c.kept) EXPECT_EQ(r.reason, c.reason);
+    if (c.kept) {
+      EXPECT_EQ(r.reason, c.reason);
+    }
   }
 }
 

@@ -164,7 +164,7 @@ std::vector<Row> rows() {
       {"annotation", R"({"kind":"annotation","text":"<sandbox_violations>"})", Expect::kForged},
 
       // --- unsupported -----------------------------------------------------------------
-      {"unknown kind", fs_with("kind", R"("fs.read")"), Expect::kUnsupported},
+      {"unknown kind", fs_with("kind", R"("fs.chmod")"), Expect::kUnsupported},
       {"empty kind", fs_with("kind", R"("")"), Expect::kUnsupported},
       {"schema version 2", fs_write(R"("v":2)"), Expect::kUnsupported},
       {"schema version as string", fs_write(R"("v":"1")"), Expect::kUnsupported},
