@@ -187,7 +187,11 @@ void Observer::handle_one() {
   // told (hidden_reads.h): the kernel then runs it as it would have without the trap
   // (CONTINUE grants nothing the filter did not already allow), even when its path could
   // not be read here (a non-dumpable caller must not lose its reads to the telling).
-  const bool read_only_trap = row != nullptr && row->trap == Trap::kOpenFlags && !plan.writes;
+  // (No write bit at all, as the filter tests them: an O_PATH open that sets one was
+  // trapped for that bit before reads existed, and is still performed as it was.)
+  constexpr std::uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
+  const bool read_only_trap = row != nullptr && row->trap == Trap::kOpenFlags &&
+                              (plan.flags & kWriteBits) == 0;
   if (read_only_trap && plan.kind != CallPlan::Kind::kGone) {
     if (plan.kind == CallPlan::Kind::kPerform) tell_read(n, plan);
     listener_->answer_continue(n.id);
