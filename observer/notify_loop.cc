@@ -162,6 +162,10 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   if (options.overflow == Overflow::kDrop)
     ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
   o.buffer_.reserve(kEventBufferBytes + 8192);
+  if (options.capture_fd >= 0) {
+    o.capture_ = std::make_unique<Capture>(UniqueFd(options.capture_fd), options.capture_caps,
+                                           /*best_effort=*/!options.gatekeeper);
+  }
   return o;
 }
 
@@ -221,6 +225,8 @@ void Observer::handle_one() {
     // witnessed (best-effort: the kernel reads the path again after this answer).
     Performed named;
     named.resolved = name_of(plan.target, n.pid);
+    if (plan.writes && (plan.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
+      keep(AT_FDCWD, named.resolved, 0, (plan.flags & O_NOFOLLOW) == 0);
     listener_->answer_continue(n.id);
     if (plan.writes) {
       record_write(&buffer_, mounts_, n, plan, named, 0, "", /*witnessed=*/true);
@@ -234,7 +240,9 @@ void Observer::handle_one() {
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
     return why;
   };
-  Performed done = perform(plan, n.pid, false, &gate, &cwds_);
+  const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
+                              bool follow) { keep(dir, rest, resolve, follow); };
+  Performed done = perform(plan, n.pid, false, &gate, &cwds_, capture_ ? &keep_it : nullptr);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other
     // process's calls go on meanwhile. It answers and records by itself.
@@ -244,6 +252,13 @@ void Observer::handle_one() {
   }
   answer_and_record(*listener_, &buffer_, mounts_, n, plan, std::move(done));
   queued_if(plan);
+}
+
+void Observer::keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow) {
+  if (!capture_) return;
+  const std::size_t before = buffer_.size();
+  capture_->keep(dir, rest, resolve, follow, &buffer_);
+  if (buffer_.size() != before) queued();
 }
 
 void Observer::queued_if(const CallPlan& plan) {
