@@ -100,7 +100,8 @@ constexpr FilterRule kIoctlRules[] = {
 // The rules, derived from the one syscall table (supervisor/core/syscall_table.h): a row
 // trapped always is one rule; an open row is one rule per write bit of its flags
 // argument; ioctl is the request list above.
-std::vector<FilterRule> derive_rules() {
+// With `reads`, an open row is one rule with no test: every open, whatever its flags.
+std::vector<FilterRule> derive_rules(bool reads) {
   std::vector<FilterRule> out;
   for (const WriteSyscall& row : write_syscalls()) {
     switch (row.trap) {
@@ -108,6 +109,12 @@ std::vector<FilterRule> derive_rules() {
         out.push_back({row.name, {}, kNotify, row.why});
         break;
       case Trap::kOpenFlags:
+        if (reads) {
+          out.push_back({row.name, {}, kNotify,
+                         "every open, reads too (vigil.observer.reads: a read of a denyRead "
+                         "path is told)"});
+          break;
+        }
         for (const OpenBit& b : kOpenBits) out.push_back({row.name, {flag(row.flags, b.bit, b.test)}, kNotify, b.why});
         break;
       case Trap::kIoctlRequests:
@@ -120,14 +127,19 @@ std::vector<FilterRule> derive_rules() {
 
 }  // namespace
 
-const FilterSpec& notify_filter() {
+const FilterSpec& notify_filter(bool reads) {
   // Built once, on first use (before any fork: the caller compiles the filter there).
-  static const std::vector<FilterRule> rules = derive_rules();
+  static const std::vector<FilterRule> rules = derive_rules(false);
   static const FilterSpec spec{"observer",
                                "every write-intent syscall and exec goes to vigil-init, which "
                                "performs path-based calls itself",
                                allow_action(), kill_process_action(), rules};
-  return spec;
+  static const std::vector<FilterRule> read_rules = derive_rules(true);
+  static const FilterSpec read_spec{"observer-reads",
+                                    "as observer, and every open for reading too "
+                                    "(vigil.observer.reads)",
+                                    allow_action(), kill_process_action(), read_rules};
+  return reads ? read_spec : spec;
 }
 
 }  // namespace vigil

@@ -6,9 +6,9 @@
 
 namespace vigil {
 
-Result<std::vector<sock_filter>> sandbox_program(bool observe) {
+Result<std::vector<sock_filter>> sandbox_program(bool observe, bool reads) {
   std::vector<const FilterSpec*> specs(worker_filters().begin(), worker_filters().end());
-  if (observe) specs.push_back(&notify_filter());
+  if (observe) specs.push_back(&notify_filter(reads));
   return compile_combined(specs);
 }
 

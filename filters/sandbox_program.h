@@ -17,7 +17,7 @@
 namespace vigil {
 
 // The worker's tables (worker_filters()) and, when `observe`, the observer's
-// (notify_filter()), combined into one program (compile_combined).
-Result<std::vector<sock_filter>> sandbox_program(bool observe);
+// (notify_filter(reads)), combined into one program (compile_combined).
+Result<std::vector<sock_filter>> sandbox_program(bool observe, bool reads = false);
 
 }  // namespace vigil

@@ -285,6 +285,14 @@ std::string followed_name(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
   return {};
 }
 
+}  // namespace
+
+std::string resolved_name(const PlannedPath& p, pid_t pid, bool follow, CwdCache* cwds) {
+  return follow ? followed_name(p, pid, cwds) : name_in(p, pid, cwds);
+}
+
+namespace {
+
 // setxattr and removexattr in every form, on `at`: our own fd of the target (or of its
 // parent then the last name, for the forms that do not follow it). The *at forms (6.13)
 // are called as such, so a kernel without them answers ENOSYS as it would the caller.

@@ -57,6 +57,12 @@ std::string caller_fd_target(pid_t pid, int fd);
 // spelt), for records of calls vigil-init does not perform (execs, witnessed opens).
 std::string name_of(const PlannedPath& p, pid_t pid);
 
+// The real name a call on `p` lands on for the caller: its parent resolved and, with
+// `follow`, the last name's symlinks followed (as an open without O_NOFOLLOW would;
+// never through a magic link). "" when it cannot be told. For records of calls
+// vigil-init lets the kernel run (observer/hidden_reads.h).
+std::string resolved_name(const PlannedPath& p, pid_t pid, bool follow, CwdCache* cwds);
+
 // The caller's umask from /proc/PID/status; an error when it cannot be read (the call
 // that needed it is then refused, never performed under a guessed mask).
 Result<mode_t> caller_umask(pid_t pid);

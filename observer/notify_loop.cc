@@ -146,6 +146,7 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   o.options_ = options;
   o.shared_ = std::make_shared<Shared>();
   o.shared_->refused_names = options.refused_names;
+  o.shared_->refused_globs = options.refused_globs;
   for (const WriteSyscall& row : write_syscalls()) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
@@ -185,6 +186,20 @@ void Observer::handle_one() {
   const auto it = table_.find(n.nr);
   const WriteSyscall* row = it != table_.end() ? it->second : nullptr;
   CallPlan plan = plan_call(n, row, *listener_);
+  // An open/openat without a write bit reaches us only under vigil.observer.reads, to be
+  // told (hidden_reads.h): the kernel then runs it as it would have without the trap
+  // (CONTINUE grants nothing the filter did not already allow), even when its path could
+  // not be read here (a non-dumpable caller must not lose its reads to the telling).
+  // (No write bit at all, as the filter tests them: an O_PATH open that sets one was
+  // trapped for that bit before reads existed, and is still performed as it was.)
+  constexpr std::uint64_t kWriteBits = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
+  const bool read_only_trap = row != nullptr && row->trap == Trap::kOpenFlags &&
+                              (plan.flags & kWriteBits) == 0;
+  if (read_only_trap && plan.kind != CallPlan::Kind::kGone) {
+    if (plan.kind == CallPlan::Kind::kPerform) tell_read(n, plan);
+    listener_->answer_continue(n.id);
+    return;
+  }
   switch (plan.kind) {
     case CallPlan::Kind::kGone:
       ++stats_.vanished;
@@ -201,6 +216,9 @@ void Observer::handle_one() {
     case CallPlan::Kind::kPerform:
       break;
   }
+  // openat2 is trapped always (its flags are in memory): a read-only one is performed
+  // as before, and told first when it lands on a hidden path.
+  if (plan.row->emulation == Emulation::kOpen && !plan.writes) tell_read(n, plan);
   if (plan.row->emulation == Emulation::kOpen && !options_.gatekeeper) {
     // Kernels before 5.14 cannot install an fd as the answer: the open continues and is
     // witnessed (best-effort: the kernel reads the path again after this answer).
@@ -218,6 +236,7 @@ void Observer::handle_one() {
   const Gate gate = [this, call = plan.row->emulation](const std::string& name) {
     std::string why = protected_name_refusal(mounts_, name);
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
+    if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
     return why;
   };
   const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
@@ -276,6 +295,7 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
   const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name) {
     std::string why = protected_name_refusal(mounts, name);
     if (why.empty()) why = refused_name_refusal(shared->refused_names, name, call);
+    if (why.empty()) why = refused_glob_refusal(shared->refused_globs, name);
     return why;
   };
   Performed done = perform(plan, n.pid, /*may_block=*/true, &gate);
@@ -358,6 +378,22 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
 }
 
 
+
+// One fs.read line when the open lands on a hidden path. Before the answer: the caller's
+// cwd and dirfd are read while it waits in its call.
+void Observer::tell_read(const Notification& n, const CallPlan& plan) {
+  if (options_.hidden.empty()) return;
+  const auto hit = hidden_read(options_.hidden, plan, n.pid, &cwds_);
+  if (!hit) return;
+  EventLine(&buffer_, "fs.read")
+      .number("pid", n.pid)
+      .bytes("syscall", plan.row->name)
+      .bytes("path", plan.target.path)
+      .bytes("resolved", hit->resolved)
+      .bytes("reason", "hidden by " + hit->rule->origin)
+      .finish();
+  queued();
+}
 
 void Observer::queued() {
   ++stats_.events;

@@ -23,6 +23,7 @@
 #include "observer/call_plan.h"
 #include "observer/capture.h"
 #include "observer/emulate.h"
+#include "observer/hidden_reads.h"
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
 #include "supervisor/core/syscall_table.h"
@@ -48,6 +49,11 @@ struct ObserverOptions {
 
   // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
   std::vector<RefusedName> refused_names;
+  // Deny globs: names they match created after launch refused (gatekeeper only; ditto).
+  std::vector<RefusedGlob> refused_globs;
+  // vigil.observer.reads: the sandbox's read layout (hidden_reads.h); reads landing on a
+  // hidden path are told with an fs.read line. Empty: none told.
+  std::vector<HiddenPath> hidden;
 };
 
 struct Judgement {
@@ -96,9 +102,11 @@ class Observer {
     std::mutex mu;
     std::string lines;
     std::vector<RefusedName> refused_names;  // set once at create(), read-only after
+    std::vector<RefusedGlob> refused_globs;  // ditto
   };
   void handle_one();
   void on_continue(const Notification& n, const CallPlan& plan);
+  void tell_read(const Notification& n, const CallPlan& plan);
   void queued();  // a line was appended to buffer_
   void queued_if(const CallPlan& plan);
   void take_pending();

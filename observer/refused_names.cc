@@ -1,5 +1,6 @@
 #include "observer/refused_names.h"
 
+#include "supervisor/core/glob.h"
 #include "supervisor/core/path_expand.h"
 
 namespace vigil::init {
@@ -16,6 +17,17 @@ std::string refused_name_refusal(const std::vector<RefusedName>& refused, std::s
     if (brings_tree && path_is_under(r.path, name)) {
       return "write-denied by " + r.origin + ": " + std::string(name) + " would hold the denied " +
              r.path + "; only an empty directory may be made there (mkdir)";
+    }
+  }
+  return {};
+}
+
+std::string refused_glob_refusal(const std::vector<RefusedGlob>& globs, std::string_view name) {
+  if (name.empty() || name[0] != '/') return {};
+  for (const auto& g : globs) {
+    if (glob_match(g.pattern, name)) {
+      return "denied by " + g.origin +
+             ": a name the glob matches cannot be created after launch (refused at the call)";
     }
   }
   return {};

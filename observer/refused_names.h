@@ -30,4 +30,20 @@ struct RefusedName {
 std::string refused_name_refusal(const std::vector<RefusedName>& refused, std::string_view name,
                                  Emulation call);
 
+// A filesystem.denyRead/denyWrite glob ("**/.env", "*.pem"): the supervisor expanded it at
+// launch for what existed (those matches are mounts); a name created later that it
+// matches is refused here, at the call, whatever the call (open with O_CREAT, mkdir,
+// mknod, link, symlink, rename onto it). The pattern is absolute with its base's symlinks
+// resolved (supervisor/core/glob.h: real_glob_pattern), as the name is.
+// Not covered: a directory moved (rename) into place that already holds a matching name
+// deeper down; telling would mean walking the moved tree at every directory rename. The
+// next launch's expansion hides such a name.
+struct RefusedGlob {
+  std::string pattern;  // absolute, real base: "/ws/**/.env"
+  std::string origin;   // "filesystem.denyRead[0] \"**/.env\""
+};
+
+// Why creating `name` is refused by a glob, or "" when no glob matches it.
+std::string refused_glob_refusal(const std::vector<RefusedGlob>& globs, std::string_view name);
+
 }  // namespace vigil::init

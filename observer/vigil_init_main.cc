@@ -2,6 +2,7 @@
 //   vigil-init [--proxy-socket PATH] [--http-socket PATH] [--socks-socket PATH]
 //              [--events-fd N [--overflow drop] [--no-sync-wake-up]]
 //              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
+//              [--refuse-glob PATTERN ORIGIN]... [--hide PATH ORIGIN]... [--show PATH ORIGIN]...
 //              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch_check.h), takes the seccomp program (from the
@@ -142,6 +143,20 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--refuse-create") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
       observer_options.refused_names.push_back({argv[cmd + 1], argv[cmd + 2]});
+      cmd += 3;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--refuse-glob") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
+      observer_options.refused_globs.push_back({argv[cmd + 1], argv[cmd + 2]});
+      cmd += 3;
+      continue;
+    }
+    // vigil.observer.reads: the read layout (observer/hidden_reads.h), hidden paths and
+    // paths bound back in below them.
+    if ((std::strcmp(argv[cmd], "--hide") == 0 || std::strcmp(argv[cmd], "--show") == 0) &&
+        cmd + 2 < argc && argv[cmd + 1][0] == '/') {
+      observer_options.hidden.push_back(
+          {argv[cmd + 1], argv[cmd + 2], std::strcmp(argv[cmd], "--hide") == 0});
       cmd += 3;
       continue;
     }

@@ -296,6 +296,19 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     }
     return;
   }
+  if (const auto* r = std::get_if<events::FsRead>(&body)) {
+    // A read denyRead hid: one line like a denied write's, "deny read <path> (<reason>)".
+    Violation v;
+    v.kind = Violation::Kind::kFs;
+    v.op = r->syscall;
+    v.target = r->resolved;
+    v.path = r->path;
+    v.reason = r->reason;
+    v.first_seq = seq;
+    ++denied_attempts_;
+    note(denied_, std::move(v), events::WriteAction::kRead);
+    return;
+  }
   if (const auto* n = std::get_if<events::NetDecision>(&body)) {
     if (n->verdict != events::NetVerdict::kDenied) return;
     if (!n->ignored.empty()) {

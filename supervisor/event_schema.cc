@@ -27,12 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 19> kKindNames = {
+constexpr std::array<const char*, 20> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
     "command.end",          "policy.update", "log.truncated", "net.ask",
-    "net.ask.answer",       "limit.reached", "fs.image",
+    "net.ask.answer",       "limit.reached", "fs.image",      "fs.read",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -524,6 +524,15 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.best_effort = r.boolean("best_effort");
       return Body{std::move(b)};
     }
+    case Kind::kFsRead: {
+      FsRead b;
+      b.pid = r.integer("pid", 1, kMaxPid);
+      b.syscall = r.word("syscall");
+      b.path = r.bytes("path", lim.max_path);
+      b.resolved = r.bytes("resolved", lim.max_path);
+      b.reason = r.bytes("reason", lim.max_text);
+      return Body{std::move(b)};
+    }
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -709,6 +718,13 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.note.empty()) j["note"] = bytes_json(b.note);
                    if (b.best_effort) j["best_effort"] = true;
                  },
+                 [&](const FsRead& b) {
+                   j["pid"] = b.pid;
+                   j["syscall"] = b.syscall;
+                   j["path"] = bytes_json(b.path);
+                   j["resolved"] = bytes_json(b.resolved);
+                   j["reason"] = bytes_json(b.reason);
+                 },
              },
              body);
 }
@@ -864,6 +880,8 @@ const char* to_string(WriteAction a) {
       return "change times";
     case WriteAction::kChangeAttributes:
       return "change attributes";
+    case WriteAction::kRead:
+      return "read";
   }
   return "write";
 }
@@ -1031,6 +1049,17 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!path_ok(b.target) || !text_ok(b.note)) return bad("target/note: too long or a NUL byte");
             return {};
           },
+          [&](const FsRead& b) -> Result<void> {
+            if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
+            const WriteSyscall* row = find_write_syscall(b.syscall);
+            if (row == nullptr || row->emulation != Emulation::kOpen || b.syscall == "creat")
+              return bad("syscall: expected open, openat or openat2");
+            if (!path_ok(b.path) || !path_ok(b.resolved))
+              return bad("path: longer than the limit or a NUL byte");
+            if (b.resolved.empty() || b.resolved[0] != '/') return bad("resolved: must be absolute");
+            if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
+            return {};
+          },
       },
       body);
 }
@@ -1063,7 +1092,7 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   const bool pre_image = *kind == Kind::kFsImage && obj.contains("phase") &&
                          obj["phase"].is_string() && obj["phase"] == "pre";
   if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats &&
-      !pre_image) {
+      *kind != Kind::kFsRead && !pre_image) {
     return make_error(Errc::kRefused,
                       std::string("forged: the observer never sends ") + to_string(*kind));
   }

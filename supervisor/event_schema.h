@@ -60,6 +60,9 @@ enum class Kind {
   kNetAskAnswer,
   kLimitReached,
   kFsImage,
+  // vigil.observer.reads: an open of a path denyRead hides (the file looked missing or
+  // empty to the command), told so that the model hears why.
+  kFsRead,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -284,11 +287,24 @@ struct FsImage {
   bool operator==(const FsImage&) const = default;
 };
 
+// An open for reading of a path a denyRead rule hides (vigil.observer.reads). The call
+// itself went on (the mount already hides the content: it found nothing, or an empty
+// file); this is only the telling. The observer sends it; the supervisor keeps it only
+// when its own plan agrees the path is hidden, and sets `reason` from that plan.
+struct FsRead {
+  std::int64_t pid = 0;
+  std::string syscall;   // open, openat or openat2
+  std::string path;      // as the command passed it
+  std::string resolved;  // absolute, in the sandbox's view
+  std::string reason;    // "hidden by denyRead, filesystem.denyRead[0]"
+  bool operator==(const FsRead&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer, LimitReached, FsImage>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead>;
 
 Kind kind_of(const Body& b);
 
@@ -409,8 +425,9 @@ enum class WriteAction : std::uint8_t {
   kChangeOwner,
   kChangeTimes,
   kChangeAttributes,
+  kRead,  // fs.read: an open of a hidden path (not a write; shares the block's verbs)
 };
-inline constexpr int kWriteActionCount = 9;
+inline constexpr int kWriteActionCount = 10;
 // From the same table as is_known_write_syscall(); open* is a create with O_CREAT|O_EXCL.
 WriteAction write_action(std::string_view syscall, std::uint64_t flags);
 const char* to_string(WriteAction a);

@@ -9,6 +9,7 @@
 #include "filters/bpf_disasm.h"
 #endif
 #include "observer/bridge.h"
+#include "supervisor/deny_at_call.h"
 #include "seatbelt/profile_builder.h"
 #include "supervisor/commands.h"
 #include "supervisor/core/diagnostics.h"
@@ -56,18 +57,6 @@ Result<PreparedSandbox> prepare_for_explain(const ExplainArgs& args) {
     for (const auto& w : prepared->warnings) print_warning(w);
   }
   return prepared;
-}
-
-// Which form of a deny glob applies where: mounts for what existed at launch, nothing
-// yet for names created later (that needs a check at the call).
-void explain_globs(const std::vector<GlobRule>& globs, const char* made) {
-  for (const auto& g : globs) {
-    std::printf(
-        "# glob %s %s: %zu existing match%s %s at launch by the mounts below%s; a "
-        "name created later is not covered (it needs a check at the call)\n",
-        escape_text(g.origin).c_str(), escape_text(nlohmann::json(g.pattern).dump()).c_str(),
-        g.matches, g.matches == 1 ? "" : "es", escape_text(made).c_str(), g.truncated ? " (the walk hit its limit: not all)" : "");
-  }
 }
 
 // What the proxy will let through, in the words a user edits (network.*). Pure.
@@ -133,8 +122,10 @@ int cmd_explain(const ExplainArgs& args) {
 
   std::printf("# policy: %s\n", escape_text(prepared->policy.source).c_str());
   std::printf("# settings: %s\n", escape_text(prepared->settings_origin).c_str());
-  explain_globs(prepared->policy.fs.deny_read_globs, "hidden");
-  explain_globs(prepared->policy.fs.deny_write_globs, "read-only");
+  // Which form of a deny glob applies where: mounts for what existed at launch, a check
+  // at the call for names created later.
+  for (const auto& l : glob_explain_lines(prepared->policy.fs, gatekeeper_in_force()))
+    std::printf("# %s\n", escape_text(l).c_str());
   std::printf("# bwrap argv, one option per line, with the rule that produced it\n");
   BwrapInputs in;
   in.plan = &prepared->plan;
@@ -160,6 +151,9 @@ int cmd_explain(const ExplainArgs& args) {
                 escape_text(op.path).c_str(), escape_text(op.origin).c_str(),
                 escape_text(op.why).c_str());
   }
+  if (const auto l = reads_explain_line(prepared->policy.vigil.observer_reads, prepared->plan);
+      !l.empty())
+    std::printf("# %s\n", escape_text(l).c_str());
   for (const auto& n : prepared->plan.notes) std::printf("# note: %s\n", escape_text(n).c_str());
   for (const auto& l : network_lines(prepared->policy.net))
     std::printf("# %s\n", escape_text(l).c_str());

@@ -218,6 +218,13 @@ Row RowMaker::row(const Event& e) {
             row.verdict = "limit";
             row.detail = "limit: " + b.limit + " (" + b.detail + ")";
           },
+          [&](const events::FsRead& b) {
+            for_pid(b.pid);
+            row.verdict = "denied";
+            row.detail = "read " + b.resolved +
+                         (b.path != b.resolved ? " (as passed: " + b.path + ")" : "") + "  [" +
+                         b.syscall + "]  " + b.reason;
+          },
       },
       e.body);
   return row;

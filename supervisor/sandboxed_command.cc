@@ -22,6 +22,7 @@
 #include "supervisor/core/write_all.h"
 #include "supervisor/external_proxy.h"
 #include "supervisor/git_safe_env.h"
+#include "supervisor/deny_at_call.h"
 #include "supervisor/init_locator.h"
 #include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
@@ -75,13 +76,16 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
 
 // vigil-init's seccomp program, on the wire: the same for every command (it depends on
 // nothing but this build), so a session of many commands compiles it once.
-Result<std::string> program_wire() {
-  static const Result<std::string> wire = []() -> Result<std::string> {
-    auto program = sandbox_program(/*observe=*/true);
+// With `reads` (vigil.observer.reads), the program that traps read-only opens too.
+Result<std::string> program_wire(bool reads) {
+  auto build = [](bool r) -> Result<std::string> {
+    auto program = sandbox_program(/*observe=*/true, r);
     VIGIL_TRY(program);
     return encode_program(*program);
-  }();
-  return wire;
+  };
+  static const Result<std::string> wire = build(false);
+  static const Result<std::string> read_wire = build(true);
+  return reads ? read_wire : wire;
 }
 
 // The configs of the repositories the mandatory scan found (each ".git" its rules capped),
@@ -295,6 +299,14 @@ Result<SandboxedOutcome> run_sandboxed(
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   const auto refused = refuse_create_args(prepared->plan);
   in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
+  if (gatekeeper_in_force()) {
+    const auto globs = refuse_glob_args(prepared->policy.fs);
+    in.init_args.insert(in.init_args.end(), globs.begin(), globs.end());
+  }
+  // Reads are trapped only when there is something hidden to tell of.
+  const auto hidden = prepared->policy.vigil.observer_reads ? hidden_read_args(prepared->plan)
+                                                            : std::vector<std::string>();
+  in.init_args.insert(in.init_args.end(), hidden.begin(), hidden.end());
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
@@ -343,7 +355,7 @@ Result<SandboxedOutcome> run_sandboxed(
         pipe.read.reset();
       }
     } close_pipe{*program_pipe};
-    auto wire = program_wire();
+    auto wire = program_wire(!hidden.empty());
     VIGIL_TRY(wire);
     if (!created) {
       VIGIL_TRY_VOID(sink.create_now());
@@ -383,6 +395,12 @@ Result<SandboxedOutcome> run_sandboxed(
       if (w->verdict == Verdict::kDenied) {
         w->ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
                                 w->resolved.empty() ? w->path : w->resolved);
+      }
+    }
+    if (auto* r = std::get_if<events::FsRead>(&*body)) {
+      if (!confirm_hidden_read(r, prepared->plan)) {
+        record->count("reads.unconfirmed");  // not a path this plan hides
+        return;
       }
     }
     changed.note(*body);

@@ -189,6 +189,8 @@ std::string canonical_policy_json(const Policy& p) {
       {"logMaxOutputBytes", p.vigil.log_max_output_bytes},
       {"logKeep", p.vigil.log_keep ? nlohmann::json(*p.vigil.log_keep) : nlohmann::json(nullptr)},
       {"gitWritableRepository", p.vigil.git_writable_repository}};
+  // Only when on: the digests of policies written before the key stay what they were.
+  if (p.vigil.observer_reads) j["vigil"]["observerReads"] = true;
   j["bwrapPath"] = p.bwrap_path ? nlohmann::json(*p.bwrap_path) : nlohmann::json(nullptr);
   // Paths need not be UTF-8; `replace` keeps this from throwing (the digest then covers
   // U+FFFD for such bytes, which is still stable for the same policy).

@@ -160,16 +160,22 @@ std::string glob_base(std::string_view pattern) {
   return base.empty() ? "/" : base;
 }
 
-GlobExpansion expand_glob(std::string_view pattern, const GlobLimits& limits) {
-  GlobExpansion out;
-  // Walk the real directory (a symlinked home is common), matching real paths: the
-  // mounts are made on resolved paths anyway.
+std::string real_glob_pattern(std::string_view pattern) {
   const std::string base = glob_base(pattern);
   const std::string real = resolve_symlinks(base);
   const auto parts = split(pattern);
   std::string real_pattern = real == "/" ? "" : real;
   for (std::size_t i = split(base).size(); i < parts.size(); ++i)
     real_pattern += "/" + std::string(parts[i]);
+  return real_pattern.empty() ? "/" : real_pattern;
+}
+
+GlobExpansion expand_glob(std::string_view pattern, const GlobLimits& limits) {
+  GlobExpansion out;
+  // Walk the real directory (a symlinked home is common), matching real paths: the
+  // mounts are made on resolved paths anyway.
+  const std::string real = resolve_symlinks(glob_base(pattern));
+  const std::string real_pattern = real_glob_pattern(pattern);
   struct stat st {};
   if (::lstat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return out;
   std::size_t entries = 0;

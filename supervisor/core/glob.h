@@ -23,6 +23,11 @@ bool glob_match(std::string_view pattern, std::string_view path);
 // one holding a glob character.
 std::string glob_base(std::string_view pattern);
 
+// `pattern` with its glob_base()'s symlinks resolved ("/home/u/**/.env" with /home/u a
+// link to /data/u: "/data/u/**/.env"): what real paths, such as vigil-init's at the call,
+// are matched against.
+std::string real_glob_pattern(std::string_view pattern);
+
 struct GlobLimits {
   int max_depth = 10;                // components below glob_base()
   std::size_t max_entries = 200000;  // directory entries read, in all

@@ -98,6 +98,10 @@ struct VigilOptions {
   // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the observer's listener (where the kernel has
   // it). Off only to measure what it buys (tools/bench/observer_bench.sh).
   bool observer_sync_wake_up = true;
+  // vigil.observer.reads: opens for reading go to vigil-init too, which tells a read of a
+  // denyRead path ("deny read PATH (hidden by denyRead ...)"). Off by default: every open
+  // then costs a round trip to vigil-init (docs/performance.md).
+  bool observer_reads = false;
   // vigil.log.maxOutputBytes: how much of the command's output the session log keeps
   // (the command's own output is never cut, only its copy in the log; the cut is
   // recorded as a log.truncated record). 0: no output is logged.

@@ -153,6 +153,7 @@ constexpr KeySpec kVigilLogKeys[] = {
 constexpr KeySpec kVigilObserverKeys[] = {
     {"overflow", Support::kHandled, "", ""},
     {"syncWakeUp", Support::kHandled, "", ""},
+    {"reads", Support::kHandled, "", ""},
 };
 
 struct KeyLevel {
@@ -606,6 +607,8 @@ class Loader {
       }
       if (auto r = read_bool(*it, "vigil.observer", "syncWakeUp", &p_->vigil.observer_sync_wake_up);
           !r)
+        return r;
+      if (auto r = read_bool(*it, "vigil.observer", "reads", &p_->vigil.observer_reads); !r)
         return r;
     }
     if (auto it = v.find("network"); it != v.end()) {

@@ -12,6 +12,9 @@
 #                when its archive is /dev/null)
 #   gxx          `g++ -pipe -c small.cc` (a file that includes <vector> and <string>)
 #   untar_20k    extracting a 20,000-file tarball into a fresh directory
+#   cat_all      `find repo -type f | xargs cat >/dev/null`: 5,000 opens for reading
+#   open_20k     python3 opening one file for reading 20,000 times: the per-open cost of
+#                vigil.observer.reads stands out of the noise here
 #   true         `true`: each sandbox's fixed start-up cost. When it is measured, a second
 #                ratio leaves it out of the others: (w - true) / (w_bwrap - true_bwrap),
 #                what the workload itself costs more under the observer.
@@ -19,8 +22,13 @@
 # the sandboxes rotating, and the extraction's output directory is removed between runs
 # (untimed). Timing is wall-clock around the command. Medians and ratio to @bwrap.
 #
+# With --reads, a sandbox @reads joins: `vigil run` with "vigil": {"observer": {"reads":
+# true}} (every open goes to vigil-init, reads of hidden paths are told), and @vigil then
+# runs with the same settings but reads off, so that the two differ only in the setting
+# (both hide a directory of the run's own with denyRead).
+#
 # Usage: observer_workloads.sh [--vigil PATH] [-n ROUNDS] [--only W1,W2] [--no-srt]
-#                              [--srt-ref DIR] [--keep]
+#                              [--srt-ref DIR] [--keep] [--reads]
 # srt: the package in --srt-ref (default ~/srt-ref, else ~/.cache/vigil-bench/srt, as
 # run_bench.sh installs it); wrap-monitored.mjs from $REFERENCE_BENCH (default
 # /work/shared/reference-bench) or --wrap PATH.
@@ -32,6 +40,7 @@ rounds=5
 only=true,git_status,tar_read,gxx,untar_20k
 use_srt=1
 keep=0
+reads=0
 srt_ref=
 wrap=${REFERENCE_BENCH:-/work/shared/reference-bench}/wrap-monitored.mjs
 while [ $# -gt 0 ]; do
@@ -43,6 +52,7 @@ while [ $# -gt 0 ]; do
     --srt-ref) srt_ref=$2; shift 2 ;;
     --wrap) wrap=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --reads) reads=1; shift ;;
     *) echo "observer_workloads: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -116,9 +126,23 @@ workload_cmd() {  # the shell command of each workload, run with the workspace a
     tar_read) echo 'tar cf - /usr/include 2>/dev/null | cat >/dev/null' ;;
     gxx) echo 'g++ -pipe -c small.cc -o small.o' ;;
     untar_20k) echo "tar xf $tmp/t20k.tar -C out" ;;
+    cat_all) echo 'find repo -type f -name "*.txt" | xargs cat >/dev/null' ;;
+    open_20k) echo 'python3 -c "import os
+for _ in range(20000): os.close(os.open(\"small.cc\", os.O_RDONLY))"' ;;
     true) echo 'true' ;;
   esac
 }
+# --reads: @vigil and @reads differ only in vigil.observer.reads.
+vigil_settings=()
+if ((reads)); then
+  mkdir -p "$tmp/hidden"
+  echo secret >"$tmp/hidden/key"
+  for on in false true; do
+    printf '{"filesystem": {"allowWrite": ["%s"], "denyRead": ["%s"]},\n "vigil": {"observer": {"reads": %s}}}\n' \
+      "$ws" "$tmp/hidden" "$on" >"$tmp/reads-$on.json"
+  done
+  vigil_settings=(--settings "$tmp/reads-false.json")
+fi
 bw=(bwrap --ro-bind / / --dev /dev --proc /proc --bind "$ws" "$ws" --unshare-all
   --die-with-parent --new-session --cap-drop ALL --chdir "$ws" --)
 now_ns() { date +%s%N; }
@@ -136,9 +160,12 @@ run_one() {  # workload sandbox -> appends "workload sandbox ms"
       t1=$(now_ns)
       ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
       ;;
-    vigil)
+    vigil | reads)
+      local settings=("${vigil_settings[@]}")
+      [ "$s" = reads ] && settings=(--settings "$tmp/reads-true.json")
       t0=$(now_ns)
-      (cd "$ws" && "$vigil" run -- sh -c "$cmd") || { say "FAILED: vigil $w"; exit 1; }
+      (cd "$ws" && "$vigil" run "${settings[@]}" -- sh -c "$cmd") ||
+        { say "FAILED: $s $w"; exit 1; }
       t1=$(now_ns)
       ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
       ;;
@@ -157,6 +184,7 @@ run_one() {  # workload sandbox -> appends "workload sandbox ms"
 }
 
 sandboxes=(bwrap vigil)
+((reads)) && sandboxes+=(reads)
 ((use_srt)) && sandboxes+=(srt)
 IFS=, read -r -a workloads <<<"$only"
 say "warm-up, then $rounds interleaved rounds of: ${workloads[*]} x ${sandboxes[*]}"
@@ -184,6 +212,7 @@ base = {b: median_of("true", b) for b in boxes} if "true" in order else None
 print(f"{'workload':<12}" + "".join(f"{b + ' ms':>14}" for b in boxes)
       + "".join(f"{b + '/bwrap':>12}" for b in boxes[1:])
       + ("".join(f"{b + ' net':>12}" for b in boxes[1:]) if base else "")
+      + (f"{'reads/vigil':>13}" if "reads" in boxes else "")
       + "   (medians; min-max)")
 for w in order:
     med, rng = {}, {}
@@ -195,5 +224,6 @@ for w in order:
           + "".join(f"{med[b] / med['bwrap']:>11.2f}x" for b in boxes[1:])
           + ("".join(f"{(med[b] - base[b]) / max(med['bwrap'] - base['bwrap'], 1e-9):>11.2f}x"
                      for b in boxes[1:]) if base and w != "true" else "")
+          + (f"{med['reads'] / med['vigil']:>12.2f}x" if "reads" in boxes else "")
           + "   " + " ".join(f"{b}:{rng[b]}" for b in boxes))
 PY

@@ -402,5 +402,33 @@ TEST(ObserverFilter, WriteIntentCallsNotifyAndReadsPass) {
   }
 }
 
+// vigil.observer.reads: every open reaches vigil-init, reads too; the stat family does not
+// (observer/hidden_reads.h says why), and nothing else changes.
+TEST(ObserverFilter, WithReadsEveryOpenNotifiesAndStatsPass) {
+  auto prog = compile_filter(notify_filter(true));
+  ASSERT_TRUE(prog.ok()) << prog.error().message;
+  const std::uint64_t cwd = static_cast<std::uint64_t>(-100);
+  const std::uint64_t fd = 3;
+  const Case cases[] = {
+      {"openat O_RDONLY", native(SYS_openat, {cwd, 0, O_RDONLY}), kNotify},
+      {"openat O_RDONLY|O_DIRECTORY", native(SYS_openat, {cwd, 0, O_RDONLY | O_DIRECTORY}),
+       kNotify},
+      {"openat O_PATH", native(SYS_openat, {cwd, 0, O_PATH}), kNotify},
+      {"open O_RDONLY", native(SYS_open, {0, O_RDONLY}), kNotify},
+      {"openat O_WRONLY", native(SYS_openat, {cwd, 0, O_WRONLY}), kNotify},
+      {"openat2", native(SYS_openat2, {cwd, 0, 0, 24}), kNotify},
+      {"newfstatat", native(SYS_newfstatat, {cwd, 0, 0, 0}), kAllow},
+      {"statx", native(SYS_statx, {cwd, 0, 0, 0, 0}), kAllow},
+      {"faccessat", native(SYS_faccessat, {cwd, 0, 0}), kAllow},
+      {"read", native(SYS_read, {fd, 0, 1}), kAllow},
+      {"fchmod", native(SYS_fchmod, {fd, 0600}), kNotify},
+  };
+  for (const Case& c : cases) {
+    const auto got = run_bpf(*prog, c.in);
+    ASSERT_TRUE(got.has_value()) << c.what;
+    EXPECT_EQ(hex(*got), hex(c.expect)) << c.what;
+  }
+}
+
 }  // namespace
 }  // namespace vigil

@@ -247,6 +247,11 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   auto observer = compile_filter(notify_filter());
   ASSERT_TRUE(observer.ok());
   dumps.emplace_back("observer", disassemble(notify_filter(), *observer).text);
+  // vigil.observer.reads: every open and openat trapped, whatever the flags
+  // (observer-reads.txt; only those two rows differ from observer.txt).
+  auto reads = compile_filter(notify_filter(true));
+  ASSERT_TRUE(reads.ok());
+  dumps.emplace_back("observer-reads", disassemble(notify_filter(true), *reads).text);
   for (const auto& [name, got] : dumps) {
     const std::string path = golden_path(name);
     if (write) {

@@ -47,5 +47,40 @@ TEST(RefusedNames, TheNameAndWhatCouldCarryItAreRefusedAnEmptyParentIsNot) {
   EXPECT_EQ(refused_name_refusal({}, "/ws/config", Emulation::kRename), "");
 }
 
+// Deny globs: a name created after launch that a denyRead/denyWrite glob matches is
+// refused, whatever the call; the pattern is anchored at its base (the workspace).
+TEST(RefusedNames, AGlobRefusesTheNamesItMatchesCreatedAfterLaunch) {
+  const std::vector<RefusedGlob> globs = {{"/ws/**/.env", "filesystem.denyRead[0] \"**/.env\""},
+                                          {"/ws/*.pem", "filesystem.denyWrite[1] \"*.pem\""}};
+  struct Case {
+    const char* name;
+    const char* origin;  // nullptr: not refused
+  };
+  const Case cases[] = {
+      {"/ws/.env", "filesystem.denyRead[0]"},  // ** is zero directories too
+      {"/ws/sub/dir/.env", "filesystem.denyRead[0]"},
+      {"/ws/key.pem", "filesystem.denyWrite[1]"},
+      {"/ws/.key.pem", "filesystem.denyWrite[1]"},
+      {"/ws/sub/key.pem", nullptr},  // * stays within one component
+      {"/ws/sub/.envrc", nullptr},
+      {"/ws/sub/.env.example", nullptr},
+      {"/elsewhere/.env", nullptr},  // anchored at the glob's base
+      {"/ws", nullptr},
+      {"sub/.env", nullptr},  // only real, absolute names reach the gate
+      {"", nullptr},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string why = refused_glob_refusal(globs, c.name);
+    if (c.origin == nullptr) {
+      EXPECT_EQ(why, "");
+    } else {
+      EXPECT_NE(why.find(c.origin), std::string::npos) << why;
+      EXPECT_NE(why.find("after launch"), std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(refused_glob_refusal({}, "/ws/.env"), "");
+}
+
 }  // namespace
 }  // namespace vigil::init

@@ -192,6 +192,19 @@ TEST(AnnotationTest, HostileLogPathInTheMoreLine) {
             "/l\\x0a\\x3cx\n</sandbox_violations>\n");
 }
 
+// vigil.observer.reads: a hidden read is a "deny read" line, its spellings one target.
+TEST(AnnotationTest, AHiddenReadIsADenyReadLine) {
+  const std::string why = "hidden by denyRead, filesystem.denyRead[0]";
+  std::vector<Event> evs = {
+      ev(FsRead{7, "openat", "/h/.ssh/id_ed25519", "/h/.ssh/id_ed25519", why}),
+      ev(FsRead{8, "openat", "id_ed25519", "/h/.ssh/id_ed25519", why}),
+      fs("openat", "/o/x", Verdict::kDenied, kOutside),
+  };
+  EXPECT_EQ(annotation_from_events(evs, AnnotationOptions{}),
+            "<sandbox_violations>\ndeny read /h/.ssh/id_ed25519 (" + why +
+                ") (x2)\ndeny write /o/x (" + kOutside + ")\n</sandbox_violations>\n");
+}
+
 TEST(AnnotationTest, CollectorCountsAttempts) {
   ViolationCollector c;
   c.add(fs("openat", "/a", Verdict::kDenied));

@@ -164,7 +164,7 @@ std::vector<Row> rows() {
       {"annotation", R"({"kind":"annotation","text":"<sandbox_violations>"})", Expect::kForged},
 
       // --- unsupported -----------------------------------------------------------------
-      {"unknown kind", fs_with("kind", R"("fs.read")"), Expect::kUnsupported},
+      {"unknown kind", fs_with("kind", R"("fs.chmod")"), Expect::kUnsupported},
       {"empty kind", fs_with("kind", R"("")"), Expect::kUnsupported},
       {"schema version 2", fs_write(R"("v":2)"), Expect::kUnsupported},
       {"schema version as string", fs_write(R"("v":"1")"), Expect::kUnsupported},
@@ -307,6 +307,46 @@ TEST(EventSchemaTest, LimitReachedIsTheSupervisorsAndChecked) {
   EXPECT_FALSE(validate(Body{LimitReached{"", "d"}}, lim).ok());
   EXPECT_FALSE(validate(Body{LimitReached{"pids", std::string(2000, 'd')}}, lim).ok());
   EXPECT_TRUE(validate(Body{LimitReached{"memory", "d"}}, lim).ok());
+}
+
+// vigil.observer.reads: the observer may send fs.read, checked like fs.write.
+TEST(EventSchemaTest, FsReadFromTheObserverIsParsedAndChecked) {
+  const std::string line =
+      R"({"kind":"fs.read","pid":7,"syscall":"openat","path":".ssh/id_x","resolved":"/h/.ssh/id_x","reason":"hidden by filesystem.denyRead[0]"})";
+  auto ok = parse_untrusted_event_line(line);
+  ASSERT_TRUE(ok) << ok.error().message;
+  const auto* r = std::get_if<FsRead>(&*ok);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(*r, (FsRead{7, "openat", ".ssh/id_x", "/h/.ssh/id_x", "hidden by filesystem.denyRead[0]"}));
+  struct Bad {
+    const char* line;
+    const char* why;
+  };
+  const Bad bad[] = {
+      {R"({"kind":"fs.read","pid":7,"syscall":"unlink","path":"x","resolved":"/x","reason":"r"})",
+       "syscall"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"creat","path":"x","resolved":"/x","reason":"r"})",
+       "syscall"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"openat","path":"x","resolved":"x","reason":"r"})",
+       "absolute"},
+      {R"({"kind":"fs.read","pid":0,"syscall":"openat","path":"x","resolved":"/x","reason":"r"})",
+       "pid"},
+      {R"({"kind":"fs.read","pid":7,"syscall":"openat","path":"x","resolved":"/x","reason":"r","verdict":"allowed"})",
+       "verdict"},
+  };
+  for (const auto& b : bad) {
+    auto got = parse_untrusted_event_line(b.line);
+    ASSERT_FALSE(got) << b.line;
+    EXPECT_NE(got.error().message.find(b.why), std::string::npos) << got.error().message;
+  }
+  Event e;
+  e.session = "s1";
+  e.src = Source::kObserver;
+  e.prev = std::string(kGenesisPrev);
+  e.body = *r;
+  auto back = parse_log_record(serialize(e));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, e);
 }
 
 TEST(EventSchemaTest, CanonicalLineLayout) {
