@@ -273,7 +273,13 @@ CommandCaps::~CommandCaps() {
       } else {
         std::istringstream procs(read_text(dir + "/cgroup.procs"));
         pid_t pid = 0;
-        while (procs >> pid) ::kill(pid, SIGKILL);
+        // Never ourselves: on cgroup v1 a thread of this supervisor enters a command's
+        // cgroups to spawn its bwrap (enter()), and cgroup.procs lists a process when any
+        // of its threads is inside. In an agent session, one command's teardown while
+        // another thread was in that cgroup killed the whole session's supervisor.
+        while (procs >> pid) {
+          if (pid != ::getpid()) ::kill(pid, SIGKILL);
+        }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
