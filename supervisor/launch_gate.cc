@@ -91,7 +91,12 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
     pollfd fds[2] = {{fd.get(), POLLPRI, 0}, {pidfd.get(), POLLIN, 0}};
     if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return system_error("poll");
     if (fds[1].revents != 0) {
-      return make_error(Errc::kSystem, "the sandbox ended before its mounts were checked");
+      // bwrap gave up while building the mounts; its own words may still be on their way
+      // through the stderr pipe, so this line names where to look for the cause.
+      return make_error(Errc::kSystem,
+                        "the sandbox ended before its mounts were checked (bwrap could not build "
+                        "it: `vigil doctor` names the cause; in a container whose /proc is "
+                        "masked, see enableWeakerNestedSandbox)");
     }
   }
   UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

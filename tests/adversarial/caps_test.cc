@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "supervisor/core/unique_fd.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
@@ -145,27 +146,28 @@ TEST(Caps, ACgroupLeftByAKilledVigilWithThisPidIsTakenOver) {
   const std::string parent = own_v1_pids_dir();
   if (parent.empty() || ::access(parent.c_str(), W_OK) != 0) GTEST_SKIP() << "pids not writable";
   CapsSession s(R"({"processes":64})");
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
+  int go_fds[2];
+  ASSERT_EQ(::pipe(go_fds), 0);
+  UniqueFd go_r(go_fds[0]), go_w(go_fds[1]);
   const std::string bin = vigil_bin();
   const std::string log = s.ws / "s.jsonl";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    ::close(go[1]);
+    go_w.reset();
     char b;
-    if (::read(go[0], &b, 1) != 1) ::_exit(99);
+    if (::read(go_r.get(), &b, 1) != 1) ::_exit(99);
     if (::chdir(s.ws.path().c_str()) != 0) ::_exit(98);
     ::execl(bin.c_str(), bin.c_str(), "run", "--settings", s.settings.c_str(), "--log", log.c_str(),
             "--", "true", static_cast<char*>(nullptr));
     ::_exit(97);
   }
-  ::close(go[0]);
+  go_r.reset();
   const std::string stale = parent + "/vigil-" + std::to_string(pid) + "-0";
   const bool made = ::mkdir(stale.c_str(), 0755) == 0;
   EXPECT_TRUE(made) << stale;
-  EXPECT_EQ(::write(go[1], "1", 1), 1);
-  ::close(go[1]);
+  EXPECT_EQ(::write(go_w.get(), "1", 1), 1);
+  go_w.reset();
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
