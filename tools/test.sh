@@ -230,7 +230,9 @@ if [ "$(id -u)" -eq 0 ]; then
 each case and runs vigil in it as root and as $user" \
       run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"
-    run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
+    EXCLUDE='Caps.ACgroupLeftByAKilledVigilWithThisPidIsTakenOver' EXCLUDE_WHY="it plants a \
+cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
+      run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
     kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; other_pid=""
   else
