@@ -11,13 +11,16 @@
 
 #include <vector>
 
+#include "filters/filter_specs.h"
 #include "filters/program_wire.h"
 #include "supervisor/core/result.h"
 
 namespace vigil {
 
 // The worker's tables (worker_filters()) and, when `observe`, the observer's
-// (notify_filter()), combined into one program (compile_combined).
-Result<std::vector<sock_filter>> sandbox_program(bool observe);
+// (notify_filter()), combined into one program (compile_combined). `unix` picks the
+// unix-socket table (filter_specs.h); kBrokered needs `observe`.
+Result<std::vector<sock_filter>> sandbox_program(bool observe,
+                                                 UnixSockets unix = UnixSockets::kBlocked);
 
 }  // namespace vigil

@@ -42,6 +42,9 @@ struct ObserverOptions {
   bool gatekeeper = true;
   // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
   std::vector<RefusedName> refused_names;
+  // network.allowUnixSockets: connect() and AF_UNIX datagram socket() are brokered
+  // (observer/unix_broker.h). Set with the broker's filter (filters/filter_specs.h).
+  std::vector<std::string> unix_sockets;
 };
 
 struct Judgement {
@@ -92,6 +95,7 @@ class Observer {
     std::vector<RefusedName> refused_names;  // set once at create(), read-only after
   };
   void handle_one();
+  void handle_unix(const Notification& n);  // observer/unix_broker.h
   void on_continue(const Notification& n, const CallPlan& plan);
   void queued();  // a line was appended to buffer_
   void queued_if(const CallPlan& plan);
@@ -119,6 +123,7 @@ class Observer {
   std::vector<Mount> mounts_;
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
+  int connect_nr_ = -1, socket_nr_ = -1;      // brokered when unix_sockets is set
   std::string buffer_;
   CwdCache cwds_;  // callers' cwds, for the calls this thread performs
   ObserverStats stats_;

@@ -1,6 +1,7 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
 //   vigil-init [--proxy-socket PATH] [--events-fd N [--overflow drop] [--no-sync-wake-up]]
 //              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
+//              [--unix-socket PATH]...
 //              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch_check.h), takes the seccomp program (from the
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
       cmd += 3;
       continue;
     }
+    // --unix-socket PATH|@NAME: one entry of network.allowUnixSockets (observer/unix_broker.h).
+    if (std::strcmp(argv[cmd], "--unix-socket") == 0 && cmd + 1 < argc && argv[cmd + 1][0] != '\0') {
+      observer_options.unix_sockets.push_back(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
     if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
       observer_options.sync_wake_up = false;
       cmd += 1;
@@ -163,7 +170,10 @@ int main(int argc, char** argv) {
   // the session log and proxy are ready, or at all if the supervisor gave up. Run alone,
   // vigil-init compiles it itself. Either way before the fork: the worker only installs.
   auto program = [&]() -> vigil::Result<std::vector<sock_filter>> {
-    if (program_fd < 0) return vigil::sandbox_program(events_fd >= 0);
+    if (program_fd < 0)
+      return vigil::sandbox_program(events_fd >= 0, observer_options.unix_sockets.empty()
+                                                        ? vigil::UnixSockets::kBlocked
+                                                        : vigil::UnixSockets::kBrokered);
     vigil::UniqueFd from(program_fd);
     return vigil::read_program(from.get());
   }();

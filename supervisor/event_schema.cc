@@ -27,12 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 18> kKindNames = {
+constexpr std::array<const char*, 19> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
     "command.end",          "policy.update", "log.truncated", "net.ask",
-    "net.ask.answer", "limit.reached",
+    "net.ask.answer", "limit.reached",       "net.unix",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -508,6 +508,25 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.detail = r.bytes("detail", lim.max_text);
       return Body{std::move(b)};
     }
+    case Kind::kNetUnix: {
+      NetUnix b;
+      b.pid = r.integer("pid", 1, kMaxPid);
+      b.syscall = r.word("syscall");
+      b.type = r.word("type");
+      b.path = r.bytes("path", lim.max_path);
+      b.resolved = r.bytes("resolved", lim.max_path);
+      const std::string verdict = r.word("verdict");
+      b.reason = r.bytes("reason", lim.max_text);
+      b.result = r.word("result");
+      if (!r.failed()) {
+        if (auto v = net_verdict_from(verdict)) {
+          b.verdict = *v;
+        } else {
+          r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
+        }
+      }
+      return Body{std::move(b)};
+    }
   }
   return make_error(Errc::kInternal, "unknown kind");
 }
@@ -676,6 +695,16 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                  [&](const LimitReached& b) {
                    j["limit"] = bytes_json(b.limit);
                    j["detail"] = bytes_json(b.detail);
+                 },
+                 [&](const NetUnix& b) {
+                   j["pid"] = b.pid;
+                   j["syscall"] = b.syscall;
+                   j["type"] = b.type;
+                   j["path"] = bytes_json(b.path);
+                   j["resolved"] = bytes_json(b.resolved);
+                   j["verdict"] = to_string(b.verdict);
+                   j["reason"] = bytes_json(b.reason);
+                   j["result"] = b.result;
                  },
              },
              body);
@@ -987,6 +1016,18 @@ Result<void> validate(const Body& body, const Limits& lim) {
               return bad("limit, detail: empty, too long or a NUL byte");
             return {};
           },
+          [&](const NetUnix& b) -> Result<void> {
+            if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
+            if (b.syscall != "connect" && b.syscall != "socket")
+              return bad("syscall: expected connect or socket");
+            if (!path_ok(b.path) || !path_ok(b.resolved))
+              return bad("path: longer than the limit or a NUL byte");
+            if (!b.resolved.empty() && b.resolved[0] != '/') return bad("resolved: must be absolute");
+            if (!text_ok(b.reason) || !text_ok(b.type)) return bad("reason, type: too long or a NUL byte");
+            if (!is_call_result(b.result))
+              return bad("result: expected 0 or an errno name (EACCES, ECONNREFUSED, ...)");
+            return {};
+          },
       },
       body);
 }
@@ -1015,7 +1056,8 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   if (r.failed()) return std::move(r.finish()).error();
   const auto kind = kind_from_string(kind_name);
   if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
-  if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats) {
+  if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats &&
+      *kind != Kind::kNetUnix) {
     return make_error(Errc::kRefused,
                       std::string("forged: the observer never sends ") + to_string(*kind));
   }

@@ -230,6 +230,13 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.verdict = "limit";
               row.detail = "limit: " + b.limit + " (" + b.detail + ")";
             },
+            [&](const events::NetUnix& b) {
+              for_pid(b.pid);
+              row.verdict = events::to_string(b.verdict);
+              row.detail = b.syscall + " AF_UNIX " + (b.type.empty() ? "" : b.type + " ") +
+                           (b.resolved.empty() ? b.path : b.resolved) + "  [" + b.result + "]" +
+                           (b.reason.empty() ? "" : "  " + b.reason);
+            },
         },
         e.body);
     rows.push_back(std::move(row));

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "bwrap/argv_builder.h"
@@ -70,15 +72,26 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
   return holds_root ? log_file : log_dir;
 }
 
-// vigil-init's seccomp program, on the wire: the same for every command (it depends on
-// nothing but this build), so a session of many commands compiles it once.
-Result<std::string> program_wire() {
-  static const Result<std::string> wire = []() -> Result<std::string> {
-    auto program = sandbox_program(/*observe=*/true);
+// Which unix-socket table the policy asks for (filters/filter_specs.h).
+UnixSockets unix_sockets_mode(const NetworkPolicy& net) {
+  if (net.allow_all_unix_sockets) return UnixSockets::kAll;
+  return net.allow_unix_sockets.empty() ? UnixSockets::kBlocked : UnixSockets::kBrokered;
+}
+
+// vigil-init's seccomp program, on the wire: the same for every command of one unix-socket
+// mode (it depends on nothing else but this build), so a session compiles it once.
+Result<std::string> program_wire(UnixSockets unix) {
+  auto compile = [](UnixSockets mode) -> Result<std::string> {
+    auto program = sandbox_program(/*observe=*/true, mode);
     VIGIL_TRY(program);
     return encode_program(*program);
-  }();
-  return wire;
+  };
+  static std::mutex mu;
+  static std::map<UnixSockets, Result<std::string>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(unix);
+  if (it == cache.end()) it = cache.emplace(unix, compile(unix)).first;
+  return it->second;
 }
 
 // The configs of the repositories the mandatory scan found (each ".git" its rules capped),
@@ -268,6 +281,11 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
+  // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h).
+  if (!prepared->policy.net.allow_all_unix_sockets) {
+    for (const auto& sock : prepared->policy.net.allow_unix_sockets)
+      in.init_args.insert(in.init_args.end(), {"--unix-socket", sock});
+  }
   const auto refused = refuse_create_args(prepared->plan);
   in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   const auto bwrap_args = build_bwrap_args(in);
@@ -312,7 +330,7 @@ Result<SandboxedOutcome> run_sandboxed(
         pipe.read.reset();
       }
     } close_pipe{*program_pipe};
-    auto wire = program_wire();
+    auto wire = program_wire(unix_sockets_mode(prepared->policy.net));
     VIGIL_TRY(wire);
     if (!created) {
       VIGIL_TRY_VOID(sink.create_now());

@@ -72,8 +72,7 @@ constexpr KeySpec kNetworkKeys[] = {
     {"allowUnixSockets", Support::kHandled, "", ""},
     {"allowMachLookup", Support::kHandled, "", ""},
     {"strictAllowlist", Support::kHandled, "", ""},
-    {"allowAllUnixSockets", Support::kUnsupportedIfOn, "dropping the unix-socket filter",
-     "list the sockets the command needs in network.allowUnixSockets"},
+    {"allowAllUnixSockets", Support::kHandled, "", ""},
     {"httpProxyPort", Support::kUnsupported,
      "an external HTTP proxy in place of vigil's (vigil's proxy decides every connection)",
      "remove the key: vigil starts its own proxy and reports what it refuses"},
@@ -330,13 +329,32 @@ class Loader {
     if (auto r = read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets); !r)
       return r;
 #if !defined(__APPLE__)
-    if (!n.allow_unix_sockets.empty()) {
-      p_->warnings.push_back(std::string(source_) +
-                             ": network.allowUnixSockets is not brokered on Linux yet: "
-                             "socket(AF_UNIX) stays refused (EPERM) for every path; run the "
-                             "tool that needs one of these sockets outside vigil");
+    // Linux: vigil-init compares canonical paths exactly (observer/unix_rules.h), so each
+    // entry is a full path (~ and a relative spelling expanded as srt does) or "@name" for
+    // an abstract socket.
+    for (std::size_t i = 0; i < n.allow_unix_sockets.size(); ++i) {
+      std::string& entry = n.allow_unix_sockets[i];
+      if (!entry.empty() && entry[0] == '@') continue;
+      auto expanded = expand_settings_path(entry, ctx_.cwd, ctx_.home);
+      if (!expanded) {
+        return make_error(Errc::kInvalidPolicy,
+                          std::string(source_) + ": network.allowUnixSockets[" + std::to_string(i) +
+                              "]: " + expanded.error().message +
+                              "; write the socket's full path (or @name for an abstract socket)");
+      }
+      entry = std::move(expanded).value();
     }
 #endif
+    if (auto r = read_bool(net, "network", "allowAllUnixSockets", &n.allow_all_unix_sockets); !r)
+      return r;
+    if (n.allow_all_unix_sockets) {
+      p_->warnings.push_back(
+          std::string(source_) +
+          ": WARNING: network.allowAllUnixSockets=true: the command can connect to EVERY unix "
+          "socket it can see (the Docker daemon, ssh-agent, the session bus: each one a way "
+          "out of the sandbox, past the network namespace and the proxy); list only the "
+          "sockets it needs in network.allowUnixSockets instead");
+    }
     if (auto r = read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup); !r)
       return r;
     if (auto r = read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding); !r)
