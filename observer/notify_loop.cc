@@ -16,6 +16,7 @@
 #include "filters/syscall_names.h"
 #include "observer/emulate.h"
 #include "observer/event_line.h"
+#include "observer/idle_threads.h"
 #include "observer/protected_names.h"
 #include "observer/unix_broker.h"
 
@@ -242,12 +243,13 @@ void Observer::handle_unix(const Notification& n) {
     // A blocking connect() waits for the server to accept (a full backlog): on a thread
     // of its own, so every other process's calls go on meanwhile.
     ++stats_.blocking;
-    std::thread([listener = listener_, shared = shared_, n, c = std::move(call)]() mutable {
+    auto c = std::make_shared<UnixCall>(std::move(call));  // std::function needs a copyable task
+    run_on_idle_thread([listener = listener_, shared = shared_, n, c] {
       std::string line;
-      finish_unix_call(std::move(c), n, *listener, &line);
+      finish_unix_call(std::move(*c), n, *listener, &line);
       const std::lock_guard<std::mutex> lock(shared->mu);
       shared->lines += line;
-    }).detach();
+    });
     return;
   }
   const std::size_t before = buffer_.size();

@@ -3,6 +3,7 @@
 // "echo:" + the line; the command inside the sandbox is python3. Each test checks the
 // command's own view (what connect() said, what came back) AND a host-side fact (what the
 // server received), plus the line the model reads and the record in the session log.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -27,17 +28,18 @@ class EchoServer {
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    int stop[2];
     ok_ = listener_ && ::bind(listener_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-          ::listen(listener_.get(), 16) == 0 && ::pipe2(stop_, O_CLOEXEC) == 0;
-    if (ok_) thread_ = std::thread([this] { serve(); });
+          ::listen(listener_.get(), 16) == 0 && ::pipe2(stop, O_CLOEXEC) == 0;
+    if (!ok_) return;
+    stop_read_.reset(stop[0]);
+    stop_write_.reset(stop[1]);
+    thread_ = std::thread([this] { serve(); });
   }
   ~EchoServer() {
     if (thread_.joinable()) {
-      (void)!::write(stop_[1], "x", 1);
+      (void)!::write(stop_write_.get(), "x", 1);
       thread_.join();
-    }
-    if (ok_) {
-      UniqueFd a(stop_[0]), b(stop_[1]);
     }
   }
   bool ok() const { return ok_; }
@@ -49,7 +51,7 @@ class EchoServer {
  private:
   void serve() {
     for (;;) {
-      pollfd p[2] = {{listener_.get(), POLLIN, 0}, {stop_[0], POLLIN, 0}};
+      pollfd p[2] = {{listener_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
       if (::poll(p, 2, -1) < 0) continue;
       if (p[1].revents != 0) return;
       UniqueFd c(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
@@ -65,11 +67,12 @@ class EchoServer {
         received_ += line;
       }
       const std::string reply = "echo:" + line;
-      (void)!::write(c.get(), reply.data(), reply.size());
+      // A client that did not wait for the reply must not kill the test (SIGPIPE).
+      (void)!::send(c.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
     }
   }
   UniqueFd listener_;
-  int stop_[2] = {-1, -1};
+  UniqueFd stop_read_, stop_write_;
   bool ok_ = false;
   std::thread thread_;
   std::mutex mu_;
@@ -162,6 +165,51 @@ TEST(UnixSockets, ListedPathConnectsOthersAreRefusedWithALine) {
             std::string::npos);
   EXPECT_NE(log.find(R"("resolved":")" + other / "docker.sock" + R"(","verdict":"denied")"),
             std::string::npos);
+}
+
+// A second thread rewrites the address between the listed path and another while the
+// first connects in a loop: vigil-init decides on its one copy and connects to the inode
+// it judged, so the other server never hears from the sandbox, whatever the interleaving.
+TEST(UnixSockets, AnAddressRewrittenDuringTheCallNeverReachesAnotherSocket) {
+  TempDir ws, host, conf;
+  // Same length, so a torn copy is still one of the two names or a mix of them.
+  EchoServer allowed(host / "a.sock");
+  EchoServer other(host / "b.sock");
+  ASSERT_TRUE(allowed.ok() && other.ok());
+  const std::string s = settings(conf, R"({"allowUnixSockets": [")" + host / "a.sock" + R"("]})");
+  const char* racer = R"PY(
+import ctypes, socket, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+class Addr(ctypes.Structure):
+    _fields_ = [('family', ctypes.c_ushort), ('path', ctypes.c_char * 108)]
+a_name, b_name = sys.argv[1].encode(), sys.argv[2].encode()
+addr = Addr(socket.AF_UNIX, a_name)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(ctypes.addressof(addr) + 2, b_name, len(b_name))
+        ctypes.memmove(ctypes.addressof(addr) + 2, a_name, len(a_name))
+t = threading.Thread(target=flip)
+t.start()
+connected = refused = 0
+for _ in range(400):
+    s = socket.socket(socket.AF_UNIX)
+    if libc.connect(s.fileno(), ctypes.byref(addr), ctypes.sizeof(addr)) == 0:
+        connected += 1
+        s.sendall(b'x\n')
+    else:
+        refused += 1
+    s.close()
+stop = True
+t.join()
+print('connected' if connected else 'none', 'refused' if refused else 'none')
+)PY";
+  auto o = run_vigil({"run", "--settings", s, "--", "python3", "-c", racer, host / "a.sock",
+                      host / "b.sock"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("connected"), std::string::npos) << o.out << o.err;
+  EXPECT_EQ(other.received(), "") << "a rewritten address reached the unlisted socket";
 }
 
 TEST(UnixSockets, SeqpacketToAStreamServerGetsTheKernelsAnswer) {
