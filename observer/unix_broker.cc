@@ -137,7 +137,11 @@ UnixCall prepare_connect(const Notification& n, NotifyListener& listener,
   } else if (a.kind == UnixAddress::Kind::kAbstract) {
     c.path = r.name = abstract_display(a.name);
   }
-  const UnixDecision d = decide_unix(r, canonical_allowed(allowed));
+  // The entries as written first (the loader made them absolute and normal): a listed
+  // canonical path matches without a realpath() walk per entry on every connect.
+  UnixDecision d = decide_unix(r, allowed);
+  if (d.verdict == UnixDecision::Verdict::kDeny && a.kind == UnixAddress::Kind::kPath)
+    d = decide_unix(r, canonical_allowed(allowed));
   switch (d.verdict) {
     case UnixDecision::Verdict::kKernel:
       return answer(d.error);

@@ -135,6 +135,11 @@ constexpr SocketSyscall kSocketTable[] = {
     {.name = "bind", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kMountTable,
      .why = "makes a socket file where the mount table lets the command write; an abstract "
             "name lives in the sandbox's own network namespace"},
+    {.name = "recvmsg", .fd = 0, .handling = SH::kPeersChoice,
+     .why = "SCM_RIGHTS: a socket received over a listed connection is a capability that "
+            "service chose to hand over (as it could relay anything itself); a datagram one "
+            "still cannot connect() through vigil-init. Inherited descriptors: vigil-init "
+            "closes every one but stdio before the command"},
     {.name = "io_uring_setup", .handling = SH::kBlocked,
      .why = "IORING_OP_CONNECT/SOCKET would bypass the trap: io_uring stays refused"},
 };

@@ -91,6 +91,7 @@ enum class SocketHandling : std::uint8_t {
   kAddressIgnored,  // the address only matters for datagram sockets, which cannot exist
   kMountTable,      // creates a name in the filesystem: the mount table decides where
   kBlocked,         // refused outright by the unix-block/broker filters
+  kPeersChoice,     // fd passing: what crosses a connection is the two ends' business
 };
 
 struct SocketSyscall {

@@ -32,7 +32,10 @@ namespace {
 
 TEST(FilterSpecs, EveryRowIsWellFormed) {
   std::set<std::string_view> names;
-  for (const FilterSpec* spec : worker_filters()) {
+  std::vector<const FilterSpec*> specs(worker_filters().begin(), worker_filters().end());
+  specs.push_back(&unix_broker_filter());
+  specs.push_back(&unix_open_filter());
+  for (const FilterSpec* spec : specs) {
     EXPECT_TRUE(names.insert(spec->name).second) << "duplicate filter name " << spec->name;
     EXPECT_FALSE(spec->purpose.empty());
     EXPECT_EQ(spec->default_action, allow_action()) << spec->name;
