@@ -75,7 +75,7 @@ constexpr FilterRule kUnixBlockRules[] = {
 constexpr std::span<const FilterRule> kLocalSocketRows = std::span(kUnixBlockRules).subspan(1);
 // allowAllUnixSockets: AF_UNIX left alone, but for the rest above (vsock, io_uring:
 // never asked for). The datagram pair rows go too: every unix socket is allowed anyway.
-constexpr std::span<const FilterRule> kOpenRows = kLocalSocketRows.subspan(3);
+constexpr std::span<const FilterRule> kOpenRows = kLocalSocketRows.subspan(2);
 
 // unix-broker (network.allowUnixSockets lists paths): AF_UNIX stream and seqpacket
 // sockets are made freely, and their connect() goes to vigil-init, which connects only

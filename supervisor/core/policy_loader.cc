@@ -337,10 +337,8 @@ class Loader {
       if (!entry.empty() && entry[0] == '@') continue;
       auto expanded = expand_settings_path(entry, ctx_.cwd, ctx_.home);
       if (!expanded) {
-        return make_error(Errc::kInvalidPolicy,
-                          std::string(source_) + ": network.allowUnixSockets[" + std::to_string(i) +
-                              "]: " + expanded.error().message +
-                              "; write the socket's full path (or @name for an abstract socket)");
+        return fail(json_path_index("network.allowUnixSockets", i),
+                    expanded.error().message + " (a socket's full path, or @name for an abstract one)");
       }
       entry = std::move(expanded).value();
     }

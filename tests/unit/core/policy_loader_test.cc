@@ -227,9 +227,9 @@ const std::vector<BadRow>& bad_rows() {
       // srt settings vigil does not implement: refused, never silently dropped
       {"bad_credentials.json", "line 3, column 18",
        "credentials: " + refusal(settings_key("credentials"))},
-      {"bad_allowAllUnixSockets.json", "line 3, column 31",
-       "network.allowAllUnixSockets: " + refusal(settings_key("network.allowAllUnixSockets")) +
-           " (false is accepted)"},
+      {"bad_allowUnixSockets_tilde_user.json", "line 3, column 58",
+       "network.allowUnixSockets[1]: \"~user\" paths are not supported; write the absolute path "
+       "(a socket's full path, or @name for an abstract one)"},
   };
   return rows;
 }
