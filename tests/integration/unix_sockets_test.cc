@@ -192,16 +192,18 @@ def flip():
 t = threading.Thread(target=flip)
 t.start()
 connected = refused = 0
-for _ in range(400):
-    s = socket.socket(socket.AF_UNIX)
-    if libc.connect(s.fileno(), ctypes.byref(addr), ctypes.sizeof(addr)) == 0:
-        connected += 1
-        s.sendall(b'x\n')
-    else:
-        refused += 1
-    s.close()
-stop = True
-t.join()
+try:
+    for _ in range(400):
+        s = socket.socket(socket.AF_UNIX)
+        if libc.connect(s.fileno(), ctypes.byref(addr), ctypes.sizeof(addr)) == 0:
+            connected += 1
+            s.sendall(b'x\n')
+        else:
+            refused += 1
+        s.close()
+finally:
+    stop = True
+    t.join()
 print('connected' if connected else 'none', 'refused' if refused else 'none')
 )PY";
   auto o = run_vigil({"run", "--settings", s, "--", "python3", "-c", racer, host / "a.sock",
