@@ -5,11 +5,13 @@ _vigil() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run explain doctor probe replay proxy session serve mcp --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run explain doctor probe replay proxy session serve mcp logs --help --version" -- "$cur"))
     return
   fi
   case $prev in
     --settings|--log|--html|--events) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --older-than) COMPREPLY=($(compgen -W "12h 1d 7d 30d" -- "$cur")); return ;;
     --output) COMPREPLY=($(compgen -W "capture inherit" -- "$cur")); return ;;
     --sandbox) COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
     --platform) COMPREPLY=($(compgen -W "linux macos" -- "$cur")); return ;;
@@ -23,6 +25,12 @@ _vigil() {
     proxy) opts="--settings --listen --events" ;;
     session) opts="start end --settings --allow-writable-settings --log" ;;
     serve|mcp) opts="--settings --allow-writable-settings --log" ;;
+    logs)
+      if [ "$COMP_CWORD" -eq 2 ]; then
+        COMPREPLY=($(compgen -W "prune" -- "$cur"))
+        return
+      fi
+      opts="--older-than --dir --dry-run" ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))

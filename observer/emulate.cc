@@ -308,7 +308,7 @@ long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
 }
 
 Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
-                       CwdCache* cwds) {
+                       CwdCache* cwds, const Keep* keep) {
   Performed out;
   std::uint64_t flags = plan.flags;
   if (plan.row->name != "openat2") {
@@ -350,6 +350,9 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   }
   long fd = -1;
   const bool reopen = b.caller_fd && b.rest.empty();
+  // An O_CREAT|O_EXCL open never touches an existing file.
+  if (keep != nullptr && plan.writes && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
+    (*keep)(reopen ? b.fd.get() : b.dir, b.rest, resolve, (flags & O_NOFOLLOW) == 0);
   if (gate != nullptr && (flags & O_CREAT) != 0 && !reopen) {
     // Only a name that does not exist yet is created: an existing file is opened without
     // O_CREAT first (the common case, a rewrite, costs no lookup); on ENOENT the name the
@@ -476,9 +479,9 @@ std::string caller_fd_target(pid_t pid, int fd) {
 }
 
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
-                  CwdCache* cwds) {
+                  CwdCache* cwds, const Keep* keep) {
   if (plan.row->emulation == Emulation::kOpen)
-    return perform_open(plan, pid, may_block, gate, cwds);
+    return perform_open(plan, pid, may_block, gate, cwds, keep);
   Performed out;
   const Emulation e = plan.row->emulation;
   const bool nofollow = (plan.at_flags & AT_SYMLINK_NOFOLLOW) != 0;
@@ -550,6 +553,14 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
       return out;
     }
     umask = *um;
+  }
+  // What the call replaces or removes: a truncate's target, an unlink's or a rename's
+  // name (RENAME_EXCHANGE: both), before it is gone.
+  if (keep != nullptr && (e == Emulation::kTruncate || e == Emulation::kUnlink || e == Emulation::kRename)) {
+    if (target) (*keep)(target.get(), "", 0, true);
+    else (*keep)(dir, to.last, 0, false);
+    if (e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
+      (*keep)(from.parent.get(), from.last, 0, false);
   }
   switch (e) {
     case Emulation::kTruncate:

@@ -37,11 +37,17 @@ struct Performed {
 // rename's new name), with the name's real path: a reason refuses it with EACCES.
 using Gate = std::function<std::string(const std::string& name)>;
 
+// Called just before a call changes or removes what a name is now (an open for
+// writing, unlink, rename over it, truncate), with where the call resolves it from:
+// `rest` under `dir` ("" : `dir` itself), the call's RESOLVE_* bits, and whether a final
+// symlink is followed. The pre-images' hook (observer/capture.h).
+using Keep = std::function<void(int dir, const std::string& rest, std::uint64_t resolve, bool follow)>;
+
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
 // would wait for a FIFO's peer comes back would_block instead of waiting. `cwds`: the
 // notify loop's cache of callers' cwds (nullptr: /proc/PID/cwd is opened for this call).
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false,
-                  const Gate* gate = nullptr, CwdCache* cwds = nullptr);
+                  const Gate* gate = nullptr, CwdCache* cwds = nullptr, const Keep* keep = nullptr);
 
 // The file the caller's fd `fd` names (its magic link's text, fetched with
 // pidfd_getfd), "" when it cannot be fetched.

@@ -167,6 +167,10 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   if (options.overflow == Overflow::kDrop)
     ::fcntl(events_fd, F_SETFL, ::fcntl(events_fd, F_GETFL) | O_NONBLOCK);
   o.buffer_.reserve(kEventBufferBytes + 8192);
+  if (options.capture_fd >= 0) {
+    o.capture_ = std::make_unique<Capture>(UniqueFd(options.capture_fd), options.capture_caps,
+                                           /*best_effort=*/!options.gatekeeper);
+  }
   return o;
 }
 
@@ -213,6 +217,8 @@ void Observer::handle_one() {
     // witnessed (best-effort: the kernel reads the path again after this answer).
     Performed named;
     named.resolved = name_of(plan.target, n.pid);
+    if (plan.writes && (plan.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
+      keep(AT_FDCWD, named.resolved, 0, (plan.flags & O_NOFOLLOW) == 0);
     listener_->answer_continue(n.id);
     if (plan.writes) {
       record_write(&buffer_, mounts_, n, plan, named, 0, "", /*witnessed=*/true);
@@ -225,7 +231,9 @@ void Observer::handle_one() {
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
     return why;
   };
-  Performed done = perform(plan, n.pid, false, &gate, &cwds_);
+  const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
+                              bool follow) { keep(dir, rest, resolve, follow); };
+  Performed done = perform(plan, n.pid, false, &gate, &cwds_, capture_ ? &keep_it : nullptr);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other
     // process's calls go on meanwhile. It answers and records by itself.
@@ -254,6 +262,13 @@ void Observer::handle_unix(const Notification& n) {
   }
   const std::size_t before = buffer_.size();
   finish_unix_call(std::move(call), n, *listener_, &buffer_);
+  if (buffer_.size() != before) queued();
+}
+
+void Observer::keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow) {
+  if (!capture_) return;
+  const std::size_t before = buffer_.size();
+  capture_->keep(dir, rest, resolve, follow, &buffer_);
   if (buffer_.size() != before) queued();
 }
 

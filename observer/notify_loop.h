@@ -21,6 +21,7 @@
 
 #include "filters/seccomp_notify.h"
 #include "observer/call_plan.h"
+#include "observer/capture.h"
 #include "observer/emulate.h"
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
@@ -40,6 +41,11 @@ struct ObserverOptions {
   int flush_after_ms = 20;
   // Opens are performed and their fd installed (Linux 5.14+); false: witnessed only.
   bool gatekeeper = true;
+  // Pre-images (observer/capture.h): the store directory's fd, adopted by the observer
+  // (-1: no capture), and the caps.
+  int capture_fd = -1;
+  CaptureCaps capture_caps;
+
   // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
   std::vector<RefusedName> refused_names;
   // network.allowUnixSockets: connect() and AF_UNIX datagram socket() are brokered
@@ -124,6 +130,8 @@ class Observer {
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
   int connect_nr_ = -1, socket_nr_ = -1;      // brokered when unix_sockets is set
+  std::unique_ptr<Capture> capture_;          // pre-images; null: not captured
+  void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow);
   std::string buffer_;
   CwdCache cwds_;  // callers' cwds, for the calls this thread performs
   ObserverStats stats_;

@@ -93,6 +93,22 @@ int main(int argc, char** argv) {
       cmd += 2;
       continue;
     }
+    if (std::strcmp(argv[cmd], "--capture-fd") == 0 && cmd + 1 < argc) {
+      observer_options.capture_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--capture-caps") == 0 && cmd + 1 < argc) {
+      // FILE:SESSION in bytes (vigil.capture).
+      unsigned long long file = 0, session = 0;
+      if (std::sscanf(argv[cmd + 1], "%llu:%llu", &file, &session) != 2) {
+        std::fprintf(stderr, "vigil-init: --capture-caps expects FILE:SESSION in bytes\n");
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
+      observer_options.capture_caps = {file, session};
+      cmd += 2;
+      continue;
+    }
     // --rlimit nproc|data|fsize=N: a cap set on the command before its exec.
     if (std::strcmp(argv[cmd], "--rlimit") == 0 && cmd + 1 < argc) {
       if (!parse_rlimit(argv[cmd + 1], &rlimits)) {
@@ -136,8 +152,15 @@ int main(int argc, char** argv) {
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
-  const int kept[] = {events_fd, program_fd};
+  const int capture_fd = observer_options.capture_fd;
+  if (capture_fd != -1 && (capture_fd < 3 || capture_fd == events_fd || capture_fd == program_fd)) {
+    std::fprintf(stderr, "vigil-init: --capture-fd must be a descriptor of its own, above 2\n");
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const int kept[] = {events_fd, program_fd, capture_fd};
   vigil::close_fds_from_except(3, kept);
+  // The store of pre-images is vigil-init's alone: never inherited by the command.
+  if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
   // The observer judges writes by the table the kernel will apply.
   std::optional<std::vector<vigil::init::Mount>> mount_table;
   if (events_fd >= 0) {

@@ -85,6 +85,17 @@ std::string unguarded_reason(std::string_view relpath) {
          "git clone do); do not add anything there yourself";
 }
 
+// The same for a repository's own protected names (.git/hooks, .git/config,
+// .git/commondir), told once per repository: `git init` and `git clone` make them all at
+// once, and a long line for each was noise (issue 19.3).
+std::string unguarded_repository_reason() {
+  return "protected names of a repository (.git/hooks, .git/config, .git/commondir): git runs "
+         "its hooks and the commands its config names; not stopped: they did not exist when "
+         "the sandbox started, so nothing guarded them; the user is told of it. Nothing to do "
+         "if a tool you ran made them (git init and git clone do); do not add anything there "
+         "yourself";
+}
+
 // The path up to and including the leftmost whole-component occurrence of `relpath`
 // ("/w/r/.git/hooks/pre-commit", ".git/hooks" -> "/w/r/.git/hooks"); `path` itself when
 // there is none.
@@ -269,9 +280,11 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     const events::WriteAction action = events::write_action(w->syscall, w->flags);
     if (w->verdict == Verdict::kAllowed) {
       // One entry per protected instance (r/.git/hooks, not each hook file in it): what
-      // the user must review is the name, however many writes went into it.
-      v.target = protected_instance(v.target, w->unguarded);
-      v.reason = unguarded_reason(w->unguarded);
+      // the user must review is the name, however many writes went into it; and one per
+      // repository (r/.git) for the names inside a .git.
+      const bool in_git = w->unguarded.starts_with(".git/");
+      v.target = protected_instance(v.target, in_git ? ".git" : w->unguarded);
+      v.reason = in_git ? unguarded_repository_reason() : unguarded_reason(w->unguarded);
       note(unguarded_, std::move(v), action);
     } else if (w->verdict == Verdict::kDenied) {
       ++denied_attempts_;

@@ -20,6 +20,8 @@ SubcommandSet subcommands_to_register(std::span<const char* const> args) {
     only.replay = true;
   } else if (first == "session" || first == "serve" || first == "mcp") {
     only.session = true;
+  } else if (first == "logs") {
+    only.logs = true;
   } else if (first == "--version" && args.size() == 1) {
     // The version flag ends the parse before any subcommand is required.
     return only;

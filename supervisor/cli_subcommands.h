@@ -21,8 +21,9 @@ struct SubcommandSet {
   bool proxy = false;
   bool replay = false;
   bool session = false;  // session, serve, mcp (supervisor/session_command.cc)
+  bool logs = false;     // logs prune (supervisor/logs_command.cc)
 
-  static SubcommandSet all() { return {true, true, true, true, true, true}; }
+  static SubcommandSet all() { return {true, true, true, true, true, true, true}; }
   friend bool operator==(const SubcommandSet&, const SubcommandSet&) = default;
 };
 

@@ -27,12 +27,12 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-constexpr std::array<const char*, 19> kKindNames = {
+constexpr std::array<const char*, 20> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
     "command.end",          "policy.update", "log.truncated", "net.ask",
-    "net.ask.answer", "limit.reached",       "net.unix",
+    "net.ask.answer",       "limit.reached", "fs.image",      "net.unix",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 
@@ -508,6 +508,22 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.detail = r.bytes("detail", lim.max_text);
       return Body{std::move(b)};
     }
+    case Kind::kFsImage: {
+      FsImage b;
+      b.phase = r.word("phase");
+      b.path = r.bytes("path", lim.max_path);
+      b.type = r.word("type");
+      b.size = r.count("size", false);
+      b.mode = static_cast<std::uint32_t>(r.integer("mode", 0, 07777, false));
+      b.uid = static_cast<std::uint32_t>(r.integer("uid", 0, 0xffffffffLL, false));
+      b.gid = static_cast<std::uint32_t>(r.integer("gid", 0, 0xffffffffLL, false));
+      b.sha256 = r.word("sha256", false);
+      b.target = r.bytes("target", lim.max_path, false);
+      b.stored = r.boolean("stored");
+      b.note = r.bytes("note", lim.max_text, false);
+      b.best_effort = r.boolean("best_effort");
+      return Body{std::move(b)};
+    }
     case Kind::kNetUnix: {
       NetUnix b;
       b.pid = r.integer("pid", 1, kMaxPid);
@@ -695,6 +711,22 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                  [&](const LimitReached& b) {
                    j["limit"] = bytes_json(b.limit);
                    j["detail"] = bytes_json(b.detail);
+                 },
+                 [&](const FsImage& b) {
+                   j["phase"] = b.phase;
+                   j["path"] = bytes_json(b.path);
+                   j["type"] = b.type;
+                   if (b.type != "absent") {
+                     j["size"] = b.size;
+                     j["mode"] = b.mode;
+                     j["uid"] = b.uid;
+                     j["gid"] = b.gid;
+                   }
+                   if (!b.sha256.empty()) j["sha256"] = b.sha256;
+                   if (b.type == "symlink") j["target"] = bytes_json(b.target);
+                   if (b.stored) j["stored"] = true;
+                   if (!b.note.empty()) j["note"] = bytes_json(b.note);
+                   if (b.best_effort) j["best_effort"] = true;
                  },
                  [&](const NetUnix& b) {
                    j["pid"] = b.pid;
@@ -1016,6 +1048,18 @@ Result<void> validate(const Body& body, const Limits& lim) {
               return bad("limit, detail: empty, too long or a NUL byte");
             return {};
           },
+          [&](const FsImage& b) -> Result<void> {
+            if (b.phase != "pre" && b.phase != "post") return bad("phase: expected pre or post");
+            if (!path_ok(b.path) || b.path.empty() || b.path[0] != '/')
+              return bad("path: absolute, within the limit, no NUL byte");
+            if (b.type != "file" && b.type != "symlink" && b.type != "other" && b.type != "absent")
+              return bad("type: expected file, symlink, other or absent");
+            if (!b.sha256.empty() && !is_hex64(b.sha256))
+              return bad("sha256: expected 64 lower-case hex digits");
+            if (b.stored && b.sha256.empty()) return bad("stored: needs sha256");
+            if (!path_ok(b.target) || !text_ok(b.note)) return bad("target/note: too long or a NUL byte");
+            return {};
+          },
           [&](const NetUnix& b) -> Result<void> {
             if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
             if (b.syscall != "connect" && b.syscall != "socket")
@@ -1056,8 +1100,11 @@ Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim
   if (r.failed()) return std::move(r.finish()).error();
   const auto kind = kind_from_string(kind_name);
   if (!kind) return make_error(Errc::kUnsupported, "unknown kind " + quote_key(kind_name));
+  // fs.image: pre-images only; post-images are the supervisor's own.
+  const bool pre_image = *kind == Kind::kFsImage && obj.contains("phase") &&
+                         obj["phase"].is_string() && obj["phase"] == "pre";
   if (*kind != Kind::kProcExec && *kind != Kind::kFsWrite && *kind != Kind::kObserverStats &&
-      *kind != Kind::kNetUnix) {
+      *kind != Kind::kNetUnix && !pre_image) {
     return make_error(Errc::kRefused,
                       std::string("forged: the observer never sends ") + to_string(*kind));
   }

@@ -59,6 +59,7 @@ enum class Kind {
   kNetAsk,
   kNetAskAnswer,
   kLimitReached,
+  kFsImage,
   // A unix socket call vigil-init brokered (network.allowUnixSockets): observer.
   kNetUnix,
 };
@@ -265,6 +266,26 @@ struct LimitReached {
   bool operator==(const LimitReached&) const = default;
 };
 
+// What one file was: before the command first changed it (phase "pre", from vigil-init,
+// just before the call: observer/capture.h) or when the command had ended ("post", from
+// the supervisor). Content is kept in the session's store under `sha256` when `stored`
+// (supervisor/core/content_store.h).
+struct FsImage {
+  std::string phase;  // "pre" or "post"
+  std::string path;   // absolute, in the sandbox's view
+  std::string type;   // "file", "symlink", "other" or "absent"
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;  // permission bits (07777)
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::string sha256;  // a file's content; "" when it could not be read
+  std::string target;  // a symlink's contents
+  bool stored = false;
+  std::string note;          // why the content was not kept ("not captured: over 16 MiB")
+  bool best_effort = false;  // no gatekeeper: the file may have changed before the image
+  bool operator==(const FsImage&) const = default;
+};
+
 // A unix socket connect() vigil-init performed or refused, or an AF_UNIX socket() it
 // refused (network.allowUnixSockets; observer/unix_broker.h). From the observer.
 struct NetUnix {
@@ -283,7 +304,7 @@ struct NetUnix {
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer, LimitReached, NetUnix>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage, NetUnix>;
 
 Kind kind_of(const Body& b);
 

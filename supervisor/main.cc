@@ -18,6 +18,8 @@ std::function<int()> add_replay_command(CLI::App& app);
 // supervisor/session_command.cc: `vigil session start|end`.
 std::function<int()> add_session_command(CLI::App& app, std::vector<std::string> argv);
 std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> argv);
+// supervisor/logs_command.cc: `vigil logs prune`.
+std::function<int()> add_logs_command(CLI::App& app);
 }  // namespace vigil
 
 namespace vigil {
@@ -124,6 +126,9 @@ int main(int argc, char** argv) {
     run_serve_cmd = vigil::add_serve_commands(app, std::vector<std::string>(argv, argv + argc));
   }
 
+  std::function<int()> run_logs;
+  if (wanted.logs) run_logs = vigil::add_logs_command(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -138,6 +143,7 @@ int main(int argc, char** argv) {
   if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
   if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
   if (run_replay && app.got_subcommand("replay")) return run_replay();
+  if (run_logs && app.got_subcommand("logs")) return run_logs();
   if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
   if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
     return run_serve_cmd();

@@ -210,6 +210,15 @@ std::vector<Row> rows_of(const LoadedLog& log) {
               row.detail = b.path + " (" + b.rule + ": " + b.reason + ")" +
                            (b.moved_to.empty() ? "" : " -> " + b.moved_to);
             },
+            [&](const events::FsImage& b) {
+              row.verdict = b.phase + "-image";
+              row.detail = b.path + " " + b.type;
+              if (b.type == "file") row.detail += ", " + std::to_string(b.size) + " bytes";
+              if (!b.sha256.empty()) row.detail += ", sha256 " + b.sha256.substr(0, 12);
+              if (b.type == "symlink") row.detail += " -> " + b.target;
+              if (!b.note.empty()) row.detail += " (" + b.note + ")";
+              if (b.best_effort) row.detail += " [best-effort]";
+            },
             [&](const events::NetAsk& b) {
               row.verdict = "asked";
               row.detail = "ask " + std::to_string(b.ask) + ": " + std::string(events::to_string(b.proto)) +
@@ -273,6 +282,33 @@ std::string verdict_class(const std::string& v) {
 
 constexpr std::size_t kHtmlMaxRows = 20000;         // per table: a report must still open
 constexpr std::size_t kHtmlMaxOutputBytes = 65536;  // per stream
+
+// One stream of the command's output for the report: its first kHtmlMaxOutputBytes, and
+// where it was cut, said in the report (issue 19.5: a cut without a marker reads as the
+// command having printed nothing more).
+class HtmlOutput {
+ public:
+  void add(const std::string& data) {
+    total_ += data.size();
+    if (kept_.size() < kHtmlMaxOutputBytes)
+      kept_.append(data, 0, std::min(data.size(), kHtmlMaxOutputBytes - kept_.size()));
+  }
+  std::string html(const char* stream, std::string_view log_name) const {
+    if (total_ == 0) return std::string("<pre>(no ") + stream + " recorded)</pre>\n";
+    std::string h = "<pre>" + html_pre_lines(kept_) + "</pre>\n";
+    if (total_ > kept_.size()) {
+      h += std::string("<p class=\"cut\">[") + stream +
+           " cut here: " + std::to_string(total_ - kept_.size()) + " more bytes of the " +
+           std::to_string(total_) + " logged are not shown; <code>vigil replay --json io." +
+           stream + " " + escape_for_html(log_name) + "</code> prints them all]</p>\n";
+    }
+    return h;
+  }
+
+ private:
+  std::string kept_;
+  std::uint64_t total_ = 0;
+};
 
 }  // namespace
 
@@ -489,17 +525,13 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
   const events::SessionStart* start = nullptr;
   const events::SessionEnd* end = nullptr;
   std::string session;
-  std::string out_bytes, err_bytes;
+  HtmlOutput out_bytes, err_bytes;
   for (const auto& r : log.records) {
     if (session.empty()) session = r.event.session;
     if (const auto* s = std::get_if<events::SessionStart>(&r.event.body)) start = s;
     if (const auto* s = std::get_if<events::SessionEnd>(&r.event.body)) end = s;
-    if (const auto* s = std::get_if<events::IoStdout>(&r.event.body)) {
-      if (out_bytes.size() < kHtmlMaxOutputBytes) out_bytes += s->data;
-    }
-    if (const auto* s = std::get_if<events::IoStderr>(&r.event.body)) {
-      if (err_bytes.size() < kHtmlMaxOutputBytes) err_bytes += s->data;
-    }
+    if (const auto* s = std::get_if<events::IoStdout>(&r.event.body)) out_bytes.add(s->data);
+    if (const auto* s = std::get_if<events::IoStderr>(&r.event.body)) err_bytes.add(s->data);
   }
   const auto rows = rows_of(log);
   ViolationCollector violations;
@@ -669,12 +701,8 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
   });
 
   h += "<section id=\"output\"><h2>Command output</h2>\n";
-  h += "<pre>" +
-       (out_bytes.empty() ? std::string("(no stdout recorded)") : html_pre_lines(out_bytes)) +
-       "</pre>\n";
-  h += "<pre>" +
-       (err_bytes.empty() ? std::string("(no stderr recorded)") : html_pre_lines(err_bytes)) +
-       "</pre>\n";
+  h += out_bytes.html("stdout", log_name);
+  h += err_bytes.html("stderr", log_name);
   h += "</section>\n</body></html>\n";
   return h;
 }

@@ -16,6 +16,7 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/backstop.h"
+#include "supervisor/change_capture.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/ignore_violations.h"
@@ -260,6 +261,14 @@ Result<SandboxedOutcome> run_sandboxed(
     created = true;
     planned.fs.deny_write.push_back(session_rule(*bind, "session log"));
   }
+  // Pre-images go to the session's store, which no sandbox can see (change_capture.h).
+  std::optional<CaptureStore> store;
+  if (prepared->policy.vigil.capture_enabled && !cmd.quarantine_id.empty()) {
+    auto s = open_capture_store(cmd.quarantine_id);
+    if (!s) return std::move(s).error();
+    planned.fs.deny_read.push_back(session_rule(s->root, "change captures"));
+    store = std::move(s).value();
+  }
   prepared->plan = build_plan(planned, prepared->protected_paths);
   in.kernel_masks = present_kernel_masks();
   in.empty_file = session->empty_file();
@@ -280,6 +289,11 @@ Result<SandboxedOutcome> run_sandboxed(
     in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
   }
   if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
+  if (store) {
+    in.init_args.insert(in.init_args.end(),
+                        {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",
+                         caps_argument(prepared->policy.vigil.capture_caps)});
+  }
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h).
   if (!prepared->policy.net.allow_all_unix_sockets) {
@@ -315,6 +329,8 @@ Result<SandboxedOutcome> run_sandboxed(
     // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
     return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
   };
+  if (store) io.pass_fds.push_back(store->fd.get());
+  ChangedPaths changed;
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
   io.on_spawned = cmd.on_spawned;
@@ -372,6 +388,7 @@ Result<SandboxedOutcome> run_sandboxed(
                                 w->resolved.empty() ? w->path : w->resolved);
       }
     }
+    changed.note(*body);
     append(events::Source::kObserver, std::move(body).value());
   };
   // The command's output: logged chunk by chunk (the exact bytes, for replay), then
@@ -425,6 +442,11 @@ Result<SandboxedOutcome> run_sandboxed(
   if (record != nullptr) {
     run_backstop(prepared->policy, snapshot, std::move(written), placeholders, cmd.quarantine_id,
                  *record);
+  }
+  if (record != nullptr && store) {
+    ContentStore post(store->fd.get(), prepared->policy.vigil.capture_caps);
+    post.count_used(changed.pre_image_bytes());
+    changed.take_post_images(post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
   }
   VIGIL_TRY(launched);
 

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -16,9 +17,9 @@
 
 #include "supervisor/core/regular_file.h"
 #include "supervisor/core/sha256.h"
-#include "supervisor/log_key.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/core/write_all.h"
+#include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
 
 namespace vigil {
@@ -39,20 +40,7 @@ bool is_session_id(std::string_view s) {
 Result<void> check_private_dir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return system_error("cannot stat " + dir);
-  if (!S_ISDIR(st.st_mode)) {
-    return make_error(
-        Errc::kRefused,
-        dir + " is not a directory (a symlink?); refusing to keep session logs there");
-  }
-  if (st.st_uid != ::geteuid()) {
-    return make_error(Errc::kRefused, dir + " is owned by uid " + std::to_string(st.st_uid) +
-                                          ", not by us; refusing to keep session logs there");
-  }
-  if ((st.st_mode & 022) != 0) {
-    return make_error(Errc::kRefused,
-                      dir + " is writable by other users; refusing to keep session logs there");
-  }
-  return {};
+  return judge_log_dir(dir, st, ::geteuid(), "keep session logs there");
 }
 
 nlohmann::json rules_json(const std::vector<PathRule>& rules) {
@@ -75,6 +63,24 @@ nlohmann::json rules_json(const std::vector<PathRule>& rules) {
 }
 
 }  // namespace
+
+Result<void> judge_log_dir(const std::string& dir, const struct stat& st, uid_t me,
+                           std::string_view refusing) {
+  const std::string why = "; refusing to " + std::string(refusing);
+  if (!S_ISDIR(st.st_mode))
+    return make_error(Errc::kRefused, dir + " is not a directory (a symlink?)" + why);
+  if (st.st_uid != me) {
+    return make_error(Errc::kRefused, dir + " is owned by uid " + std::to_string(st.st_uid) +
+                                          ", not by us (someone else may have made it)" + why);
+  }
+  if ((st.st_mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return make_error(Errc::kRefused, dir + " is writable by other users (mode " + mode + ")" +
+                                          why + " (chmod go-w it if it is yours)");
+  }
+  return {};
+}
 
 std::string new_session_id() {
   std::uint8_t rnd[6] = {};

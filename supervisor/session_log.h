@@ -15,6 +15,8 @@
 // printed by `vigil replay --verify`) somewhere the session cannot write.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -48,6 +50,13 @@ Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home
 // final "vigil" and "sessions" directories must be real directories owned by us and not
 // writable by group or others (else refused: someone else could swap our logs).
 Result<void> prepare_log_dir(const std::string& log_path);
+
+// The check prepare_log_dir makes of each of those directories, on its lstat (or an
+// fstat of the directory opened O_NOFOLLOW), and `vigil logs prune` of the directory it
+// prunes: a real directory owned by `me`, not writable by group or others. The error
+// says what is wrong and ends "refusing to <refusing>". Pure.
+Result<void> judge_log_dir(const std::string& dir, const struct stat& st, uid_t me,
+                           std::string_view refusing);
 
 // sha256 hex of the canonical JSON of the policy model (every field but `warnings`,
 // keys sorted): the session.start policy_digest. Two runs under the same effective

@@ -21,6 +21,13 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# npm (the "day of agent work" integration test runs npm init and npm test): Debian's
+# package, unless a nodejs that bundles its own npm (NodeSource's, which conflicts with it)
+# already gives one.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/content_store.h"
+
 #include "supervisor/core/cap_plan.h"
 
 namespace vigil {
@@ -99,6 +101,11 @@ struct VigilOptions {
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;
+  // vigil.capture: pre- and post-images of what the command changes (observer/capture.h),
+  // on by default, content kept within the caps.
+  bool capture_enabled = true;
+  CaptureCaps capture_caps;
+
   // vigil.network.ask: in an agent session whose client can answer, a host off the allow
   // list is held and the client asked (once / session / always / deny) instead of being
   // refused; no answer within vigil.network.askTimeoutSeconds is a deny.

@@ -114,6 +114,7 @@ constexpr KeySpec kVigilKeys[] = {
     {"network", Support::kHandled, "", ""},
     {"limits", Support::kHandled, "", ""},
     {"git", Support::kHandled, "", ""},
+    {"capture", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilGitKeys[] = {
@@ -130,6 +131,12 @@ constexpr KeySpec kVigilLimitsKeys[] = {
     {"memoryBytes", Support::kHandled, "", ""},
     {"maxFileBytes", Support::kHandled, "", ""},
     {"timeoutSeconds", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilCaptureKeys[] = {
+    {"enabled", Support::kHandled, "", ""},
+    {"maxFileBytes", Support::kHandled, "", ""},
+    {"maxSessionBytes", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {
@@ -157,6 +164,7 @@ constexpr KeyLevel kLevels[] = {
     {"vigil.network", kVigilNetworkKeys},
     {"vigil.limits", kVigilLimitsKeys},
     {"vigil.git", kVigilGitKeys},
+    {"vigil.capture", kVigilCaptureKeys},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -570,6 +578,27 @@ class Loader {
         auto n = read_count(*k, "vigil.log.keep", 1);
         VIGIL_TRY(n);
         p_->vigil.log_keep = *n;
+      }
+    }
+    if (auto it = v.find("capture"); it != v.end()) {
+      if (!it->is_object()) return type_error("vigil.capture", *it, "an object");
+      if (auto r = check_keys(*it, "vigil.capture", kVigilCaptureKeys); !r) return r;
+      if (auto r = read_bool(*it, "vigil.capture", "enabled", &p_->vigil.capture_enabled); !r)
+        return r;
+      CaptureCaps& caps = p_->vigil.capture_caps;
+      struct Cap {
+        const char* key;
+        const char* path;
+        std::uint64_t* field;
+      };
+      for (const Cap& c : {Cap{"maxFileBytes", "vigil.capture.maxFileBytes", &caps.max_file_bytes},
+                           Cap{"maxSessionBytes", "vigil.capture.maxSessionBytes",
+                               &caps.max_session_bytes}}) {
+        if (auto m = it->find(c.key); m != it->end()) {
+          auto n = read_count(*m, c.path, 0);
+          VIGIL_TRY(n);
+          *c.field = *n;
+        }
       }
     }
     if (auto it = v.find("git"); it != v.end()) {

@@ -10,6 +10,8 @@
 # wall time and log size of each and the ratios after/before. The logs are written to a
 # temp dir removed on exit. --settings FILE is passed to the new binary only (e.g. to
 # set vigil.log.maxOutputBytes high enough that all output is logged, as before).
+# The machine's load (1-minute average, /proc/loadavg) is printed at the start and the end:
+# the ratios compare like with like, the absolute times depend on it.
 set -euo pipefail
 
 VIGIL="" BEFORE="" MB=100 ROUNDS=5 SETTINGS=""
@@ -50,6 +52,8 @@ one() {  # name binary [extra args...]
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+load() { cut -d' ' -f1 /proc/loadavg; }
+load_start=$(load)
 new_args=()
 [ -n "$SETTINGS" ] && new_args=(--settings "$SETTINGS")
 for ((r = 0; r < ROUNDS; r++)); do
@@ -60,7 +64,8 @@ for ((r = 0; r < ROUNDS; r++)); do
   fi
   one floor -
 done
-printf '%s MB of NUL bytes on stdout, %s rounds (median)\n' "$MB" "$ROUNDS"
+printf '%s MB of NUL bytes on stdout, %s rounds (median); load %s at the start, %s at the end, %s cores\n' \
+  "$MB" "$ROUNDS" "$load_start" "$(load)" "$(nproc)"
 for n in floor before after; do
   printf '  %-7s %8.2f s   log %10d bytes\n' "$n" "$(echo "${times[$n]}" | median)" "$(echo "${sizes[$n]}" | median)"
 done

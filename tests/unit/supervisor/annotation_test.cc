@@ -554,18 +554,32 @@ TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
   EXPECT_EQ(j["denied_attempts"], 1);
 
   // One entry per protected instance: two hooks in one .git/hooks are one line, x2; the
-  // instance is cut at the name, wherever the root is.
+  // instance is cut at the name, wherever the root is. A repository's own names (hooks,
+  // config: what `git init` makes) are one line per repository (issue 19.3).
   ViolationCollector hooks;
   for (const char* f : {"/w/r/.git/hooks/pre-commit", "/w/r/.git/hooks/post-checkout"}) {
     hooks.add(ev(FsWrite{7, "openat", f, f, 0, Verdict::kAllowed, "", "", "", ".git/hooks", ""}));
   }
+  hooks.add(ev(FsWrite{7, "renameat2", "/w/r/.git/config", "/w/r/.git/config", 0, Verdict::kAllowed,
+                       "", "/w/r/.git/config.lock", "", ".git/config", ""}));
   hooks.add(ev(FsWrite{7, "mkdir", "/w/q/.git/hooks", "/w/q/.git/hooks", 0, Verdict::kAllowed, "",
                        "", "", ".git/hooks", ""}));
   ASSERT_EQ(hooks.unguarded().size(), 2u);
-  EXPECT_EQ(hooks.unguarded()[0].target, "/w/r/.git/hooks");
-  EXPECT_EQ(hooks.unguarded()[0].count, 2u);
+  EXPECT_EQ(hooks.unguarded()[0].target, "/w/r/.git");
+  EXPECT_EQ(hooks.unguarded()[0].count, 3u);
   EXPECT_EQ(hooks.unguarded()[0].op, "openat");
-  EXPECT_EQ(hooks.unguarded()[1].target, "/w/q/.git/hooks");
+  EXPECT_EQ(hooks.unguarded()[1].target, "/w/q/.git");
+  const std::string repo_block = render_annotation(hooks, o);
+  EXPECT_NE(repo_block.find("unguarded write, rename /w/r/.git (protected names of a repository "
+                            "(.git/hooks, .git/config, .git/commondir): git runs its hooks and "
+                            "the commands its config names; not stopped: they did not exist "
+                            "when the sandbox started, so nothing guarded them; the user is told "
+                            "of it. Nothing to do if a tool you ran made them (git init and git "
+                            "clone do); do not add anything there yourself) (x3)\n"),
+            std::string::npos)
+      << repo_block;
+  EXPECT_EQ(repo_block.find("review"), std::string::npos);
+  EXPECT_EQ(repo_block.find("remove"), std::string::npos);
 
   // Only unguarded writes: the block still appears (the model must hear of them).
   ViolationCollector only;

@@ -35,6 +35,8 @@ TEST(CliSubcommands, TableOfCommandLines) {
       {{"doctor", "--json"}, only(false, false, true, false, false)},
       {{"proxy", "--settings", "s.json"}, only(false, false, false, true, false)},
       {{"replay", "x.jsonl"}, only(false, false, false, false, true)},
+      {{"logs", "prune", "--older-than", "7d"}, {.logs = true}},
+      {{"log"}, all},
       {{"--version"}, none},
       // --version with anything after it: CLI11 decides, with everything in place.
       {{"--version", "run"}, all},

@@ -246,6 +246,26 @@ TEST(ReplayViewsTest, HtmlEscapesEverythingFromTheLog) {
   EXPECT_NE(h.find("Content-Security-Policy"), std::string::npos);
 }
 
+// Issue 19.5: the report shows the first 64 KiB of each stream and says where it cut the
+// rest (it used to stop without a word, as if the command had printed nothing more).
+TEST(ReplayViewsTest, HtmlSaysWhereItCutTheOutput) {
+  LogBuilder b = sample();
+  for (int i = 0; i < 3; ++i) b.add(Source::kSupervisor, IoStdout{std::string(40000, 'a')});
+  const std::string h = html_of(b);
+  EXPECT_NE(h.find("[stdout cut here: 54464 more bytes of the 120000 logged are not shown; "
+                   "<code>vigil replay --json io.stdout /s/&lt;log&gt;.jsonl</code> prints them "
+                   "all]"),
+            std::string::npos)
+      << h.substr(h.find("id=\"output\""));
+  const std::size_t first = h.find(std::string(100, 'a'));
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(h.find_first_not_of('a', first) - first, 65536U) << "exactly the first 64 KiB";
+  // Under the cap nothing is cut, and nothing says so.
+  EXPECT_EQ(h.find("stderr cut here"), std::string::npos);
+  EXPECT_EQ(html_of(sample()).find("cut here"), std::string::npos);
+  EXPECT_NE(html_of(LogBuilder()).find("(no stdout recorded)"), std::string::npos);
+}
+
 TEST(ReplayViewsTest, HtmlHighlightsDenials) {
   const std::string h = html_of(sample());
   EXPECT_NE(h.find(std::string("section.denials h2{background:") + std::string(kDenyColour)),
