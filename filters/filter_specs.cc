@@ -6,6 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <vector>
+
+#include "supervisor/core/syscall_table.h"
 
 namespace vigil {
 namespace {
@@ -49,10 +53,7 @@ constexpr FilterRule kUnixBlockRules[] = {
      {int_is(0, AF_UNIX, "domain == AF_UNIX")},
      kEperm,
      "a unix socket connects to host services past the network namespace"},
-    {"socket",
-     {int_is(0, AF_VSOCK, "domain == AF_VSOCK")},
-     kEperm,
-     "vsock reaches the hypervisor past the network namespace"},
+    // From here on: the rows every mode keeps (kLocalSocketRows below).
     {"socketpair",
      {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_DGRAM, "type == SOCK_DGRAM")},
      kEperm,
@@ -61,10 +62,47 @@ constexpr FilterRule kUnixBlockRules[] = {
      {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_RAW, "type == SOCK_RAW")},
      kEperm,
      "AF_UNIX turns SOCK_RAW into SOCK_DGRAM: the same pair by another name"},
+    // From here on: the rows allowAllUnixSockets keeps (kOpenRows below).
+    {"socket",
+     {int_is(0, AF_VSOCK, "domain == AF_VSOCK")},
+     kEperm,
+     "vsock reaches the hypervisor past the network namespace"},
     {"io_uring_setup", {}, kEperm, "IORING_OP_SOCKET (5.19) creates sockets without socket()"},
     {"io_uring_enter", {}, kEperm, "submits io_uring work; blocked with io_uring_setup"},
     {"io_uring_register", {}, kEperm, "configures an io_uring; blocked with io_uring_setup"},
 };
+// vsock, datagram pairs and io_uring: refused whatever network.allowUnixSockets says.
+constexpr std::span<const FilterRule> kLocalSocketRows = std::span(kUnixBlockRules).subspan(1);
+// allowAllUnixSockets: AF_UNIX left alone, but for the rest above (vsock, io_uring:
+// never asked for). The datagram pair rows go too: every unix socket is allowed anyway.
+constexpr std::span<const FilterRule> kOpenRows = kLocalSocketRows.subspan(2);
+
+// unix-broker (network.allowUnixSockets lists paths): AF_UNIX stream and seqpacket
+// sockets are made freely, and their connect() goes to vigil-init, which connects only
+// to a listed path (observer/unix_broker.h). A datagram socket is refused by vigil-init
+// with a line for the model, not by the filter: it could sendto() any path without ever
+// calling connect(). The rest of the socket class: supervisor/core/syscall_table.cc.
+constexpr FilterAction kNotify = notify_action();
+constexpr FilterRule kBrokerSocketRules[] = {
+    {"socket",
+     {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_DGRAM, "type == SOCK_DGRAM")},
+     kNotify,
+     "a datagram socket sends to any path without connect(): vigil-init refuses it"},
+    {"socket",
+     {int_is(0, AF_UNIX, "domain == AF_UNIX"), sock_type_is(1, SOCK_RAW, "type == SOCK_RAW")},
+     kNotify,
+     "AF_UNIX turns SOCK_RAW into SOCK_DGRAM: refused by vigil-init as datagram"},
+};
+
+std::vector<FilterRule> broker_rules() {
+  std::vector<FilterRule> out(std::begin(kBrokerSocketRules), std::end(kBrokerSocketRules));
+  for (const SocketSyscall& row : socket_syscalls()) {
+    // The socket() rows are the two above (their type tests are not table facts).
+    if (row.trap && row.handling == SocketHandling::kBrokered) out.push_back({row.name, {}, kNotify, row.why});
+  }
+  out.insert(out.end(), kLocalSocketRows.begin(), kLocalSocketRows.end());
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------
 // namespaces: the mount table is the sandbox's boundary; these calls rearrange it. It is a
@@ -128,7 +166,13 @@ constexpr FilterSpec kUnixBlock{
     "unix-block", "no local sockets past the network namespace: unix, vsock, io_uring",
     allow_action(), kill_process_action(), kUnixBlockRules};
 
+constexpr FilterSpec kUnixOpen{
+    "unix-open",
+    "allowAllUnixSockets: every unix socket allowed; vsock and io_uring still refused",
+    allow_action(), kill_process_action(), kOpenRows};
+
 constexpr const FilterSpec* kWorkerFilters[] = {&kArch, &kNamespaces, &kUnixBlock};
+constexpr const FilterSpec* kOpenWorkerFilters[] = {&kArch, &kNamespaces, &kUnixOpen};
 
 }  // namespace
 
@@ -178,5 +222,31 @@ const FilterSpec& arch_filter() { return kArch; }
 const FilterSpec& namespaces_filter() { return kNamespaces; }
 const FilterSpec& unix_block_filter() { return kUnixBlock; }
 std::span<const FilterSpec* const> worker_filters() { return kWorkerFilters; }
+
+const FilterSpec& unix_broker_filter() {
+  // Built once, on first use (before any fork: the caller compiles the filter there).
+  static const std::vector<FilterRule> rules = broker_rules();
+  static const FilterSpec spec{
+      "unix-broker",
+      "unix sockets connect only to network.allowUnixSockets, through vigil-init; vsock, "
+      "datagram and io_uring refused",
+      allow_action(), kill_process_action(), rules};
+  return spec;
+}
+
+const FilterSpec& unix_open_filter() { return kUnixOpen; }
+
+std::span<const FilterSpec* const> worker_filters(UnixSockets unix) {
+  static const FilterSpec* const broker[] = {&kArch, &kNamespaces, &unix_broker_filter()};
+  switch (unix) {
+    case UnixSockets::kBlocked:
+      return kWorkerFilters;
+    case UnixSockets::kBrokered:
+      return broker;
+    case UnixSockets::kAll:
+      return kOpenWorkerFilters;
+  }
+  return kWorkerFilters;
+}
 
 }  // namespace vigil

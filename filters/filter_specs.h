@@ -74,6 +74,15 @@ const FilterSpec& arch_filter();
 const FilterSpec& namespaces_filter();
 const FilterSpec& unix_block_filter();
 
+// Which unix-socket table the worker gets (network.allowUnixSockets /
+// allowAllUnixSockets): kBlocked refuses socket(AF_UNIX) (no list); kBrokered lets stream
+// and seqpacket sockets be made and traps connect() and datagram sockets to vigil-init
+// (a listener is needed: observer on); kAll leaves AF_UNIX alone.
+enum class UnixSockets : std::uint8_t { kBlocked, kBrokered, kAll };
+const FilterSpec& unix_broker_filter();
+const FilterSpec& unix_open_filter();
+std::span<const FilterSpec* const> worker_filters(UnixSockets unix);
+
 // Every worker filter, in the order vigil-init installs them (arch first, so the ABI
 // check stands even if a later install fails half-way; order does not change verdicts:
 // the kernel runs every filter and the strictest action wins).

@@ -6,8 +6,14 @@
 
 namespace vigil {
 
-Result<std::vector<sock_filter>> sandbox_program(bool observe, bool reads) {
-  std::vector<const FilterSpec*> specs(worker_filters().begin(), worker_filters().end());
+Result<std::vector<sock_filter>> sandbox_program(bool observe, UnixSockets unix, bool reads) {
+  // The broker's trap needs vigil-init's listener: without the observer a connect() would
+  // find nobody to answer it (the kernel fails it with ENOSYS), so refuse the combination.
+  if (unix == UnixSockets::kBrokered && !observe)
+    return make_error(Errc::kUnsupported,
+                      "unix sockets are brokered by vigil-init's observer, which is off");
+  const auto workers = worker_filters(unix);
+  std::vector<const FilterSpec*> specs(workers.begin(), workers.end());
   if (observe) specs.push_back(&notify_filter(reads));
   return compile_combined(specs);
 }

@@ -11,13 +11,18 @@
 
 #include <vector>
 
+#include "filters/filter_specs.h"
 #include "filters/program_wire.h"
 #include "supervisor/core/result.h"
 
 namespace vigil {
 
 // The worker's tables (worker_filters()) and, when `observe`, the observer's
-// (notify_filter(reads)), combined into one program (compile_combined).
-Result<std::vector<sock_filter>> sandbox_program(bool observe, bool reads = false);
+// (notify_filter(reads)), combined into one program (compile_combined). `unix` picks the
+// unix-socket table (filter_specs.h); kBrokered needs `observe`. `reads`
+// (vigil.observer.reads) makes the observer's table trap read-only opens too.
+Result<std::vector<sock_filter>> sandbox_program(bool observe,
+                                                 UnixSockets unix = UnixSockets::kBlocked,
+                                                 bool reads = false);
 
 }  // namespace vigil

@@ -17,7 +17,9 @@
 #include "filters/syscall_names.h"
 #include "observer/emulate.h"
 #include "observer/event_line.h"
+#include "observer/idle_threads.h"
 #include "observer/protected_names.h"
+#include "observer/unix_broker.h"
 
 namespace vigil::init {
 namespace {
@@ -150,6 +152,10 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   for (const WriteSyscall& row : write_syscalls()) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
+  if (options.unix_broker) {
+    o.connect_nr_ = native_syscall_number("connect").value_or(-1);
+    o.socket_nr_ = native_syscall_number("socket").value_or(-1);
+  }
   // Linux 6.6+: the kernel hands the CPU straight from the caller to us and back (no
   // trip through the scheduler to another CPU), about 9x cheaper round trips on this
   // kind of VM. On older kernels the ioctl fails and nothing changes. Off only to
@@ -183,8 +189,20 @@ void Observer::handle_one() {
   if (!listener_->receive(&n)) return;  // raced away
   take_pending();
   settle_execs(n.pid);  // a new call from this pid: its earlier exec is done
+  if (n.nr >= 0 && (n.nr == connect_nr_ || n.nr == socket_nr_)) {
+    handle_unix(n);
+    return;
+  }
   const auto it = table_.find(n.nr);
   const WriteSyscall* row = it != table_.end() ? it->second : nullptr;
+  if (row == nullptr) {
+    // The filter trapped a call this loop has no rule for (the program and vigil-init's
+    // options disagree): refused, never continued, since CONTINUE would grant what the
+    // filter meant to put before a rule.
+    ++stats_.unhandled;
+    listener_->answer(n.id, -1, ENOSYS);
+    return;
+  }
   CallPlan plan = plan_call(n, row, *listener_);
   // An open/openat without a write bit reaches us only under vigil.observer.reads, to be
   // told (hidden_reads.h): the kernel then runs it as it would have without the trap
@@ -251,6 +269,26 @@ void Observer::handle_one() {
   }
   answer_and_record(*listener_, &buffer_, mounts_, n, plan, std::move(done));
   queued_if(plan);
+}
+
+void Observer::handle_unix(const Notification& n) {
+  UnixCall call = prepare_unix_call(n, n.nr == connect_nr_, *listener_, options_.unix_sockets, &cwds_);
+  if (call.step == UnixCall::Step::kConnect && call.blocking) {
+    // A blocking connect() waits for the server to accept (a full backlog): on a thread
+    // of its own, so every other process's calls go on meanwhile.
+    ++stats_.blocking;
+    auto c = std::make_shared<UnixCall>(std::move(call));  // std::function needs a copyable task
+    run_on_idle_thread([listener = listener_, shared = shared_, n, c] {
+      std::string line;
+      finish_unix_call(std::move(*c), n, *listener, &line);
+      const std::lock_guard<std::mutex> lock(shared->mu);
+      shared->lines += line;
+    });
+    return;
+  }
+  const std::size_t before = buffer_.size();
+  finish_unix_call(std::move(call), n, *listener_, &buffer_);
+  if (buffer_.size() != before) queued();
 }
 
 void Observer::keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow) {

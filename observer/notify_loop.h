@@ -54,6 +54,14 @@ struct ObserverOptions {
   // vigil.observer.reads: the sandbox's read layout (hidden_reads.h); reads landing on a
   // hidden path are told with an fs.read line. Empty: none told.
   std::vector<HiddenPath> hidden;
+  // network.allowUnixSockets: connect() and AF_UNIX datagram socket() are brokered
+  // (observer/unix_broker.h). Set with the broker's filter (filters/filter_specs.h).
+  std::vector<std::string> unix_sockets;
+  // The broker's filter is installed (--unix-broker): connect() and AF_UNIX socket() reach
+  // vigil-init, which decides them against `unix_sockets` (an empty list refuses every
+  // unix socket, with a line). Set explicitly, never inferred from the list: a trap with
+  // no handler must not fall through to CONTINUE.
+  bool unix_broker = false;
 };
 
 struct Judgement {
@@ -73,6 +81,7 @@ struct ObserverStats {
   std::uint64_t held = 0;      // times the workload waited for the supervisor
   std::uint64_t vanished = 0;  // notifications whose caller was gone before we read it
   std::uint64_t blocking = 0;  // opens that waited on a thread of their own (FIFOs)
+  std::uint64_t unhandled = 0;  // trapped calls with no rule here, refused (ENOSYS)
   bool sync_wake_up = false;   // the kernel took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 };
 
@@ -105,6 +114,7 @@ class Observer {
     std::vector<RefusedGlob> refused_globs;  // ditto
   };
   void handle_one();
+  void handle_unix(const Notification& n);  // observer/unix_broker.h
   void on_continue(const Notification& n, const CallPlan& plan);
   void tell_read(const Notification& n, const CallPlan& plan);
   void queued();  // a line was appended to buffer_
@@ -133,6 +143,7 @@ class Observer {
   std::vector<Mount> mounts_;
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
+  int connect_nr_ = -1, socket_nr_ = -1;      // brokered when unix_broker is set
   std::unique_ptr<Capture> capture_;          // pre-images; null: not captured
   void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow);
   std::string buffer_;

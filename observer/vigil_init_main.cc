@@ -3,6 +3,7 @@
 //              [--events-fd N [--overflow drop] [--no-sync-wake-up]]
 //              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
 //              [--refuse-glob PATTERN ORIGIN]... [--hide PATH ORIGIN]... [--show PATH ORIGIN]...
+//              [--unix-broker] [--unix-socket PATH]...
 //              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch_check.h), takes the seccomp program (from the
@@ -160,6 +161,19 @@ int main(int argc, char** argv) {
       cmd += 3;
       continue;
     }
+    // --unix-socket PATH|@NAME: one entry of network.allowUnixSockets (observer/unix_broker.h).
+    if (std::strcmp(argv[cmd], "--unix-socket") == 0 && cmd + 1 < argc && argv[cmd + 1][0] != '\0') {
+      observer_options.unix_sockets.push_back(argv[cmd + 1]);
+      observer_options.unix_broker = true;
+      cmd += 2;
+      continue;
+    }
+    // --unix-broker: the broker's filter is installed, with or without a listed path.
+    if (std::strcmp(argv[cmd], "--unix-broker") == 0) {
+      observer_options.unix_broker = true;
+      cmd += 1;
+      continue;
+    }
     if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
       observer_options.sync_wake_up = false;
       cmd += 1;
@@ -224,7 +238,11 @@ int main(int argc, char** argv) {
   // the session log and proxy are ready, or at all if the supervisor gave up. Run alone,
   // vigil-init compiles it itself. Either way before the fork: the worker only installs.
   auto program = [&]() -> vigil::Result<std::vector<sock_filter>> {
-    if (program_fd < 0) return vigil::sandbox_program(events_fd >= 0);
+    if (program_fd < 0)
+      return vigil::sandbox_program(events_fd >= 0, !observer_options.unix_broker
+                                                        ? vigil::UnixSockets::kBlocked
+                                                        : vigil::UnixSockets::kBrokered,
+                                    !observer_options.hidden.empty());
     vigil::UniqueFd from(program_fd);
     return vigil::read_program(from.get());
   }();

@@ -36,7 +36,7 @@ std::string part(std::string_view raw, std::size_t cap = kAnnotationMaxPartBytes
 std::string reason_part(std::string_view raw) { return part(raw, kAnnotationMaxReasonBytes); }
 
 std::string verb(const Violation& v) {
-  return v.kind == Violation::Kind::kNet ? v.op : plain_actions(v.actions);
+  return v.kind == Violation::Kind::kFs ? plain_actions(v.actions) : v.op;
 }
 
 std::string count_suffix(std::uint64_t n) { return n > 1 ? " (x" + std::to_string(n) + ")" : ""; }
@@ -57,14 +57,14 @@ std::string line_for(const Violation& v, const char* word) {
 
 ojson violation_json(const Violation& v) {
   ojson j;
-  j["kind"] = v.kind == Violation::Kind::kFs ? "fs" : "net";
+  j["kind"] = v.kind == Violation::Kind::kFs ? "fs" : v.kind == Violation::Kind::kNet ? "net" : "unix";
   j["op"] = bytes_json(v.op);
   if (v.kind == Violation::Kind::kFs) j["actions"] = plain_actions(v.actions);
   j["target"] = bytes_json(v.target);
   j["reason"] = bytes_json(v.reason);
   j["count"] = v.count;
   j["first_seq"] = v.first_seq;
-  if (v.kind == Violation::Kind::kFs) {
+  if (v.kind != Violation::Kind::kNet) {
     j["path"] = bytes_json(v.spelling());
   } else {
     j["host"] = bytes_json(v.host);
@@ -307,6 +307,20 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     v.first_seq = seq;
     ++denied_attempts_;
     note(denied_, std::move(v), events::WriteAction::kRead);
+    return;
+  }
+  if (const auto* u = std::get_if<events::NetUnix>(&body)) {
+    if (u->verdict != events::NetVerdict::kDenied) return;
+    Violation v;
+    v.kind = Violation::Kind::kUnix;
+    v.op = "socket AF_UNIX";
+    // socket() refused has no path: its type names the entry (one line for all of them).
+    v.target = !u->resolved.empty() ? u->resolved : !u->path.empty() ? u->path : u->type;
+    v.path = u->path;
+    v.reason = u->reason + "; " + std::string(kUnixSocketHint);
+    v.first_seq = seq;
+    ++denied_attempts_;
+    note(denied_, std::move(v), events::WriteAction::kWrite);
     return;
   }
   if (const auto* n = std::get_if<events::NetDecision>(&body)) {

@@ -44,12 +44,14 @@ inline constexpr std::size_t kMaxTrackedTargets = 100000;
 inline constexpr std::size_t kMaxTrackedBytes = 32U << 20;
 
 struct Violation {
-  enum class Kind { kFs, kNet };
+  enum class Kind { kFs, kNet, kUnix };
   Kind kind = Kind::kFs;
-  std::string op;      // the first attempt's syscall ("openat"), or "network-outbound"
+  std::string op;      // the first attempt's syscall ("openat"), "network-outbound" or
+                       // "socket AF_UNIX"
   std::uint16_t actions = 0;  // fs: bit (1 << WriteAction) of every attempt's action
   std::string target;  // fs: the resolved path (the path as passed if unresolved);
-                       // net: host:port ([v6]:port). Raw bytes: escape to show.
+                       // net: host:port ([v6]:port); unix: the socket's path, or its
+                       // type when socket() itself was refused. Raw bytes: escape to show.
   std::string reason;  // of the first attempt
   std::uint64_t count = 0;
   std::uint64_t first_seq = 0;

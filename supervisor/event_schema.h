@@ -63,6 +63,8 @@ enum class Kind {
   // vigil.observer.reads: an open of a path denyRead hides (the file looked missing or
   // empty to the command), told so that the model hears why.
   kFsRead,
+  // A unix socket call vigil-init brokered (network.allowUnixSockets): observer.
+  kNetUnix,
 };
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
 enum class NetVerdict { kAllowed, kDenied };
@@ -300,11 +302,25 @@ struct FsRead {
   bool operator==(const FsRead&) const = default;
 };
 
+// A unix socket connect() vigil-init performed or refused, or an AF_UNIX socket() it
+// refused (network.allowUnixSockets; observer/unix_broker.h). From the observer.
+struct NetUnix {
+  std::int64_t pid = 0;
+  std::string syscall;   // "connect" | "socket"
+  std::string type;      // "SOCK_STREAM", "SOCK_DGRAM", ... ("" when not known)
+  std::string path;      // as the command passed it; an abstract name as "@name"
+  std::string resolved;  // the socket's canonical path ("" = none)
+  NetVerdict verdict = NetVerdict::kDenied;
+  std::string reason;
+  std::string result;  // "0" or the errno's name
+  bool operator==(const NetUnix&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead, NetUnix>;
 
 Kind kind_of(const Body& b);
 

@@ -85,6 +85,20 @@ std::vector<std::string> network_lines(const NetworkPolicy& net) {
     out.push_back("network: refused addresses (network.deniedResolvedAddresses): " +
                   list(net.denied_resolved_addresses));
   for (auto& l : external_proxy_lines(net)) out.push_back(std::move(l));
+  if (net.allow_all_unix_sockets) {
+    out.push_back(
+        "network: WARNING: every unix socket is allowed (network.allowAllUnixSockets): the "
+        "command can reach any host service with a socket it can see, past the proxy");
+  } else if (!net.allow_unix_sockets.empty()) {
+    out.push_back(
+        "network: unix sockets (network.allowUnixSockets, exact paths, connected by "
+        "vigil-init; stream and seqpacket only): " +
+        list(net.allow_unix_sockets));
+  } else {
+    out.push_back(
+        "network: unix sockets: none (socket(AF_UNIX) is refused; list paths in "
+        "network.allowUnixSockets)");
+  }
   return out;
 }
 

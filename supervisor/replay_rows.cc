@@ -225,6 +225,13 @@ Row RowMaker::row(const Event& e) {
                          (b.path != b.resolved ? " (as passed: " + b.path + ")" : "") + "  [" +
                          b.syscall + "]  " + b.reason;
           },
+          [&](const events::NetUnix& b) {
+            for_pid(b.pid);
+            row.verdict = events::to_string(b.verdict);
+            row.detail = b.syscall + " AF_UNIX " + (b.type.empty() ? "" : b.type + " ") +
+                         (b.resolved.empty() ? b.path : b.resolved) + "  [" + b.result + "]" +
+                         (b.reason.empty() ? "" : "  " + b.reason);
+          },
       },
       e.body);
   return row;

@@ -185,8 +185,13 @@ class SignalRelay {
     return {};
   }
   // Where forwarded signals go: vigil-init (the sandbox's PID 1, which passes them on), or
-  // the command itself when unconfined. Until it is known, signals are not forwarded.
-  void set_target(pid_t pid) { target_.store(pid); }
+  // the command itself when unconfined. A signal that comes before the target is known
+  // is kept and delivered here (a SIGTERM sent as soon as the command is up was once
+  // dropped, leaving vigil and the command running).
+  void set_target(pid_t pid) {
+    target_.store(pid);
+    deliver_pending(pid);
+  }
 
  private:
   void run() {
@@ -197,15 +202,31 @@ class SignalRelay {
       signalfd_siginfo si{};
       if (::read(sfd_.get(), &si, sizeof si) != sizeof si) continue;
       const int sig = static_cast<int>(si.ssi_signo);
+      if (sig == SIGCHLD || sig <= 0 || sig >= 32) continue;  // the child's end: its pidfd
       const pid_t target = target_.load();
-      if (sig == SIGCHLD || target <= 0) continue;  // the child's end: seen by its pidfd
-      ::kill(target, sig);
-      if (interrupted_fd_ >= 0) {
-        const std::uint64_t one = 1;
-        (void)!::write(interrupted_fd_, &one, sizeof one);
+      if (target > 0) {
+        forward(target, sig);
+        continue;
       }
+      // Kept for set_target(); looked at again in case it ran meanwhile (whichever of the
+      // two takes the bit delivers it, exactly once).
+      pending_.fetch_or(1U << sig);
+      if (const pid_t now = target_.load(); now > 0) deliver_pending(now);
     }
   }
+  void deliver_pending(pid_t pid) {
+    const std::uint32_t pending = pending_.exchange(0);
+    for (int sig = 1; sig < 32; ++sig)
+      if ((pending & (1U << sig)) != 0) forward(pid, sig);
+  }
+  void forward(pid_t pid, int sig) {
+    ::kill(pid, sig);
+    if (interrupted_fd_ >= 0) {
+      const std::uint64_t one = 1;
+      (void)!::write(interrupted_fd_, &one, sizeof one);
+    }
+  }
+  std::atomic<std::uint32_t> pending_{0};
   int interrupted_fd_;
   UniqueFd sfd_, stop_;
   std::atomic<pid_t> target_{-1};
@@ -241,6 +262,9 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
     pass_output(p.out, OutputStream::kStdout, io);
     pass_output(p.err, OutputStream::kStderr, io);
   };
+  // The launch check has read bwrap's first status line already (it stays in the
+  // buffer): the target is known before the first wait, not at the first wake.
+  pass_all();
   while (true) {
     PipeReader* readers[] = {&p.status, &p.events, &p.out, &p.err};
     pollfd fds[5];

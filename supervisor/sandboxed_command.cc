@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "bwrap/argv_builder.h"
@@ -74,18 +76,33 @@ std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::
   return holds_root ? log_file : log_dir;
 }
 
-// vigil-init's seccomp program, on the wire: the same for every command (it depends on
-// nothing but this build), so a session of many commands compiles it once.
-// With `reads` (vigil.observer.reads), the program that traps read-only opens too.
-Result<std::string> program_wire(bool reads) {
-  auto build = [](bool r) -> Result<std::string> {
-    auto program = sandbox_program(/*observe=*/true, r);
+// Which unix-socket table the policy asks for (filters/filter_specs.h). With an empty
+// network.allowUnixSockets the broker still runs wherever the gatekeeper does: it refuses
+// every unix socket, as the plain filter would, but with a `deny socket AF_UNIX` line, so
+// the model hears of the refusal and of the key that lifts it (the plain filter's EPERM is
+// silent). Kernels without the gatekeeper (< 5.14) keep the plain filter.
+UnixSockets unix_sockets_mode(const NetworkPolicy& net) {
+  if (net.allow_all_unix_sockets) return UnixSockets::kAll;
+  if (!net.allow_unix_sockets.empty() || gatekeeper_in_force()) return UnixSockets::kBrokered;
+  return UnixSockets::kBlocked;
+}
+
+// vigil-init's seccomp program, on the wire: the same for every command of one unix-socket
+// mode and one read mode (it depends on nothing else but this build), so a session compiles
+// each once. With `reads` (vigil.observer.reads), the program that traps read-only opens too.
+Result<std::string> program_wire(UnixSockets unix, bool reads) {
+  auto compile = [](UnixSockets mode, bool r) -> Result<std::string> {
+    auto program = sandbox_program(/*observe=*/true, mode, r);
     VIGIL_TRY(program);
     return encode_program(*program);
   };
-  static const Result<std::string> wire = build(false);
-  static const Result<std::string> read_wire = build(true);
-  return reads ? read_wire : wire;
+  static std::mutex mu;
+  static std::map<std::pair<UnixSockets, bool>, Result<std::string>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(unix, reads);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, compile(unix, reads)).first;
+  return it->second;
 }
 
 // The configs of the repositories the mandatory scan found (each ".git" its rules capped),
@@ -297,6 +314,14 @@ Result<SandboxedOutcome> run_sandboxed(
                          caps_argument(prepared->policy.vigil.capture_caps)});
   }
   for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
+  // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h). The mode
+  // goes to vigil-init explicitly: it must handle the broker's traps whatever the list.
+  if (unix_sockets_mode(prepared->policy.net) == UnixSockets::kBrokered)
+    in.init_args.push_back("--unix-broker");
+  if (!prepared->policy.net.allow_all_unix_sockets) {
+    for (const auto& sock : prepared->policy.net.allow_unix_sockets)
+      in.init_args.insert(in.init_args.end(), {"--unix-socket", sock});
+  }
   const auto refused = refuse_create_args(prepared->plan);
   in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   if (gatekeeper_in_force()) {
@@ -355,7 +380,7 @@ Result<SandboxedOutcome> run_sandboxed(
         pipe.read.reset();
       }
     } close_pipe{*program_pipe};
-    auto wire = program_wire(!hidden.empty());
+    auto wire = program_wire(unix_sockets_mode(prepared->policy.net), !hidden.empty());
     VIGIL_TRY(wire);
     if (!created) {
       VIGIL_TRY_VOID(sink.create_now());

@@ -179,6 +179,8 @@ std::string canonical_policy_json(const Policy& p) {
                   {"allowLocalBinding", p.net.allow_local_binding},
                   {"allowUnixSockets", p.net.allow_unix_sockets},
                   {"allowMachLookup", p.net.allow_mach_lookup}};
+  // Only when on: the digests of every policy written before the key was honoured stay.
+  if (p.net.allow_all_unix_sockets) j["network"]["allowAllUnixSockets"] = true;
   j["macos"] = {{"enableWeakerNetworkIsolation", p.macos.enable_weaker_network_isolation},
                 {"allowAppleEvents", p.macos.allow_apple_events},
                 {"allowPty", p.macos.allow_pty}};

@@ -16,4 +16,8 @@ namespace vigil {
 // `path`: absolute, resolved. The text goes into the fs.write event's reason.
 std::string default_deny_hint(std::string_view path, const Policy& policy);
 
+// What every refused unix socket line ends with: the model's way forward.
+inline constexpr std::string_view kUnixSocketHint =
+    "to allow a path, add it to network.allowUnixSockets";
+
 }  // namespace vigil

@@ -74,7 +74,9 @@ struct NetworkPolicy {
   std::map<std::string, std::string> denied_domain_reasons;  // key: exact deniedDomains entry
   std::vector<std::string> denied_resolved_addresses;        // IP or CIDR
   bool allow_local_binding = false;                          // Linux: meaningless (own netns)
-  std::vector<std::string> allow_unix_sockets;               // macOS only
+  // Linux: full paths or "@name", brokered by vigil-init (observer/unix_broker.h).
+  std::vector<std::string> allow_unix_sockets;
+  bool allow_all_unix_sockets = false;  // every unix socket; warned about loudly
   std::vector<std::string> allow_mach_lookup;                // macOS only
   ParentProxySettings parent_proxy;                          // all empty: connect directly
   // network.httpProxyPort / socksProxyPort (srt): an external proxy the user runs on the

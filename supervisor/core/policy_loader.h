@@ -5,6 +5,7 @@
 // are meaningless on this platform are accepted with a warning in Policy::warnings.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,10 @@ struct SettingsKey {
 
 // Every key the loader knows, at every level it reads.
 std::vector<SettingsKey> settings_key_table();
+
+// The keys of one level ("" for the top, "network", "vigil.limits", ...); empty for a
+// level vigil does not read.
+std::span<const KeySpec> keys_at(std::string_view prefix);
 
 // The message a refused key gets (after "<file>: <position>: <key>: ").
 std::string refusal(const KeySpec& spec);

@@ -112,7 +112,48 @@ constexpr WriteSyscall kTable[] = {
 // Calls that write through an fd already open for writing (write, ftruncate, fallocate,
 // copy_file_range, ...) are not rows: that fd's open was the event.
 
+using SH = SocketHandling;
+
+constexpr SocketSyscall kSocketTable[] = {
+    {.name = "connect", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kBrokered,
+     .trap = true,
+     .why = "the only way a stream or seqpacket socket reaches a path: vigil-init reads the "
+            "address once, connects the caller's own socket (pidfd_getfd) and answers"},
+    {.name = "socket", .handling = SH::kTypeChecked, .trap = true,
+     .why = "AF_UNIX datagram (and raw, which the kernel makes datagram) is refused with a "
+            "line: a datagram socket sends to any path with sendto() and is never connected"},
+    {.name = "socketpair", .handling = SH::kPairOnly,
+     .why = "stream and seqpacket pairs are connected to each other at birth (connect gives "
+            "EISCONN); datagram pairs are refused by the filter"},
+    {.name = "sendto", .fd = 0, .addr = 4, .addrlen = 5, .handling = SH::kAddressIgnored,
+     .why = "stream sockets refuse an address (EOPNOTSUPP/EISCONN), seqpacket ignores it; "
+            "only datagram sockets use it and none can be made"},
+    {.name = "sendmsg", .fd = 0, .addr = 1, .handling = SH::kAddressIgnored,
+     .why = "msg_name, as sendto's address"},
+    {.name = "sendmmsg", .fd = 0, .addr = 1, .handling = SH::kAddressIgnored,
+     .why = "msg_name of each message, as sendto's address"},
+    {.name = "bind", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kMountTable,
+     .why = "makes a socket file where the mount table lets the command write; an abstract "
+            "name lives in the sandbox's own network namespace"},
+    {.name = "recvmsg", .fd = 0, .handling = SH::kPeersChoice,
+     .why = "SCM_RIGHTS: a socket received over a listed connection is a capability that "
+            "service chose to hand over (as it could relay anything itself); a datagram one "
+            "still cannot connect() through vigil-init. Inherited descriptors: vigil-init "
+            "closes every one but stdio before the command"},
+    {.name = "io_uring_setup", .handling = SH::kBlocked,
+     .why = "IORING_OP_CONNECT/SOCKET would bypass the trap: io_uring stays refused"},
+};
+
 }  // namespace
+
+std::span<const SocketSyscall> socket_syscalls() { return kSocketTable; }
+
+const SocketSyscall* find_socket_syscall(std::string_view name) {
+  for (const auto& row : kSocketTable) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
 
 std::span<const WriteSyscall> write_syscalls() { return kTable; }
 

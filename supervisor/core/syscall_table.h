@@ -79,6 +79,35 @@ std::string_view action_word(std::string_view syscall, std::uint64_t flags);
 // Whether the call deletes a name (unlink*, rmdir).
 bool removes_name(std::string_view syscall);
 
+// The socket calls that can reach a unix socket path (network.allowUnixSockets). The
+// class is closed here, one row per call: each says how a path or a name could be reached
+// through it and what vigil does about it. The filters (filters/filter_specs.cc) derive
+// the broker's trap from `trap`, vigil-init (observer/unix_broker.h) reads the call's
+// arguments at these indexes.
+enum class SocketHandling : std::uint8_t {
+  kBrokered,        // trapped: vigil-init decides on a copy and performs the call itself
+  kTypeChecked,     // AF_UNIX: stream and seqpacket allowed, other types refused
+  kPairOnly,        // joined to its twin at birth: never reaches a path
+  kAddressIgnored,  // the address only matters for datagram sockets, which cannot exist
+  kMountTable,      // creates a name in the filesystem: the mount table decides where
+  kBlocked,         // refused outright by the unix-block/broker filters
+  kPeersChoice,     // fd passing: what crosses a connection is the two ends' business
+};
+
+struct SocketSyscall {
+  std::string_view name;  // as libseccomp names it
+  int fd = -1;            // the socket fd argument
+  int addr = -1;          // the sockaddr pointer argument (or the msghdr's)
+  int addrlen = -1;       // the address length argument
+  SocketHandling handling = SocketHandling::kBlocked;
+  bool trap = false;      // a USER_NOTIF row in the broker's filter
+  std::string_view why;   // one line: how the class is closed for this call
+};
+
+// Every socket row (the broker's class), in a fixed order.
+std::span<const SocketSyscall> socket_syscalls();
+const SocketSyscall* find_socket_syscall(std::string_view name);
+
 // Whether a Linux kernel of this uname release installs an fd as a call's answer
 // (SECCOMP_ADDFD_FLAG_SEND, 5.14), which vigil-init needs to perform opens itself:
 // "5.14.0-arch1" yes, "5.10.0-23-amd64" no.

@@ -72,14 +72,8 @@ TEST_F(PolicyLoaderFsTest, FullSrtSettingsFile) {
   EXPECT_EQ(p.source, file);
   EXPECT_EQ(p.cwd, P);
   EXPECT_EQ(p.home, H);
-  // allowUnixSockets is the one warning on Linux (it is not brokered there yet).
-#if defined(__APPLE__)
+  // allowUnixSockets is honoured on both platforms (Linux: brokered by vigil-init): no warning.
   EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
-#else
-  ASSERT_EQ(p.warnings.size(), 1u);
-  EXPECT_NE(p.warnings[0].find("network.allowUnixSockets is not brokered on Linux"),
-            std::string::npos);
-#endif
 
   // network
   EXPECT_EQ(p.net.allowed_domains,
@@ -233,9 +227,9 @@ const std::vector<BadRow>& bad_rows() {
       // srt settings vigil does not implement: refused, never silently dropped
       {"bad_credentials.json", "line 3, column 18",
        "credentials: " + refusal(settings_key("credentials"))},
-      {"bad_allowAllUnixSockets.json", "line 3, column 31",
-       "network.allowAllUnixSockets: " + refusal(settings_key("network.allowAllUnixSockets")) +
-           " (false is accepted)"},
+      {"bad_allowUnixSockets_tilde_user.json", "line 3, column 58",
+       "network.allowUnixSockets[1]: \"~user\" paths are not supported; write the absolute path "
+       "(a socket's full path, or @name for an abstract one)"},
   };
   return rows;
 }

@@ -233,3 +233,39 @@ TEST(SrtKeysTest, BadIgnoreViolations) {
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// network.allowUnixSockets on Linux: each entry a full path (~ and relative spellings
+// expanded as srt does) or @name; allowAllUnixSockets honoured with a loud warning.
+TEST(SrtKeysTest, UnixSocketKeys) {
+  const LoadContext ctx{"/nonexistent-vigil/proj", "/nonexistent-vigil/home"};
+  auto got = parse_policy(
+      R"({"network": {"allowUnixSockets": ["/run/a.sock", "~/.ssh/agent.sock", "sub/x.sock", "@bus"]}})",
+      "s.json", ctx);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+#if !defined(__APPLE__)
+  EXPECT_EQ(got->net.allow_unix_sockets,
+            (std::vector<std::string>{"/run/a.sock", "/nonexistent-vigil/home/.ssh/agent.sock",
+                                      "/nonexistent-vigil/proj/sub/x.sock", "@bus"}));
+  for (const auto& w : got->warnings) EXPECT_EQ(w.find("allowUnixSockets"), std::string::npos) << w;
+  auto bad = parse_policy(R"({"network": {"allowUnixSockets": ["~other/x.sock"]}})", "s.json", ctx);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("network.allowUnixSockets[0]: "), std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("full path, or @name"), std::string::npos);
+#endif
+  auto all = parse_policy(R"({"network": {"allowAllUnixSockets": true}})", "s.json", ctx);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_TRUE(all->net.allow_all_unix_sockets);
+  ASSERT_EQ(all->warnings.size(), 1u);
+  EXPECT_NE(all->warnings[0].find("WARNING: network.allowAllUnixSockets=true"), std::string::npos);
+  auto off = parse_policy(R"({"network": {"allowAllUnixSockets": false}})", "s.json", ctx);
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->net.allow_all_unix_sockets);
+  EXPECT_TRUE(off->warnings.empty());
+}
+
+}  // namespace
+}  // namespace vigil

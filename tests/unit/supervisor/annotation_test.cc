@@ -92,6 +92,17 @@ TEST(AnnotationTest, BlockTable) {
        "<sandbox_violations>\ndeny network-outbound example.org:443 (host is not on the allow "
        "list; to allow it, add \"example.org:443\" to network.allowedDomains)\n"
        "</sandbox_violations>\n"},
+      {"unix sockets: one line per socket, the datagram refusal by its type",
+       {ev(NetUnix{7, "connect", "SOCK_STREAM", "d.sock", "/run/d.sock", NetVerdict::kDenied,
+                   "not listed", "EACCES"}),
+        ev(NetUnix{7, "connect", "SOCK_STREAM", "/run/ok.sock", "/run/ok.sock", NetVerdict::kAllowed,
+                   "listed", "0"}),
+        ev(NetUnix{8, "connect", "SOCK_STREAM", "/w/link", "/run/d.sock", NetVerdict::kDenied,
+                   "not listed", "EACCES"}),
+        ev(NetUnix{7, "socket", "SOCK_DGRAM", "", "", NetVerdict::kDenied, "datagram", "EPERM"})},
+       "<sandbox_violations>\ndeny socket AF_UNIX /run/d.sock (not listed; to allow a path, add it "
+       "to network.allowUnixSockets) (x2)\ndeny socket AF_UNIX SOCK_DGRAM (datagram; to allow a "
+       "path, add it to network.allowUnixSockets)\n</sandbox_violations>\n"},
       {"no reason: no parentheses",
        {fs("unlinkat", "/etc/x", Verdict::kDenied)},
        "<sandbox_violations>\ndeny delete /etc/x\n</sandbox_violations>\n"},

@@ -145,6 +145,22 @@ std::vector<Row> rows() {
       {"observer.stats missing held", R"({"kind":"observer.stats","events":1,"dropped":0})",
        Expect::kMalformed},
       {"JSON null", "null", Expect::kMalformed},
+      // --- net.unix: the unix-socket broker's record (observer/unix_broker.h) ------------
+      {"net.unix",
+       R"({"kind":"net.unix","pid":7,"syscall":"connect","type":"SOCK_STREAM","path":"a.sock","resolved":"/w/a.sock","verdict":"denied","reason":"r","result":"EACCES"})",
+       Expect::kOk},
+      {"net.unix relative resolved",
+       R"({"kind":"net.unix","pid":7,"syscall":"connect","type":"SOCK_STREAM","path":"a","resolved":"a","verdict":"denied","reason":"r","result":"EACCES"})",
+       Expect::kMalformed},
+      {"net.unix another syscall",
+       R"({"kind":"net.unix","pid":7,"syscall":"sendto","type":"SOCK_DGRAM","path":"","resolved":"","verdict":"denied","reason":"r","result":"EPERM"})",
+       Expect::kMalformed},
+      {"net.unix result not an errno",
+       R"({"kind":"net.unix","pid":7,"syscall":"socket","type":"SOCK_DGRAM","path":"","resolved":"","verdict":"denied","reason":"r","result":"nope"})",
+       Expect::kMalformed},
+      {"net.unix verdict ephemeral",
+       R"({"kind":"net.unix","pid":7,"syscall":"socket","type":"SOCK_DGRAM","path":"","resolved":"","verdict":"ephemeral","reason":"r","result":"EPERM"})",
+       Expect::kMalformed},
 
       // --- forged: the envelope and the kinds are the supervisor's -----------------------
       {"sets seq", fs_write(R"("seq":0)"), Expect::kForged},
@@ -269,6 +285,9 @@ std::vector<Event> one_of_each() {
       NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", ""});
   add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\""});
   add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
+  add(Source::kObserver, NetUnix{7, "connect", "SOCK_STREAM", "rel/\xff.sock", "/w/rel/\xff.sock",
+                                 NetVerdict::kDenied, "not listed", "EACCES"});
+  add(Source::kObserver, NetUnix{7, "socket", "SOCK_DGRAM", "", "", NetVerdict::kDenied, "datagram", "EPERM"});
   return evs;
 }
 
