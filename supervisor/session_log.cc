@@ -21,6 +21,7 @@
 #include "supervisor/core/write_all.h"
 #include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
+#include "supervisor/record_line.h"
 
 namespace vigil {
 namespace {
@@ -299,7 +300,9 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
   e.cmd = cmd;
   e.prev = s_->head;
   e.body = std::move(body);
-  std::string line = events::serialize(e);
+  // fs.write, the record a busy command makes most, is printed directly (the same bytes).
+  std::optional<std::string> fast = events::serialize_fast(e);
+  std::string line = fast ? std::move(*fast) : events::serialize(e);
   if (auto* end = std::get_if<events::SessionEnd>(&e.body); end != nullptr && !s_->key.empty()) {
     // The seal covers the line as it would be without it, and through prev every record
     // before it (supervisor/log_key.h).
