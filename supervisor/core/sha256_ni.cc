@@ -11,7 +11,7 @@
 
 namespace vigil::sha256_detail {
 
-#if VIGIL_SHA_NI
+#ifdef VIGIL_SHA_NI
 namespace {
 
 alignas(16) constexpr std::uint32_t kRoundK[64] = {
