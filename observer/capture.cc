@@ -43,15 +43,19 @@ void Capture::keep(int dir, const std::string& rest, std::uint64_t resolve, bool
                                 : ::syscall(SYS_openat2, dir, rest.c_str(), &how, sizeof how);
   if (got < 0) return;  // nothing there (or unreachable: the call fails the same way)
   UniqueFd fd(static_cast<int>(got));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) return;
   char name[PATH_MAX];
   const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
   const ssize_t n = ::readlink(self.c_str(), name, sizeof name);
-  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof name || name[0] != '/') return;
-  std::string path(name, static_cast<std::size_t>(n));
-  if (!seen_.insert(path).second) return;
-  append_image_line(out, "pre", path, store_.take_image(fd.get()), best_effort_);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof name) return;
+  keep_opened(fd.get(), std::string(name, static_cast<std::size_t>(n)), out);
+}
+
+void Capture::keep_opened(int fd, const std::string& name, std::string* out) {
+  if (name.empty() || name[0] != '/' || seen_.contains(name)) return;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) return;
+  seen_.insert(name);
+  append_image_line(out, "pre", name, store_.take_image(fd), best_effort_);
 }
 
 }  // namespace vigil::init

@@ -27,6 +27,9 @@ class Capture {
   // followed when `follow`). Appends an fs.image line to `out` the first time a path is
   // seen; nothing for a name that does not exist or is a directory.
   void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow, std::string* out);
+  // The same for a file the gatekeeper has just opened (`fd`, any access mode) under its
+  // real `name`: a name seen before costs nothing (no lookup, no syscall).
+  void keep_opened(int fd, const std::string& name, std::string* out);
 
  private:
   UniqueFd store_fd_;

@@ -364,9 +364,14 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   }
   long fd = -1;
   const bool reopen = b.caller_fd && b.rest.empty();
-  // An O_CREAT|O_EXCL open never touches an existing file.
-  if (keep != nullptr && plan.writes && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
-    (*keep)(reopen ? b.fd.get() : b.dir, b.rest, resolve, (flags & O_NOFOLLOW) == 0);
+  // An O_CREAT|O_EXCL open never touches an existing file. One without O_TRUNC changes
+  // nothing by itself: its pre-image is taken from the fd it opens (keep->opened below),
+  // when the open found the file there, before the caller can write through it.
+  const bool keeps = keep != nullptr && plan.writes && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+  const bool keep_after = keeps && !reopen && (flags & O_TRUNC) == 0;
+  bool existed = false;  // the open found the name there (it created nothing)
+  if (keeps && !keep_after)
+    keep->before(reopen ? b.fd.get() : b.dir, b.rest, resolve, (flags & O_NOFOLLOW) == 0);
   if (gate != nullptr && (flags & O_CREAT) != 0 && !reopen) {
     // Only a name that does not exist yet is created: an existing file is opened without
     // O_CREAT first (the common case, a rewrite, costs no lookup); on ENOENT the name the
@@ -375,6 +380,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     const bool excl = (flags & O_EXCL) != 0;
     if (!excl) {
       fd = openat2_(b.dir, b.rest.c_str(), ours & ~std::uint64_t{O_CREAT}, 0, resolve);
+      existed = fd >= 0;
     }
     if (excl || (fd < 0 && errno == ENOENT)) {
       const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
@@ -405,6 +411,9 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     const std::uint64_t m = umasked();
     if (umask_failed) return refused(&out, EPERM, name_in(plan.target, pid, cwds));
     fd = openat2_(b.dir, b.rest.c_str(), ours, m, resolve);
+    // Without O_CREAT an open only ever finds the name; with it (no gate: tests) the
+    // open may have made it, and nothing it made has a pre-image.
+    existed = fd >= 0 && (flags & O_CREAT) == 0;
   }
   if (fd < 0) {
     out.error = errno;
@@ -441,6 +450,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     }
   }
   out.resolved = fd_name(opened.get());
+  if (keep_after && existed) keep->opened(opened.get(), out.resolved);
   out.fd = std::move(opened);
   return out;
 }
@@ -569,10 +579,10 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
   // What the call replaces or removes: a truncate's target, an unlink's or a rename's
   // name (RENAME_EXCHANGE: both), before it is gone.
   if (keep != nullptr && (e == Emulation::kTruncate || e == Emulation::kUnlink || e == Emulation::kRename)) {
-    if (target) (*keep)(target.get(), "", 0, true);
-    else (*keep)(dir, to.last, 0, false);
+    if (target) keep->before(target.get(), "", 0, true);
+    else keep->before(dir, to.last, 0, false);
     if (e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
-      (*keep)(from.parent.get(), from.last, 0, false);
+      keep->before(from.parent.get(), from.last, 0, false);
   }
   switch (e) {
     case Emulation::kTruncate:

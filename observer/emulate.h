@@ -37,11 +37,17 @@ struct Performed {
 // rename's new name), with the name's real path: a reason refuses it with EACCES.
 using Gate = std::function<std::string(const std::string& name)>;
 
-// Called just before a call changes or removes what a name is now (an open for
-// writing, unlink, rename over it, truncate), with where the call resolves it from:
-// `rest` under `dir` ("" : `dir` itself), the call's RESOLVE_* bits, and whether a final
-// symlink is followed. The pre-images' hook (observer/capture.h).
-using Keep = std::function<void(int dir, const std::string& rest, std::uint64_t resolve, bool follow)>;
+// The pre-images' hooks (observer/capture.h). `before` is called just before a call
+// changes or removes what a name is now (an open that truncates, unlink, rename over it,
+// truncate), with where the call resolves it from: `rest` under `dir` ("" : `dir`
+// itself), the call's RESOLVE_* bits, and whether a final symlink is followed. `opened`
+// is called instead for an open for writing that changes nothing by itself (no O_TRUNC)
+// and found the file there: with the fd it opened and its name, before the caller gets
+// the fd (so before it can write), which costs no lookup of its own.
+struct Keep {
+  std::function<void(int dir, const std::string& rest, std::uint64_t resolve, bool follow)> before;
+  std::function<void(int fd, const std::string& name)> opened;
+};
 
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
 // would wait for a FIFO's peer comes back would_block instead of waiting. `cwds`: the

@@ -257,8 +257,15 @@ void Observer::handle_one() {
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
     return why;
   };
-  const Keep keep_it = [this](int dir, const std::string& rest, std::uint64_t resolve,
-                              bool follow) { keep(dir, rest, resolve, follow); };
+  const Keep keep_it{
+      [this](int dir, const std::string& rest, std::uint64_t resolve, bool follow) {
+        keep(dir, rest, resolve, follow);
+      },
+      [this](int fd, const std::string& name) {
+        const std::size_t before = buffer_.size();
+        capture_->keep_opened(fd, name, &buffer_);
+        if (buffer_.size() != before) queued();
+      }};
   Performed done = perform(plan, n.pid, false, &gate, &cwds_, capture_ ? &keep_it : nullptr);
   if (done.would_block) {
     // A FIFO open that waits for its peer: on a thread of its own, so that every other

@@ -30,6 +30,13 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
   void append(events::Source src, events::Body body) override {
     if (auto r = s_.log_->append(src, std::move(body), id_); !r) count("log.append_failed", 1);
   }
+  void hold_writes(bool on) override {
+    if (on) {
+      s_.log_->hold_writes();
+    } else if (auto r = s_.log_->release_writes(); !r) {
+      count("log.append_failed", 1);
+    }
+  }
   void count(const std::string& name, std::uint64_t n) override {
     std::lock_guard lock(mu_);
     counters_[name] += n;

@@ -258,9 +258,11 @@ Result<WaitOutcome> wait_forwarding(pid_t child, Pipes& p, const LaunchIo& io) {
   auto pass_all = [&] {
     parse_status_lines(&p.status.buf, false, &init_pid, &out);
     if (init_pid > 0) relay.set_target(init_pid);
+    if (io.hold_records) io.hold_records(true);
     p.events.take_lines(io.on_event_line, kMaxEventLine);
     pass_output(p.out, OutputStream::kStdout, io);
     pass_output(p.err, OutputStream::kStderr, io);
+    if (io.hold_records) io.hold_records(false);
   };
   // The launch check has read bwrap's first status line already (it stays in the
   // buffer): the target is known before the first wait, not at the first wake.

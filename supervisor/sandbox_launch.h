@@ -60,6 +60,10 @@ struct LaunchIo {
   // the pipe closes.
   EventPipe* events = nullptr;
   std::function<void(std::string_view)> on_event_line;
+  // Called with true before the lines and output chunks one wake read are passed on, and
+  // with false after: what they log can go to the log in one write (SessionLog's held
+  // writes) rather than one per record.
+  std::function<void(bool)> hold_records;
   // Capture: the command's stdout and stderr are pipes that the supervisor reads, and
   // every chunk goes to `on_output` as it arrives (which forwards and logs it). It
   // returns false when its destination is gone (a closed stdout): that pipe is then

@@ -395,6 +395,9 @@ Result<SandboxedOutcome> run_sandboxed(
       return std::move(w).error();
     return {};
   };
+  io.hold_records = [&](bool on) {
+    if (record != nullptr) record->hold_writes(on);
+  };
   // Lines from the sandbox are untrusted: parsed against the schema, bounded, and a
   // malformed or forged one is counted and dropped, never logged as if it were true.
   io.on_event_line = [&](std::string_view line) {

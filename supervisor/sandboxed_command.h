@@ -35,6 +35,9 @@ class CommandRecord {
   virtual std::string annotation() const = 0;
   virtual std::string violations_json() const = 0;
   virtual void log_annotation(const std::string& block, bool newline_before) = 0;
+  // Between hold_writes(true) and hold_writes(false) the records may be written to the
+  // log together (SessionLog::hold_writes); a failed write is counted.
+  virtual void hold_writes(bool on) { (void)on; }
 };
 
 // Where one command's records go.

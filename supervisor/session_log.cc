@@ -21,6 +21,7 @@
 #include "supervisor/core/write_all.h"
 #include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
+#include "supervisor/record_line.h"
 
 namespace vigil {
 namespace {
@@ -215,12 +216,27 @@ struct SessionLog::State {
   bool failed = false;
   Listener listener;
   std::string key;  // seals session.end when set (log_key.h)
+  int held = 0;         // hold_writes() depth
+  std::string pending;  // whole lines kept while held
+
+  // Writes the held lines (under mu).
+  Result<void> write_pending() {
+    if (pending.empty()) return {};
+    auto w = write_all(fd.get(), pending, "the session log");
+    pending.clear();
+    if (!w) failed = true;
+    return w;
+  }
 };
 
 SessionLog::SessionLog(std::unique_ptr<State> s) : s_(std::move(s)) {}
 SessionLog::SessionLog(SessionLog&&) noexcept = default;
 SessionLog& SessionLog::operator=(SessionLog&&) noexcept = default;
-SessionLog::~SessionLog() = default;
+SessionLog::~SessionLog() {
+  if (!s_) return;  // moved from
+  std::lock_guard lock(s_->mu);
+  if (s_->fd) (void)s_->write_pending();  // what was held is not lost with the object
+}
 
 Result<SessionLog::Reserved> SessionLog::reserve(const std::string& path) {
   UniqueFd fd(
@@ -286,7 +302,9 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
   e.cmd = cmd;
   e.prev = s_->head;
   e.body = std::move(body);
-  std::string line = events::serialize(e);
+  // fs.write, the record a busy command makes most, is printed directly (the same bytes).
+  std::optional<std::string> fast = events::serialize_fast(e);
+  std::string line = fast ? std::move(*fast) : events::serialize(e);
   if (auto* end = std::get_if<events::SessionEnd>(&e.body); end != nullptr && !s_->key.empty()) {
     // The seal covers the line as it would be without it, and through prev every record
     // before it (supervisor/log_key.h).
@@ -297,7 +315,10 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
     return make_error(Errc::kInternal, "session log: record longer than a log line may be");
   }
   line += '\n';
-  if (auto w = write_all(s_->fd.get(), line, "the session log"); !w) {
+  if (s_->held > 0) {
+    s_->pending += line;
+    if (s_->pending.size() >= kHeldBytes) VIGIL_TRY_VOID(s_->write_pending());
+  } else if (auto w = write_all(s_->fd.get(), line, "the session log"); !w) {
     s_->failed = true;
     return w.error();
   }
@@ -307,6 +328,18 @@ Result<std::uint64_t> SessionLog::append(events::Source src, events::Body body,
   ++s_->next_seq;
   if (s_->listener) s_->listener(e, line);
   return e.seq;
+}
+
+void SessionLog::hold_writes() {
+  std::lock_guard lock(s_->mu);
+  ++s_->held;
+}
+
+Result<void> SessionLog::release_writes() {
+  std::lock_guard lock(s_->mu);
+  if (s_->held > 0) --s_->held;
+  if (s_->held > 0 || !s_->fd) return {};
+  return s_->write_pending();
 }
 
 void SessionLog::set_key(std::string key) {
@@ -337,6 +370,7 @@ std::uint64_t SessionLog::elapsed_ns() const { return s_->clock(); }
 Result<void> SessionLog::close() {
   std::lock_guard lock(s_->mu);
   if (!s_->fd) return {};
+  auto held = s_->write_pending();
   // Start writing the log back to disk, without waiting for it. Every record is already
   // in the page cache (one write each), so a crash of vigil loses nothing; waiting for
   // the disk as fsync did cost 9-108 ms per `vigil run` on a busy ext4 (the journal
@@ -349,7 +383,7 @@ Result<void> SessionLog::close() {
   // write-back; its data is in the kernel all the same.
   if (rc != 0 && err != EINVAL && err != ESPIPE && err != EOPNOTSUPP)
     return system_error("cannot write the session log " + s_->path + " back to disk", err);
-  return {};
+  return held;
 }
 
 // ---- reading ---------------------------------------------------------------------------

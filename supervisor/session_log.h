@@ -2,9 +2,12 @@
 //
 // Writing: SessionLog assigns each record's envelope (seq, t, session, src, prev), where
 // prev is the SHA-256 of the previous record's exact line, so an edited, deleted or
-// reordered record breaks the chain. Every record is one write(2) of the whole line to an
-// O_APPEND file: a crash of vigil loses at most the record being written (it is in the
-// kernel's page cache once write returns; close() starts the write-back to disk).
+// reordered record breaks the chain. Every record is written whole to an O_APPEND file,
+// one write(2) per record, or, while writes are held (hold_writes: the supervisor holds
+// them while it passes on what one wake read from the sandbox's pipes), one write(2) per
+// batch of whole lines: a crash of vigil loses at most the record or the batch being
+// written (it is in the kernel's page cache once write returns; close() starts the
+// write-back to disk). The lines, and so the chain, are the same either way.
 //
 // Reading: load_log() parses a log for `vigil replay`; verify_log() checks the chain and
 // names the first broken record and why.
@@ -68,9 +71,9 @@ class SessionLog {
  public:
   // Nanoseconds since the session started. The default is steady_clock from create().
   using Clock = std::function<std::uint64_t()>;
-  // Called after each record is written, with the record and its line (no newline),
-  // under the log's lock, in seq order: the embedder API's live event stream. Must not
-  // call back into the log.
+  // Called after each record is written (or, while writes are held, kept to be written),
+  // with the record and its line (no newline), under the log's lock, in seq order: the
+  // embedder API's live event stream. Must not call back into the log.
   using Listener = std::function<void(const events::Event&, const std::string& line)>;
 
   // Creates `path` with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600: never appends to, or
@@ -101,6 +104,14 @@ class SessionLog {
   // `cmd`: the session's command the record belongs to (the envelope's cmd), if any.
   Result<std::uint64_t> append(events::Source src, events::Body body,
                                std::optional<std::uint64_t> cmd = std::nullopt);
+
+  // Held writes: between hold_writes() and the matching release_writes(), records are
+  // kept in memory (up to kHeldBytes, then written) and written together on release, in
+  // one write(2) instead of one per record. Holds nest (and threads may hold at once);
+  // the last release writes. A failed write fails the release, and every later append.
+  void hold_writes();
+  Result<void> release_writes();
+  static constexpr std::size_t kHeldBytes = 256 * 1024;
 
   void set_listener(Listener l);
   // Seals the log: session.end gets its `mac` under `key` (supervisor/log_key.h). Set it

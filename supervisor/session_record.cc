@@ -75,6 +75,14 @@ void SessionRecord::append(events::Source src, events::Body body) {
   if (auto r = log_.append(src, std::move(body)); !r) count("log.append_failed");
 }
 
+void SessionRecord::hold_writes(bool on) {
+  if (on) {
+    log_.hold_writes();
+  } else if (auto r = log_.release_writes(); !r) {
+    count("log.append_failed");
+  }
+}
+
 void SessionRecord::count(const std::string& name, std::uint64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   counters_[name] += n;

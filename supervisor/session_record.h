@@ -58,6 +58,7 @@ class SessionRecord final : public CommandRecord {
   // A failed append is counted (log.append_failed), never fatal: the command runs on.
   void append(events::Source src, events::Body body) override;
   void count(const std::string& name, std::uint64_t n = 1) override;
+  void hold_writes(bool on) override;
 
   const std::string& id() const { return id_; }
   const std::string& path() const { return log_.path(); }

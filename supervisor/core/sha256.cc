@@ -1,5 +1,7 @@
 #include "supervisor/core/sha256.h"
 
+#include "supervisor/core/sha256_blocks.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -25,7 +27,15 @@ Sha256::Sha256()
     : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
-void Sha256::block(const std::uint8_t* p) {
+void Sha256::blocks(const std::uint8_t* p, std::size_t n) {
+  static const sha256_detail::Compress compress = sha256_detail::compress_best();
+  compress(h_, p, n);
+}
+
+namespace sha256_detail {
+
+namespace {
+void block_portable(State& h_, const std::uint8_t* p) {
   std::array<std::uint32_t, 64> w{};
   for (int i = 0; i < 16; ++i) {
     w[i] = (std::uint32_t{p[4 * i]} << 24) | (std::uint32_t{p[4 * i + 1]} << 16) |
@@ -63,6 +73,13 @@ void Sha256::block(const std::uint8_t* p) {
   h_[6] += g;
   h_[7] += h;
 }
+}  // namespace
+
+void compress_portable(State& h, const std::uint8_t* p, std::size_t blocks) {
+  for (; blocks > 0; --blocks, p += 64) block_portable(h, p);
+}
+
+}  // namespace sha256_detail
 
 void Sha256::update(const void* data, std::size_t size) {
   const auto* p = static_cast<const std::uint8_t*>(data);
@@ -74,10 +91,14 @@ void Sha256::update(const void* data, std::size_t size) {
     p += take;
     size -= take;
     if (used_ < buf_.size()) return;
-    block(buf_.data());
+    blocks(buf_.data(), 1);
     used_ = 0;
   }
-  for (; size >= 64; size -= 64, p += 64) block(p);
+  if (size >= 64) {
+    blocks(p, size / 64);
+    p += size / 64 * 64;
+    size %= 64;
+  }
   if (size > 0) {
     std::memcpy(buf_.data(), p, size);
     used_ = size;

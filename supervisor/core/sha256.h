@@ -23,7 +23,7 @@ class Sha256 {
   Digest finish();
 
  private:
-  void block(const std::uint8_t* p);
+  void blocks(const std::uint8_t* p, std::size_t n);  // whole 64-byte blocks (sha256_blocks.h)
 
   std::array<std::uint32_t, 8> h_;
   std::array<std::uint8_t, 64> buf_{};

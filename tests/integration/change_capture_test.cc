@@ -139,6 +139,27 @@ TEST(ChangeCapture, TruncateRemoveRenameOverAndSymlinks) {
   EXPECT_EQ((*image(r.post, ws / "target.txt"))["sha256"], hash("moved over\n"));
 }
 
+// An open for writing that changes nothing by itself (an append, a write in place) keeps
+// the bytes from before the command's first write through it: the pre-image is taken
+// from the very fd the caller is given, before it is given. A name such an open creates
+// has none.
+TEST(ChangeCapture, AnAppendOrAWriteInPlaceKeepsTheBytesFromBeforeIt) {
+  TempDir ws, state;
+  write_file(ws / "app.txt", "first\n");
+  write_file(ws / "inplace.bin", "abcdef");
+  ::chmod((ws / "inplace.bin").c_str(), 0600);
+  Captured r = run_in(ws.path(), state.path(),
+                      "echo second >> app.txt && printf XY | dd of=inplace.bin conv=notrunc "
+                      "2>/dev/null && echo made >> fresh.txt && echo third >> app.txt");
+  ASSERT_EQ(r.o.exit_code, 0) << r.o.err;
+  expect_pre_file(r, ws / "app.txt", "first\n", 0644);
+  expect_pre_file(r, ws / "inplace.bin", "abcdef", 0600);
+  EXPECT_EQ(image(r.pre, ws / "fresh.txt"), nullptr) << read_file(r.log);
+  EXPECT_EQ((*image(r.post, ws / "app.txt"))["sha256"], hash("first\nsecond\nthird\n"));
+  EXPECT_EQ((*image(r.post, ws / "inplace.bin"))["sha256"], hash("XYcdef"));
+  EXPECT_EQ((*image(r.post, ws / "fresh.txt"))["sha256"], hash("made\n"));
+}
+
 TEST(ChangeCapture, OverTheFileCapTheHashAndSizeAreRecordedNotTheBytes) {
   TempDir ws, state, cfg;
   const std::string big(5000, 'b');

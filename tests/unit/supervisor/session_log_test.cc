@@ -131,6 +131,63 @@ TEST(SessionLogTest, WritesAChainedCanonicalLog) {
   EXPECT_EQ(r.head, head);
 }
 
+// Held writes (what the supervisor does per wake of its pipe reader): the records reach
+// the file only at the last release, in one piece, and the file is byte for byte the one
+// unheld appends write; past kHeldBytes the held lines are written without waiting.
+TEST(SessionLogTest, HeldWritesGoOutOnReleaseAndMakeTheSameLog) {
+  TempDir dir;
+  const std::string plain = write_sample(dir.path() + "/plain.jsonl");
+  const std::string path = dir.path() + "/held.jsonl";
+  auto log = SessionLog::create(path, "sess-1", stepping_clock());
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  const auto records = split(plain);
+  ASSERT_EQ(records.size(), 9U);
+  // The sample's bodies, replayed from its own lines.
+  std::vector<Event> events;
+  for (const auto& l : records) {
+    auto e = parse_log_record(l);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    events.push_back(std::move(e).value());
+  }
+  auto add = [&](std::size_t i) {
+    auto r = log->append(events[i].src, events[i].body);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(*r, i);
+  };
+  add(0);
+  EXPECT_EQ(slurp(path), records[0] + "\n");
+  log->hold_writes();
+  add(1);
+  add(2);
+  log->hold_writes();  // nested: only the outer release writes
+  add(3);
+  ASSERT_TRUE(log->release_writes().ok());
+  add(4);
+  EXPECT_EQ(slurp(path), records[0] + "\n") << "held records were written before the last release";
+  ASSERT_TRUE(log->release_writes().ok());
+  EXPECT_EQ(slurp(path), join({records.begin(), records.begin() + 5}));
+  log->hold_writes();
+  for (std::size_t i = 5; i < records.size(); ++i) add(i);
+  EXPECT_TRUE(log->close().ok());  // close writes what is still held
+  EXPECT_EQ(slurp(path), plain);
+  EXPECT_TRUE(verify_log_text(slurp(path)).ok);
+
+  // A hold longer than kHeldBytes: written as it fills, nothing lost, one chain.
+  const std::string big = dir.path() + "/big.jsonl";
+  auto log2 = SessionLog::create(big, "sess-2", stepping_clock());
+  ASSERT_TRUE(log2.ok());
+  log2->hold_writes();
+  std::size_t n = 0;
+  while (slurp(big).empty()) {
+    ASSERT_LT(n, 100000U) << "held lines were never written";
+    ASSERT_TRUE(log2->append(Source::kSupervisor, IoStdout{std::string(1000, 'x')}).ok());
+    ++n;
+  }
+  EXPECT_GE(slurp(big).size(), SessionLog::kHeldBytes);  // written when full, not before
+  ASSERT_TRUE(log2->release_writes().ok());
+  EXPECT_EQ(split(slurp(big)).size(), n);
+}
+
 TEST(SessionLogTest, RefusesExistingFilesAndSymlinks) {
   TempDir dir;
   const std::string path = dir.path() + "/s.jsonl";

@@ -1,9 +1,11 @@
 // SHA-256 against the FIPS 180-4 / NIST example vectors, the padding boundaries (55/56
 // and 63/64/65 bytes: one or two final blocks), and streaming in odd-sized pieces.
 #include "supervisor/core/sha256.h"
+#include "supervisor/core/sha256_blocks.h"
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,28 @@ TEST(Sha256Test, BinaryInputWithNulBytes) {
   const std::string bytes("\0\xff\0", 3);
   EXPECT_EQ(sha256_hex(bytes).size(), 64U);
   EXPECT_NE(sha256_hex(bytes), sha256_hex(std::string("\0\xff", 2)));
+}
+
+// The CPU's SHA instructions and the portable code give the same state on every input:
+// random blocks from random starting states, one to many blocks per call (the vectors
+// above go through whichever this CPU uses; this pins the other one to it too).
+TEST(Sha256Test, CpuExtensionsEqualThePortableCode) {
+  const sha256_detail::Compress cpu = sha256_detail::compress_cpu();
+  if (cpu == nullptr) GTEST_SKIP() << "this CPU has no SHA extensions: only the portable code runs";
+  std::mt19937_64 rng(20261202);
+  for (int trial = 0; trial < 500; ++trial) {
+    sha256_detail::State a{};
+    for (auto& w : a) w = static_cast<std::uint32_t>(rng());
+    sha256_detail::State b = a;
+    const std::size_t blocks = 1 + static_cast<std::size_t>(rng() % 9);
+    std::string data(blocks * 64, '\0');
+    for (auto& c : data) c = static_cast<char>(rng());
+    const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+    sha256_detail::compress_portable(a, p, blocks);
+    cpu(b, p, blocks);
+    ASSERT_EQ(a, b) << "trial " << trial << ", " << blocks << " blocks";
+  }
+  EXPECT_EQ(sha256_detail::compress_best(), cpu);
 }
 
 }  // namespace
