@@ -176,7 +176,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // made and their limits written now; bwrap is born in them (resource_caps.h).
   LimitsOptions limits = prepared->policy.vigil.limits;
   if (cmd.timeout_s) limits.timeout_s = cmd.timeout_s;
-  auto cap_plan = build_cap_plan(limits, probe_host_limits());
+  auto cap_plan = build_cap_plan(limits, cmd.host_limits ? *cmd.host_limits : probe_host_limits());
   VIGIL_TRY(cap_plan);
   auto caps = CommandCaps::create(*cap_plan);
   VIGIL_TRY(caps);
