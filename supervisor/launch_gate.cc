@@ -20,14 +20,14 @@ namespace vigil {
 namespace {
 
 // While a change of the sandbox's mount table is unread: how often bwrap is looked at.
-constexpr long kRecheckNs = 100'000;
+constexpr long kRecheckNs = 250'000;
 
-// Whether the process is running or waiting for a CPU (state R in /proc/PID/stat), as
-// opposed to asleep. Unreadable: taken as asleep, so the table is read (as at any change).
-bool is_running(const std::string& proc) {
-  UniqueFd fd(::open((proc + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
+// Whether the process is running or waiting for a CPU (state R in its /proc/PID/stat,
+// `stat_fd`, read again from the start), as opposed to asleep. Unreadable: taken as
+// asleep, so the table is read (as at any change).
+bool is_running(int stat_fd) {
   char buf[512];
-  const ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  const ssize_t n = ::pread(stat_fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return false;
   const std::string_view stat(buf, static_cast<std::size_t>(n));
   const auto close = stat.rfind(')');  // the name may hold anything, ")" included
@@ -93,6 +93,7 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
   // asleep. Nothing depends on when it is read: a table that is not final is read again
   // at a later change, and only a final one is judged.
   UniqueFd fd;
+  const UniqueFd stat_fd(::open((proc + "/stat").c_str(), O_RDONLY | O_CLOEXEC));
   bool read_now = true;  // the first time, at once
   bool changed = false;  // a change not read yet
   while (true) {
@@ -134,7 +135,7 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
                         "masked, see enableWeakerNestedSandbox)");
     }
     changed = changed || (fds[0].revents & POLLPRI) != 0;
-    read_now = changed && !is_running(proc);
+    read_now = changed && (!stat_fd || !is_running(stat_fd.get()));
     if (read_now) changed = false;
   }
   UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
