@@ -118,7 +118,8 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
     }
     // The table signals every change since the open, then since the last poll, with
     // POLLPRI: nothing is missed between a read and the wait. While a change is unread,
-    // bwrap is looked at again every kRecheckNs for the sleep that follows its last one.
+    // bwrap is looked at when kRecheckNs pass without another, for the sleep that follows
+    // its last one.
     const auto wait = changed ? std::min<std::chrono::steady_clock::duration>(
                                     left, std::chrono::nanoseconds(kRecheckNs))
                               : left;
@@ -134,8 +135,11 @@ Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMoun
                         "it: `vigil doctor` names the cause; in a container whose /proc is "
                         "masked, see enableWeakerNestedSandbox)");
     }
-    changed = changed || (fds[0].revents & POLLPRI) != 0;
-    read_now = changed && (!stat_fd || !is_running(stat_fd.get()));
+    // bwrap is looked at only once the changes pause (a wait that ran out): during the
+    // build it is running anyway, and rendering its /proc/PID/stat is not free either.
+    const bool more = (fds[0].revents & POLLPRI) != 0;
+    read_now = changed && !more && (!stat_fd || !is_running(stat_fd.get()));
+    changed = changed || more;
     if (read_now) changed = false;
   }
   UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
