@@ -2,7 +2,10 @@
 
 #include <limits.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 
@@ -32,6 +35,7 @@ Out::Out(int fd, std::size_t max_queued)
   if (::fstat(fd, &st) == 0) {
     pipe_ = S_ISFIFO(st.st_mode);
     file_ = S_ISREG(st.st_mode);
+    socket_ = S_ISSOCK(st.st_mode);
   }
 }
 
@@ -53,10 +57,23 @@ void Out::queue(const json& message, bool may_wait) {
   if (gone_) return;
   // Nothing ahead of it and room for it: written here, without waking the writer (a
   // hand-off per line costs a wake-up, which on a busy machine waits for a CPU).
-  if (lines_.empty() && !writing_ && takes_now(fd_, pipe_, file_, line.size())) {
-    if (!write_all_to(fd_, line)) gone_ = true;
-    changed_.notify_all();
-    return;
+  if (lines_.empty() && !writing_) {
+    if (socket_) {
+      // A socket (node's and libuv's child stdio): what it takes now, without waiting;
+      // the rest is queued first in line.
+      const ssize_t n = ::send(fd_, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n == static_cast<ssize_t>(line.size())) return;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        gone_ = true;
+        changed_.notify_all();
+        return;
+      }
+      if (n > 0) line.erase(0, static_cast<std::size_t>(n));
+    } else if (takes_now(fd_, pipe_, file_, line.size())) {
+      if (!write_all_to(fd_, line)) gone_ = true;
+      changed_.notify_all();
+      return;
+    }
   }
   queued_bytes_ += line.size();
   lines_.push_back(std::move(line));

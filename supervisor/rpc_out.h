@@ -1,6 +1,6 @@
 // The one writer of a JSON-RPC stream (`vigil serve`, `vigil mcp`): whole lines, in the
 // order they were queued, written by a thread of its own (or at once, by the caller, when
-// nothing is queued and the pipe has room for the line: never a wait).
+// nothing is queued and the pipe or socket has room for the line: never a wait).
 //
 // Why a queue: the client reads its stdin when it likes. A synchronous write blocks
 // whoever writes once the pipe is full, and some writers must never block: the proxy
@@ -52,7 +52,7 @@ class Out {
   bool writing_ = false;  // the writer holds lines taken off the queue
   bool gone_ = false;     // a write failed: the reader has gone, lines are dropped
   bool stop_ = false;
-  bool pipe_ = false, file_ = false;  // what fd_ is (lines that fit are written at once)
+  bool pipe_ = false, file_ = false, socket_ = false;  // what fd_ is (see queue())
   std::thread writer_;
 };
 

@@ -3,6 +3,7 @@
 #include "supervisor/rpc_out.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -67,6 +68,24 @@ TEST(RpcOut, SendToAClientThatDoesNotReadReturnsWhileUnderTheCap) {
     expect_lines(p.r.get(), kLines);  // also unblocks an old, synchronous writer
     sent.get();
   }
+}
+
+// node (libuv) gives a child's stdio as a socketpair: lines the socket takes only in
+// part are finished by the writer, in order.
+TEST(RpcOut, ASocketClientGetsEveryLineWholeAndInOrder) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  UniqueFd ours(fds[0]), theirs(fds[1]);
+  const int small = 4096;
+  ::setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  constexpr int kLines = 300;
+  Out out(ours.get());
+  auto sent = std::async(std::launch::async, [&] {
+    for (int i = 0; i < kLines; ++i) out.send(line_n(i));
+  });
+  EXPECT_EQ(sent.wait_for(5s), std::future_status::ready) << "send() blocked on a full socket";
+  expect_lines(theirs.get(), kLines);
+  sent.get();
 }
 
 TEST(RpcOut, PostNeverWaitsEvenPastTheCap) {
