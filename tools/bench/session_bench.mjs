@@ -6,7 +6,7 @@
 //                                rounds, as rpc-before and session-before)
 //        [--no-alone]      (leave out `vigil run` without a session)
 //
-// Each round times `true` once per way, in an order rotated every round, from a throw-away
+// Each round times `true` once per way, in a random order every round, from a throw-away
 // workspace:
 //   bwrap    bare bubblewrap with a minimal sandbox argv (the floor; as tools/bench/run_bench.sh)
 //   rpc      a run request to a warm `vigil serve`, reply received (the JSON-RPC client's view)
@@ -104,8 +104,15 @@ if (process.env.SESSION_BENCH_SRT) {
   const names = Object.keys(ways);
   const times = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < WARM + N; ++round) {
-    for (let k = 0; k < names.length; ++k) {
-      const name = names[(round + k) % names.length];
+    // A fresh random order every round: with a fixed rotation each way always follows the
+    // same other one, and pays for what that one leaves behind (a namespace's teardown
+    // runs after its process has gone) in every round.
+    const order = [...names];
+    for (let i = order.length - 1; i > 0; --i) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const name of order) {
       const t0 = now();
       const r = await ways[name]();
       const ms = typeof r === 'object' ? r.ms : now() - t0;
