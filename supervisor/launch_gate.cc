@@ -19,7 +19,8 @@
 namespace vigil {
 namespace {
 
-// While a change of the sandbox's mount table is unread: how often bwrap is looked at.
+// While a change of the sandbox's mount table is unread: how long without another before
+// bwrap is looked at.
 constexpr long kRecheckNs = 250'000;
 
 // Whether the process is running or waiting for a CPU (state R in its /proc/PID/stat,
