@@ -13,6 +13,7 @@
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
 #include "supervisor/log_key.h"
+#include "supervisor/resource_caps.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/sandboxed_command.h"
 #include "supervisor/session_record.h"
@@ -143,6 +144,7 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   s->options_ = std::move(options);
   s->net_ = policy->net;
   s->id_ = new_session_id();
+  s->host_limits_ = probe_host_limits();
   SessionRecord::Start start{s->options_.log_path, s->id_, "bwrap", &*policy, s->options_.argv,
                              s->options_.cwd, {}};
   auto path = SessionRecord::log_path_for(start);
@@ -217,6 +219,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   cmd.env = run.env;
   cmd.stdio = run.stdio;
   cmd.quarantine_id = id_ + "-" + std::to_string(outcome.id);
+  cmd.host_limits = host_limits_;
   if (ask_) {
     cmd.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
     cmd.ask.timeout = ask_timeout_;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proxy/ask.h"
+#include "supervisor/core/cap_plan.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
 #include "supervisor/event_schema.h"
@@ -142,6 +143,7 @@ class AgentSession {
   bool ending_ = false;
   std::condition_variable idle_;
   std::map<std::string, std::uint64_t> counters_;  // commands, commands.failed
+  HostLimits host_limits_;  // probed once, at open (SandboxedCommand::host_limits)
   // Ask mode: on when vigil.network.ask is and someone can answer.
   bool ask_ = false;
   std::chrono::milliseconds ask_timeout_{60'000};

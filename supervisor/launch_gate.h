@@ -19,8 +19,9 @@ namespace vigil {
 // can match.
 Result<std::vector<ExpectedMount>> host_identities(std::span<const std::string> writable_paths);
 
-// Reads /proc/`sandbox_pid`/mountinfo on every change of that table until it is final
-// (table_is_final), at most `budget`, then checks it against `planned` and `writable`.
+// Reads /proc/`sandbox_pid`/mountinfo, after a change of that table once bwrap pauses
+// asleep, until it is final (table_is_final), at most `budget`, then checks it against
+// `planned` and `writable`.
 // Errc::kRefused when the table breaks the plan; kSystem when it cannot be read (the
 // sandbox already gone, no bwrap progress within the budget).
 Result<void> check_sandbox_mounts(pid_t sandbox_pid, std::span<const PlannedMount> planned,

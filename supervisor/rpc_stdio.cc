@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <thread>
 
-#include "supervisor/session_runner.h"  // write_all_to
 #include "supervisor/wire_json.h"
 
 namespace vigil::rpc {
@@ -15,17 +14,6 @@ using json = nlohmann::json;
 
 // A request line may carry a command's stdin: bounded, but generously.
 constexpr std::size_t kMaxLine = 16u << 20;
-
-void Out::send(const json& message) {
-  std::string line = message.dump(-1, ' ', true, json::error_handler_t::replace);
-  line += '\n';
-  std::lock_guard lock(mu_);
-  (void)write_all_to(fd_, line);
-}
-
-void Out::notify(const std::string& method, json params) {
-  send(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
-}
 
 namespace {
 
@@ -43,7 +31,7 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
   auto handle = [&](const std::string& line) {
     auto parsed = parse_json_object(line, 16);
     if (!parsed) {
-      out.send(error_reply(nullptr, kParseError, parsed.error().message));
+      out.post(error_reply(nullptr, kParseError, parsed.error().message));
       return;
     }
     json req = std::move(*parsed);
@@ -54,13 +42,13 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
       return;
     }
     if (req.value("jsonrpc", "") != "2.0" || !req.contains("method") || !req["method"].is_string()) {
-      if (has_id) out.send(error_reply(id, kInvalidRequest, "not a JSON-RPC 2.0 request"));
+      if (has_id) out.post(error_reply(id, kInvalidRequest, "not a JSON-RPC 2.0 request"));
       return;
     }
     const std::string method = req["method"];
     auto it = methods.find(method);
     if (it == methods.end()) {
-      if (has_id) out.send(error_reply(id, kMethodNotFound, "no method " + method));
+      if (has_id) out.post(error_reply(id, kMethodNotFound, "no method " + method));
       return;
     }
     const json params = req.contains("params") ? req["params"] : json::object();
@@ -94,7 +82,7 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
     std::size_t start = 0, nl;
     while ((nl = buf.find('\n', start)) != std::string::npos) {
       if (!skipping && nl > start) handle(buf.substr(start, nl - start));
-      if (skipping) out.send(error_reply(nullptr, kInvalidRequest, "request line too long"));
+      if (skipping) out.post(error_reply(nullptr, kInvalidRequest, "request line too long"));
       skipping = false;
       start = nl + 1;
     }

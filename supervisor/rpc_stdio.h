@@ -5,8 +5,8 @@
 // client is a few lines in any language (LSP's Content-Length headers buy nothing here).
 //
 // Requests are dispatched each on its own thread (a long `run` never blocks another
-// request); every write to stdout is one whole line under one lock, so replies and
-// notifications of concurrent requests never interleave. EOF on stdin ends the loop once
+// request); every line to stdout goes through one writer (supervisor/rpc_out.h), so
+// replies and notifications of concurrent requests never interleave. EOF on stdin ends the loop once
 // the requests in flight have answered.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <string>
 
 #include "supervisor/core/result.h"
+#include "supervisor/rpc_out.h"
 
 namespace vigil::rpc {
 
@@ -29,18 +30,6 @@ inline constexpr int kServerError = -32000;  // the method failed (message says 
 struct RpcError {
   int code;
   std::string message;
-};
-
-// Writes whole lines to an fd, one at a time.
-class Out {
- public:
-  explicit Out(int fd) : fd_(fd) {}
-  void send(const nlohmann::json& message);
-  void notify(const std::string& method, nlohmann::json params);
-
- private:
-  int fd_;
-  std::mutex mu_;
 };
 
 // `id` is the request's (null for a notification): notifications a method sends about

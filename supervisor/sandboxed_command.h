@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "supervisor/core/cap_plan.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
 #include "supervisor/event_schema.h"
@@ -71,6 +72,10 @@ struct SandboxedCommand {
   ProxyAsk ask;
   // Called with the sandbox's init process once it exists (a session kills it on end).
   std::function<void(pid_t bwrap)> on_spawned;
+  // What this host offers for resource caps, as a session probed it once at its start
+  // (the supervisor's own cgroups and the machine's memory do not change under it);
+  // none: probed for this command.
+  std::optional<HostLimits> host_limits;
   // Render SandboxedOutcome::violations_json (off when nobody reads it).
   bool violations_json = true;
   // Names the command's quarantine directory (<state>/vigil/quarantine/<id>): the session

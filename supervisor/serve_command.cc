@@ -202,7 +202,8 @@ class RpcAsks {
     json choices = {"once", "session"};
     if (p.can_always) choices.push_back("always");
     choices.push_back("deny");
-    out_.send(json{{"jsonrpc", "2.0"},
+    // From the proxy's thread: queued, never waited for (supervisor/rpc_out.h).
+    out_.post(json{{"jsonrpc", "2.0"},
                    {"id", id},
                    {"method", "ask"},
                    {"params",
@@ -314,7 +315,8 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
     opts->on_event = [&out](const events::Event& e) {
       if (e.kind() == events::Kind::kIoStdout || e.kind() == events::Kind::kIoStderr) return;
       auto record = parse_json_object(events::serialize(e), 16);
-      if (record) out.notify("event", {{"command", e.cmd ? json(*e.cmd) : json()}, {"record", *record}});
+      // Under the log's lock: queued, never waited for.
+      if (record) out.notify_now("event", {{"command", e.cmd ? json(*e.cmd) : json()}, {"record", *record}});
     };
   }
   auto session = AgentSession::open(std::move(*opts));

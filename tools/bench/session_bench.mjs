@@ -2,8 +2,11 @@
 //
 //   node tools/bench/session_bench.mjs --vigil build/supervisor/vigil [--n 40] [--warm 3]
 //        [--srt-pkg DIR]   (srt's package dir, e.g. node_modules/@anthropic-ai/sandbox-runtime)
+//        [--vigil-before PATH]  (an earlier build: its rpc and session ways join the same
+//                                rounds, as rpc-before and session-before)
+//        [--no-alone]      (leave out `vigil run` without a session)
 //
-// Each round times `true` once per way, in an order rotated every round, from a throw-away
+// Each round times `true` once per way, in a random order every round, from a throw-away
 // workspace:
 //   bwrap    bare bubblewrap with a minimal sandbox argv (the floor; as tools/bench/run_bench.sh)
 //   rpc      a run request to a warm `vigil serve`, reply received (the JSON-RPC client's view)
@@ -13,8 +16,8 @@
 //            (session ready, as srt's README uses it); skipped without --srt-pkg
 // and prints medians, p10/p90 and the ratios to bwrap and to srt.
 import { execFileSync, fork, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -42,6 +45,8 @@ if (process.env.SESSION_BENCH_SRT) {
   const N = +opt('--n', '40');
   const WARM = +opt('--warm', '3');
   const SRT = opt('--srt-pkg', '');
+  const BEFORE = opt('--vigil-before', '');
+  const ALONE = !args.includes('--no-alone');
   const ws = mkdtempSync(tmpdir() + '/vigil-session-bench-');
   const runtime = mkdtempSync(tmpdir() + '/vigil-session-bench-rt-');
   const env = { ...process.env, XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: runtime };
@@ -51,34 +56,41 @@ if (process.env.SESSION_BENCH_SRT) {
     '--tmpfs', '/tmp', '--bind', ws, ws, '--unshare-all', '--die-with-parent', '--new-session',
     '--cap-drop', 'ALL', '--', 'true'], { cwd: ws }).status;
 
-  // A warm `vigil serve`, one request at a time.
-  const serve = spawn(VIGIL, ['serve', '--log', runtime + '/serve.jsonl'], { cwd: ws, env, stdio: ['pipe', 'pipe', 'ignore'] });
-  const replies = new Map();
-  readline.createInterface({ input: serve.stdout }).on('line', (line) => {
-    const m = JSON.parse(line);
-    if (m.id !== undefined && replies.has(m.id)) replies.get(m.id)(m);
-  });
-  let nextId = 1;
-  ways.rpc = () => new Promise((resolve) => {
-    const id = nextId++;
-    replies.set(id, (m) => { replies.delete(id); resolve(m.result ? m.result.exit_code : -1); });
-    serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'run', params: { argv: ['true'], cwd: ws } }) + '\n');
-  });
-
-  const started = execFileSync(VIGIL, ['session', 'start', '--log', runtime + '/session.jsonl'], { cwd: ws, env }).toString();
-  const handle = /VIGIL_SESSION='?([^;']+)'?;/.exec(started)[1];
+  // A warm `vigil serve` and a warm `vigil session` of binary `bin`: one request at a time.
+  const ends = [];
+  const warm = (bin, tag) => {
+    const serve = spawn(bin, ['serve', '--log', `${runtime}/serve${tag}.jsonl`], { cwd: ws, env, stdio: ['pipe', 'pipe', 'ignore'] });
+    const replies = new Map();
+    readline.createInterface({ input: serve.stdout }).on('line', (line) => {
+      const m = JSON.parse(line);
+      if (m.id !== undefined && replies.has(m.id)) replies.get(m.id)(m);
+    });
+    let nextId = 1;
+    ways['rpc' + tag] = () => new Promise((resolve) => {
+      const id = nextId++;
+      replies.set(id, (m) => { replies.delete(id); resolve(m.result ? m.result.exit_code : -1); });
+      serve.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'run', params: { argv: ['true'], cwd: ws } }) + '\n');
+    });
+    const started = execFileSync(bin, ['session', 'start', '--log', `${runtime}/session${tag}.jsonl`], { cwd: ws, env }).toString();
+    const handle = /VIGIL_SESSION='?([^;']+)'?;/.exec(started)[1];
+    const sessionEnv = { ...env, VIGIL_SESSION: handle };
+    ways['session' + tag] = () => spawnSync(bin, ['run', '--', 'true'], { cwd: ws, env: sessionEnv }).status;
+    ends.push({ serve, bin, handle });
+  };
+  warm(VIGIL, '');
+  if (BEFORE) warm(BEFORE, '-before');
   // Whatever happens below, nothing is left running and nothing left behind.
   let srt = null;
   process.on('exit', () => {
-    spawnSync(VIGIL, ['session', 'end', handle], { env });
-    serve.kill();
+    for (const e of ends) {
+      spawnSync(e.bin, ['session', 'end', e.handle], { env });
+      e.serve.kill();
+    }
     if (srt) srt.kill();
     rmSync(ws, { recursive: true, force: true });
     rmSync(runtime, { recursive: true, force: true });
   });
-  const sessionEnv = { ...env, VIGIL_SESSION: handle };
-  ways.session = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env: sessionEnv }).status;
-  ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env }).status;
+  if (ALONE) ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env }).status;
 
   if (SRT) {
     srt = fork(fileURLToPath(import.meta.url), [], { cwd: ws, env: { ...process.env, SESSION_BENCH_SRT: SRT } });
@@ -87,11 +99,20 @@ if (process.env.SESSION_BENCH_SRT) {
     ways.srt = () => new Promise((resolve) => srt.once('message', (m) => resolve({ status: m.status, ms: m.ms })) && srt.send({}));
   }
 
+  const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+  const loadStart = load();
   const names = Object.keys(ways);
   const times = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < WARM + N; ++round) {
-    for (let k = 0; k < names.length; ++k) {
-      const name = names[(round + k) % names.length];
+    // A fresh random order every round: with a fixed rotation each way always follows the
+    // same other one, and pays for what that one leaves behind (a namespace's teardown
+    // runs after its process has gone) in every round.
+    const order = [...names];
+    for (let i = order.length - 1; i > 0; --i) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const name of order) {
       const t0 = now();
       const r = await ways[name]();
       const ms = typeof r === 'object' ? r.ms : now() - t0;
@@ -102,13 +123,15 @@ if (process.env.SESSION_BENCH_SRT) {
   }
   const q = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
   const med = Object.fromEntries(names.map((n) => [n, q(times[n], 0.5)]));
-  console.log(`${N} rounds (+${WARM} warm-up), interleaved; ms per command`);
-  console.log('way        median    p10    p90   /bwrap   srt/this');
+  console.log(`${N} rounds (+${WARM} warm-up), interleaved; ms per command; load ${loadStart} -> ${load()} on ${cpus().length} CPUs, ${new Date().toISOString()}`);
+  console.log('way              median    p10    p90   /bwrap   srt/this');
   for (const n of names) {
     const vsSrt = med.srt ? (med.srt / med[n]).toFixed(1) + 'x' : '-';
-    console.log(`${n.padEnd(9)} ${med[n].toFixed(2).padStart(7)} ${q(times[n], 0.1).toFixed(2).padStart(6)} ${q(times[n], 0.9).toFixed(2).padStart(6)}  ${(med[n] / med.bwrap).toFixed(2).padStart(6)}x  ${vsSrt.padStart(8)}`);
+    console.log(`${n.padEnd(15)} ${med[n].toFixed(2).padStart(7)} ${q(times[n], 0.1).toFixed(2).padStart(6)} ${q(times[n], 0.9).toFixed(2).padStart(6)}  ${(med[n] / med.bwrap).toFixed(2).padStart(6)}x  ${vsSrt.padStart(8)}`);
   }
-  serve.stdin.end();
-  await new Promise((res) => serve.on('exit', res));
+  for (const e of ends) {
+    e.serve.stdin.end();
+    await new Promise((res) => e.serve.on('exit', res));
+  }
   process.exit(0);
 }
