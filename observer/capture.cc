@@ -44,7 +44,9 @@ void Capture::keep(int dir, const std::string& rest, std::uint64_t resolve, bool
   if (got < 0) return;  // nothing there (or unreachable: the call fails the same way)
   UniqueFd fd(static_cast<int>(got));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) return;
+  // A directory too (an rmdir, a rename over an empty one): its mode and owner, so that
+  // undo can make it again as it was.
+  if (::fstat(fd.get(), &st) != 0) return;
   char name[PATH_MAX];
   const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
   const ssize_t n = ::readlink(self.c_str(), name, sizeof name);
