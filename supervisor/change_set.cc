@@ -222,8 +222,18 @@ ChangeSet ChangeSetBuilder::finish() const {
       all.insert(all.end(), t.steps.begin(), t.steps.end());
       std::stable_sort(all.begin(), all.end(),
                        [](const Step& x, const Step& y) { return x.seq < y.seq; });
-      if (all.size() > kMaxSteps) all.resize(kMaxSteps);
-      c.more_steps += old.more_steps + (old.steps.size() + t.steps.size() - all.size());
+      // The move itself is a step of both names: told once, from the new name's side.
+      std::vector<Step> story;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (i + 1 < all.size() && all[i + 1].seq == all[i].seq) continue;
+        story.push_back(std::move(all[i]));
+      }
+      if (story.size() > kMaxSteps) {
+        c.more_steps += story.size() - kMaxSteps;
+        story.resize(kMaxSteps);
+      }
+      c.more_steps += old.more_steps;
+      all = std::move(story);
       c.steps = std::move(all);
       c.best_effort = c.best_effort || old.best_effort;
       // The before of a rename is the old name's; moved unchanged, it is what the new

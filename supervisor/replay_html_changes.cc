@@ -16,6 +16,7 @@ using events::escape_for_html;
 
 constexpr std::size_t kHtmlDiffBytes = 64 * 1024;         // of one diff's markup source
 constexpr std::size_t kHtmlAllDiffBytes = 4 * 1024 * 1024;  // of every diff in the report
+constexpr std::size_t kOpenChanges = 100;
 
 std::string diff_html(const ChangeDiff& d, std::size_t* budget, const std::string& see) {
   std::string h;
@@ -80,7 +81,9 @@ std::string html_changes_section(const changes::ChangeSet& cs, const ContentFn& 
     const std::string name = c.renamed_from.empty()
                                  ? escape_for_html(c.path)
                                  : escape_for_html(c.renamed_from) + " &rarr; " + escape_for_html(c.path);
-    h += std::string("<details class=\"chg ") + net + "\"><summary><span class=\"net\">" + net +
+    // The first ones open, so that the diffs are on the page as it opens.
+    h += std::string("<details class=\"chg ") + net + "\"" + (listed <= kOpenChanges ? " open" : "") +
+         "><summary><span class=\"net\">" + net +
          "</span> <code>" + name + "</code></summary>\n<table>\n";
     h += "<tr><th>before</th><td class=\"p\">" +
          escape_for_html(c.before ? describe_state(*c.before) : "unknown") + "</td></tr>\n";

@@ -77,6 +77,14 @@ std::vector<Step> plan_undo(const changes::ChangeSet& cs, const std::vector<std:
     s.path = c.path;
     s.order = c.last_seq;
     s.conflict = mismatch(c.after, look(c.path));
+    // Only what an allowed call of the session changed: an image alone (the sandbox's
+    // vigil-init sends the pre ones) never makes undo write anywhere.
+    if (c.steps.empty() && c.more_steps == 0) {
+      s.op = Op::kRestore;
+      s.cannot = "no allowed write of the session names it";
+      steps.push_back(std::move(s));
+      continue;
+    }
     switch (c.net) {
       case changes::Net::kCreated:
         s.op = c.after && c.after->type == "dir" ? Op::kRemoveDir : Op::kRemove;

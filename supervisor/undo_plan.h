@@ -4,6 +4,9 @@
 // removed, move renamed things back. Pure: the host is a function; undo_command.cc looks
 // and acts.
 //
+// Only paths an allowed, successful write of the session named are acted on (an image
+// alone, which the sandbox's vigil-init sends, is not enough).
+//
 // A path that changed on the host since the session ended (what is there now is not the
 // session's post-image) is a conflict: left alone unless forced. Steps run newest change
 // first (by the log's seq), so a directory the session made is emptied before it is

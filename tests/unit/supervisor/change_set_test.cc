@@ -318,6 +318,14 @@ TEST(UndoPlan, ContentNotKeptCannotBeRestored) {
   EXPECT_EQ(plan_text(plan), std::vector<std::string>{"restore /w/big CANNOT"});
 }
 
+// A pre image with no write naming its path (a forged line: vigil-init runs in the
+// sandbox) never makes undo write there.
+TEST(UndoPlan, AnImageAloneIsNotAChangeToUndo) {
+  const ChangeSet cs = Log().pre("/home/u/.bashrc", "file", "evil").post("/home/u/.bashrc", "file", "real").changes();
+  EXPECT_EQ(plan_text(undo::plan_undo(cs, {}, host({{"/home/u/.bashrc", {"file", "real", "", ""}}}))),
+            std::vector<std::string>{"restore /home/u/.bashrc CANNOT"});
+}
+
 TEST(UndoPlan, MismatchNamesWhatIsThereNow) {
   State file{"file", {}};
   file.image.sha256 = "aaaaaaaaaaaaaaaa";
