@@ -34,7 +34,7 @@ std::optional<State> final_state(const std::optional<events::FsImage>& post, con
                                  bool capture_seen) {
   if (post) return State{post->type, *post};
   if (sim.empty()) return std::nullopt;
-  if (sim == "absent" || sim == "dir") return State{sim, {}};
+  if (sim == "absent" || sim == "dir" || sim == "other") return State{sim, {}};
   // With capture on, every changed path that is still there gets a post image except a
   // directory (or a FIFO, a socket): no image means it is one of those.
   return State{capture_seen ? "dir" : "existed", {}};
@@ -249,6 +249,11 @@ ChangeSet ChangeSetBuilder::finish() const {
     }
     if (!b && !a) {
       ++cs.temporary;
+      continue;
+    }
+    // Written through, not changed: a device or a FIFO (/dev/null) opened for writing.
+    if (c.before->type == "other" && c.after && c.after->type == "other") {
+      ++cs.unchanged;
       continue;
     }
     if (!b) {

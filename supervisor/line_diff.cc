@@ -115,7 +115,7 @@ LineDiff unified_diff(std::string_view before, std::string_view after, DiffOptio
     const bool nl = !l.empty() && l.back() == '\n';
     const char mark = e.op == Op::kSame ? ' ' : e.op == Op::kDel ? '-' : '+';
     out.lines.push_back(mark + std::string(nl ? l.substr(0, l.size() - 1) : l));
-    if (!nl) out.lines.emplace_back("\\ No newline at end of file");
+    if (!nl) out.lines.emplace_back(kNoNewlineMarker);
   };
   // Hunks: each change with `context` unchanged lines either side, merged when close.
   std::size_t i = 0;

@@ -26,6 +26,10 @@ struct LineDiff {
   bool shortened = false;  // max_edits was reached: the middle is shown replaced whole
 };
 
+// The marker line after a last line without a newline: vigil's own words, never content
+// (every content line starts with ' ', '-' or '+'), so views print it as it is.
+inline constexpr const char* kNoNewlineMarker = "\\ No newline at end of file";
+
 LineDiff unified_diff(std::string_view before, std::string_view after, DiffOptions opt = {});
 
 // Whether a file's bytes are shown as text: no NUL in its first 8000 bytes (git's test).

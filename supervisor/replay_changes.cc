@@ -257,7 +257,8 @@ void print_diffs(const changes::ChangeSet& cs, const std::vector<std::string>& o
                     escape_for_terminal(c.path) + "\n";
     if (!d.summary.empty()) s += escape_for_terminal(d.summary) + "\n";
     if (d.shortened) s += "(over 2000 lines differ: the middle is shown replaced whole)\n";
-    for (const std::string& l : d.lines) s += escape_for_terminal(l) + "\n";
+    for (const std::string& l : d.lines)
+      s += (l == kNoNewlineMarker ? l : escape_for_terminal(l)) + "\n";
     out(s);
   }
   if (shown == 0) out("(no changes" + std::string(only.empty() ? "" : " under the paths given") + ")\n");

@@ -197,8 +197,11 @@ const char* const kStyle =
     "details.created span.net{color:#1a7f37}details.deleted span.net{color:DENY}\n"
     "details.modified span.net{color:#9a6700}details.renamed span.net{color:#0969da}\n"
     "pre.diff{background:#f6f8fa;border:1px solid #eee;white-space:pre}\n"
-    "pre.diff .add{background:#dafbe1;display:block}pre.diff .del{background:#ffebe9;display:block}\n"
-    "pre.diff .hunk{color:#0969da;display:block}pre.diff .fh{font-weight:bold;display:block}\n"
+    // A whole-width line each (inline-block: the newline after it in the <pre> ends the
+    // line, where a block would add an empty one).
+    "pre.diff span{display:inline-block;min-width:100%}\n"
+    "pre.diff .add{background:#dafbe1}pre.diff .del{background:#ffebe9}\n"
+    "pre.diff .hunk{color:#0969da}pre.diff .fh{font-weight:bold}\n"
     ".dsum{padding:4px 12px;font-family:ui-monospace,monospace}\n";
 
 const char* const kFilterInputs =

@@ -5,6 +5,7 @@
 // the rest. No script: the filters are checkboxes and CSS (replay_html.cc's bar).
 #include <algorithm>
 
+#include "supervisor/line_diff.h"
 #include "supervisor/replay_changes.h"
 #include "supervisor/replay_command.h"
 #include "supervisor/replay_rows.h"
@@ -37,7 +38,7 @@ std::string diff_html(const ChangeDiff& d, std::size_t* budget, const std::strin
                       : l[0] == '+'                                 ? "add"
                       : l[0] == '-'                                 ? "del"
                                                                     : "";
-    const std::string line = escape_for_html(l);
+    const std::string line = l == kNoNewlineMarker ? l : escape_for_html(l);
     h += *cls != '\0' ? std::string("<span class=\"") + cls + "\">" + line + "</span>\n" : line + "\n";
   }
   h += "</pre>\n";

@@ -148,8 +148,12 @@ void expect_changes_exact(const Session& s) {
   for (const auto& [p, l] : listed) {
     auto b = s.before.find(p);
     auto a = s.after.find(p);
-    if (b != s.before.end() && b->second.type == "file") EXPECT_EQ(l.before_hash, sha256_hex(b->second.bytes)) << p;
-    if (a != s.after.end() && a->second.type == "file") EXPECT_EQ(l.after_hash, sha256_hex(a->second.bytes)) << p;
+    if (b != s.before.end() && b->second.type == "file") {
+      EXPECT_EQ(l.before_hash, sha256_hex(b->second.bytes)) << p;
+    }
+    if (a != s.after.end() && a->second.type == "file") {
+      EXPECT_EQ(l.after_hash, sha256_hex(a->second.bytes)) << p;
+    }
   }
 }
 

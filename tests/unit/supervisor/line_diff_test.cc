@@ -82,7 +82,9 @@ TEST(LineDiff, AppliedItGivesTheNewTextAlsoWhenCutShort) {
     for (std::size_t max : {std::size_t{2000}, std::size_t{3}}) {
       const LineDiff d = unified_diff(a, b, DiffOptions{3, max});
       EXPECT_EQ(apply(a, d.lines), b) << "round " << round << " max_edits " << max;
-      if (a == b) EXPECT_TRUE(d.lines.empty());
+      if (a == b) {
+        EXPECT_TRUE(d.lines.empty());
+      }
     }
   }
 }
