@@ -5,7 +5,7 @@ _vigil() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run explain doctor probe replay proxy session serve mcp logs --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run explain doctor probe replay undo proxy session serve mcp logs --help --version" -- "$cur"))
     return
   fi
   case $prev in
@@ -21,7 +21,8 @@ _vigil() {
     run) opts="--settings --allow-writable-settings --log --violations-fd --output --sandbox -c --" ;;
     explain) opts="--settings --allow-writable-settings --path --platform --seatbelt --filters" ;;
     doctor|probe) opts="--json" ;;
-    replay) opts="--annotate --writes --net --verify --json --html" ;;
+    replay) opts="--annotate --writes --net --verify --json --html --changes --diff --command" ;;
+    undo) opts="--dry-run --force" ;;
     proxy) opts="--settings --listen --events" ;;
     session) opts="start end --settings --allow-writable-settings --log" ;;
     serve|mcp) opts="--settings --allow-writable-settings --log" ;;

@@ -52,8 +52,10 @@ void Capture::keep(int dir, const std::string& rest, std::uint64_t resolve, bool
 
 void Capture::keep_opened(int fd, const std::string& name, std::string* out) {
   if (name.empty() || name[0] != '/' || seen_.contains(name)) return;
+  // A directory too (an rmdir, a rename over an empty one): its mode and owner, so that
+  // undo can make it again as it was.
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) return;
+  if (::fstat(fd, &st) != 0) return;
   seen_.insert(name);
   append_image_line(out, "pre", name, store_.take_image(fd), best_effort_);
 }

@@ -70,7 +70,10 @@ void ChangedPaths::take_post_images(ContentStore& store,
                                     const std::function<void(events::FsImage)>& append) const {
   for (const std::string& p : paths_) {
     const Image img = store.take_image_at(AT_FDCWD, p.c_str());
-    if (img.type == Image::Type::kOther && img.note.empty()) continue;  // a directory, a FIFO
+    // A directory, a FIFO: no post image (a directory's content is its entries, each
+    // with images of its own).
+    if ((img.type == Image::Type::kOther || img.type == Image::Type::kDir) && img.note.empty())
+      continue;
     append(to_event("post", p, img));
   }
 }

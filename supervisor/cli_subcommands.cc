@@ -16,7 +16,7 @@ SubcommandSet subcommands_to_register(std::span<const char* const> args) {
     only.probe = true;
   } else if (first == "proxy") {
     only.proxy = true;
-  } else if (first == "replay") {
+  } else if (first == "replay" || first == "undo") {  // undo reads logs as replay does
     only.replay = true;
   } else if (first == "session" || first == "serve" || first == "mcp") {
     only.session = true;

@@ -170,8 +170,9 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.phase != "pre" && b.phase != "post") return bad("phase: expected pre or post");
             if (!path_ok(b.path) || b.path.empty() || b.path[0] != '/')
               return bad("path: absolute, within the limit, no NUL byte");
-            if (b.type != "file" && b.type != "symlink" && b.type != "other" && b.type != "absent")
-              return bad("type: expected file, symlink, other or absent");
+            if (b.type != "file" && b.type != "symlink" && b.type != "dir" && b.type != "other" &&
+                b.type != "absent")
+              return bad("type: expected file, symlink, dir, other or absent");
             if (!b.sha256.empty() && !is_hex64(b.sha256))
               return bad("sha256: expected 64 lower-case hex digits");
             if (b.stored && b.sha256.empty()) return bad("stored: needs sha256");

@@ -15,6 +15,8 @@ namespace vigil {
 std::function<int()> add_proxy_command(CLI::App& app);
 // supervisor/replay_command.cc: registers `vigil replay`; the returned function runs it.
 std::function<int()> add_replay_command(CLI::App& app);
+// supervisor/undo_command.cc: registers `vigil undo` (Linux).
+std::function<int()> add_undo_command(CLI::App& app);
 // supervisor/session_command.cc: `vigil session start|end`.
 std::function<int()> add_session_command(CLI::App& app, std::vector<std::string> argv);
 std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> argv);
@@ -118,8 +120,11 @@ int main(int argc, char** argv) {
 
   std::function<int()> run_proxy;
   if (wanted.proxy) run_proxy = vigil::add_proxy_command(app);
-  std::function<int()> run_replay;
+  std::function<int()> run_replay, run_undo;
   if (wanted.replay) run_replay = vigil::add_replay_command(app);
+#if !defined(__APPLE__)
+  if (wanted.replay) run_undo = vigil::add_undo_command(app);
+#endif
   std::function<int()> run_session_cmd, run_serve_cmd;
   if (wanted.session) {
     run_session_cmd = vigil::add_session_command(app, std::vector<std::string>(argv, argv + argc));
@@ -143,6 +148,7 @@ int main(int argc, char** argv) {
   if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
   if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
   if (run_replay && app.got_subcommand("replay")) return run_replay();
+  if (run_undo && app.got_subcommand("undo")) return run_undo();
   if (run_logs && app.got_subcommand("logs")) return run_logs();
   if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
   if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))

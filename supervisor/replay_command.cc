@@ -10,14 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 
+#include "supervisor/change_capture.h"
 #include "supervisor/core/diagnostics.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
+#include "supervisor/replay_changes.h"
 
 namespace vigil {
 
@@ -32,7 +35,30 @@ struct ReplayArgs {
   std::string json;
   std::string html;
   std::optional<std::uint64_t> command;  // --command N
+  bool changes = false;
+  bool diff = false;
+  std::vector<std::string> paths;  // --changes/--diff: only these
 };
+
+// The session's content store, as this user's state directory places it.
+replay::ContentFn store_of(const std::string& session) {
+  auto dir = capture_dir_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  return replay::store_reader(dir ? *dir : std::string());
+}
+
+// PATH arguments as absolute paths (a relative one is the working directory's).
+std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (std::string p : paths) {
+    if (p.empty() || p[0] != '/') {
+      char cwd[4096];
+      p = (::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string()) + "/" + p;
+    }
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 int fail(const std::string& what) {
   print_error(what);
@@ -112,10 +138,13 @@ int show_annotation(const replay::AnnotationCheck& c) {
 
 int run_replay(const ReplayArgs& a) {
   const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} +
-                    int{!a.json.empty()} + int{!a.html.empty()};
+                    int{!a.json.empty()} + int{!a.html.empty()} + int{a.changes} + int{a.diff};
   if (modes > 1)
     return fail(
-        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
+        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html, "
+        "--changes, --diff");
+  if (!a.paths.empty() && !a.changes && !a.diff)
+    return fail("replay: PATH arguments go with --changes or --diff (the log is one argument)");
 
   // Every view reads the log record by record (replay_feed.h): memory is bounded
   // whatever the log's size, and a view that needs totals first reads it twice.
@@ -169,15 +198,25 @@ int run_replay(const ReplayArgs& a) {
   }
   const replay::Out to_stdout = [](std::string_view piece) { print(piece); };
   Result<void> shown;
-  if (a.writes) {
+  if (a.changes || a.diff) {
+    auto cs = replay::change_set_of(feed);
+    if (!cs) return fail(cs.error().message);
+    const auto only = absolute_paths(a.paths);
+    if (a.changes) {
+      replay::print_changes(*cs, only, to_stdout);
+    } else {
+      replay::print_diffs(*cs, only, store_of(cs->session), to_stdout);
+    }
+  } else if (a.writes) {
     shown = replay::stream_writes(feed, to_stdout);
   } else if (a.net) {
     shown = replay::stream_net(feed, to_stdout);
   } else if (!a.html.empty()) {
     ReportFile report;
     if (auto o = report.open(a.html); !o) return fail(o.error().message);
-    shown = replay::stream_html(feed, verify, a.log,
-                                [&report](std::string_view piece) { report.write(piece); });
+    shown = replay::stream_html(
+        feed, verify, a.log, [&report](std::string_view piece) { report.write(piece); },
+        store_of);
     if (shown && !report.error().empty()) return fail(report.error());
     if (shown) print_error("wrote " + a.html);
   } else {
@@ -194,6 +233,13 @@ std::function<int()> add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "replay", "show a session log: timeline, annotation, writes, network, report");
   cmd->add_option("log", args->log, "the session log (.jsonl)")->required();
+  cmd->add_option("paths", args->paths,
+                  "with --changes/--diff: only these paths (a directory: everything below it)");
+  cmd->add_flag("--changes", args->changes,
+                "what the session changed, per path: created, modified, deleted, renamed, with "
+                "sizes, hashes, modes and the process behind each step");
+  cmd->add_flag("--diff", args->diff,
+                "the content of each change: a unified diff for text, sizes and hashes otherwise");
   cmd->add_flag(
       "--annotate", args->annotate,
       "print the <sandbox_violations> block the model received, and check it against the events");

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "supervisor/event_schema.h"
+#include "supervisor/replay_changes.h"
 #include "supervisor/replay_feed.h"
 #include "supervisor/session_log.h"
 
@@ -66,8 +67,11 @@ AnnotationCheck check_annotation(const LoadedLog& log);
 // feed; each table lists its first kHtmlListedRows rows, then the rest grouped (by
 // directory and cause, host, or event) with counts in a <details>, and says how many rows
 // are not listed one by one and which view lists them all.
+// `store`: the content store of a session id, for the Changes section's diffs (none:
+// the diffs say the content is not at hand).
 Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
-                         const Out& out);
+                         const Out& out,
+                         const std::function<ContentFn(const std::string&)>& store = {});
 std::string render_html(const LoadedLog& log, const VerifyReport& verify,
                         std::string_view log_name);
 inline constexpr std::size_t kHtmlListedRows = 2000;  // per table, one row each

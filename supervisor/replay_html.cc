@@ -179,7 +179,41 @@ const char* const kStyle =
     ".chain.good{background:#1a7f37}.chain.bad{background:#9a6700}\n"
     ".none{padding:8px 12px;color:#57606a}\n"
     ".more,.cut{padding:8px 12px;background:#fff8c5;font-weight:bold}\n"
-    "details{padding:4px 12px}summary{cursor:pointer;padding:4px 0}\n";
+    "details{padding:4px 12px}summary{cursor:pointer;padding:4px 0}\n"
+    // Filters without a script (the CSP forbids any): checkboxes before every section.
+    "input.f{display:none}\n"
+    ".bar{margin:12px 24px 0;font-size:13px}.bar label{display:inline-block;margin:0 6px 4px "
+    "0;padding:2px 8px;border:1px solid #d0d7de;border-radius:12px;background:#fff;cursor:pointer}\n"
+    "#f-ok:checked~section tr.ok,#f-eph:checked~section tr.eph,#f-created:checked~section "
+    "details.created,#f-modified:checked~section details.modified,#f-deleted:checked~section "
+    "details.deleted,#f-renamed:checked~section details.renamed{display:none}\n"
+    "#f-ok:checked~.bar label[for=f-ok],#f-eph:checked~.bar label[for=f-eph],#f-created:checked~.bar "
+    "label[for=f-created],#f-modified:checked~.bar label[for=f-modified],#f-deleted:checked~.bar "
+    "label[for=f-deleted],#f-renamed:checked~.bar "
+    "label[for=f-renamed]{text-decoration:line-through;color:#57606a}\n"
+    ".summary{margin-top:8px;font-weight:bold}\n"
+    "details.chg{border-top:1px solid #eee}details.chg table{margin:4px 0}\n"
+    "span.net{display:inline-block;min-width:70px;font-weight:bold}\n"
+    "details.created span.net{color:#1a7f37}details.deleted span.net{color:DENY}\n"
+    "details.modified span.net{color:#9a6700}details.renamed span.net{color:#0969da}\n"
+    "pre.diff{background:#f6f8fa;border:1px solid #eee;white-space:pre}\n"
+    // A whole-width line each (inline-block: the newline after it in the <pre> ends the
+    // line, where a block would add an empty one).
+    "pre.diff span{display:inline-block;min-width:100%}\n"
+    "pre.diff .add{background:#dafbe1}pre.diff .del{background:#ffebe9}\n"
+    "pre.diff .hunk{color:#0969da}pre.diff .fh{font-weight:bold}\n"
+    ".dsum{padding:4px 12px;font-family:ui-monospace,monospace}\n";
+
+const char* const kFilterInputs =
+    "<input type=\"checkbox\" class=\"f\" id=\"f-ok\"><input type=\"checkbox\" class=\"f\" "
+    "id=\"f-eph\"><input type=\"checkbox\" class=\"f\" id=\"f-created\"><input "
+    "type=\"checkbox\" class=\"f\" id=\"f-modified\"><input type=\"checkbox\" class=\"f\" "
+    "id=\"f-deleted\"><input type=\"checkbox\" class=\"f\" id=\"f-renamed\">\n";
+const char* const kFilterBar =
+    "<div class=\"bar\">hide: <label for=\"f-ok\">allowed rows</label><label "
+    "for=\"f-eph\">ephemeral rows</label><label for=\"f-created\">created</label><label "
+    "for=\"f-modified\">modified</label><label for=\"f-deleted\">deleted</label><label "
+    "for=\"f-renamed\">renamed</label></div>\n";
 
 std::string style() {
   std::string s = kStyle;
@@ -202,8 +236,9 @@ class HtmlOutput {
     if (total_ == 0) return std::string("<pre>(no ") + stream + " recorded)</pre>\n";
     std::string h = "<pre>" + html_pre_lines(kept_) + "</pre>\n";
     if (total_ > kept_.size()) {
-      h += std::string("<p class=\"cut\">[") + stream +
-           " cut here: " + std::to_string(total_ - kept_.size()) + " more bytes of the " +
+      h += std::string("<p class=\"cut\">[") + stream + " truncated at " +
+           std::to_string(kept_.size()) + " bytes: " + std::to_string(total_ - kept_.size()) +
+           " more bytes of the " +
            std::to_string(total_) + " logged are not shown; <code>vigil replay --json io." +
            stream + " " + escape_for_html(log_name) + "</code> prints them all]</p>\n";
     }
@@ -231,6 +266,7 @@ struct Report {
   CommandList commands;
   RowMaker rows;
   GroupedTable files, network, timeline;
+  changes::ChangeSetBuilder changed;
 
   void take(const Event& e) {
     if (session.empty()) session = e.session;
@@ -247,6 +283,7 @@ struct Report {
     if (const auto* s = std::get_if<events::IoStderr>(&e.body)) err_bytes.add(s->data);
     violations.add(e);
     commands.take(e);
+    changed.take(e);
     const Kind k = e.kind();
     if (k == Kind::kIoStdout || k == Kind::kIoStderr) return;
     const Row r = rows.row(e);
@@ -271,7 +308,7 @@ struct Report {
 }  // namespace
 
 Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
-                         const Out& out) {
+                         const Out& out, const std::function<ContentFn(const std::string&)>& store) {
   const std::string log = escape_for_html(log_name);
   Report rep(log);
   auto stats = feed([&](const LogRecord& r) {
@@ -280,6 +317,7 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
   });
   VIGIL_TRY(stats);
   const auto& violations = rep.violations;
+  const changes::ChangeSet changed = rep.changed.finish();
   rep.ann.recomputed = render_annotation(violations, rep.opts);
   rep.ann.match = rep.ann.recomputed == rep.ann.text;
   if (!rep.ann.match) {
@@ -296,7 +334,7 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
   h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'\">\n";
   h += "<title>vigil session " + escape_for_html(rep.session) + "</title>\n<style>\n" + style() +
-       "</style></head><body>\n";
+       "</style></head><body>\n" + kFilterInputs;
 
   // Header: what ran, how it ended, whether the log can be trusted, what was not stopped.
   h += "<header><h1>vigil session <code>" + escape_for_html(rep.session) + "</code></h1>\n";
@@ -338,7 +376,13 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
     h += "<div class=\"chain bad\">" + std::to_string(violations.unguarded().size()) +
          " protected name(s) written and NOT stopped</div>\n";
   }
+  // The summary a reader wants first: what was refused, what got through, what changed.
+  h += "<div class=\"summary\">" + count_of(violations.denied().size(), "denied") + ", " +
+       count_of(violations.unguarded().size(), "unguarded") + ", " +
+       count_of(violations.quarantined().size(), "quarantined") + ", " +
+       html_changes_summary(changed) + "</div>\n";
   h += "</header>\n";
+  h += kFilterBar;
   out(h);
   h.clear();
 
@@ -387,6 +431,10 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
          std::to_string(rep.ann.first_difference) + ")</div>\n";
   }
   out(h + "</section>\n");
+  const ContentFn no_store = [](const events::FsImage&) {
+    return Content{false, {}, "not at hand (no content store given)"};
+  };
+  out(html_changes_section(changed, store ? store(changed.session) : no_store, log));
   out(rep.commands.html());
   out("<section id=\"files\"><h2>Files touched</h2>\n" + rep.files.html(6) + "</section>\n");
   out("<section id=\"network\"><h2>Network decisions</h2>\n" + rep.network.html(6) +

@@ -23,31 +23,6 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
-// A shell-ish rendering of argv for reading (not for pasting into a shell): each
-// argument quoted when it holds a space or a quote or is empty. Raw bytes: every view
-// escapes the whole detail once when it prints it (escaping here too showed a newline
-// as \\x0a).
-std::string join_argv(const std::vector<std::string>& argv, std::size_t max_bytes = 300) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    const std::string& e = a;
-    if (e.empty() || e.find_first_of(" '\"") != std::string::npos) {
-      out += '\'';
-      for (const char c : e) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      out += '\'';
-    } else {
-      out += e;
-    }
-    if (out.size() > max_bytes) {
-      out.resize(max_bytes);
-      out += "...";
-      break;
-    }
-  }
-  return out;
-}
-
 std::string basename_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -69,6 +44,31 @@ std::string ending_detail(const Ending& b) {
 }
 
 }  // namespace
+
+// A shell-ish rendering of argv for reading (not for pasting into a shell): each
+// argument quoted when it holds a space or a quote or is empty. Raw bytes: every view
+// escapes the whole detail once when it prints it (escaping here too showed a newline
+// as \\x0a).
+std::string join_argv(const std::vector<std::string>& argv, std::size_t max_bytes) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    const std::string& e = a;
+    if (e.empty() || e.find_first_of(" '\"") != std::string::npos) {
+      out += '\'';
+      for (const char c : e) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    } else {
+      out += e;
+    }
+    if (out.size() > max_bytes) {
+      out.resize(max_bytes);
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
 
 std::string seconds(std::uint64_t ns) {
   char buf[32];

@@ -18,6 +18,9 @@
 namespace vigil::replay {
 
 std::string seconds(std::uint64_t ns);
+// A shell-ish rendering of argv for reading (not for pasting into a shell), raw bytes,
+// cut past `max_bytes`.
+std::string join_argv(const std::vector<std::string>& argv, std::size_t max_bytes = 300);
 // `s` and spaces up to `width`, or one space past a value that fills it.
 std::string pad(std::string s, std::size_t width);
 std::string net_target(const std::string& host, std::uint16_t port);

@@ -57,6 +57,8 @@ const char* to_string(Image::Type t) {
       return "file";
     case Image::Type::kSymlink:
       return "symlink";
+    case Image::Type::kDir:
+      return "dir";
     case Image::Type::kOther:
       return "other";
   }
@@ -108,6 +110,11 @@ Image ContentStore::take_image(int fd) {
     char buf[PATH_MAX];
     const ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
     if (n >= 0) img.target.assign(buf, static_cast<std::size_t>(n));
+    return img;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    img.type = Image::Type::kDir;  // its mode and owner, for undo to make it again
+    img.size = 0;
     return img;
   }
   if (!S_ISREG(st.st_mode)) {

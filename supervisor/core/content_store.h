@@ -21,7 +21,7 @@ struct CaptureCaps {
 };
 
 struct Image {
-  enum class Type { kAbsent, kFile, kSymlink, kOther };
+  enum class Type { kAbsent, kFile, kSymlink, kDir, kOther };
   Type type = Type::kAbsent;
   std::uint64_t size = 0;
   std::uint32_t mode = 0;  // permission bits (07777)

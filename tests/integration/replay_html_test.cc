@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -348,6 +349,63 @@ TEST(ReplayHtml, ChromiumShowsTheDenials) {
   EXPECT_GT(distinct_rows, 100U) << "the screenshot has content";
   // The "Denied" banner alone is ~1150 x 35 px; the denied rows' verdict cells add more.
   EXPECT_GT(deny_pixels, 20000U) << "the denial highlight colour is on screen";
+}
+
+// Issue 17: the report of a real session that changed files shows each diff inline, its
+// added lines in their colour, in a real browser; the DOM Chromium built has the diff lines.
+TEST(ReplayHtml, ChromiumShowsTheChangesWithTheirDiffs) {
+  if (::access(kChromium, X_OK) != 0) {
+    GTEST_SKIP() << kChromium << " is not installed: the HTML screenshot test needs headless "
+                 << "Chromium (apt-get install chromium; tools/bootstrap.sh installs it for CI)";
+  }
+  TempDir ws, d;
+  write_file(ws / "calc.py", "a = 1\nb = 2\nc = 3\n");
+  write_file(ws / "gone.txt", "to be removed\n");
+  const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", d.path()}};
+  auto run = run_vigil({"run", "--log", d / "s.jsonl", "--", "sh", "-c",
+                        "sed -i 's/b = 2/b = 20000/' calc.py && rm gone.txt && "
+                        "printf 'line one\\nline two\\n' > new.txt"},
+                       ws.path(), 120, env);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto o = run_vigil({"replay", "--html", d / "report.html", d / "s.jsonl"}, d.path(), 60, env);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+
+  make_dirs(d / "profile");
+  const std::string png = d / "shot.png";
+  const std::string chromium =
+      "timeout 120 " + std::string(kChromium) +
+      " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+      " --disable-component-update --disable-sync --force-color-profile=srgb --hide-scrollbars"
+      " --user-data-dir='" + (d / "profile") + "' ";
+  const std::string page = " 'file://" + (d / "report.html") + "'";
+  int rc = std::system((chromium + "--screenshot='" + png + "' --window-size=1200,1400" + page +
+                        " > '" + (d / "chromium.log") + "' 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << read_file(d / "chromium.log");
+  rc = std::system((chromium + "--dump-dom" + page + " > '" + (d / "dom.html") + "' 2>/dev/null").c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+  const std::string dom = read_file(d / "dom.html");
+  for (const std::string& want :
+       {std::string("<span class=\"del\">-b = 2</span>"), std::string("<span class=\"add\">+b = 20000</span>"),
+        std::string("<span class=\"add\">+line two</span>"), std::string("<span class=\"del\">-to be removed</span>"),
+        "--- " + (ws / "calc.py"), std::string("3 path(s) changed: 1 created, 1 modified, 1 deleted, 0 renamed")}) {
+    EXPECT_NE(dom.find(want), std::string::npos) << want;
+  }
+  const std::string bytes = read_file(png);
+  EXPECT_GT(bytes.size(), 10000U) << "a real page, not a blank image";
+  Image img;
+  std::string why;
+  ASSERT_TRUE(decode_png(bytes, &img, &why)) << why;
+  EXPECT_EQ(img.width, 1200U);
+  std::size_t added = 0, removed = 0;
+  for (std::size_t i = 0; i + 2 < img.rgb.size(); i += 3) {
+    auto near = [&](int r, int g, int b) {
+      return std::abs(img.rgb[i] - r) <= 3 && std::abs(img.rgb[i + 1] - g) <= 3 && std::abs(img.rgb[i + 2] - b) <= 3;
+    };
+    added += near(0xda, 0xfb, 0xe1) ? 1 : 0;
+    removed += near(0xff, 0xeb, 0xe9) ? 1 : 0;
+  }
+  EXPECT_GT(added, 5000U) << "added lines are on screen in their colour";
+  EXPECT_GT(removed, 5000U) << "removed lines are on screen in their colour";
 }
 
 }  // namespace

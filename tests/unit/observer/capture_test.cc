@@ -70,11 +70,15 @@ TEST(CaptureLine, ThePostImageIsTheSupervisorsAndBadFieldsAreRefused) {
   EXPECT_EQ(events::fault_of(post.error()), events::LineFault::kForged);
   const char* bad[] = {
       R"({"kind":"fs.image","phase":"pre","path":"rel","type":"file"})",
-      R"({"kind":"fs.image","phase":"pre","path":"/a","type":"dir"})",
+      R"({"kind":"fs.image","phase":"pre","path":"/a","type":"fifo"})",
       R"({"kind":"fs.image","phase":"pre","path":"/a","type":"file","sha256":"ABC"})",
       R"({"kind":"fs.image","phase":"pre","path":"/a","type":"file","stored":true})",
       R"({"kind":"fs.image","phase":"pre","path":"/a","type":"file","mode":4096})",
   };
+  // A directory's pre image (an rmdir): its mode and owner, so that undo can make it again.
+  EXPECT_TRUE(events::parse_untrusted_event_line(
+                  R"({"kind":"fs.image","phase":"pre","path":"/a","type":"dir","size":0,"mode":488,"uid":0,"gid":0})")
+                  .ok());
   for (const char* line : bad) {
     auto got = events::parse_untrusted_event_line(line);
     EXPECT_FALSE(got.ok()) << line;
