@@ -376,6 +376,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
       b.result = r.word("result", false);
       b.ignored = r.bytes("ignored", lim.max_text, false);
+      b.rule_id = r.bytes("rule_id", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -397,6 +398,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.address = r.bytes("address", lim.max_text, false);
       b.guard_check = r.bytes("guard_check", lim.max_text, false);
       b.ignored = r.bytes("ignored", lim.max_text, false);
+      b.rule_id = r.bytes("rule_id", lim.max_text, false);
       if (!r.failed()) {
         auto p = proto_from(proto);
         auto v = net_verdict_from(verdict);
@@ -631,6 +633,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                    if (!b.result.empty()) j["result"] = b.result;
                    if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -643,6 +646,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
                    if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
                  },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);
@@ -961,11 +965,13 @@ Result<void> validate(const Body& body, const Limits& lim) {
             }
             if (!b.ignored.empty() && (b.verdict != Verdict::kDenied || !text_ok(b.ignored)))
               return bad("ignored: only on a denied write, one line");
+            if (!text_ok(b.rule_id)) return bad("rule_id: too long or a NUL byte");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
             if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) ||
-                !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
+                !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check) ||
+                !text_ok(b.rule_id)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
             if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))

@@ -4,6 +4,7 @@
 #include "supervisor/replay_command.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,9 @@
 #include "supervisor/core/unique_fd.h"
 #include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
+#include "supervisor/sandbox_plan.h"
+#include "supervisor/session_dir.h"
+#include "proxy/domain_matcher.h"
 
 namespace vigil {
 
@@ -32,6 +36,7 @@ struct ReplayArgs {
   std::string json;
   std::string html;
   std::optional<std::uint64_t> command;  // --command N
+  std::string policy;                    // --policy NEW.json
 };
 
 int fail(const std::string& what) {
@@ -110,12 +115,46 @@ int show_annotation(const replay::AnnotationCheck& c) {
   return 1;
 }
 
+// `--policy NEW.json`: the new settings are loaded as `vigil run` would load them in the
+// session's working directory (the mandatory-deny scan reads the host as it is now).
+Result<void> replay_under_policy(const replay::Feed& feed, const std::string& settings,
+                                 const replay::Out& out) {
+  std::string cwd;
+  VIGIL_TRY_VOID(feed([&](const LogRecord& r) {
+    if (const auto* s = std::get_if<events::SessionStart>(&r.event.body)) cwd = s->cwd;
+    return false;  // session.start is the first record
+  }));
+  if (cwd.empty()) return make_error(Errc::kInvalidPolicy, "replay --policy: the log has no session.start");
+  struct stat st {};
+  if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return make_error(Errc::kInvalidPolicy,
+                      "replay --policy: the session's working directory " + cwd +
+                          " is not there any more; relative settings paths are resolved "
+                          "against it: recreate it (mkdir -p) and try again");
+  }
+  PlanRequest req;
+  req.settings_path = settings;
+  req.use_home_settings = false;
+  req.allow_writable_settings = true;  // nothing runs under it
+  req.cwd = cwd;
+  req.placeholders = false;
+  req.refuse_missing_at_call = gatekeeper_in_force();
+  auto prepared = prepare_sandbox(req);
+  VIGIL_TRY(prepared);
+  auto matcher = proxy::DomainMatcher::build(prepared->policy.net);
+  VIGIL_TRY(matcher);
+  replay::PolicyUnderTest next{settings, &prepared->policy, &prepared->plan, &*matcher,
+                               session_base_dir()};
+  return replay::stream_policy_diff(feed, next, out);
+}
+
 int run_replay(const ReplayArgs& a) {
   const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} +
-                    int{!a.json.empty()} + int{!a.html.empty()};
+                    int{!a.json.empty()} + int{!a.html.empty()} + int{!a.policy.empty()};
   if (modes > 1)
     return fail(
-        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html");
+        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html, "
+        "--policy");
 
   // Every view reads the log record by record (replay_feed.h): memory is bounded
   // whatever the log's size, and a view that needs totals first reads it twice.
@@ -162,6 +201,11 @@ int run_replay(const ReplayArgs& a) {
         "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
         verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
   }
+  if (!a.policy.empty()) {
+    auto shown = replay_under_policy(feed, a.policy, [](std::string_view piece) { print(piece); });
+    if (!shown) return fail(shown.error().message);
+    return 0;
+  }
   if (a.annotate) {
     auto c = replay::check_annotation(feed);
     if (!c) return fail(c.error().message);
@@ -207,6 +251,9 @@ std::function<int()> add_replay_command(CLI::App& app) {
   cmd->add_option("--json", args->json,
                   "print the records of KIND (fs.write, net.*, all) as JSON lines");
   cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");
+  cmd->add_option("--policy", args->policy,
+                  "judge every write and connection again under the settings file NEW.json and "
+                  "list what would change, with the deciding rule on each side");
   return [args] { return run_replay(*args); };
 }
 
