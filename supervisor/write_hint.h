@@ -16,4 +16,7 @@ namespace vigil {
 // `path`: absolute, resolved. The text goes into the fs.write event's reason.
 std::string default_deny_hint(std::string_view path, const Policy& policy);
 
+// The system's own trees (/usr, /etc, /bin, ...): never worth widening the policy for.
+bool is_system_path(std::string_view path);
+
 }  // namespace vigil
