@@ -110,7 +110,8 @@ std::string stable_dir(std::string_view path, std::string_view home, bool is_dir
   const std::size_t dirs = is_dir ? parts.size() : parts.size() - 1;
   std::size_t keep = 0;
   while (keep < std::min(want, dirs) && !is_volatile_name(parts[keep])) ++keep;
-  if (keep == 0) return "";
+  // A top-level directory of / (/srv, /x) is never narrow enough to name.
+  if (keep == 0 || (root == "/" && keep < 2)) return "";
   std::string out = root == "/" ? "" : root;
   for (std::size_t i = 0; i < keep; ++i) out += "/" + std::string(parts[i]);
   return out;
@@ -148,6 +149,9 @@ void Learner::take(const events::Event& e) {
     const FsJudged j = judge_write(policy_, plan_, *w);
     const std::string& path = w->resolved.empty() ? w->path : w->resolved;
     if (!j.verdict) return leave(path, j.rule_id + ": no settings entry decides it");
+    if (*j.verdict == Verdict::kEphemeral)
+      return leave(path, j.rule_id + " hides it (writes there land on a throwaway tmpfs): a "
+                                     "denyRead path is never proposed");
     if (*j.verdict != Verdict::kDenied) {
       ++already_;
       return;
@@ -155,12 +159,12 @@ void Learner::take(const events::Event& e) {
     if (j.rule_id.starts_with("mandatory deny")) return leave(path, j.reason + " [" + j.rule_id + "]");
     if (j.rule_id != kDefaultWriteDenyId)
       return leave(path, j.rule_id + " denies it, and a deny wins over any allowWrite");
+    if (is_system_path(path)) return leave(path, "a system directory: never made writable");
     const bool is_dir = w->syscall == "mkdir" || w->syscall == "mkdirat";
     const std::string dir = stable_dir(path, policy_.home, is_dir);
     if (dir.empty() || dir == "/")
       return leave(path, "no directory to allow short of $HOME, /tmp or / itself: write it in "
                          "the workspace or $TMPDIR instead");
-    if (is_system_path(dir)) return leave(path, "a system directory: never made writable");
     if (!settings_file_.empty() && path_is_under(settings_file_, dir))
       return leave(path, tilde(dir, policy_.home) + " holds the settings file (" +
                              tilde(settings_file_, policy_.home) +
