@@ -37,6 +37,7 @@ TEST(CliSubcommands, TableOfCommandLines) {
       {{"replay", "x.jsonl"}, only(false, false, false, false, true)},
       {{"logs", "prune", "--older-than", "7d"}, {.logs = true}},
       {{"learn", "a.jsonl"}, {.forensics = true}},
+      {{"export", "--format", "ocsf", "a.jsonl"}, {.forensics = true}},
       {{"log"}, all},
       {{"--version"}, none},
       // --version with anything after it: CLI11 decides, with everything in place.
