@@ -43,9 +43,9 @@ int fail(const std::string& what) {
   return to_int(ExitCode::kUsage);
 }
 
-// display-safe: every line went through escape_text
 void print_line(const std::string& line) {
   const std::string shown = escape_text(line, TextSink::kTerminal) + "\n";
+  // display-safe: escaped on the line above
   std::fwrite(shown.data(), 1, shown.size(), stdout);
 }
 
