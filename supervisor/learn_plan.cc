@@ -134,6 +134,10 @@ void Learner::leave(const std::string& target, const std::string& why) {
 }
 
 void Learner::propose_dir(const std::string& dir, const std::string& example) {
+  if (dirs_.size() >= kMaxProposals && dirs_.count(dir) == 0) {
+    ++dropped_;
+    return;
+  }
   Proposal& p = dirs_[dir];
   if (p.count++ == 0) {
     p.entry = tilde(dir, policy_.home);
@@ -195,6 +199,10 @@ void Learner::take(const events::Event& e) {
       return;
     }
     if (j.rule_id != kDefaultNetDenyId) return leave(target, j.rule_id + " refuses it");
+    if (hosts_.size() >= kMaxProposals && hosts_.count(target) == 0) {
+      ++dropped_;
+      return;
+    }
     Proposal& p = hosts_[target];
     if (p.count++ == 0) {
       p.entry = target;
@@ -214,6 +222,7 @@ LearnResult Learner::result() const {
   for (const auto& [h, p] : hosts_) r.allowed_domains.push_back(p);
   for (const auto& [key, n] : left_) r.left.push_back({key.first, key.second, n});
   r.left_unlisted = left_unlisted_;
+  r.proposals_dropped = dropped_;
   r.denials = denials_;
   r.already_allowed = already_;
   return r;
@@ -237,6 +246,11 @@ std::vector<std::string> learn_report_lines(const LearnResult& r, bool from_defa
                   " denied connection(s)");
   }
   if (r.allow_write.empty() && r.allowed_domains.empty()) out.push_back("(nothing to add)");
+  if (r.proposals_dropped > 0) {
+    out.push_back("# " + std::to_string(r.proposals_dropped) + " more denial(s) past " +
+                  std::to_string(Learner::kMaxProposals) +
+                  " distinct entries were not turned into entries: too many to be a policy");
+  }
   if (!r.left.empty()) out.push_back("left denied, and why:");
   for (const auto& l : r.left) {
     out.push_back("- " + l.target + "  " + l.why +

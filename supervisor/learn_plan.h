@@ -60,7 +60,8 @@ struct LearnResult {
   std::vector<Proposal> allow_write;
   std::vector<Proposal> allowed_domains;
   std::vector<LeftDenied> left;
-  std::uint64_t left_unlisted = 0;  // past kMaxLeftDenied
+  std::uint64_t left_unlisted = 0;      // past kMaxLeftDenied
+  std::uint64_t proposals_dropped = 0;  // denials past kMaxProposals distinct entries
   std::uint64_t denials = 0;
   std::uint64_t already_allowed = 0;  // denied then, allowed by the current settings
 };
@@ -68,6 +69,9 @@ struct LearnResult {
 class Learner {
  public:
   static constexpr std::size_t kMaxLeftDenied = 200;
+  // Distinct directories and host:port entries kept: a log naming more (a command that
+  // reached a million hosts) is not a policy to learn from; the rest are counted.
+  static constexpr std::size_t kMaxProposals = 10000;
   // `current` and `plan`: the settings to extend; `settings_file`: where they live ("" for
   // the embedded default), never made writable. The references must outlive the Learner.
   Learner(const Policy& current, const Plan& plan, const proxy::DomainMatcher& matcher,
@@ -86,6 +90,7 @@ class Learner {
   std::map<std::string, Proposal> hosts_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> left_;
   std::uint64_t left_unlisted_ = 0;
+  std::uint64_t dropped_ = 0;
   std::uint64_t denials_ = 0;
   std::uint64_t already_ = 0;
 };
