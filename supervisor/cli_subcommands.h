@@ -22,8 +22,9 @@ struct SubcommandSet {
   bool replay = false;
   bool session = false;  // session, serve, mcp (supervisor/session_command.cc)
   bool logs = false;     // logs prune (supervisor/logs_command.cc)
+  bool forensics = false;  // learn, export (learn_command.cc, export_command.cc)
 
-  static SubcommandSet all() { return {true, true, true, true, true, true, true}; }
+  static SubcommandSet all() { return {true, true, true, true, true, true, true, true}; }
   friend bool operator==(const SubcommandSet&, const SubcommandSet&) = default;
 };
 

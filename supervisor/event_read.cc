@@ -151,6 +151,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.unguarded = r.bytes("unguarded", lim.max_text, false);
       b.result = r.word("result", false);
       b.ignored = r.bytes("ignored", lim.max_text, false);
+      b.rule_id = r.bytes("rule_id", lim.max_text, false);
       if (!r.failed()) {
         if (auto v = fs_verdict_from(verdict)) {
           b.verdict = *v;
@@ -172,6 +173,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.address = r.bytes("address", lim.max_text, false);
       b.guard_check = r.bytes("guard_check", lim.max_text, false);
       b.ignored = r.bytes("ignored", lim.max_text, false);
+      b.rule_id = r.bytes("rule_id", lim.max_text, false);
       if (!r.failed()) {
         auto p = proto_from(proto);
         auto v = net_verdict_from(verdict);

@@ -132,6 +132,10 @@ struct FsWrite {
   // Set by the supervisor, never by the observer: for a denied write, the
   // ignoreViolations entry that keeps it out of the block (ignore_violations.h). "" = none.
   std::string ignored = {};
+  // Set by the supervisor, never by the observer: the verdict's rule id, the settings entry
+  // or mandatory deny that decided (`filesystem.allowWrite[2] "~/.npm"`,
+  // `mandatory deny .bashrc`: supervisor/policy_judge.h). "" in older logs.
+  std::string rule_id = {};
   bool operator==(const FsWrite&) const = default;
 };
 
@@ -147,6 +151,9 @@ struct NetDecision {
   std::string address;      // the address connected to, or the first one refused
   std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
   std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
+  // The verdict's rule id with its place in the settings (`network.allowedDomains[0]
+  // "*.github.com"`: supervisor/policy_judge.h). "" in older logs.
+  std::string rule_id = {};
   bool operator==(const NetDecision&) const = default;
 };
 

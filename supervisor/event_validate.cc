@@ -90,11 +90,13 @@ Result<void> validate(const Body& body, const Limits& lim) {
             }
             if (!b.ignored.empty() && (b.verdict != Verdict::kDenied || !text_ok(b.ignored)))
               return bad("ignored: only on a denied write, one line");
+            if (!text_ok(b.rule_id)) return bad("rule_id: too long or a NUL byte");
             return {};
           },
           [&](const NetDecision& b) -> Result<void> {
             if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) ||
-                !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check)) {
+                !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check) ||
+                !text_ok(b.rule_id)) {
               return bad("net.decision: a field is too long or has a NUL byte");
             }
             if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))

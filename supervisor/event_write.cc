@@ -98,6 +98,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
                    if (!b.result.empty()) j["result"] = b.result;
                    if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
                  },
                  [&](const NetDecision& b) {
                    j["proto"] = to_string(b.proto);
@@ -110,6 +111,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.address.empty()) j["address"] = bytes_json(b.address);
                    if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
                    if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
                  },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);

@@ -22,6 +22,8 @@ std::function<int()> add_session_command(CLI::App& app, std::vector<std::string>
 std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> argv);
 // supervisor/logs_command.cc: `vigil logs prune`.
 std::function<int()> add_logs_command(CLI::App& app);
+std::function<int()> add_learn_command(CLI::App& app);
+std::function<int()> add_export_command(CLI::App& app);
 }  // namespace vigil
 
 namespace vigil {
@@ -133,6 +135,11 @@ int main(int argc, char** argv) {
 
   std::function<int()> run_logs;
   if (wanted.logs) run_logs = vigil::add_logs_command(app);
+  std::function<int()> run_learn, run_export;
+  if (wanted.forensics) {
+    run_learn = vigil::add_learn_command(app);
+    run_export = vigil::add_export_command(app);
+  }
 
   try {
     app.parse(argc, argv);
@@ -150,6 +157,8 @@ int main(int argc, char** argv) {
   if (run_replay && app.got_subcommand("replay")) return run_replay();
   if (run_undo && app.got_subcommand("undo")) return run_undo();
   if (run_logs && app.got_subcommand("logs")) return run_logs();
+  if (run_learn && app.got_subcommand("learn")) return run_learn();
+  if (run_export && app.got_subcommand("export")) return run_export();
   if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
   if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
     return run_serve_cmd();

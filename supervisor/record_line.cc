@@ -135,6 +135,10 @@ std::optional<std::string> serialize_fast(const Event& e) {
     key(out, "ignored");
     put_bytes(out, w->ignored);
   }
+  if (!w->rule_id.empty()) {
+    key(out, "rule_id");
+    put_bytes(out, w->rule_id);
+  }
   key(out, "prev");
   put_text(out, e.prev);
   out += '}';

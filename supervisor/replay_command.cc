@@ -4,6 +4,7 @@
 #include "supervisor/replay_command.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,9 @@
 #include "supervisor/log_key.h"
 #include "supervisor/log_stream.h"
 #include "supervisor/replay_changes.h"
+#include "supervisor/sandbox_plan.h"
+#include "supervisor/session_dir.h"
+#include "proxy/domain_matcher.h"
 
 namespace vigil {
 
@@ -38,6 +42,7 @@ struct ReplayArgs {
   bool changes = false;
   bool diff = false;
   std::vector<std::string> paths;  // --changes/--diff: only these
+  std::string policy;                    // --policy NEW.json
 };
 
 // The session's content store, as this user's state directory places it.
@@ -136,13 +141,47 @@ int show_annotation(const replay::AnnotationCheck& c) {
   return 1;
 }
 
+// `--policy NEW.json`: the new settings are loaded as `vigil run` would load them in the
+// session's working directory (the mandatory-deny scan reads the host as it is now).
+Result<void> replay_under_policy(const replay::Feed& feed, const std::string& settings,
+                                 const replay::Out& out) {
+  std::string cwd;
+  VIGIL_TRY_VOID(feed([&](const LogRecord& r) {
+    if (const auto* s = std::get_if<events::SessionStart>(&r.event.body)) cwd = s->cwd;
+    return false;  // session.start is the first record
+  }));
+  if (cwd.empty()) return make_error(Errc::kInvalidPolicy, "replay --policy: the log has no session.start");
+  struct stat st {};
+  if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return make_error(Errc::kInvalidPolicy,
+                      "replay --policy: the session's working directory " + cwd +
+                          " is not there any more; relative settings paths are resolved "
+                          "against it: recreate it (mkdir -p) and try again");
+  }
+  PlanRequest req;
+  req.settings_path = settings;
+  req.use_home_settings = false;
+  req.allow_writable_settings = true;  // nothing runs under it
+  req.cwd = cwd;
+  req.placeholders = false;
+  req.refuse_missing_at_call = gatekeeper_in_force();
+  auto prepared = prepare_sandbox(req);
+  VIGIL_TRY(prepared);
+  auto matcher = proxy::DomainMatcher::build(prepared->policy.net);
+  VIGIL_TRY(matcher);
+  replay::PolicyUnderTest next{settings, &prepared->policy, &prepared->plan, &*matcher,
+                               session_base_dir()};
+  return replay::stream_policy_diff(feed, next, out);
+}
+
 int run_replay(const ReplayArgs& a) {
   const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} +
-                    int{!a.json.empty()} + int{!a.html.empty()} + int{a.changes} + int{a.diff};
+                    int{!a.json.empty()} + int{!a.html.empty()} + int{a.changes} + int{a.diff} +
+                    int{!a.policy.empty()};
   if (modes > 1)
     return fail(
         "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html, "
-        "--changes, --diff");
+        "--changes, --diff, --policy");
   if (!a.paths.empty() && !a.changes && !a.diff)
     return fail("replay: PATH arguments go with --changes or --diff (the log is one argument)");
 
@@ -190,6 +229,11 @@ int run_replay(const ReplayArgs& a) {
         stderr,
         "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
         verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
+  }
+  if (!a.policy.empty()) {
+    auto shown = replay_under_policy(feed, a.policy, [](std::string_view piece) { print(piece); });
+    if (!shown) return fail(shown.error().message);
+    return 0;
   }
   if (a.annotate) {
     auto c = replay::check_annotation(feed);
@@ -253,6 +297,9 @@ std::function<int()> add_replay_command(CLI::App& app) {
   cmd->add_option("--json", args->json,
                   "print the records of KIND (fs.write, net.*, all) as JSON lines");
   cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");
+  cmd->add_option("--policy", args->policy,
+                  "judge every write and connection again under the settings file NEW.json and "
+                  "list what would change, with the deciding rule on each side");
   return [args] { return run_replay(*args); };
 }
 

@@ -21,6 +21,9 @@
 namespace CLI {
 class App;
 }
+namespace vigil::proxy {
+class DomainMatcher;
+}
 
 namespace vigil {
 
@@ -76,6 +79,19 @@ std::string render_html(const LoadedLog& log, const VerifyReport& verify,
                         std::string_view log_name);
 inline constexpr std::size_t kHtmlListedRows = 2000;  // per table, one row each
 inline constexpr std::size_t kHtmlMaxGroups = 500;    // per table, past the listed rows
+
+// `--policy NEW.json` (supervisor/replay_policy.cc): every fs.write and net.decision
+// judged under another policy (supervisor/policy_judge.h); each verdict that would change
+// is printed with the rule that decided it on each side, then the counts. One pass; the
+// pointers must outlive the call.
+struct PolicyUnderTest {
+  std::string name;  // the settings file, as given
+  const Policy* policy = nullptr;
+  const Plan* plan = nullptr;
+  const proxy::DomainMatcher* matcher = nullptr;
+  std::string session_base;  // session_base_dir(): a session temp dir in older logs
+};
+Result<void> stream_policy_diff(const Feed& feed, const PolicyUnderTest& next, const Out& out);
 
 // A session of many commands (supervisor/replay_commands.cc): whether command N is in the
 // log, and the list of commands with their violations that heads the timeline and the

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "supervisor/core/syscall_table.h"
+#include "supervisor/policy_judge.h"
 #include "supervisor/replay_command.h"
 
 namespace vigil::replay {
@@ -149,13 +150,14 @@ Row RowMaker::row(const Event& e) {
             row.detail = write_action(b) + " " + fs_target(b) +
                          (respelled ? " (as passed: " + b.path + ")" : "") + "  [" + b.syscall +
                          (flags.empty() ? "" : " " + flags) + "]" +
-                         (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b);
+                         (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b) +
+                         "  rule: " + shown_rule_id(b);
           },
           [&](const events::NetDecision& b) {
             row.verdict = events::to_string(b.verdict);
             row.detail = std::string(events::to_string(b.proto)) + " " +
-                         net_target(b.host, b.port) + (b.rule.empty() ? "" : "  rule " + b.rule) +
-                         (b.reason.empty() ? "" : "  " + b.reason);
+                         net_target(b.host, b.port) + (b.reason.empty() ? "" : "  " + b.reason) +
+                         "  rule: " + shown_rule_id(b);
           },
           [&](const events::NetUpstreamFailure& b) {
             row.detail = std::string(events::to_string(b.proto)) + " " +

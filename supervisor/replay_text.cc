@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "supervisor/annotation.h"
+#include "supervisor/policy_judge.h"
 #include "supervisor/replay_command.h"
 #include "supervisor/replay_rows.h"
 
@@ -76,7 +77,8 @@ Result<void> stream_writes(const Feed& feed, const Out& out) {
         pad(write_action(*w), 10) + escape_for_terminal(fs_target(*w)) + "  [" + w->syscall +
         (flags.empty() ? "" : " " + flags) + "]" +
         (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) +
-        escape_for_terminal(not_stopped_note(*w)) + "\n");
+        escape_for_terminal(not_stopped_note(*w)) + "  rule: " +
+        escape_for_terminal(shown_rule_id(*w)) + "\n");
     return true;
   }));
   if (n == 0 && quarantined == 0) {
@@ -98,7 +100,7 @@ Result<void> stream_net(const Feed& feed, const Out& out) {
       out(pad(seconds(r.event.t), 12) +
           pad(d->verdict == events::NetVerdict::kDenied ? "DENIED" : "allowed", 10) +
           pad(events::to_string(d->proto), 9) + escape_for_terminal(net_target(d->host, d->port)) +
-          "  " + (d->rule.empty() ? std::string("(default)") : escape_for_terminal(d->rule)) +
+          "  " + escape_for_terminal(shown_rule_id(*d)) +
           (d->reason.empty() ? "" : "  " + escape_for_terminal(d->reason)) + "\n");
     } else if (const auto* f = std::get_if<events::NetUpstreamFailure>(&r.event.body)) {
       ++n;

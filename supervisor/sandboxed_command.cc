@@ -30,6 +30,7 @@
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
 #include "supervisor/net_events.h"
+#include "supervisor/policy_judge.h"
 #include "supervisor/quarantine.h"
 #include "supervisor/resource_caps.h"
 #include "supervisor/session_dir.h"
@@ -248,6 +249,7 @@ Result<SandboxedOutcome> run_sandboxed(
       prepared->policy.net, session->proxy_socket(),
       [&](const proxy::NetDecision& d) {
         auto e = net_event(d);
+        e.rule_id = record_rule_id(prepared->policy.net, e);
         if (e.verdict == events::NetVerdict::kDenied) {
           e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
                                  e.host + ":" + std::to_string(e.port));
@@ -426,6 +428,7 @@ Result<SandboxedOutcome> run_sandboxed(
       written.note(*w);
       w->reason = fs_denial_reason(*w, prepared->plan, &prepared->policy);
       w->unguarded = unguarded_protected_name(*w, prepared->policy.fs);
+      w->rule_id = record_rule_id(prepared->policy, prepared->plan, *w);
       if (w->verdict == Verdict::kDenied) {
         w->ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
                                 w->resolved.empty() ? w->path : w->resolved);

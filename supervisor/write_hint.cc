@@ -80,6 +80,11 @@ std::string stable_home_dir(std::string_view rel, const std::string& home) {
 
 }  // namespace
 
+bool is_system_path(std::string_view path) {
+  return std::any_of(kSystemDirs.begin(), kSystemDirs.end(),
+                     [&](std::string_view s) { return path_is_under(path, s); });
+}
+
 std::string default_deny_hint(std::string_view path, const Policy& p) {
   const std::string_view base = path.substr(path.rfind('/') + 1);
   if (base == ".gitconfig" || base == ".gitconfig.lock" ||
@@ -141,11 +146,9 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
                std::string(s);
       }
     }
-    for (const auto s : kSystemDirs) {
-      if (path_is_under(path, s)) {
-        return "a system directory, outside the writable roots: write inside the workspace or "
-               "$TMPDIR instead";
-      }
+    if (is_system_path(path)) {
+      return "a system directory, outside the writable roots: write inside the workspace or "
+             "$TMPDIR instead";
     }
   }
   if (const PathRule* r = listed(p.fs, path); r != nullptr && r->kind != PathKind::kDir) {

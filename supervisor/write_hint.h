@@ -20,4 +20,7 @@ std::string default_deny_hint(std::string_view path, const Policy& policy);
 inline constexpr std::string_view kUnixSocketHint =
     "to allow a path, add it to network.allowUnixSockets";
 
+// The system's own trees (/usr, /etc, /bin, ...): never worth widening the policy for.
+bool is_system_path(std::string_view path);
+
 }  // namespace vigil

@@ -36,6 +36,8 @@ TEST(CliSubcommands, TableOfCommandLines) {
       {{"proxy", "--settings", "s.json"}, only(false, false, false, true, false)},
       {{"replay", "x.jsonl"}, only(false, false, false, false, true)},
       {{"logs", "prune", "--older-than", "7d"}, {.logs = true}},
+      {{"learn", "a.jsonl"}, {.forensics = true}},
+      {{"export", "--format", "ocsf", "a.jsonl"}, {.forensics = true}},
       {{"log"}, all},
       {{"--version"}, none},
       // --version with anything after it: CLI11 decides, with everything in place.

@@ -44,6 +44,7 @@ TEST(RecordLine, HandPickedWritesPrintAsTheSchemaPrintsThem) {
   odd.verdict = Verdict::kDenied;
   odd.result = "EROFS";
   odd.ignored = "ignoreViolations[0] \xe2\x9c\x93";
+  odd.rule_id = "filesystem.allowWrite[2] \"~/.n\xffpm\"";
   expect_same(write_event(odd));
   Event in_session = write_event(w);
   in_session.cmd = 4;
@@ -78,6 +79,7 @@ TEST(RecordLine, RandomWritesPrintAsTheSchemaPrintsThem) {
               text(), rng() % 3 ? "" : ".git/config", ""};
     w.result = rng() % 2 ? "0" : "";
     w.ignored = rng() % 4 ? "" : text();
+    w.rule_id = rng() % 3 ? "" : text();
     Event e = write_event(w);
     if (rng() % 2) e.cmd = rng() % 100;
     SCOPED_TRACE(i);

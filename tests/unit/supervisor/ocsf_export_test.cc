@@ -1,0 +1,84 @@
+// OCSF records (supervisor/ocsf_export.h): the session's start from its id, and each
+// kind's class, activity and verdict.
+#include "supervisor/ocsf_export.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace vigil {
+namespace {
+
+TEST(OcsfExportTest, SessionStartFromItsId) {
+  EXPECT_EQ(session_start_ms("19700101T000001Z-abc"), 1000U);
+  EXPECT_EQ(session_start_ms("20261202T004306Z-4a351131bfe9"), 1796172186000U);
+  for (const char* bad : {"", "x", "2026120T004306Z-a", "20261202X004306Z-a", "2026120aT004306Z"}) {
+    EXPECT_FALSE(session_start_ms(bad)) << bad;
+  }
+}
+
+TEST(OcsfExportTest, WritesTable) {
+  const OcsfContext ctx{1000, "s", "0.1.0"};
+  struct Row {
+    std::string syscall;
+    std::uint64_t flags;
+    Verdict verdict;
+    int activity, action;
+  };
+  for (const Row& r : std::vector<Row>{
+           {"openat", 0301, Verdict::kAllowed, 1, 1},  // O_CREAT|O_EXCL: create
+           {"openat", 01, Verdict::kDenied, 3, 2},
+           {"unlinkat", 0, Verdict::kAllowed, 4, 1},
+           {"renameat2", 0, Verdict::kAllowed, 5, 1},
+           {"fchmodat", 0, Verdict::kDenied, 7, 2},
+           {"utimensat", 0, Verdict::kAllowed, 6, 1},
+           {"mkdir", 0, Verdict::kEphemeral, 1, 1},
+       }) {
+    events::Event e;
+    e.seq = 7;
+    e.t = 5'000'000;
+    events::FsWrite w;
+    w.pid = 3;
+    w.syscall = r.syscall;
+    w.flags = r.flags;
+    w.path = w.resolved = "/w/f";
+    w.verdict = r.verdict;
+    w.rule_id = "filesystem.allowWrite[0] \".\"";
+    e.body = w;
+    const auto line = ocsf_line(e, ctx);
+    ASSERT_TRUE(line) << r.syscall;
+    const auto j = nlohmann::json::parse(*line);
+    EXPECT_EQ(j["class_uid"], 1001) << r.syscall;
+    EXPECT_EQ(j["activity_id"], r.activity) << r.syscall;
+    EXPECT_EQ(j["type_uid"], 100100 + r.activity) << r.syscall;
+    EXPECT_EQ(j["action_id"], r.action) << r.syscall;
+    EXPECT_EQ(j["time"], 1005) << r.syscall;
+    EXPECT_EQ(j["file"]["path"], "/w/f");
+    EXPECT_EQ(j["unmapped"]["rule_id"], "filesystem.allowWrite[0] \".\"");
+  }
+}
+
+TEST(OcsfExportTest, ConnectionsAndOtherKinds) {
+  const OcsfContext ctx{0, "s", "0.1.0"};
+  events::Event e;
+  events::NetDecision d;
+  d.host = "example.org";
+  d.port = 443;
+  e.body = d;
+  auto j = nlohmann::json::parse(*ocsf_line(e, ctx));
+  EXPECT_EQ(j["type_uid"], 400105);  // Refuse
+  EXPECT_EQ(j["dst_endpoint"]["hostname"], "example.org");
+  d.host = "::1";
+  d.verdict = events::NetVerdict::kAllowed;
+  e.body = d;
+  j = nlohmann::json::parse(*ocsf_line(e, ctx));
+  EXPECT_EQ(j["type_uid"], 400101);  // Open
+  EXPECT_EQ(j["dst_endpoint"]["ip"], "::1");
+  e.body = events::IoStdout{"x"};
+  EXPECT_FALSE(ocsf_line(e, ctx));
+}
+
+}  // namespace
+}  // namespace vigil
