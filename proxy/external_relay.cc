@@ -29,7 +29,7 @@ using local = asio::local::stream_protocol;
 using boost::system::error_code;
 
 namespace {
-// As in server.cc: every co_await is a statement of its own (GCC 12 miscompiles a
+// As in the server (connection*.cc): every co_await is a statement of its own (GCC 12 miscompiles a
 // co_await inside a condition).
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kBuffer = 64 * 1024;

@@ -1,6 +1,6 @@
 // HTTP/1.x message heads for the egress proxy, as pure functions: bytes in, a parsed
 // head or an error out. No sockets, no allocation beyond the returned values, no
-// globals; safe from any thread. The Asio shell (server.cc) only moves bytes.
+// globals; safe from any thread. The Asio shell (server.cc, connection*.cc) only moves bytes.
 //
 // Strictness is deliberate. The proxy forwards bodies byte for byte, so it and the
 // upstream server must agree on where every message ends; anything whose framing two

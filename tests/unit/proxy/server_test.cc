@@ -326,9 +326,11 @@ class Proxy {
  public:
   Proxy(std::vector<std::string> allowed, ServerOptions options = test_options(),
         const ListenAddress& where = {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0},
-        std::vector<std::string> denied = {}, std::vector<std::string> denied_cidrs = {})
+        std::vector<std::string> denied = {}, std::vector<std::string> denied_cidrs = {},
+        ParentProxySettings parent = {})
       : sink_(std::make_shared<RecordingSink>()) {
     NetworkPolicy net;
+    net.parent_proxy = std::move(parent);
     net.allowed_domains = std::move(allowed);
     net.denied_domains = std::move(denied);
     net.denied_resolved_addresses = std::move(denied_cidrs);
@@ -337,6 +339,8 @@ class Proxy {
       table[name] = {boost::asio::ip::make_address("127.0.0.1")};
     }
     table["v6.test"] = {boost::asio::ip::make_address("::1")};
+    // TEST-NET-1: refused by the guard; its test routes through a loopback parent proxy.
+    table["far.test"] = {boost::asio::ip::make_address("192.0.2.1")};
     table["mixed.test"] = {boost::asio::ip::make_address("169.254.169.254"),
                            boost::asio::ip::make_address("127.0.0.1")};
     // Both pass the guard; nothing listens on 127.0.0.2, so a connect falls to the second.
@@ -779,6 +783,51 @@ TEST(ProxyServer, MetadataNameIsLookedUpOnlyOnceAClientComes) {
   for (int i = 0; i < 200 && !io.stopped(); ++i) std::this_thread::sleep_for(5ms);
   io.stop();
   runner.join();
+}
+
+// The guard's inputs fail loud: when this machine's addresses cannot be listed (getifaddrs
+// failing, injected through ServerOptions::host_addresses), a name that resolves to an
+// address the guard would have compared with them is refused with the cause in the 403
+// and the event. Nothing is dialled even if that ever regressed: far.test's 192.0.2.1
+// (TEST-NET-1) would be reached only through the parent proxy, a counting listener on
+// loopback that must see no connection.
+TEST(ProxyServer, UnlistedHostAddressesRefuseWithTheCause) {
+  Backend parent([](int) {});
+  ASSERT_TRUE(parent.ok());
+  std::atomic<int> listed{0};
+  ServerOptions o = Proxy::test_options();
+  o.host_addresses = [&listed]() -> Result<std::vector<IpAddress>> {
+    ++listed;
+    return make_error(Errc::kSystem, "getifaddrs: Too many open files");
+  };
+  const std::string parent_url = "http://127.0.0.1:" + std::to_string(parent.port());
+  Proxy px({"far.test"}, o, {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}, {}, {},
+           ParentProxySettings{parent_url, parent_url, "", "network.parentProxy"});
+  UniqueFd c = px.connect();
+  send_all(c.get(), "CONNECT far.test:443 HTTP/1.1\r\n\r\n");
+  const std::string r = recv_all(c.get());
+  EXPECT_EQ(r.rfind("HTTP/1.1 403 address guard: far.test resolves to 192.0.2.1, possibly one "
+                    "of this machine's own addresses: they could not be listed (getifaddrs: "
+                    "Too many open files)\r\n",
+                    0),
+            0u)
+      << r;
+  EXPECT_GE(listed.load(), 1);
+  EXPECT_EQ(parent.connections(), 0);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].verdict, Verdict::kDeny);
+  EXPECT_EQ(ev[0].refused_by, RefusedBy::kAddressGuard);
+  EXPECT_EQ(ev[0].guard_check, "host-addresses-unknown");
+  EXPECT_EQ(ev[0].address, "192.0.2.1");
+}
+
+// The real source of the guard's "this machine" input lists at least loopback.
+TEST(ProxyServer, InterfaceAddressesListLoopback) {
+  auto listed = interface_addresses();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_NE(std::find(listed->begin(), listed->end(), boost::asio::ip::make_address("127.0.0.1")),
+            listed->end());
 }
 
 TEST(ProxyServer, DeniedResolvedAddressesApply) {
