@@ -13,13 +13,13 @@ namespace vigil::proxy {
 // (rule "ask:once" / "ask:session" / "ask:always") and connect_upstream uses the
 // guarded addresses. Anything else leaves `d` a refusal, its reason saying why.
 asio::awaitable<void> Connection::ask_if_off_list(TargetDecision& d) {
-  if (!srv_->options().asker || d.allowed() || d.event.refused_by != RefusedBy::kNotAllowed ||
+  if (!srv_->options().asker || d.allowed() || d.event.refused_by != refused_by::kNotAllowed ||
       !d.host) {
     co_return;
   }
   TargetDecision held = d;
-  held.event.verdict = Verdict::kAllow;
-  held.event.refused_by = RefusedBy::kNone;
+  held.event.verdict = NetVerdict::kAllowed;
+  held.event.refused_by = "";
   std::vector<IpAddress> resolved;
   if (held.needs_resolution()) {
     set_phase(Phase::kWaiting, srv_->options().resolve_timeout + std::chrono::seconds(5));

@@ -59,7 +59,7 @@ asio::awaitable<void> Connection::serve_connect(const http::RequestHead& head) {
     co_return;
   }
   TargetDecision d =
-      decide_target(srv_->matcher(), Proto::kConnect, t.target.host, t.target.port);
+      decide_target(srv_->matcher(), NetProto::kConnect, t.target.host, t.target.port);
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
   if (!d.allowed()) {
     srv_->emit(d.event);
@@ -95,7 +95,7 @@ asio::awaitable<bool> Connection::serve_request(const http::RequestHead& head) {
   }
   // A new decision for every request, even on a connection that already has an
   // upstream: the policy speaks about each host:port, not about connections.
-  TargetDecision d = decide_target(srv_->matcher(), Proto::kHttp, t.target.host, t.target.port);
+  TargetDecision d = decide_target(srv_->matcher(), NetProto::kHttp, t.target.host, t.target.port);
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
   if (!d.allowed()) {
     srv_->emit(d.event);

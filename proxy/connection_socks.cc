@@ -9,14 +9,14 @@ namespace vigil::proxy {
 asio::awaitable<void> Connection::serve_socks4() {
   // Best effort for the event: SOCKS4 carries the port and IPv4 address up front.
   NetDecision d;
-  d.proto = Proto::kSocks4;
+  d.proto = NetProto::kSocks4;
   const auto b = bytes(in_.view());
   if (b.size() >= 8) {
     d.port = static_cast<std::uint16_t>((b[2] << 8) | b[3]);
     char text[INET_ADDRSTRLEN] = {};
     if (::inet_ntop(AF_INET, b.data() + 4, text, sizeof text) != nullptr) d.host = text;
   }
-  d.refused_by = RefusedBy::kUnsupportedProtocol;
+  d.refused_by = refused_by::kUnsupportedProtocol;
   d.reason = "SOCKS4 is not supported: use SOCKS5 (socks5h://)";
   srv_->emit(d);
   co_await write_bytes(socks5::socks4_rejection());
@@ -46,7 +46,7 @@ asio::awaitable<void> Connection::serve_socks5() {
     co_return;
   }
   in_.consume(req.size);
-  TargetDecision d = decide_target(srv_->matcher(), Proto::kSocks5, req.host, req.port);
+  TargetDecision d = decide_target(srv_->matcher(), NetProto::kSocks5, req.host, req.port);
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
   if (!d.allowed()) {
     srv_->emit(d.event);

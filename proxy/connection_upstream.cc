@@ -30,7 +30,7 @@ asio::awaitable<UpstreamResult> Connection::connect_upstream(TargetDecision& d) 
       srv_->emit(d.event);  // the allowlist allowed it; the lookup failed
       r.message = "could not resolve " + d.event.host + " (" + addrs.error().message + ")";
       r.socks_reply = socks5::Reply::kHostUnreachable;
-      srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, "", r.message});
+      srv_->emit(NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, "", r.message});
       co_return r;
     }
     resolved = std::move(*addrs);
@@ -105,7 +105,7 @@ asio::awaitable<UpstreamResult> Connection::connect_upstream(TargetDecision& d) 
                 std::to_string(d.event.port) + " failed: " + last.message();
   }
   emit_unsettled({});  // allowed; the address is the first one tried
-  srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
+  srv_->emit(NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, last_address.to_string(),
                              r.message});
   co_return r;
 }
@@ -123,7 +123,7 @@ asio::awaitable<UpstreamResult> Connection::connect_via_parent(TargetDecision& d
     error_code ignored;
     upstream_.close(ignored);
     emit_unsettled({});
-    srv_->emit(UpstreamFailure{d.event.proto, d.event.host, d.event.port, via.text(), r.message});
+    srv_->emit(NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, via.text(), r.message});
     return r;
   };
   std::vector<IpAddress> addrs;

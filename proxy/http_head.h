@@ -8,6 +8,10 @@
 // whitespace before the colon, bare CR, a NUL) is refused rather than "repaired".
 // Heads are re-serialised with CRLF before they go upstream, so the one leniency we
 // allow — a bare LF ending a head line (RFC 9112 §2.2) — never reaches the server.
+//
+// Why this parser and not Boost.Beast's (which unfolds obs-fold and accepts a request
+// Transfer-Encoding not ending in chunked): proxy/README.md, "Why a hand-written head
+// parser".
 #pragma once
 
 #include <cstddef>

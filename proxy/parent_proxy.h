@@ -49,7 +49,7 @@ struct ParentRoute {
   std::vector<NoProxyEntry> no_proxy;
   std::string origin;  // "network.parentProxy" or "environment (HTTPS_PROXY)"
   // The endpoint for a connection of this kind to `host`, or none (direct).
-  const ProxyEndpoint* via(Proto proto, std::string_view host, std::uint16_t port) const;
+  const ProxyEndpoint* via(NetProto proto, std::string_view host, std::uint16_t port) const;
 };
 
 // From the settings (errors name the key: Errc::kInvalidPolicy). Each of http/https

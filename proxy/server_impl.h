@@ -67,10 +67,10 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   bool stopping() const { return stopping_; }
   ServerStats& stats() { return stats_; }
   void emit(const NetDecision& d) {
-    ++(d.verdict == Verdict::kAllow ? stats_.allowed : stats_.denied);
+    ++(d.verdict == NetVerdict::kAllowed ? stats_.allowed : stats_.denied);
     sink_->on_decision(d);
   }
-  void emit(const UpstreamFailure& f) {
+  void emit(const NetUpstreamFailure& f) {
     ++stats_.upstream_failures;
     sink_->on_upstream_failure(f);
   }

@@ -27,7 +27,6 @@
 #include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
-#include "supervisor/net_events.h"
 #include "supervisor/quarantine.h"
 #include "supervisor/resource_caps.h"
 #include "supervisor/session_dir.h"
@@ -229,15 +228,15 @@ Result<SandboxedOutcome> run_sandboxed(
   // One listener per command: its decisions are that command's, even among many.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) {
-        auto e = net_event(d);
+      [&](const events::NetDecision& d) {
+        events::NetDecision e = d;
         if (e.verdict == events::NetVerdict::kDenied) {
           e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
                                  e.host + ":" + std::to_string(e.port));
         }
         append(events::Source::kProxy, std::move(e));
       },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
+      [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
       cmd.proxy_test, cmd.ask);
   VIGIL_TRY(proxy);
   // The bridges vigil-init binds inside the sandbox's network namespace.

@@ -303,7 +303,7 @@ class RecordingSink : public EventSink {
     std::lock_guard lock(mu_);
     decisions_.push_back(d);
   }
-  void on_upstream_failure(const UpstreamFailure& f) override {
+  void on_upstream_failure(const NetUpstreamFailure& f) override {
     std::lock_guard lock(mu_);
     failures_.push_back(f);
   }
@@ -311,7 +311,7 @@ class RecordingSink : public EventSink {
     std::lock_guard lock(mu_);
     return decisions_;
   }
-  std::vector<UpstreamFailure> failures() {
+  std::vector<NetUpstreamFailure> failures() {
     std::lock_guard lock(mu_);
     return failures_;
   }
@@ -319,7 +319,7 @@ class RecordingSink : public EventSink {
  private:
   std::mutex mu_;
   std::vector<NetDecision> decisions_;
-  std::vector<UpstreamFailure> failures_;
+  std::vector<NetUpstreamFailure> failures_;
 };
 
 class Proxy {
@@ -414,9 +414,9 @@ TEST(ProxyServer, HttpGetReachesAllowedName) {
       << r;
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kHttp);
+  EXPECT_EQ(ev[0].proto, NetProto::kHttp);
   EXPECT_EQ(ev[0].host, "a.test");
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[0].rule, "a.test");
   EXPECT_EQ(ev[0].address, "127.0.0.1");
 }
@@ -452,9 +452,9 @@ TEST(ProxyServer, KeepAliveDecidesEveryRequestAndSwitchesUpstream) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 5u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(ev[i].verdict, Verdict::kAllow);
-  EXPECT_EQ(ev[4].verdict, Verdict::kDeny);
-  EXPECT_EQ(ev[4].refused_by, RefusedBy::kNotAllowed);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ev[i].verdict, NetVerdict::kAllowed);
+  EXPECT_EQ(ev[4].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[4].refused_by, refused_by::kNotAllowed);
   EXPECT_EQ(ev[4].host, "c.test");
 }
 
@@ -534,10 +534,10 @@ TEST(ProxyServer, RefusalsSayWhy) {
   }
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 3u);
-  EXPECT_EQ(ev[0].proto, Proto::kConnect);
-  EXPECT_EQ(ev[0].refused_by, RefusedBy::kNotAllowed);
-  EXPECT_EQ(ev[1].refused_by, RefusedBy::kDeniedDomain);
-  EXPECT_EQ(ev[2].refused_by, RefusedBy::kMalformedHost);
+  EXPECT_EQ(ev[0].proto, NetProto::kConnect);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kNotAllowed);
+  EXPECT_EQ(ev[1].refused_by, refused_by::kDeniedDomain);
+  EXPECT_EQ(ev[2].refused_by, refused_by::kMalformedHost);
 }
 
 TEST(ProxyServer, MalformedRequestsGetA4xxAndNoDecision) {
@@ -582,8 +582,8 @@ TEST(ProxyServer, ConnectTunnelWithHalfClose) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kConnect);
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].proto, NetProto::kConnect);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
 }
 
 std::string socks_connect_domain(const std::string& name, std::uint16_t port) {
@@ -642,10 +642,10 @@ TEST(ProxyServer, Socks5DomainIpv4Ipv6) {
   ASSERT_EQ(ev.size(), 4u);
   EXPECT_EQ(ev[0].host, "a.test");
   EXPECT_EQ(ev[1].host, "127.0.0.1");
-  EXPECT_EQ(ev[1].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[1].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[2].host, "::1");
-  EXPECT_EQ(ev[2].verdict, Verdict::kDeny);
-  EXPECT_EQ(ev[3].proto, Proto::kSocks5);
+  EXPECT_EQ(ev[2].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[3].proto, NetProto::kSocks5);
 }
 
 TEST(ProxyServer, Socks5Ipv6Tunnel) {
@@ -672,8 +672,8 @@ TEST(ProxyServer, Socks4GetsAClearRefusal) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kSocks4);
-  EXPECT_EQ(ev[0].refused_by, RefusedBy::kUnsupportedProtocol);
+  EXPECT_EQ(ev[0].proto, NetProto::kSocks4);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kUnsupportedProtocol);
   EXPECT_EQ(ev[0].host, "127.0.0.1");
   EXPECT_EQ(ev[0].port, 80);
 }
@@ -714,8 +714,8 @@ TEST(ProxyServer, AddressGuardRefusesLoopbackForAnAllowedName) {
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 3u);
   for (const auto& e : ev) {
-    EXPECT_EQ(e.verdict, Verdict::kDeny);
-    EXPECT_EQ(e.refused_by, RefusedBy::kAddressGuard);
+    EXPECT_EQ(e.verdict, NetVerdict::kDenied);
+    EXPECT_EQ(e.refused_by, refused_by::kAddressGuard);
   }
   EXPECT_EQ(ev[0].guard_check, "loopback");
   EXPECT_EQ(ev[2].guard_check, "metadata");
@@ -816,8 +816,8 @@ TEST(ProxyServer, UnlistedHostAddressesRefuseWithTheCause) {
   EXPECT_EQ(parent.connections(), 0);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].verdict, Verdict::kDeny);
-  EXPECT_EQ(ev[0].refused_by, RefusedBy::kAddressGuard);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kAddressGuard);
   EXPECT_EQ(ev[0].guard_check, "host-addresses-unknown");
   EXPECT_EQ(ev[0].address, "192.0.2.1");
 }
@@ -873,7 +873,7 @@ TEST(ProxyServer, UpstreamFailuresAre502WithAnEvent) {
     EXPECT_EQ(r[3], 0x05);  // connection refused
   }
   EXPECT_EQ(px.sink().failures().size(), 3u);
-  for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, Verdict::kAllow);
+  for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, NetVerdict::kAllowed);
 }
 
 // An allowed name with two addresses that pass the guard, the first refusing: the proxy
@@ -909,7 +909,7 @@ TEST(ProxyServer, DecisionNamesTheAddressConnectedTo) {
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 2u);
   for (const auto& d : ev) {
-    EXPECT_EQ(d.verdict, Verdict::kAllow);
+    EXPECT_EQ(d.verdict, NetVerdict::kAllowed);
     EXPECT_EQ(d.address, "127.0.0.1");
   }
   EXPECT_TRUE(px.sink().failures().empty());
@@ -943,7 +943,7 @@ TEST(ProxyServer, ConnectCutMidwayStillLeavesItsDecision) {
   for (int i = 0; i < 100 && px.sink().failures().empty(); ++i) std::this_thread::sleep_for(10ms);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[0].host, "a.test");
   EXPECT_EQ(ev[0].address, "127.0.0.1");
 }
