@@ -126,6 +126,8 @@ std::string describe(GuardCheck c) {
       return "one of this machine's own addresses";
     case GuardCheck::kDeniedBlock:
       return "a denied address";
+    case GuardCheck::kHostAddressesUnknown:
+      return "possibly one of this machine's own addresses: they could not be listed";
   }
   return "refused";
 }
@@ -156,12 +158,16 @@ GuardVerdict check_one(const IpAddress& a, const GuardContext& ctx, bool explici
     for (const auto& h : ctx.host_addresses) {
       if (same_address(h, a)) c = GuardCheck::kHostAddress;
     }
+    if (!ctx.host_addresses_error.empty()) c = GuardCheck::kHostAddressesUnknown;
   }
   const bool loopback_like =
       c == GuardCheck::kLoopback || (c == GuardCheck::kHostAddress && a.is_loopback());
   if (ctx.allow_loopback && loopback_like) c = GuardCheck::kPass;
   v.check = c;
   if (c != GuardCheck::kPass) v.why = describe(c);
+  if (c == GuardCheck::kHostAddressesUnknown) {
+    v.why += " (" + ctx.host_addresses_error + ")";
+  }
   return v;
 }
 
@@ -237,6 +243,8 @@ const char* to_string(GuardCheck c) {
       return "host-address";
     case GuardCheck::kDeniedBlock:
       return "denied-block";
+    case GuardCheck::kHostAddressesUnknown:
+      return "host-addresses-unknown";
   }
   return "unknown";
 }

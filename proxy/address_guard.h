@@ -9,7 +9,7 @@
 // and those outside link-local space: Alibaba's 100.100.100.200, Azure's 168.63.129.16,
 // the IPv6 ones of AWS, Google, Oracle, Scaleway, Akamai and Alibaba; the table is in
 // address_guard.cc), whatever metadata.google.internal resolves to, this machine's own
-// interface addresses, and the policy's network.deniedResolvedAddresses blocks. An IPv6
+// interface addresses (refused outright when they could not be listed), and the policy's network.deniedResolvedAddresses blocks. An IPv6
 // address that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is refused
 // when either is.
 //
@@ -61,6 +61,9 @@ enum class GuardCheck {
   kReserved,
   kHostAddress,
   kDeniedBlock,
+  // This machine's addresses could not be listed (GuardContext::host_addresses_error):
+  // an address is refused rather than assumed not to be one of them.
+  kHostAddressesUnknown,
 };
 
 // "metadata", "loopback", ... (stable names for events and tests).
@@ -69,6 +72,10 @@ const char* to_string(GuardCheck c);
 struct GuardContext {
   std::vector<AddressBlock> denied;       // network.deniedResolvedAddresses
   std::vector<IpAddress> host_addresses;  // this machine's interface addresses (getifaddrs)
+  // Why host_addresses could not be listed ("" = they were): then every address that the
+  // explicit-IP rule does not exempt is refused (kHostAddressesUnknown), never let through
+  // because an empty list matched nothing.
+  std::string host_addresses_error;
   std::vector<IpAddress> extra_metadata;  // what metadata.google.internal resolved to
   // Test-only (vigil proxy --test-allow-loopback, refused unless VIGIL_TEST_MODE=1):
   // loopback addresses pass, so an integration test can map a name to a server on

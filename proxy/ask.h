@@ -33,7 +33,7 @@ inline bool allows(AskAnswer a) {
 }
 
 struct AskQuestion {
-  Proto proto = Proto::kHttp;
+  NetProto proto = NetProto::kHttp;
   std::string host;  // canonical
   std::uint16_t port = 0;
   std::string address;  // the first resolved address that passed the guard

@@ -100,16 +100,16 @@ Result<DomainMatcher> DomainMatcher::build(const NetworkPolicy& net) {
 Decision DomainMatcher::decide(const CanonicalHost& host, std::uint16_t port) const {
   for (std::size_t i = 0; i < denied_.size(); ++i) {
     if (pattern_matches(denied_[i], PatternList::kDenied, host, port)) {
-      return Decision{Verdict::kDeny, denied_[i].entry, denied_reasons_[i]};
+      return Decision{NetVerdict::kDenied, denied_[i].entry, denied_reasons_[i]};
     }
   }
   for (const auto& p : allowed_) {
     if (pattern_matches(p, PatternList::kAllowed, host, port)) {
-      return Decision{Verdict::kAllow, p.entry,
+      return Decision{NetVerdict::kAllowed, p.entry,
                       "allowed by network.allowedDomains entry " + quote_for_message(p.entry)};
     }
   }
-  return Decision{Verdict::kDeny, std::string(), kReasonNotAllowed};
+  return Decision{NetVerdict::kDenied, std::string(), kReasonNotAllowed};
 }
 
 }  // namespace vigil::proxy

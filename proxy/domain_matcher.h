@@ -14,15 +14,17 @@
 
 #include "proxy/domain_pattern.h"
 #include "proxy/host_canon.h"
+#include "supervisor/core/events/net.h"
 #include "supervisor/core/policy.h"
 #include "supervisor/core/result.h"
 
 namespace vigil::proxy {
 
-enum class Verdict { kAllow, kDeny };
+// allowed | denied: the verdict of the one network event model.
+using events::NetVerdict;
 
 struct Decision {
-  Verdict verdict = Verdict::kDeny;
+  NetVerdict verdict = NetVerdict::kDenied;
   // The entry that decided, exactly as written in the settings file; empty when nothing
   // matched and the default deny applied.
   std::string rule;

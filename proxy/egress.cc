@@ -4,7 +4,7 @@
 
 namespace vigil::proxy {
 
-TargetDecision decide_target(const DomainMatcher& matcher, Proto proto, std::string_view raw_host,
+TargetDecision decide_target(const DomainMatcher& matcher, NetProto proto, std::string_view raw_host,
                              std::uint16_t port) {
   TargetDecision d;
   d.event.proto = proto;
@@ -12,14 +12,14 @@ TargetDecision decide_target(const DomainMatcher& matcher, Proto proto, std::str
   auto canon = detail::canonicalize_host_unquoted(raw_host);
   if (!canon) {
     d.event.host = std::string(raw_host.substr(0, 300));
-    d.event.verdict = Verdict::kDeny;
-    d.event.refused_by = RefusedBy::kMalformedHost;
+    d.event.verdict = NetVerdict::kDenied;
+    d.event.refused_by = refused_by::kMalformedHost;
     d.event.reason = "malformed host: " + canon.error().message;
     return d;
   }
   if (port == 0) {
     d.event.host = canon->text;
-    d.event.refused_by = RefusedBy::kMalformedHost;
+    d.event.refused_by = refused_by::kMalformedHost;
     d.event.reason = "port 0 is not a destination";
     return d;
   }
@@ -29,8 +29,8 @@ TargetDecision decide_target(const DomainMatcher& matcher, Proto proto, std::str
   d.event.verdict = m.verdict;
   d.event.rule = m.rule;
   d.event.reason = m.reason;
-  if (m.verdict == Verdict::kDeny) {
-    d.event.refused_by = m.rule.empty() ? RefusedBy::kNotAllowed : RefusedBy::kDeniedDomain;
+  if (m.verdict == NetVerdict::kDenied) {
+    d.event.refused_by = m.rule.empty() ? refused_by::kNotAllowed : refused_by::kDeniedDomain;
   } else {
     // Name patterns never match an IP, and "*" exists only on the deny list, so an
     // allowed IP literal was allowed by an entry naming that IP.
@@ -65,8 +65,8 @@ std::vector<IpAddress> choose_addresses(TargetDecision& d, const std::vector<IpA
     d.event.address = passing.front().to_string();
     return passing;
   }
-  d.event.verdict = Verdict::kDeny;
-  d.event.refused_by = RefusedBy::kAddressGuard;
+  d.event.verdict = NetVerdict::kDenied;
+  d.event.refused_by = refused_by::kAddressGuard;
   if (first_refusal) {
     d.event.address = first_refused;
     d.event.guard_check = to_string(first_refusal->check);

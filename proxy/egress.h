@@ -28,7 +28,7 @@ struct TargetDecision {
   // the guard's built-in categories are skipped (see address_guard.h).
   bool explicit_ip = false;
 
-  bool allowed() const { return event.verdict == Verdict::kAllow; }
+  bool allowed() const { return event.verdict == NetVerdict::kAllowed; }
   // Whether a name must be resolved before connecting (an allowed IP literal is not).
   bool needs_resolution() const {
     return allowed() && host && host->kind == CanonicalHost::Kind::kName;
@@ -37,7 +37,7 @@ struct TargetDecision {
 
 // Steps 1-5. `raw_host` is what the client sent (CONNECT authority, absolute URL, SOCKS5
 // name or address), brackets already removed or not.
-TargetDecision decide_target(const DomainMatcher& matcher, Proto proto, std::string_view raw_host,
+TargetDecision decide_target(const DomainMatcher& matcher, NetProto proto, std::string_view raw_host,
                              std::uint16_t port);
 
 // The literal address of an allowed IP target (needs_resolution() false).

@@ -29,7 +29,7 @@ using local = asio::local::stream_protocol;
 using boost::system::error_code;
 
 namespace {
-// As in server.cc: every co_await is a statement of its own (GCC 12 miscompiles a
+// As in the server (connection*.cc): every co_await is a statement of its own (GCC 12 miscompiles a
 // co_await inside a condition).
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kBuffer = 64 * 1024;
@@ -134,14 +134,14 @@ class ExternalRelay::Impl : public std::enable_shared_from_this<Impl> {
     d.proto = s.proto;
     d.host = s.host;
     d.port = s.port;
-    d.verdict = Verdict::kAllow;
+    d.verdict = NetVerdict::kAllowed;
     d.rule = origin_;
     d.reason = reason(port_, origin_);
     d.address = "127.0.0.1:" + std::to_string(port_);
     sink_->on_decision(d);
   }
 
-  Proto proto() const { return kind_ == Kind::kHttp ? Proto::kHttp : Proto::kSocks5; }
+  NetProto proto() const { return kind_ == Kind::kHttp ? NetProto::kHttp : NetProto::kSocks5; }
 
   Sniffed sniff(std::string_view seen) const {
     if (kind_ == Kind::kHttp) return sniff_http_target(seen);
@@ -203,7 +203,7 @@ class ExternalRelay::Impl : public std::enable_shared_from_this<Impl> {
                        oec);
     auto [cec] = co_await c->upstream.async_connect(to, kNoThrow);
     if (cec) {
-      UpstreamFailure f;
+      NetUpstreamFailure f;
       f.proto = self->proto();
       f.address = "127.0.0.1:" + std::to_string(self->port_);
       f.what = "your proxy (" + self->origin_ + ") on " + f.address +

@@ -1,6 +1,6 @@
 // HTTP/1.x message heads for the egress proxy, as pure functions: bytes in, a parsed
 // head or an error out. No sockets, no allocation beyond the returned values, no
-// globals; safe from any thread. The Asio shell (server.cc) only moves bytes.
+// globals; safe from any thread. The Asio shell (server.cc, connection*.cc) only moves bytes.
 //
 // Strictness is deliberate. The proxy forwards bodies byte for byte, so it and the
 // upstream server must agree on where every message ends; anything whose framing two
@@ -8,6 +8,10 @@
 // whitespace before the colon, bare CR, a NUL) is refused rather than "repaired".
 // Heads are re-serialised with CRLF before they go upstream, so the one leniency we
 // allow — a bare LF ending a head line (RFC 9112 §2.2) — never reaches the server.
+//
+// Why this parser and not Boost.Beast's (which unfolds obs-fold and accepts a request
+// Transfer-Encoding not ending in chunked): proxy/README.md, "Why a hand-written head
+// parser".
 #pragma once
 
 #include <cstddef>

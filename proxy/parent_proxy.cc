@@ -150,10 +150,10 @@ bool no_proxy_matches(const std::vector<NoProxyEntry>& entries, std::string_view
   return false;
 }
 
-const ProxyEndpoint* ParentRoute::via(Proto proto, std::string_view host,
+const ProxyEndpoint* ParentRoute::via(NetProto proto, std::string_view host,
                                       std::uint16_t port) const {
   if (no_proxy_matches(no_proxy, host, port)) return nullptr;
-  const auto& e = proto == Proto::kHttp ? http : https;
+  const auto& e = proto == NetProto::kHttp ? http : https;
   return e ? &*e : nullptr;
 }
 

@@ -2,7 +2,7 @@
 // srt does): vigil's proxy still decides every connection (the allow list, then the
 // address guard on what the name resolves to), and an allowed one goes out through the
 // parent with CONNECT instead of directly. Pure: the URL and NO_PROXY grammar, the
-// CONNECT request and the reading of its answer; server.cc does the I/O.
+// CONNECT request and the reading of its answer; connection_upstream.cc does the I/O.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +49,7 @@ struct ParentRoute {
   std::vector<NoProxyEntry> no_proxy;
   std::string origin;  // "network.parentProxy" or "environment (HTTPS_PROXY)"
   // The endpoint for a connection of this kind to `host`, or none (direct).
-  const ProxyEndpoint* via(Proto proto, std::string_view host, std::uint16_t port) const;
+  const ProxyEndpoint* via(NetProto proto, std::string_view host, std::uint16_t port) const;
 };
 
 // From the settings (errors name the key: Errc::kInvalidPolicy). Each of http/https

@@ -20,7 +20,7 @@ inline constexpr std::size_t kMaxSniffBytes = 8192;
 struct Sniffed {
   enum class State { kIncomplete, kFound, kUnknown };
   State state = State::kIncomplete;
-  Proto proto = Proto::kHttp;
+  NetProto proto = NetProto::kHttp;
   std::string host;  // as the client wrote it (brackets removed), at most 300 bytes
   std::uint16_t port = 0;
 };

@@ -37,6 +37,7 @@
 
 #include "proxy/ask.h"
 #include "proxy/events.h"
+#include "proxy/guard_inputs.h"
 #include "proxy/http_head.h"
 #include "proxy/resolver.h"
 #include "supervisor/core/policy.h"
@@ -62,6 +63,9 @@ struct ServerOptions {
   // denied after ask_timeout without an answer. None: refused at once.
   std::shared_ptr<Asker> asker;
   std::chrono::milliseconds ask_timeout{60'000};
+  // Where the address guard learns this machine's addresses (guard_inputs.h); null =
+  // getifaddrs. A seam for tests: a lister that fails must make the guard refuse.
+  HostAddressLister host_addresses;
 };
 
 struct ListenAddress {

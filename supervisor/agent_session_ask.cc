@@ -36,7 +36,7 @@ void AgentSession::ask(std::uint64_t command, const std::shared_ptr<proxy::AskTi
   AskPrompt prompt;
   prompt.ask = n;
   prompt.command = command;
-  prompt.proto = proxy::to_string(q.proto);
+  prompt.proto = events::to_string(q.proto);
   prompt.host = q.host;
   prompt.port = q.port;
   prompt.address = q.address;

@@ -47,22 +47,6 @@ const char* to_string(Kind k) {
   return i < kKindNames.size() ? kKindNames[i] : "?";
 }
 
-const char* to_string(NetProto p) {
-  switch (p) {
-    case NetProto::kHttp:
-      return "http";
-    case NetProto::kConnect:
-      return "connect";
-    case NetProto::kSocks5:
-      return "socks5";
-    case NetProto::kSocks4:
-      return "socks4";
-  }
-  return "?";
-}
-
-const char* to_string(NetVerdict v) { return v == NetVerdict::kAllowed ? "allowed" : "denied"; }
-
 std::optional<Kind> kind_from_string(std::string_view s) {
   for (std::size_t i = 0; i < kKindNames.size(); ++i) {
     if (s == kKindNames[i]) return static_cast<Kind>(i);

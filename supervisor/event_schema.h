@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "supervisor/core/display_text.h"  // is_valid_utf8
+#include "supervisor/core/events/net.h"    // NetDecision, NetUpstreamFailure
 #include "supervisor/core/resolver.h"  // Verdict: allowed | denied | ephemeral
 #include "supervisor/core/result.h"
 
@@ -66,13 +67,9 @@ enum class Kind {
   // A unix socket call vigil-init brokered (network.allowUnixSockets): observer.
   kNetUnix,
 };
-enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
-enum class NetVerdict { kAllowed, kDenied };
 
 const char* to_string(Source s);
 const char* to_string(Kind k);
-const char* to_string(NetProto p);
-const char* to_string(NetVerdict v);
 std::optional<Kind> kind_from_string(std::string_view s);
 
 struct Versions {
@@ -139,32 +136,8 @@ struct FsWrite {
   bool operator==(const FsWrite&) const = default;
 };
 
-struct NetDecision {
-  NetProto proto = NetProto::kHttp;
-  std::string host;  // canonical host (IPv6 without brackets)
-  std::uint16_t port = 0;
-  NetVerdict verdict = NetVerdict::kDenied;
-  std::string rule;    // the settings entry that decided, as written; "" = default deny
-  std::string reason;  // model-facing, one line
-  // Optional detail from the proxy ("" = absent).
-  std::string refused_by;   // "denied-domain" | "not-allowed" | "address-guard" | ...
-  std::string address;      // the address connected to, or the first one refused
-  std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
-  std::string ignored;      // denied: the ignoreViolations entry that matched ("" = none)
-  // The verdict's rule id with its place in the settings (`network.allowedDomains[0]
-  // "*.github.com"`: supervisor/policy_judge.h). "" in older logs.
-  std::string rule_id = {};
-  bool operator==(const NetDecision&) const = default;
-};
-
-struct NetUpstreamFailure {
-  NetProto proto = NetProto::kHttp;
-  std::string host;
-  std::uint16_t port = 0;
-  std::string address;
-  std::string what;
-  bool operator==(const NetUpstreamFailure&) const = default;
-};
+// NetDecision, NetUpstreamFailure: supervisor/core/events/net.h (the one model, shared
+// with the proxy).
 
 struct IoStdout {
   std::string data;  // exact bytes of one chunk

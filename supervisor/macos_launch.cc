@@ -44,7 +44,6 @@
 #include "supervisor/core/path_expand.h"
 #include "supervisor/event_schema.h"
 #include "supervisor/macos_session.h"
-#include "supervisor/net_events.h"
 #include "supervisor/sandbox_plan.h"
 #include "supervisor/session_dir.h"
 #include "supervisor/session_log.h"
@@ -367,8 +366,8 @@ int cmd_run_macos(const RunArgs& args) {
   where.port = 0;
   auto proxy = SessionProxy::start(
       prepared->policy.net, where,
-      [&](const proxy::NetDecision& d) { append(events::Source::kProxy, net_event(d)); },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); });
+      [&](const events::NetDecision& d) { append(events::Source::kProxy, d); },
+      [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); });
   if (!proxy) return report(proxy.error());
   const std::uint16_t port = (*proxy)->local_address().port;
 

@@ -61,20 +61,6 @@ bool creates_name(const events::FsWrite& w) {
   return a != events::WriteAction::kDelete && a != events::WriteAction::kRead;
 }
 
-proxy::Proto proxy_proto(events::NetProto p) {
-  switch (p) {
-    case events::NetProto::kHttp:
-      return proxy::Proto::kHttp;
-    case events::NetProto::kConnect:
-      return proxy::Proto::kConnect;
-    case events::NetProto::kSocks5:
-      return proxy::Proto::kSocks5;
-    case events::NetProto::kSocks4:
-      return proxy::Proto::kSocks4;
-  }
-  return proxy::Proto::kHttp;
-}
-
 }  // namespace
 
 FsJudged judge_write(const Policy& policy, const Plan& plan, const events::FsWrite& w,
@@ -106,7 +92,7 @@ NetJudged judge_net(const NetworkPolicy& net, const proxy::DomainMatcher& matche
                     const events::NetDecision& d) {
   if (d.rule.starts_with("ask:") || d.proto == events::NetProto::kSocks4)
     return {std::nullopt, net_rule_id(net, false, d.rule, d.refused_by, d.guard_check), d.reason};
-  const proxy::TargetDecision t = proxy::decide_target(matcher, proxy_proto(d.proto), d.host, d.port);
+  const proxy::TargetDecision t = proxy::decide_target(matcher, d.proto, d.host, d.port);
   const bool allowed = t.allowed();
   // An allowed name whose addresses the guard refused: the guard runs after any allow, so
   // it refuses them again, unless the new entry names the IP itself (address_guard.h).
@@ -115,7 +101,7 @@ NetJudged judge_net(const NetworkPolicy& net, const proxy::DomainMatcher& matche
             d.reason};
   }
   return {allowed ? events::NetVerdict::kAllowed : events::NetVerdict::kDenied,
-          net_rule_id(net, allowed, t.event.rule, proxy::to_string(t.event.refused_by), ""),
+          net_rule_id(net, allowed, t.event.rule, t.event.refused_by, ""),
           t.event.reason};
 }
 

@@ -3,7 +3,8 @@
 //
 //   vigil proxy --settings F --listen unix:PATH | tcp:127.0.0.1:PORT [--events FILE]
 //
-// Every decision is one JSON line on stderr (or appended to --events FILE). Ready is
+// Every decision is one schema v1 record on stderr (or appended to --events FILE; see
+// supervisor/proxy_event_lines.h). Ready is
 // announced on stderr as "vigil: proxy listening on <address>" (with the real port for
 // tcp:...:0). SIGINT/SIGTERM: graceful shutdown; a second signal cuts everything.
 //
@@ -31,7 +32,9 @@
 #include "supervisor/core/display_text.h"
 #include "supervisor/core/exit_codes.h"
 #include "supervisor/core/policy_loader.h"
+#include "supervisor/proxy_event_lines.h"
 #include "supervisor/proxy_test_options.h"
+#include "supervisor/session_log.h"
 #include "supervisor/sandbox_plan.h"
 
 namespace vigil {
@@ -109,7 +112,7 @@ int run_proxy(const ProxyArgs& a) {
   options.max_connections = fit_to_fd_limit(a.max_connections);
   options.test_allow_loopback = test->allow_loopback;
   auto resolver = make_proxy_resolver(*test, io.get_executor());
-  auto sink = std::make_shared<proxy::JsonLinesSink>(std::move(events_fd));
+  auto sink = std::make_shared<ProxyEventLines>(std::move(events_fd), new_session_id());
   auto server = proxy::Server::create(io, policy->net, options, resolver, sink);
   if (!server) {
     (void)report(server.error());

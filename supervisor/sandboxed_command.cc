@@ -29,7 +29,6 @@
 #include "supervisor/launch_gate.h"
 #include "supervisor/log_key.h"
 #include "supervisor/annotation.h"
-#include "supervisor/net_events.h"
 #include "supervisor/policy_judge.h"
 #include "supervisor/quarantine.h"
 #include "supervisor/resource_caps.h"
@@ -247,8 +246,8 @@ Result<SandboxedOutcome> run_sandboxed(
   // One listener per command: its decisions are that command's, even among many.
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
-      [&](const proxy::NetDecision& d) {
-        auto e = net_event(d);
+      [&](const events::NetDecision& d) {
+        events::NetDecision e = d;
         e.rule_id = record_rule_id(prepared->policy.net, e);
         if (e.verdict == events::NetVerdict::kDenied) {
           e.ignored = ignored_by(prepared->policy.ignore_violations, ignore_command,
@@ -256,7 +255,7 @@ Result<SandboxedOutcome> run_sandboxed(
         }
         append(events::Source::kProxy, std::move(e));
       },
-      [&](const proxy::UpstreamFailure& f) { append(events::Source::kProxy, net_event(f)); },
+      [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
       cmd.proxy_test, cmd.ask);
   VIGIL_TRY(proxy);
   // The bridges vigil-init binds inside the sandbox's network namespace.

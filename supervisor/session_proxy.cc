@@ -37,8 +37,8 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(const std::st
 class SessionProxy::Sink : public proxy::EventSink {
  public:
   Sink(OnDecision d, OnFailure f) : on_decision_(std::move(d)), on_failure_(std::move(f)) {}
-  void on_decision(const proxy::NetDecision& d) override { on_decision_(d); }
-  void on_upstream_failure(const proxy::UpstreamFailure& f) override { on_failure_(f); }
+  void on_decision(const events::NetDecision& d) override { on_decision_(d); }
+  void on_upstream_failure(const events::NetUpstreamFailure& f) override { on_failure_(f); }
 
  private:
   OnDecision on_decision_;

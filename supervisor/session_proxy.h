@@ -47,8 +47,8 @@ class SessionProxy {
  public:
   // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
   // for tests only (proxy_test_options.h; already checked against VIGIL_TEST_MODE).
-  using OnDecision = std::function<void(const proxy::NetDecision&)>;
-  using OnFailure = std::function<void(const proxy::UpstreamFailure&)>;
+  using OnDecision = std::function<void(const events::NetDecision&)>;
+  using OnFailure = std::function<void(const events::NetUpstreamFailure&)>;
   // Compiles the allowlist (an invalid pattern is Errc::kInvalidPolicy with its JSON path)
   // and binds `where`, without serving yet: connections wait in the backlog until serve().
   // So a launcher binds the socket before the sandbox that binds it in exists, and serves

@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (h.ok()) {
       for (std::uint16_t port : {std::uint16_t{22}, std::uint16_t{443}}) {
         const auto d = m->decide(*h, port);
-        if (d.verdict == vigil::proxy::Verdict::kAllow) fail();
+        if (d.verdict == vigil::events::NetVerdict::kAllowed) fail();
         if (!d.rule.empty() && d.rule != entry) fail();
         if (d.reason.empty()) fail();
       }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "supervisor/event_schema.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 
@@ -22,6 +23,31 @@ const char* kSettings = R"({
 })";
 
 const std::vector<std::string>& kTestResolve = kLoopbackTestResolve;
+
+// Every line `vigil proxy` wrote is a schema v1 record the supervisor's own reader accepts
+// (net.* from the proxy), chained from the genesis `prev`. Returns how many.
+std::size_t expect_schema_v1_records(const std::string& ev) {
+  std::size_t n = 0;
+  std::size_t pos = 0;
+  while (pos < ev.size()) {
+    const std::size_t nl = ev.find('\n', pos);
+    EXPECT_NE(nl, std::string::npos) << "an unterminated line: " << ev.substr(pos);
+    if (nl == std::string::npos) break;
+    const std::string line = ev.substr(pos, nl - pos);
+    auto e = events::parse_log_record(line);
+    EXPECT_TRUE(e.ok()) << line << "\n" << (e.ok() ? "" : e.error().message);
+    if (e.ok()) {
+      EXPECT_EQ(e->src, events::Source::kProxy) << line;
+      EXPECT_EQ(e->seq, n) << line;
+      if (n == 0) {
+        EXPECT_EQ(e->prev, events::kGenesisPrev) << line;
+      }
+    }
+    ++n;
+    pos = nl + 1;
+  }
+  return n;
+}
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -57,8 +83,9 @@ TEST_F(ProxyClients, CurlHttpReachesAnAllowedName) {
   EXPECT_NE(ev.find(R"("kind":"net.decision","proto":"http","host":"allowed.test")"),
             std::string::npos)
       << ev;
-  EXPECT_NE(ev.find(R"("verdict":"allow")"), std::string::npos) << ev;
+  EXPECT_NE(ev.find(R"("verdict":"allowed")"), std::string::npos) << ev;
   EXPECT_NE(ev.find(R"("address":"127.0.0.1")"), std::string::npos) << ev;
+  EXPECT_EQ(expect_schema_v1_records(ev), 1u) << ev;
 }
 
 TEST_F(ProxyClients, CurlHttpAllowedByPatternAndKeepAlive) {
@@ -70,7 +97,7 @@ TEST_F(ProxyClients, CurlHttpAllowedByPatternAndKeepAlive) {
   EXPECT_EQ(o.out, "hello through vigil\nhello through vigil\n");
   EXPECT_NE(o.err.find("Re-using existing connection"), std::string::npos) << o.err;
   const std::string ev = proxy_->events();
-  EXPECT_EQ(count_lines_containing(ev, R"("verdict":"allow")"), 2u) << ev;
+  EXPECT_EQ(count_lines_containing(ev, R"("verdict":"allowed")"), 2u) << ev;
   EXPECT_NE(ev.find(R"("rule":"*.pattern.test")"), std::string::npos) << ev;
 }
 
@@ -166,8 +193,9 @@ TEST_F(ProxyClients, RefusedNameGets403WithHeaderAndReason) {
                        "use allowed.test"),
             std::string::npos);
   const std::string ev = proxy_->events();
-  EXPECT_NE(ev.find(R"("verdict":"deny","rule":"blocked.pattern.test")"), std::string::npos) << ev;
+  EXPECT_NE(ev.find(R"("verdict":"denied","rule":"blocked.pattern.test")"), std::string::npos) << ev;
   EXPECT_NE(ev.find(R"("refused_by":"denied-domain")"), std::string::npos) << ev;
+  EXPECT_EQ(expect_schema_v1_records(ev), 1u) << ev;
 }
 
 TEST_F(ProxyClients, RefusedHttpsConnectCarriesTheReasonInTheStatusLine) {
@@ -294,7 +322,9 @@ TEST(ProxyCli, UnixSocketAndGracefulSignal) {
   const std::string ev = proxy.events();
   EXPECT_NE(ev.find(R"("proto":"connect","host":"nope.test")"), std::string::npos) << ev;
   EXPECT_NE(ev.find(R"("proto":"socks4")"), std::string::npos) << ev;
-  EXPECT_EQ(ev.rfind(R"({"v":1,"seq":1,"t":)", 0), 0u) << ev;
+  // The envelope first, numbered as schema v1 numbers a session's records: from 0.
+  EXPECT_EQ(ev.rfind(R"({"v":1,"seq":0,"t":)", 0), 0u) << ev;
+  EXPECT_EQ(expect_schema_v1_records(ev), 2u) << ev;
 }
 
 }  // namespace

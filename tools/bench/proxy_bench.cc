@@ -278,12 +278,31 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
   paths.push_back({"direct", echo.port(), -1, "", ""});
   paths.push_back({"vigil", vigil_proxy.port(), vigil_proxy.process().pid(), "127.0.0.1", ""});
 
-  // srt's proxy, when srt and node are there.
+  // srt's proxy, when srt and node are there; or, with VIGIL_PROXY_BENCH_REF=<another
+  // vigil binary> (the build before a change), that build's `vigil proxy` in srt's column,
+  // so that the same interleaved rounds compare the two builds.
   std::unique_ptr<Background> srt;
   std::string srt_note;
   const std::string pkg = srt_package();
   const std::string script = std::string(VIGIL_SOURCE_DIR) + "/tools/bench/srt_proxy.mjs";
-  if (!exists(pkg + "/dist/index.js")) {
+  const char* ref_bin = std::getenv("VIGIL_PROXY_BENCH_REF");
+  if (ref_bin != nullptr && *ref_bin != '\0') {
+    const std::string settings = tmp / "ref-settings.json";
+    write_file(settings, kSettings);
+    srt = std::make_unique<Background>(
+        std::vector<std::string>{ref_bin, "proxy", "--settings", settings, "--listen",
+                                 "tcp:127.0.0.1:0", "--events", tmp / "ref-events.jsonl",
+                                 "--idle-timeout", "60"},
+        tmp.path(), "ref-proxy");
+    const auto port = srt->wait_for("proxy listening on tcp:127\\.0\\.0\\.1:(\\d+)", true);
+    if (!port) {
+      srt_note = std::string("the reference build's proxy did not start: ") + srt->err();
+    } else {
+      paths.push_back({"ref", static_cast<std::uint16_t>(std::stoi(*port)), srt->pid(),
+                       "127.0.0.1", ""});
+      std::printf("(the srt column is the reference build %s)\n", ref_bin);
+    }
+  } else if (!exists(pkg + "/dist/index.js")) {
     srt_note = "srt not found at " + pkg + " (set SRT_PKG, or run tools/bench/run_bench.sh once)";
   } else {
     srt = std::make_unique<Background>(std::vector<std::string>{"node", script}, tmp.path(),

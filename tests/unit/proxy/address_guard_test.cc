@@ -154,6 +154,32 @@ TEST(AddressGuard, ExplicitIpSkipsBuiltinsNotDeniedBlocks) {
   EXPECT_EQ(guard_address(ip("::ffff:10.0.0.1"), g, true).check, C::kDeniedBlock);
 }
 
+// This machine's addresses could not be listed: an address that would have been compared
+// with them is refused, naming the cause, never let through by an empty list. What is
+// refused for its own sake still says so; explicitly allowed IPs skip it like the other
+// built-in checks; the test-only loopback relaxation still applies to loopback.
+TEST(AddressGuard, UnlistedHostAddressesRefuse) {
+  GuardContext g = context();
+  g.host_addresses.clear();
+  g.host_addresses_error = "getifaddrs: Too many open files";
+  const GuardVerdict v = guard_address(ip("198.18.0.1"), g);
+  EXPECT_EQ(v.check, C::kHostAddressesUnknown);
+  EXPECT_EQ(v.why,
+            "possibly one of this machine's own addresses: they could not be listed "
+            "(getifaddrs: Too many open files)");
+  EXPECT_STREQ(to_string(v.check), "host-addresses-unknown");
+  EXPECT_EQ(guard_address(ip("2001:db8::99"), g).check, C::kHostAddressesUnknown);
+  EXPECT_EQ(guard_address(ip("169.254.169.254"), g).check, C::kMetadata);
+  EXPECT_EQ(guard_address(ip("10.0.0.1"), g).check, C::kDeniedBlock);
+  EXPECT_TRUE(guard_address(ip("198.18.0.1"), g, true).allowed());
+  g.allow_loopback = true;
+  EXPECT_TRUE(guard_address(ip("127.0.0.1"), g).allowed());
+  EXPECT_EQ(guard_address(ip("198.18.0.1"), g).check, C::kHostAddressesUnknown);
+  // Listed again: the same address passes.
+  g.host_addresses_error.clear();
+  EXPECT_TRUE(guard_address(ip("198.18.0.1"), g).allowed());
+}
+
 TEST(AddressGuard, ParseBlocks) {
   struct Good {
     std::string in;

@@ -17,15 +17,15 @@ namespace {
 using namespace std::string_literals;
 using List = std::vector<std::string>;
 
-constexpr Verdict A = Verdict::kAllow;
-constexpr Verdict D = Verdict::kDeny;
+constexpr NetVerdict A = NetVerdict::kAllowed;
+constexpr NetVerdict D = NetVerdict::kDenied;
 
 struct Row {
   List allowed;
   List denied;
   std::string host;
   std::uint16_t port;
-  Verdict verdict;
+  NetVerdict verdict;
   std::string rule;  // "" = nothing matched (default deny)
 };
 
@@ -328,8 +328,8 @@ TEST(DomainMatcher, Table) {
     const Decision d = m->decide(*host, r.port);
     EXPECT_EQ(d.verdict, r.verdict);
     EXPECT_EQ(d.rule, r.rule);
-    allows += d.verdict == Verdict::kAllow;
-    denies_by_rule += d.verdict == Verdict::kDeny && !d.rule.empty();
+    allows += d.verdict == NetVerdict::kAllowed;
+    denies_by_rule += d.verdict == NetVerdict::kDenied && !d.rule.empty();
   }
   // The table exercises all three outcomes in volume.
   EXPECT_GE(allows, 50);
@@ -344,21 +344,21 @@ TEST(DomainMatcher, Reasons) {
   const auto gh = *canonicalize_host("github.com");
 
   const Decision ssh = m->decide(gh, 22);
-  EXPECT_EQ(ssh.verdict, Verdict::kDeny);
+  EXPECT_EQ(ssh.verdict, NetVerdict::kDenied);
   EXPECT_EQ(ssh.rule, "github.com:22");
   EXPECT_EQ(ssh.reason, "SSH pushes to GitHub are blocked; use an https:// remote");
 
   const Decision gist = m->decide(*canonicalize_host("gist.github.com"), 443);
-  EXPECT_EQ(gist.verdict, Verdict::kDeny);
+  EXPECT_EQ(gist.verdict, NetVerdict::kDenied);
   EXPECT_EQ(gist.reason, "denied by network.deniedDomains entry \"gist.github.com\"");
 
   const Decision https = m->decide(gh, 443);
-  EXPECT_EQ(https.verdict, Verdict::kAllow);
+  EXPECT_EQ(https.verdict, NetVerdict::kAllowed);
   EXPECT_EQ(https.rule, "github.com");
   EXPECT_EQ(https.reason, "allowed by network.allowedDomains entry \"github.com\"");
 
   const Decision other = m->decide(*canonicalize_host("example.com"), 443);
-  EXPECT_EQ(other.verdict, Verdict::kDeny);
+  EXPECT_EQ(other.verdict, NetVerdict::kDenied);
   EXPECT_EQ(other.rule, "");
   EXPECT_EQ(other.reason, "host is not on the allow list");
 }
@@ -378,7 +378,7 @@ TEST(DomainMatcher, BuildFromNetworkPolicy) {
   net.denied_domain_reasons = {{"evil.npmjs.org", "use the mirror"}};
   const auto m = DomainMatcher::build(net);
   ASSERT_TRUE(m.ok()) << m.error().message;
-  EXPECT_EQ(m->decide(*canonicalize_host("registry.npmjs.org"), 443).verdict, Verdict::kAllow);
+  EXPECT_EQ(m->decide(*canonicalize_host("registry.npmjs.org"), 443).verdict, NetVerdict::kAllowed);
   EXPECT_EQ(m->decide(*canonicalize_host("evil.npmjs.org"), 443).reason, "use the mirror");
   EXPECT_EQ(m->allowed().size(), 1u);
   EXPECT_EQ(m->denied().size(), 1u);

@@ -71,10 +71,10 @@ TEST(ParentProxyTest, RouteFallsBackBetweenHttpAndHttps) {
   auto r = build_parent_route(s);
   ASSERT_TRUE(r.ok() && r->has_value());
   const ParentRoute& route = **r;
-  ASSERT_NE(route.via(Proto::kConnect, "a.example", 443), nullptr);
-  EXPECT_EQ(route.via(Proto::kConnect, "a.example", 443)->text(), "127.0.0.1:3128");
-  EXPECT_EQ(route.via(Proto::kHttp, "a.example", 80)->text(), "127.0.0.1:3128");
-  EXPECT_EQ(route.via(Proto::kSocks5, "direct.example", 443), nullptr);
+  ASSERT_NE(route.via(NetProto::kConnect, "a.example", 443), nullptr);
+  EXPECT_EQ(route.via(NetProto::kConnect, "a.example", 443)->text(), "127.0.0.1:3128");
+  EXPECT_EQ(route.via(NetProto::kHttp, "a.example", 80)->text(), "127.0.0.1:3128");
+  EXPECT_EQ(route.via(NetProto::kSocks5, "direct.example", 443), nullptr);
   s.https = "ftp://x";
   auto bad = build_parent_route(s);
   ASSERT_FALSE(bad.ok());

@@ -17,23 +17,23 @@ TEST(RelaySniffTest, HttpRequestLines) {
   struct Row {
     std::string bytes;
     State state;
-    Proto proto;
+    NetProto proto;
     std::string host;
     std::uint16_t port;
   };
   const Row rows[] = {
-      {"GET http://origin.test:8080/a HTTP/1.1\r\nHost: x\r\n\r\n", State::kFound, Proto::kHttp,
+      {"GET http://origin.test:8080/a HTTP/1.1\r\nHost: x\r\n\r\n", State::kFound, NetProto::kHttp,
        "origin.test", 8080},
-      {"GET http://origin.test/ HTTP/1.1\r\n", State::kFound, Proto::kHttp, "origin.test", 80},
-      {"CONNECT example.com:443 HTTP/1.1\r\n", State::kFound, Proto::kConnect, "example.com", 443},
-      {"CONNECT [::1]:22 HTTP/1.1\n", State::kFound, Proto::kConnect, "::1", 22},
-      {"\r\nGET http://a.test/ HTTP/1.1\r\n", State::kFound, Proto::kHttp, "a.test", 80},
-      {"GET http://origin.te", State::kIncomplete, Proto::kHttp, "", 0},
-      {"", State::kIncomplete, Proto::kHttp, "", 0},
-      {"GET /origin-form HTTP/1.1\r\n", State::kUnknown, Proto::kHttp, "", 0},
-      {"CONNECT nohostport HTTP/1.1\r\n", State::kUnknown, Proto::kConnect, "", 0},
-      {"garbage\r\n", State::kUnknown, Proto::kHttp, "", 0},
-      {std::string(kMaxSniffBytes, 'x'), State::kUnknown, Proto::kHttp, "", 0},
+      {"GET http://origin.test/ HTTP/1.1\r\n", State::kFound, NetProto::kHttp, "origin.test", 80},
+      {"CONNECT example.com:443 HTTP/1.1\r\n", State::kFound, NetProto::kConnect, "example.com", 443},
+      {"CONNECT [::1]:22 HTTP/1.1\n", State::kFound, NetProto::kConnect, "::1", 22},
+      {"\r\nGET http://a.test/ HTTP/1.1\r\n", State::kFound, NetProto::kHttp, "a.test", 80},
+      {"GET http://origin.te", State::kIncomplete, NetProto::kHttp, "", 0},
+      {"", State::kIncomplete, NetProto::kHttp, "", 0},
+      {"GET /origin-form HTTP/1.1\r\n", State::kUnknown, NetProto::kHttp, "", 0},
+      {"CONNECT nohostport HTTP/1.1\r\n", State::kUnknown, NetProto::kConnect, "", 0},
+      {"garbage\r\n", State::kUnknown, NetProto::kHttp, "", 0},
+      {std::string(kMaxSniffBytes, 'x'), State::kUnknown, NetProto::kHttp, "", 0},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.bytes.substr(0, 60));
@@ -69,7 +69,7 @@ TEST(RelaySniffTest, Socks5) {
   domain.push_back(0x90);
   Sniffed s = sniff_socks5_target(domain);
   ASSERT_EQ(s.state, State::kFound);
-  EXPECT_EQ(s.proto, Proto::kSocks5);
+  EXPECT_EQ(s.proto, NetProto::kSocks5);
   EXPECT_EQ(s.host, "origin.test");
   EXPECT_EQ(s.port, 8080);
   // Every prefix is incomplete, never a wrong answer.

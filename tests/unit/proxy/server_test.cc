@@ -303,7 +303,7 @@ class RecordingSink : public EventSink {
     std::lock_guard lock(mu_);
     decisions_.push_back(d);
   }
-  void on_upstream_failure(const UpstreamFailure& f) override {
+  void on_upstream_failure(const NetUpstreamFailure& f) override {
     std::lock_guard lock(mu_);
     failures_.push_back(f);
   }
@@ -311,7 +311,7 @@ class RecordingSink : public EventSink {
     std::lock_guard lock(mu_);
     return decisions_;
   }
-  std::vector<UpstreamFailure> failures() {
+  std::vector<NetUpstreamFailure> failures() {
     std::lock_guard lock(mu_);
     return failures_;
   }
@@ -319,16 +319,18 @@ class RecordingSink : public EventSink {
  private:
   std::mutex mu_;
   std::vector<NetDecision> decisions_;
-  std::vector<UpstreamFailure> failures_;
+  std::vector<NetUpstreamFailure> failures_;
 };
 
 class Proxy {
  public:
   Proxy(std::vector<std::string> allowed, ServerOptions options = test_options(),
         const ListenAddress& where = {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0},
-        std::vector<std::string> denied = {}, std::vector<std::string> denied_cidrs = {})
+        std::vector<std::string> denied = {}, std::vector<std::string> denied_cidrs = {},
+        ParentProxySettings parent = {})
       : sink_(std::make_shared<RecordingSink>()) {
     NetworkPolicy net;
+    net.parent_proxy = std::move(parent);
     net.allowed_domains = std::move(allowed);
     net.denied_domains = std::move(denied);
     net.denied_resolved_addresses = std::move(denied_cidrs);
@@ -337,6 +339,8 @@ class Proxy {
       table[name] = {boost::asio::ip::make_address("127.0.0.1")};
     }
     table["v6.test"] = {boost::asio::ip::make_address("::1")};
+    // TEST-NET-1: refused by the guard; its test routes through a loopback parent proxy.
+    table["far.test"] = {boost::asio::ip::make_address("192.0.2.1")};
     table["mixed.test"] = {boost::asio::ip::make_address("169.254.169.254"),
                            boost::asio::ip::make_address("127.0.0.1")};
     // Both pass the guard; nothing listens on 127.0.0.2, so a connect falls to the second.
@@ -410,9 +414,9 @@ TEST(ProxyServer, HttpGetReachesAllowedName) {
       << r;
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kHttp);
+  EXPECT_EQ(ev[0].proto, NetProto::kHttp);
   EXPECT_EQ(ev[0].host, "a.test");
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[0].rule, "a.test");
   EXPECT_EQ(ev[0].address, "127.0.0.1");
 }
@@ -448,9 +452,9 @@ TEST(ProxyServer, KeepAliveDecidesEveryRequestAndSwitchesUpstream) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 5u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(ev[i].verdict, Verdict::kAllow);
-  EXPECT_EQ(ev[4].verdict, Verdict::kDeny);
-  EXPECT_EQ(ev[4].refused_by, RefusedBy::kNotAllowed);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ev[i].verdict, NetVerdict::kAllowed);
+  EXPECT_EQ(ev[4].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[4].refused_by, refused_by::kNotAllowed);
   EXPECT_EQ(ev[4].host, "c.test");
 }
 
@@ -530,10 +534,10 @@ TEST(ProxyServer, RefusalsSayWhy) {
   }
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 3u);
-  EXPECT_EQ(ev[0].proto, Proto::kConnect);
-  EXPECT_EQ(ev[0].refused_by, RefusedBy::kNotAllowed);
-  EXPECT_EQ(ev[1].refused_by, RefusedBy::kDeniedDomain);
-  EXPECT_EQ(ev[2].refused_by, RefusedBy::kMalformedHost);
+  EXPECT_EQ(ev[0].proto, NetProto::kConnect);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kNotAllowed);
+  EXPECT_EQ(ev[1].refused_by, refused_by::kDeniedDomain);
+  EXPECT_EQ(ev[2].refused_by, refused_by::kMalformedHost);
 }
 
 TEST(ProxyServer, MalformedRequestsGetA4xxAndNoDecision) {
@@ -578,8 +582,8 @@ TEST(ProxyServer, ConnectTunnelWithHalfClose) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kConnect);
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].proto, NetProto::kConnect);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
 }
 
 std::string socks_connect_domain(const std::string& name, std::uint16_t port) {
@@ -638,10 +642,10 @@ TEST(ProxyServer, Socks5DomainIpv4Ipv6) {
   ASSERT_EQ(ev.size(), 4u);
   EXPECT_EQ(ev[0].host, "a.test");
   EXPECT_EQ(ev[1].host, "127.0.0.1");
-  EXPECT_EQ(ev[1].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[1].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[2].host, "::1");
-  EXPECT_EQ(ev[2].verdict, Verdict::kDeny);
-  EXPECT_EQ(ev[3].proto, Proto::kSocks5);
+  EXPECT_EQ(ev[2].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[3].proto, NetProto::kSocks5);
 }
 
 TEST(ProxyServer, Socks5Ipv6Tunnel) {
@@ -668,8 +672,8 @@ TEST(ProxyServer, Socks4GetsAClearRefusal) {
   EXPECT_TRUE(eof);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].proto, Proto::kSocks4);
-  EXPECT_EQ(ev[0].refused_by, RefusedBy::kUnsupportedProtocol);
+  EXPECT_EQ(ev[0].proto, NetProto::kSocks4);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kUnsupportedProtocol);
   EXPECT_EQ(ev[0].host, "127.0.0.1");
   EXPECT_EQ(ev[0].port, 80);
 }
@@ -710,8 +714,8 @@ TEST(ProxyServer, AddressGuardRefusesLoopbackForAnAllowedName) {
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 3u);
   for (const auto& e : ev) {
-    EXPECT_EQ(e.verdict, Verdict::kDeny);
-    EXPECT_EQ(e.refused_by, RefusedBy::kAddressGuard);
+    EXPECT_EQ(e.verdict, NetVerdict::kDenied);
+    EXPECT_EQ(e.refused_by, refused_by::kAddressGuard);
   }
   EXPECT_EQ(ev[0].guard_check, "loopback");
   EXPECT_EQ(ev[2].guard_check, "metadata");
@@ -781,6 +785,51 @@ TEST(ProxyServer, MetadataNameIsLookedUpOnlyOnceAClientComes) {
   runner.join();
 }
 
+// The guard's inputs fail loud: when this machine's addresses cannot be listed (getifaddrs
+// failing, injected through ServerOptions::host_addresses), a name that resolves to an
+// address the guard would have compared with them is refused with the cause in the 403
+// and the event. Nothing is dialled even if that ever regressed: far.test's 192.0.2.1
+// (TEST-NET-1) would be reached only through the parent proxy, a counting listener on
+// loopback that must see no connection.
+TEST(ProxyServer, UnlistedHostAddressesRefuseWithTheCause) {
+  Backend parent([](int) {});
+  ASSERT_TRUE(parent.ok());
+  std::atomic<int> listed{0};
+  ServerOptions o = Proxy::test_options();
+  o.host_addresses = [&listed]() -> Result<std::vector<IpAddress>> {
+    ++listed;
+    return make_error(Errc::kSystem, "getifaddrs: Too many open files");
+  };
+  const std::string parent_url = "http://127.0.0.1:" + std::to_string(parent.port());
+  Proxy px({"far.test"}, o, {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}, {}, {},
+           ParentProxySettings{parent_url, parent_url, "", "network.parentProxy"});
+  UniqueFd c = px.connect();
+  send_all(c.get(), "CONNECT far.test:443 HTTP/1.1\r\n\r\n");
+  const std::string r = recv_all(c.get());
+  EXPECT_EQ(r.rfind("HTTP/1.1 403 address guard: far.test resolves to 192.0.2.1, possibly one "
+                    "of this machine's own addresses: they could not be listed (getifaddrs: "
+                    "Too many open files)\r\n",
+                    0),
+            0u)
+      << r;
+  EXPECT_GE(listed.load(), 1);
+  EXPECT_EQ(parent.connections(), 0);
+  const auto ev = px.sink().decisions();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kDenied);
+  EXPECT_EQ(ev[0].refused_by, refused_by::kAddressGuard);
+  EXPECT_EQ(ev[0].guard_check, "host-addresses-unknown");
+  EXPECT_EQ(ev[0].address, "192.0.2.1");
+}
+
+// The real source of the guard's "this machine" input lists at least loopback.
+TEST(ProxyServer, InterfaceAddressesListLoopback) {
+  auto listed = interface_addresses();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_NE(std::find(listed->begin(), listed->end(), boost::asio::ip::make_address("127.0.0.1")),
+            listed->end());
+}
+
 TEST(ProxyServer, DeniedResolvedAddressesApply) {
   ServerOptions o = Proxy::test_options();
   Proxy px({"a.test"}, o, {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}, {}, {"127.0.0.0/8"});
@@ -824,7 +873,7 @@ TEST(ProxyServer, UpstreamFailuresAre502WithAnEvent) {
     EXPECT_EQ(r[3], 0x05);  // connection refused
   }
   EXPECT_EQ(px.sink().failures().size(), 3u);
-  for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, Verdict::kAllow);
+  for (const auto& d : px.sink().decisions()) EXPECT_EQ(d.verdict, NetVerdict::kAllowed);
 }
 
 // An allowed name with two addresses that pass the guard, the first refusing: the proxy
@@ -860,7 +909,7 @@ TEST(ProxyServer, DecisionNamesTheAddressConnectedTo) {
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 2u);
   for (const auto& d : ev) {
-    EXPECT_EQ(d.verdict, Verdict::kAllow);
+    EXPECT_EQ(d.verdict, NetVerdict::kAllowed);
     EXPECT_EQ(d.address, "127.0.0.1");
   }
   EXPECT_TRUE(px.sink().failures().empty());
@@ -894,7 +943,7 @@ TEST(ProxyServer, ConnectCutMidwayStillLeavesItsDecision) {
   for (int i = 0; i < 100 && px.sink().failures().empty(); ++i) std::this_thread::sleep_for(10ms);
   const auto ev = px.sink().decisions();
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].verdict, Verdict::kAllow);
+  EXPECT_EQ(ev[0].verdict, NetVerdict::kAllowed);
   EXPECT_EQ(ev[0].host, "a.test");
   EXPECT_EQ(ev[0].address, "127.0.0.1");
 }

@@ -28,9 +28,9 @@ namespace {
 struct Decisions {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<proxy::NetDecision> seen;
+  std::vector<events::NetDecision> seen;
 
-  void add(const proxy::NetDecision& d) {
+  void add(const events::NetDecision& d) {
     std::lock_guard<std::mutex> lock(mu);
     seen.push_back(d);
     cv.notify_all();
@@ -89,8 +89,8 @@ TEST(SessionProxy, TcpListenerOnAKernelChosenLoopbackPort) {
   NetworkPolicy net;  // no allowed domains: every host is refused, with the reason
   const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::start(
-      net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
-      [](const proxy::UpstreamFailure&) {});
+      net, where, [&](const events::NetDecision& d) { decisions.add(d); },
+      [](const events::NetUpstreamFailure&) {});
   ASSERT_TRUE(p.ok()) << p.error().message;
   const proxy::ListenAddress bound = (*p)->local_address();
   EXPECT_EQ(bound.kind, proxy::ListenAddress::Kind::kTcp);
@@ -134,10 +134,10 @@ TEST(SessionProxy, TcpListenerOnAKernelChosenLoopbackPort) {
     ASSERT_EQ(decisions.seen.size(), 2u);
     EXPECT_EQ(decisions.seen[0].host, "example.com");
     EXPECT_EQ(decisions.seen[0].port, 443);
-    EXPECT_EQ(decisions.seen[0].verdict, proxy::Verdict::kDeny);
+    EXPECT_EQ(decisions.seen[0].verdict, events::NetVerdict::kDenied);
     EXPECT_EQ(decisions.seen[1].host, "denied.example.org");
-    EXPECT_EQ(decisions.seen[1].proto, proxy::Proto::kSocks5);
-    EXPECT_EQ(decisions.seen[1].verdict, proxy::Verdict::kDeny);
+    EXPECT_EQ(decisions.seen[1].proto, events::NetProto::kSocks5);
+    EXPECT_EQ(decisions.seen[1].verdict, events::NetVerdict::kDenied);
   }
   // Stopped: the port no longer accepts.
   EXPECT_FALSE(connect_loopback(bound.port).valid());
@@ -149,7 +149,7 @@ TEST(SessionProxy, RefusesANonLoopbackTcpAddress) {
   where.kind = proxy::ListenAddress::Kind::kTcp;
   where.host = "0.0.0.0";
   auto p = SessionProxy::start(
-      net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
+      net, where, [](const events::NetDecision&) {}, [](const events::NetUpstreamFailure&) {});
   EXPECT_FALSE(p.ok());
 }
 
@@ -167,8 +167,8 @@ TEST(SessionProxy, OpenBindsServeAnswersWhatWaited) {
   NetworkPolicy net;
   const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::open(
-      net, where, [&](const proxy::NetDecision& d) { decisions.add(d); },
-      [](const proxy::UpstreamFailure&) {});
+      net, where, [&](const events::NetDecision& d) { decisions.add(d); },
+      [](const events::NetUpstreamFailure&) {});
   ASSERT_TRUE(p.ok()) << p.error().message;
   UniqueFd c = connect_loopback((*p)->local_address().port);
   ASSERT_TRUE(c.valid()) << "the bound socket must accept into its backlog before serve()";
@@ -215,8 +215,8 @@ TEST(SessionProxy, StopMidConnectStillDeliversTheDecision) {
   hooks.resolve_table = std::map<std::string, std::vector<proxy::IpAddress>>{
       {"a.test", {boost::asio::ip::make_address("127.0.0.1")}}};
   auto p = SessionProxy::start(
-      net, loopback_any_port(), [&](const proxy::NetDecision& d) { decisions.add(d); },
-      [](const proxy::UpstreamFailure&) {}, hooks);
+      net, loopback_any_port(), [&](const events::NetDecision& d) { decisions.add(d); },
+      [](const events::NetUpstreamFailure&) {}, hooks);
   ASSERT_TRUE(p.ok()) << p.error().message;
   UniqueFd c = connect_loopback((*p)->local_address().port);
   ASSERT_TRUE(c.valid());
@@ -235,7 +235,7 @@ TEST(SessionProxy, StopMidConnectStillDeliversTheDecision) {
   (*p)->stop();
   std::lock_guard<std::mutex> lock(decisions.mu);
   ASSERT_EQ(decisions.seen.size(), 1u);
-  EXPECT_EQ(decisions.seen[0].verdict, proxy::Verdict::kAllow);
+  EXPECT_EQ(decisions.seen[0].verdict, events::NetVerdict::kAllowed);
   EXPECT_EQ(decisions.seen[0].host, "a.test");
   EXPECT_EQ(decisions.seen[0].address, "127.0.0.1");
 }
@@ -246,7 +246,7 @@ TEST(SessionProxy, OpenedButNeverServedStopsCleanly) {
   NetworkPolicy net;
   const proxy::ListenAddress where = loopback_any_port();
   auto p = SessionProxy::open(
-      net, where, [](const proxy::NetDecision&) {}, [](const proxy::UpstreamFailure&) {});
+      net, where, [](const events::NetDecision&) {}, [](const events::NetUpstreamFailure&) {});
   ASSERT_TRUE(p.ok()) << p.error().message;
   const std::uint16_t port = (*p)->local_address().port;
   (*p)->stop();

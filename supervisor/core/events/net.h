@@ -1,0 +1,73 @@
+// The network events of schema v1 (docs/events.md): what the proxy decided about one
+// request (net.decision) and an allowed connection that then failed upstream
+// (net.upstream_failure). One model for every part: the proxy fills these in and emits
+// them as they are; the supervisor logs, annotates and replays them; `vigil proxy`
+// writes them as schema v1 lines. The parsers and the serialiser are the supervisor's
+// event schema (supervisor/event_schema.h).
+//
+// Plain values; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace vigil::events {
+
+enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
+enum class NetVerdict { kAllowed, kDenied };
+
+const char* to_string(NetProto p);    // "http" | "connect" | "socks5" | "socks4"
+const char* to_string(NetVerdict v);  // "allowed" | "denied"
+
+// net.decision's refused_by: which check refused. The field stays a string in the model
+// (a log reader never fails on a value it does not know); these are the values written.
+namespace refused_by {
+inline constexpr std::string_view kMalformedHost = "malformed-host";  // not canonicalisable
+inline constexpr std::string_view kDeniedDomain = "denied-domain";    // a deniedDomains entry
+inline constexpr std::string_view kNotAllowed = "not-allowed";        // no allowedDomains entry
+inline constexpr std::string_view kAddressGuard = "address-guard";    // every address refused
+// SOCKS4: nothing was decided, the client was told to use SOCKS5.
+inline constexpr std::string_view kUnsupportedProtocol = "unsupported-protocol";
+}  // namespace refused_by
+
+struct NetDecision {
+  NetProto proto = NetProto::kHttp;
+  // Canonical host (IPv6 without brackets); for a malformed host, the bytes the client
+  // sent (capped at 300).
+  std::string host;
+  std::uint16_t port = 0;
+  NetVerdict verdict = NetVerdict::kDenied;
+  std::string rule;    // the settings entry that decided, as written; "" = default deny
+  std::string reason;  // model-facing, one line
+  // Optional detail from the proxy ("" = absent).
+  std::string refused_by;  // one of refused_by::k*; "" when allowed
+  // Allowed: the address connected to (a later one when the first that passed the guard
+  // refused the connect; the first one when none answered). Address-guard refusal: the
+  // first address refused. Otherwise empty.
+  std::string address;
+  std::string guard_check;  // address-guard refusals: "loopback", "metadata", ...
+  // Set by the supervisor, never by the proxy: a denied connection's ignoreViolations
+  // entry ("" = none).
+  std::string ignored;
+  // Set by the supervisor: the verdict's rule id with its place in the settings
+  // (`network.allowedDomains[0] "*.github.com"`: supervisor/policy_judge.h). "" in older
+  // logs.
+  std::string rule_id = {};
+
+  bool allowed() const { return verdict == NetVerdict::kAllowed; }
+  bool operator==(const NetDecision&) const = default;
+};
+
+// An allowed connection that failed upstream (DNS, connect refused, timeout). Not a
+// policy decision: reported so a session log explains a 502.
+struct NetUpstreamFailure {
+  NetProto proto = NetProto::kHttp;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string address;  // "" when resolution failed
+  std::string what;     // "could not resolve (no such host)", "connection refused", ...
+  bool operator==(const NetUpstreamFailure&) const = default;
+};
+
+}  // namespace vigil::events
