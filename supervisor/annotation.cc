@@ -207,6 +207,19 @@ std::vector<Group> group_denials(const std::deque<Violation>& denied, std::size_
   }
 }
 
+// One block entry's first attempt: what every kind of record fills in the same way.
+Violation first_attempt(Violation::Kind kind, std::string op, std::string target, std::string path,
+                        std::string reason, std::uint64_t seq) {
+  Violation v;
+  v.kind = kind;
+  v.op = std::move(op);
+  v.target = std::move(target);
+  v.path = std::move(path);
+  v.reason = std::move(reason);
+  v.first_seq = seq;
+  return v;
+}
+
 }  // namespace
 
 std::string plain_actions(std::uint16_t actions) {
@@ -252,17 +265,13 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     return;
   }
   if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
-    Violation v;
-    v.kind = Violation::Kind::kFs;
-    v.op = q->rule;
-    v.target = q->path;
-    v.path = q->path;
-    v.reason = q->reason + (q->moved_to.empty() ? "; NOT moved: remove it by hand before any "
-                                                  "program uses it"
-                                                : "; moved to " + q->moved_to +
-                                                      " (its manifest.jsonl says how to restore)");
-    v.first_seq = seq;
-    note(quarantined_, std::move(v), events::WriteAction::kCreate);
+    std::string reason =
+        q->reason + (q->moved_to.empty()
+                         ? "; NOT moved: remove it by hand before any program uses it"
+                         : "; moved to " + q->moved_to + " (its manifest.jsonl says how to restore)");
+    note(quarantined_,
+         first_attempt(Violation::Kind::kFs, q->rule, q->path, q->path, std::move(reason), seq),
+         events::WriteAction::kCreate);
     return;
   }
   if (const auto* w = std::get_if<events::FsWrite>(&body)) {
@@ -298,29 +307,22 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
   }
   if (const auto* r = std::get_if<events::FsRead>(&body)) {
     // A read denyRead hid: one line like a denied write's, "deny read <path> (<reason>)".
-    Violation v;
-    v.kind = Violation::Kind::kFs;
-    v.op = r->syscall;
-    v.target = r->resolved;
-    v.path = r->path;
-    v.reason = r->reason;
-    v.first_seq = seq;
     ++denied_attempts_;
-    note(denied_, std::move(v), events::WriteAction::kRead);
+    note(denied_, first_attempt(Violation::Kind::kFs, r->syscall, r->resolved, r->path, r->reason, seq),
+         events::WriteAction::kRead);
     return;
   }
   if (const auto* u = std::get_if<events::NetUnix>(&body)) {
     if (u->verdict != events::NetVerdict::kDenied) return;
-    Violation v;
-    v.kind = Violation::Kind::kUnix;
-    v.op = "socket AF_UNIX";
     // socket() refused has no path: its type names the entry (one line for all of them).
-    v.target = !u->resolved.empty() ? u->resolved : !u->path.empty() ? u->path : u->type;
-    v.path = u->path;
-    v.reason = u->reason + "; " + std::string(kUnixSocketHint);
-    v.first_seq = seq;
+    const std::string& target = !u->resolved.empty() ? u->resolved
+                                : !u->path.empty()   ? u->path
+                                                     : u->type;
     ++denied_attempts_;
-    note(denied_, std::move(v), events::WriteAction::kWrite);
+    note(denied_,
+         first_attempt(Violation::Kind::kUnix, "socket AF_UNIX", target, u->path,
+                       u->reason + "; " + std::string(kUnixSocketHint), seq),
+         events::WriteAction::kWrite);
     return;
   }
   if (const auto* n = std::get_if<events::NetDecision>(&body)) {
