@@ -39,6 +39,7 @@
 #include "seatbelt/profile_builder.h"
 #include "seatbelt/sandbox_exec_argv.h"
 #include "supervisor/cli/commands.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/path_expand.h"
@@ -63,11 +64,6 @@ using Clock = std::chrono::steady_clock;
 // Signals forwarded to the command. They are ignored in vigil (kqueue still records
 // them: EVFILT_SIGNAL sees even ignored signals) and reset to default in the children.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-Result<void> set_cloexec(int fd) {
-  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return system_error("fcntl(FD_CLOEXEC)");
-  return {};
-}
 
 // environ with `extra` set (replacing any existing value of the same name).
 std::vector<std::string> merged_environment(
@@ -146,13 +142,11 @@ class LogStream {
   static Result<LogStream> start(const std::string& tag) {
     auto argv = log_stream_argv(tag);
     VIGIL_TRY(argv);
-    int fds[2];
-    if (::pipe(fds) != 0) return system_error("pipe");
+    auto pipe = make_pipe();
+    VIGIL_TRY(pipe);
     LogStream s;
-    s.read_ = UniqueFd(fds[0]);
-    UniqueFd write(fds[1]);
-    VIGIL_TRY_VOID(set_cloexec(s.read_.get()));
-    VIGIL_TRY_VOID(set_cloexec(write.get()));
+    s.read_ = std::move(pipe->read);
+    UniqueFd write = std::move(pipe->write);
     UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!null) return system_error("open /dev/null");
     auto child =

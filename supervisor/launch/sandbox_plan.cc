@@ -22,6 +22,7 @@
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/launch/workspace_checks.h"
+#include "supervisor/core/wire/init_args.h"
 
 namespace vigil {
 namespace {
@@ -304,11 +305,11 @@ std::vector<std::string> placeholder_paths(const Plan& plan) {
 }
 
 std::vector<std::string> refuse_create_args(const Plan& plan) {
-  std::vector<std::string> out;
+  wire::InitArgs init;
   for (const auto& op : plan.ops) {
-    if (op.at_call) out.insert(out.end(), {"--refuse-create", op.path, op.origin});
+    if (op.at_call) init.refuse_create.push_back({op.path, op.origin});
   }
-  return out;
+  return wire::option_args(init);
 }
 
 bool gatekeeper_in_force() {

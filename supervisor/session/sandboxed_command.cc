@@ -22,6 +22,7 @@
 #include "supervisor/core/policy/ignore_violations.h"
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/core/wire/init_args.h"
 #include "supervisor/launch/external_proxy.h"
 #include "supervisor/launch/git_safe_env.h"
 #include "supervisor/launch/deny_at_call.h"
@@ -300,29 +301,27 @@ Result<SandboxedOutcome> run_sandboxed(
   in.block_fd = release->read.get();
   auto identities = host_identities(writable_mounts(prepared->plan));
   VIGIL_TRY(identities);
-  in.init_args = {"--events-fd",    std::to_string(events->write.get()),
-                  "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--proxy-socket", session->proxy_socket()};
-  in.init_args.insert(in.init_args.end(), external.init_args.begin(), external.init_args.end());
-  if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
-    in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
-  }
-  if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
-  if (in.weaker_nested) in.init_args.push_back("--outer-proc");
+  // vigil-init's options, written by the table it parses them with (core/wire/init_args.h).
+  wire::InitArgs init_opts;
+  init_opts.events_fd = events->write.get();
+  init_opts.program_fd = program_pipe->read.get();
+  init_opts.proxy_socket = session->proxy_socket();
+  init_opts.overflow_drop = prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
+  init_opts.no_sync_wake_up = !prepared->policy.vigil.observer_sync_wake_up;
+  init_opts.outer_proc = in.weaker_nested;
   if (store) {
-    in.init_args.insert(in.init_args.end(),
-                        {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",
-                         caps_argument(prepared->policy.vigil.capture_caps)});
+    init_opts.capture_fd = store->fd.get();
+    const auto& cc = prepared->policy.vigil.capture_caps;
+    init_opts.capture_caps = wire::CaptureCaps{cc.max_file_bytes, cc.max_session_bytes};
   }
-  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h). The mode
   // goes to vigil-init explicitly: it must handle the broker's traps whatever the list.
-  if (unix_sockets_mode(prepared->policy.net) == UnixSockets::kBrokered)
-    in.init_args.push_back("--unix-broker");
-  if (!prepared->policy.net.allow_all_unix_sockets) {
-    for (const auto& sock : prepared->policy.net.allow_unix_sockets)
-      in.init_args.insert(in.init_args.end(), {"--unix-socket", sock});
-  }
+  init_opts.unix_broker = unix_sockets_mode(prepared->policy.net) == UnixSockets::kBrokered;
+  if (!prepared->policy.net.allow_all_unix_sockets)
+    init_opts.unix_sockets = prepared->policy.net.allow_unix_sockets;
+  in.init_args = wire::option_args(init_opts);
+  in.init_args.insert(in.init_args.end(), external.init_args.begin(), external.init_args.end());
+  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   const auto refused = refuse_create_args(prepared->plan);
   in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   if (gatekeeper_in_force()) {
@@ -382,7 +381,7 @@ Result<SandboxedOutcome> run_sandboxed(
     // Both ends closed on every way out: written, the program is vigil-init's go; closed
     // unwritten (any error below), vigil-init refuses to start the command.
     struct ClosePipe {
-      ProgramPipe& pipe;
+      Pipe& pipe;
       ~ClosePipe() {
         pipe.write.reset();
         pipe.read.reset();
