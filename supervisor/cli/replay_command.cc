@@ -19,6 +19,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/base/write_all.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/log/log_stream.h"
 #include "supervisor/replay/replay_changes.h"
@@ -84,15 +85,8 @@ class ReportFile {
     return {};
   }
   void write(std::string_view rest) {
-    while (!rest.empty() && error_.empty()) {
-      const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error_ = system_error("cannot write " + path_).message;
-        break;
-      }
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (!error_.empty()) return;
+    if (auto r = write_all(fd_.get(), rest, path_); !r) error_ = r.error().message;
   }
   const std::string& error() const { return error_; }
 
