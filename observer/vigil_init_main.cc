@@ -52,7 +52,8 @@ int rlimit_resource(const std::string& name) {
 int main(int argc, char** argv) {
   // The supervisor wrote this command line with the same table (wire::to_argv): a value
   // that does not parse is a bug or a caller other than vigil, and either way nothing runs.
-  auto parsed = vigil::wire::parse(std::span<const char* const>(argv + 1, argc - 1));
+  auto parsed = vigil::wire::parse(
+      std::span<const char* const>(argv + (argc > 0 ? 1 : 0), argc > 0 ? argc - 1 : 0));
   if (!parsed) {
     std::fprintf(stderr, "vigil-init: %s\n%s", parsed.error().message.c_str(),
                  vigil::wire::usage().c_str());
@@ -94,8 +95,10 @@ int main(int argc, char** argv) {
     observer_options.capture_caps = {args.capture_caps->file_bytes,
                                      args.capture_caps->session_bytes};
   }
-  for (const auto& r : args.refuse_create) observer_options.refused_names.push_back({r.path, r.origin});
-  for (const auto& g : args.refuse_glob) observer_options.refused_globs.push_back({g.path, g.origin});
+  for (const auto& r : args.refuse_create)
+    observer_options.refused_names.push_back({r.path, r.origin});
+  for (const auto& g : args.refuse_glob)
+    observer_options.refused_globs.push_back({g.path, g.origin});
   // vigil.observer.reads: the read layout (observer/hidden_reads.h), hidden paths and
   // paths bound back in below them.
   for (const auto& h : args.reads) observer_options.hidden.push_back({h.path, h.origin, h.hides});
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
   }
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
-  spec.argv = argv + (argc - static_cast<int>(args.command.size()));
+  spec.argv = argv + (argc - static_cast<int>(args.command.size()));  // the words after "--"
   spec.rlimits = rlimits;
 
   // The observer: its listener comes back from the install and is handed over a socketpair.

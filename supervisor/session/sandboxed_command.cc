@@ -306,7 +306,8 @@ Result<SandboxedOutcome> run_sandboxed(
   init_opts.events_fd = events->write.get();
   init_opts.program_fd = program_pipe->read.get();
   init_opts.proxy_socket = session->proxy_socket();
-  init_opts.overflow_drop = prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
+  init_opts.overflow_drop =
+      prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
   init_opts.no_sync_wake_up = !prepared->policy.vigil.observer_sync_wake_up;
   init_opts.outer_proc = in.weaker_nested;
   if (store) {

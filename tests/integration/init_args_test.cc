@@ -42,8 +42,8 @@ TEST(InitArgs, RefusesABadOptionBeforeRunningAnything) {
   };
   for (const auto& c : cases) {
     TempDir ws;
-    const std::string cmd = "cd '" + ws.path() + "' && '" + init + "' " + c.options +
-                            " -- sh -c 'touch ran' 2>&1";
+    const std::string cmd =
+        "cd '" + ws.path() + "' && '" + init + "' " + c.options + " -- sh -c 'touch ran' 2>&1";
     FILE* f = ::popen(cmd.c_str(), "r");
     ASSERT_NE(f, nullptr);
     std::string out;

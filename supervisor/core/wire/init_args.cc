@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <climits>
+#include <iterator>
 #include <type_traits>
 #include <variant>
 
@@ -12,16 +13,16 @@ namespace {
 
 // What follows a flag, and so how it is written and read back.
 enum class Kind {
-  kSwitch,     // no value: the bool is true when given
-  kFd,         // N: a descriptor, decimal, above 2
-  kSocket,     // PATH: an absolute socket path
-  kNamedPath,  // PATH ORIGIN, repeated: PATH absolute
-  kHide,       // PATH ORIGIN, repeated, into `reads` (hides)
-  kShow,       // PATH ORIGIN, repeated, into `reads` (shows)
-  kRlimit,     // NAME=VALUE, repeated
-  kCaps,       // FILE:SESSION
-  kOverflow,   // "drop"
-  kUnixSocket, // PATH|@NAME, repeated
+  kSwitch,      // no value: the bool is true when given
+  kFd,          // N: a descriptor, decimal, above 2
+  kSocket,      // PATH: an absolute socket path
+  kNamedPath,   // PATH ORIGIN, repeated: PATH absolute
+  kHide,        // PATH ORIGIN, repeated, into `reads` (hides)
+  kShow,        // PATH ORIGIN, repeated, into `reads` (shows)
+  kRlimit,      // NAME=VALUE, repeated
+  kCaps,        // FILE:SESSION
+  kOverflow,    // "drop"
+  kUnixSocket,  // PATH|@NAME, repeated
 };
 
 using Field = std::variant<bool InitArgs::*, int InitArgs::*, std::string InitArgs::*,
@@ -74,11 +75,14 @@ constexpr std::string_view kRlimitNames[] = {"nproc", "data", "fsize"};
 
 int arity(Kind k) {
   switch (k) {
-    case Kind::kSwitch: return 0;
+    case Kind::kSwitch:
+      return 0;
     case Kind::kNamedPath:
     case Kind::kHide:
-    case Kind::kShow: return 2;
-    default: return 1;
+    case Kind::kShow:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -89,16 +93,24 @@ bool repeated(Kind k) {
 
 std::string_view syntax(Kind k) {
   switch (k) {
-    case Kind::kSwitch: return "";
-    case Kind::kFd: return "N";
-    case Kind::kSocket: return "PATH";
+    case Kind::kSwitch:
+      return "";
+    case Kind::kFd:
+      return "N";
+    case Kind::kSocket:
+      return "PATH";
     case Kind::kNamedPath:
     case Kind::kHide:
-    case Kind::kShow: return "PATH ORIGIN";
-    case Kind::kRlimit: return "nproc|data|fsize=N";
-    case Kind::kCaps: return "FILE:SESSION";
-    case Kind::kOverflow: return "drop";
-    case Kind::kUnixSocket: return "PATH|@NAME";
+    case Kind::kShow:
+      return "PATH ORIGIN";
+    case Kind::kRlimit:
+      return "nproc|data|fsize=N";
+    case Kind::kCaps:
+      return "FILE:SESSION";
+    case Kind::kOverflow:
+      return "drop";
+    case Kind::kUnixSocket:
+      return "PATH|@NAME";
   }
   return "";
 }
@@ -138,7 +150,9 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
 Result<void> read_value(InitArgs& a, const Flag& f, std::span<const char* const> v) {
   const std::string_view first = v[0];
   switch (f.kind) {
-    case Kind::kSwitch: field<bool>(a, f) = true; return {};
+    case Kind::kSwitch:
+      field<bool>(a, f) = true;
+      return {};
     case Kind::kFd: {
       const auto n = parse_u64(first);
       if (!n || *n < 3 || *n > static_cast<std::uint64_t>(INT_MAX))
@@ -203,7 +217,8 @@ void write_value(const InitArgs& a, const Flag& f, std::vector<std::string>& out
       if (field<int>(a, f) != -1) out.insert(out.end(), {name, std::to_string(field<int>(a, f))});
       return;
     case Kind::kSocket:
-      if (!field<std::string>(a, f).empty()) out.insert(out.end(), {name, field<std::string>(a, f)});
+      if (!field<std::string>(a, f).empty())
+        out.insert(out.end(), {name, field<std::string>(a, f)});
       return;
     case Kind::kNamedPath:
       for (const auto& p : field<std::vector<NamedPath>>(a, f))
@@ -212,18 +227,19 @@ void write_value(const InitArgs& a, const Flag& f, std::vector<std::string>& out
     case Kind::kHide:
       // Hides and shows in their order: a show re-binds below the hide before it.
       for (const auto& r : field<std::vector<ReadEntry>>(a, f))
-        out.insert(out.end(), {std::string(r.hides ? f.name : name_of(Kind::kShow)), r.path,
-                               r.origin});
+        out.insert(out.end(),
+                   {std::string(r.hides ? f.name : name_of(Kind::kShow)), r.path, r.origin});
       return;
-    case Kind::kShow: return;  // written with the hides, in order
+    case Kind::kShow:
+      return;  // written with the hides, in order
     case Kind::kRlimit:
       for (const auto& r : field<std::vector<Rlimit>>(a, f))
         out.insert(out.end(), {name, r.name + "=" + std::to_string(r.value)});
       return;
     case Kind::kCaps:
       if (const auto& c = field<std::optional<CaptureCaps>>(a, f)) {
-        out.insert(out.end(), {name, std::to_string(c->file_bytes) + ":" +
-                                         std::to_string(c->session_bytes)});
+        out.insert(out.end(),
+                   {name, std::to_string(c->file_bytes) + ":" + std::to_string(c->session_bytes)});
       }
       return;
     case Kind::kOverflow:
@@ -297,8 +313,7 @@ Result<InitArgs> parse(std::span<const char* const> args) {
     const auto need = static_cast<std::size_t>(arity(flag->kind));
     if (args.size() - i - 1 < need) {
       return make_error(Errc::kInvalidPolicy, std::string(flag->name) + " needs " +
-                                                  std::string(syntax(flag->kind)) +
-                                                  " after it");
+                                                  std::string(syntax(flag->kind)) + " after it");
     }
     VIGIL_TRY_VOID(read_value(out, *flag, args.subspan(i + 1, need)));
     i += need;

@@ -61,9 +61,9 @@ TEST(InitArgs, RoundTripsTheEmptyOptions) {
 TEST(InitArgs, KeepsHidesAndShowsInTheirOrder) {
   InitArgs a;
   a.reads = {{"/a", "o1", true}, {"/a/b", "o2", false}, {"/c", "o3", true}, {"/c/d", "o4", false}};
-  EXPECT_EQ(option_args(a), (std::vector<std::string>{"--hide", "/a", "o1", "--show", "/a/b", "o2",
-                                                      "--hide", "/c", "o3", "--show", "/c/d",
-                                                      "o4"}));
+  EXPECT_EQ(option_args(a),
+            (std::vector<std::string>{"--hide", "/a", "o1", "--show", "/a/b", "o2", "--hide", "/c",
+                                      "o3", "--show", "/c/d", "o4"}));
 }
 
 TEST(InitArgs, EachFlagIsWrittenOnceByName) {
@@ -157,8 +157,8 @@ TEST(InitArgs, EscapesTheBadValueItQuotes) {
 }
 
 TEST(InitArgs, TakesTheLargestNumbers) {
-  const auto r = parse_words({"--events-fd", "2147483647", "--capture-caps",
-                              "18446744073709551615:0", "--", "true"});
+  const auto r = parse_words(
+      {"--events-fd", "2147483647", "--capture-caps", "18446744073709551615:0", "--", "true"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->events_fd, 2147483647);
   EXPECT_EQ(r->capture_caps->file_bytes, 18446744073709551615ULL);
