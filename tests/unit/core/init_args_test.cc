@@ -167,8 +167,11 @@ TEST(InitArgs, TakesTheLargestNumbers) {
 
 TEST(InitArgs, UsageNamesEveryFlag) {
   const std::string u = usage();
-  for (const auto& w : option_args(everything()))
-    if (w.rfind("--", 0) == 0) EXPECT_NE(u.find(w), std::string::npos) << w;
+  for (const auto& w : option_args(everything())) {
+    if (w.rfind("--", 0) == 0) {
+      EXPECT_NE(u.find(w), std::string::npos) << w;
+    }
+  }
 }
 
 }  // namespace
