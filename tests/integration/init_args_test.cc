@@ -32,7 +32,8 @@ TEST(InitArgs, RefusesABadOptionBeforeRunningAnything) {
       {"--rlimit stack=10", "--rlimit must be nproc=N"},
       {"--overflow block", "--overflow must be drop"},
       {"--refuse-create relative origin", "--refuse-create must be an absolute path"},
-      {"--proxy-socket", "--proxy-socket needs PATH"},
+      // The "--" after it is taken as its value (values are positional), and refused.
+      {"--proxy-socket", "--proxy-socket must be an absolute socket path, not \"--\""},
       {"--event-fd 5", "unknown option \"--event-fd\""},
       {"--outer-proc --outer-proc", "--outer-proc is given twice"},
       // Well-formed, but not open: each of the three descriptors is checked.

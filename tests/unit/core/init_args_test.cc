@@ -120,6 +120,9 @@ TEST(InitArgs, RejectsEachBadValueWithAMessage) {
       // A value missing at the end of the options: the "--" is not taken for it.
       {{"--events-fd"}, "--events-fd needs N"},
       {{"--refuse-create", "/ws/.env"}, "--refuse-create needs PATH ORIGIN"},
+      // Values are positional: a "--" right after a flag is its value, and refused as one.
+      {{"--proxy-socket", "--", "true"},
+       "--proxy-socket must be an absolute socket path, not \"--\""},
       // Given twice: which one counts would be a guess.
       {{"--events-fd", "5", "--events-fd", "6", "--", "true"}, "--events-fd is given twice"},
       {{"--outer-proc", "--outer-proc", "--", "true"}, "--outer-proc is given twice"},
