@@ -28,6 +28,12 @@ int report(const Error& e) {
   return exit_code_for(e);
 }
 
+void warn_unconfined() {
+  print_error(
+      "WARNING: --sandbox off: running the command UNCONFINED, with no filesystem or network "
+      "restrictions");
+}
+
 #if defined(__APPLE__)
 // supervisor/launch/macos_launch.cc: sandbox-exec instead of bwrap (run_session is Linux's).
 int cmd_run_macos(const RunArgs& args);
@@ -43,10 +49,9 @@ int cmd_run(const RunArgs& args) {
                           : std::nullopt);
   if (session && args.sandbox) {
     if (args.settings || args.log || args.allow_writable_settings) {
-      std::fprintf(stderr,
-                   "vigil: warning: --settings, --log and --allow-writable-settings are the "
-                   "session's (given to `vigil session start`); ignored here (unset "
-                   "VIGIL_SESSION to run outside the session)\n");
+      print_warning(
+          "--settings, --log and --allow-writable-settings are the session's (given to `vigil "
+          "session start`); ignored here (unset VIGIL_SESSION to run outside the session)");
     }
     return run_in_session(*session, args.command, args.capture_output, args.violations_fd);
   }
@@ -54,9 +59,7 @@ int cmd_run(const RunArgs& args) {
   if (!proxy_test) return report(proxy_test.error());
   warn_proxy_test_mode(*proxy_test);
   if (!args.sandbox) {
-    std::fprintf(stderr,
-                 "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
-                 "filesystem or network restrictions\n");
+    warn_unconfined();
     auto r = launch_unconfined(args.command);
     if (!r) return report(r.error());
     return r->exit_code;
@@ -81,7 +84,7 @@ int cmd_run(const RunArgs& args) {
   // Where to look: after the block when something was denied (the block's "see" names
   // the log only when lines overflow), or on request. A clean run's stderr is unchanged.
   if (args.verbose || !outcome->annotation.empty()) {
-    std::fprintf(stderr, "vigil: session log: %s\n", escape_text(outcome->log_path).c_str());
+    print_notice("session log: " + outcome->log_path);
   }
   return outcome->exit_code;
 }

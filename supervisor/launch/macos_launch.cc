@@ -336,9 +336,7 @@ int run_unconfined(const std::vector<std::string>& command) {
 // The macOS `vigil run` (run_command.cc dispatches here on APPLE).
 int cmd_run_macos(const RunArgs& args) {
   if (!args.sandbox) {
-    std::fprintf(stderr,
-                 "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
-                 "filesystem or network restrictions\n");
+    warn_unconfined();
     return run_unconfined(args.command);
   }
   auto session = SessionDir::create();
@@ -378,8 +376,8 @@ int cmd_run_macos(const RunArgs& args) {
     if (!here) return report(here.error());
     log_abs = *here + "/" + log_abs;
   }
-  const std::string log_dir = resolve_symlinks(log_abs.substr(0, log_abs.rfind('/')));
-  deny_writes_to_log_dir(prepared->policy, prepared->plan, prepared->protected_paths, log_dir);
+  protect_log(prepared->policy, prepared->plan, prepared->protected_paths,
+              resolve_symlinks(log_abs));
 
   const std::string tag = seatbelt_log_tag(id);
   auto profile = build_seatbelt_profile(
