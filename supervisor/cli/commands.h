@@ -43,6 +43,8 @@ int report(const Error& e);
 // "vigil: WARNING: --sandbox off: ..." (level error: shown unless VIGIL_LOG=off), before
 // a command runs unconfined on either platform.
 void warn_unconfined();
+// Runs the command unconfined (after warn_unconfined()); returns its exit status.
+int run_unconfined(const std::vector<std::string>& command);
 // The exit status for that kind of error, without printing it.
 int exit_code_for(const Error& e);
 

@@ -56,7 +56,9 @@ TEST(LogGuard, WhereTheLogIsDecidesWhatIsProtected) {
     const Plan after = build_plan(guarded, {});
     EXPECT_EQ(decide(after, c.log_file, Access::kWrite).verdict, Verdict::kDenied) << c.why;
     // A guarded directory is unwritable now: asking again adds nothing.
-    if (got->is_dir) EXPECT_FALSE(log_guard(after, guarded.fs.allow_write, c.log_file)) << c.why;
+    if (got->is_dir) {
+      EXPECT_FALSE(log_guard(after, guarded.fs.allow_write, c.log_file)) << c.why;
+    }
     EXPECT_EQ(decide(after, "/home/u/proj/src/a.c", Access::kWrite).verdict, Verdict::kAllowed)
         << c.why;
   }
