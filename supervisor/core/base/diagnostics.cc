@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "supervisor/core/base/display_text.h"
@@ -98,18 +99,21 @@ void set_log_level(LogLevel level) { g_level.store(level, std::memory_order_rela
 
 void configure_logging(const char* vigil_log, bool verbose) {
   LogLevel level = LogLevel::kInfo;
+  std::optional<Error> bad;
   if (vigil_log != nullptr && *vigil_log != '\0') {
     auto parsed = parse_log_level(vigil_log);
     if (parsed) {
       level = *parsed;
     } else {
-      print_warning(parsed.error().message + "; keeping the default, info");
+      bad = parsed.error();
     }
   }
   // -v asks for the launch trace: it lowers the level to debug, never raises it (a
   // VIGIL_LOG=trace stays trace).
   if (verbose && level > LogLevel::kDebug) level = LogLevel::kDebug;
   set_log_level(level);
+  // Said at the level now in force (the default's), whatever was set before.
+  if (bad) print_warning(bad->message + "; keeping the default, info");
 }
 
 DebugPhase::DebugPhase(std::string_view name) : name_(name), running_(debug_enabled()) {

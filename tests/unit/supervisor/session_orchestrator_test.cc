@@ -47,7 +47,8 @@ class FakeBackend final : public SessionBackend {
   int runs = 0;
   SandboxedCommand seen;
 
-  std::string_view name() const override { return "fake"; }
+  // A name the schema knows that is not Linux's: session.start must carry the backend's.
+  std::string_view name() const override { return "seatbelt"; }
   Result<SandboxedOutcome> run(SandboxedCommand& cmd, CommandLogSink& sink,
                                const SessionCallbacks&) override {
     ++runs;
@@ -91,7 +92,8 @@ TEST(SessionOrchestrator, RunsTheBackendAndEndsTheLog) {
   EXPECT_EQ(backend.seen.timeout_s, std::optional<double>(5.0));
   EXPECT_EQ(outcome->counters["fake.ran"], 1U);
   const std::string log = slurp(*req.log_path);
-  EXPECT_NE(log.find("\"backend\":\"fake\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"backend\":\"seatbelt\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"session.start\""), std::string::npos) << log;
   EXPECT_NE(log.find("\"session.end\""), std::string::npos) << log;
   EXPECT_NE(log.find("\"exit_code\":3"), std::string::npos) << log;
 }
