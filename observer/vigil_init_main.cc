@@ -32,7 +32,7 @@
 #include "observer/pid1.h"
 #include "observer/proc_dir.h"
 #include "observer/worker.h"
-#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/diagnostic_line.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
   if (events_fd >= 0) {
     auto r = vigil::init::load_mount_table();
     if (!r) {
-      vigil::print_error("refusing to run the command: " + r.error().message);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: " + r.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     mount_table = std::move(r).value();
@@ -134,7 +135,8 @@ int main(int argc, char** argv) {
         {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
          {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
     if (!b) {
-      vigil::print_error("cannot start the proxy bridge: " + b.error().message);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "cannot start the proxy bridge: " + b.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     bridge.emplace(std::move(b).value());
@@ -156,8 +158,9 @@ int main(int argc, char** argv) {
     return vigil::read_program(from.get());
   }();
   if (!program) {
-    vigil::print_error(std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
-                       " the seccomp filters: " + program.error().message);
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
+                                     " the seccomp filters: " + program.error().message);
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const sock_fprog fprog = vigil::as_fprog(*program);

@@ -103,8 +103,7 @@ std::optional<std::string> user_log_key() {
   auto k = load_log_key(*path);
   if (k) return std::move(k).value();
   if (k.error().code != Errc::kNotFound) {
-    std::fprintf(stderr, "vigil: warning: %s\n",
-                 events::escape_for_terminal(k.error().message).c_str());
+    print_warning(k.error().message);
   }
   return std::nullopt;
 }
@@ -126,12 +125,11 @@ int show_annotation(const replay::AnnotationCheck& c) {
     start = nl + 1;
   }
   print(shown);
-  std::fprintf(stderr,
-               "vigil: the recorded annotation (%zu bytes%s) differs from the one recomputed "
-               "from the events "
-               "(%zu bytes) at byte %zu\n",
-               c.text.size(), c.recorded ? "" : ", no annotation record", c.recomputed.size(),
-               c.first_difference);
+  print_error("the recorded annotation (" + std::to_string(c.text.size()) + " bytes" +
+              (c.recorded ? "" : ", no annotation record") +
+              ") differs from the one recomputed from the events (" +
+              std::to_string(c.recomputed.size()) + " bytes) at byte " +
+              std::to_string(c.first_difference));
   return 1;
 }
 
@@ -219,10 +217,9 @@ int run_replay(const ReplayArgs& a) {
   }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
-    std::fprintf(
-        stderr,
-        "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
-        verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
+    print_warning("this log does not verify (record " +
+                  std::to_string(verify.broken_at.value_or(0)) + ": " + verify.why +
+                  "); showing what can be read");
   }
   if (!a.policy.empty()) {
     auto shown = replay_under_policy(feed, a.policy, [](std::string_view piece) { print(piece); });

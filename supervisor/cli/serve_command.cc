@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/session/agent_session.h"
@@ -322,7 +323,7 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   }
   auto session = AgentSession::open(std::move(*opts));
   if (!session) return report(session.error());
-  std::fprintf(stderr, "vigil: session log %s\n", escape_text((*session)->log_path()).c_str());
+  print_notice("session log " + (*session)->log_path());
   rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd),
              [&asks](const json& reply) { asks.on_reply(reply); });
   if (auto r = (*session)->end(); !r) return report(r.error());

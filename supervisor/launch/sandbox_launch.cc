@@ -24,8 +24,10 @@
 #include <sstream>
 #include <thread>
 
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/launch/launch_trace.h"
 
 namespace vigil {
 namespace {
@@ -366,7 +368,10 @@ Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
     io.release->reset();  // bwrap ended before making a sandbox: nothing to release
     return {};
   }
+  DebugPhase check_timed("launch check");
   Result<void> verdict = io.before_release(*sandbox);
+  check_timed.end();
+  DebugPhase release_timed("release");
   if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
   if (!verdict) {
     kill_unreleased(bwrap, *sandbox, io);
@@ -436,6 +441,8 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
                                   Pipe status, LaunchIo& io) {
   if (std::string why = bwrap_arg_count_problem(args); !why.empty())
     return make_error(Errc::kRefused, why);
+  trace_bwrap_args(bwrap_path, args);
+  DebugPhase spawn_timed("spawn");
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
   VIGIL_TRY(memfd);
   Pipes pipes;
@@ -510,6 +517,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_destroy(&attr);
   if (io.leave_caps) io.leave_caps();
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  spawn_timed.end();
   if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
   // that could write to it is gone.
@@ -519,6 +527,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   err_write.reset();
   pipes.status.fd = std::move(status.read);
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
+  DebugPhase after_spawn_timed("log, proxy and program while bwrap builds");
   if (io.after_spawn) {
     if (auto r = io.after_spawn(); !r) {
       // vigil-init is still waiting for its go, and the caller closed the program pipe
@@ -540,10 +549,13 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       return std::move(r).error();
     }
   }
+  after_spawn_timed.end();
   if (io.before_release) {
     VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
   }
+  DebugPhase command_timed("command");
   auto waited = wait_forwarding(pid, pipes, io);
+  command_timed.end();
   VIGIL_TRY(waited);
   const std::string limit = waited->limit;
   if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};

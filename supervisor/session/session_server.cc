@@ -365,7 +365,7 @@ int cmd_session_start(const SessionArgs& args) {
                               escape_text(pid) + "; export VIGIL_SESSION_PID;\n";
   // display-safe: shell-quoted above for eval (escaping would change the path's bytes)
   std::fputs(handoff.c_str(), stdout);
-  std::fprintf(stderr, "vigil: session log %s\n", escape_text(rest.substr(rest.find(' ') + 1)).c_str());
+  print_notice("session log " + rest.substr(rest.find(' ') + 1));
   return 0;
 }
 
@@ -400,7 +400,7 @@ int run_in_session(const std::string& handle, const std::vector<std::string>& co
     return report(r.error());
   auto frame = wire::recv_frame(conn->get());
   if (!frame) {
-    std::fprintf(stderr, "vigil: the session ended before the command did\n");
+    print_error("the session ended before the command did");
     return to_int(ExitCode::kSandboxSetup);
   }
   auto rep = wire::decode_reply(frame->payload);
