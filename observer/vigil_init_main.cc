@@ -17,9 +17,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,8 +57,14 @@ int main(int argc, char** argv) {
   auto parsed = vigil::wire::parse(
       std::span<const char* const>(argv + (argc > 0 ? 1 : 0), argc > 0 ? argc - 1 : 0));
   if (!parsed) {
-    std::fprintf(stderr, "vigil-init: %s\n%s", parsed.error().message.c_str(),
-                 vigil::wire::usage().c_str());
+    // Through the one line writer (escaped, one line each): the message, then the usage.
+    vigil::write_diagnostic_line(vigil::LogLevel::kError, "vigil-init: " + parsed.error().message);
+    const std::string usage = vigil::wire::usage();
+    for (std::size_t at = 0; at < usage.size();) {
+      const std::size_t nl = std::min(usage.find('\n', at), usage.size());
+      if (nl > at) vigil::write_diagnostic_line(vigil::LogLevel::kError, usage.substr(at, nl - at));
+      at = nl + 1;
+    }
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const vigil::wire::InitArgs& args = *parsed;
@@ -66,8 +74,9 @@ int main(int argc, char** argv) {
                                  std::pair{"--program-fd", args.program_fd},
                                  std::pair{"--capture-fd", args.capture_fd}}) {
     if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
-      std::fprintf(stderr, "vigil-init: %s %d is not an open descriptor: %s\n", flag, fd,
-                   std::strerror(errno));
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
+                                       " is not an open descriptor: " + std::strerror(errno));
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
   }
