@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -32,7 +33,7 @@ std::string fd_name(int fd) {
   static const UniqueFd fds(::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fds) return read_link(self_fd(fd).c_str());
   char num[16];
-  std::snprintf(num, sizeof num, "%d", fd);
+  *std::to_chars(num, num + sizeof num - 1, fd).ptr = '\0';
   char buf[PATH_MAX];
   const ssize_t n = ::readlinkat(fds.get(), num, buf, sizeof buf);
   return n > 0 && static_cast<size_t>(n) < sizeof buf ? std::string(buf, static_cast<size_t>(n))
