@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "observer/proc_dir.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
 namespace caller_view {

@@ -15,7 +15,7 @@
 #include "observer/call_plan.h"
 #include "observer/cwd_cache.h"
 #include "observer/emulate.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init::caller_view {
 

@@ -19,7 +19,7 @@
 
 #include "filters/syscall_names.h"
 #include "observer/caller_view.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
 namespace {

@@ -27,8 +27,8 @@
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
 #include "observer/write_record.h"
-#include "supervisor/core/syscall_table.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/events/syscall_table.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -17,10 +17,10 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/annotation.h"
-#include "supervisor/event_schema.h"
-#include "supervisor/event_schema_detail.h"
-#include "supervisor/fs_write_line.h"
+#include "supervisor/report/annotation.h"
+#include "supervisor/core/events/event_schema.h"
+#include "supervisor/core/events/event_schema_detail.h"
+#include "supervisor/core/events/fs_write_line.h"
 
 using namespace vigil;
 using namespace vigil::events;

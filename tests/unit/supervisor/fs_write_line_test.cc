@@ -2,7 +2,7 @@
 // (built here with vigil-init's own EventLine, every optional field, escapes, bytes that
 // are not UTF-8), and for every line, hand-picked or mutated at random, it either gives
 // nothing (the general way then reads it) or exactly the record the general parser gives.
-#include "supervisor/fs_write_line.h"
+#include "supervisor/core/events/fs_write_line.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "observer/event_line.h"
-#include "supervisor/event_schema_detail.h"
+#include "supervisor/core/events/event_schema_detail.h"
 
 namespace vigil::events {
 namespace {
