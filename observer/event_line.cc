@@ -7,31 +7,31 @@
 namespace vigil::init {
 namespace {
 
-// Bytes that may appear in a JSON string here, some of them escaped: ASCII only. Anything
-// from 0x80 up goes as base64 rather than through a UTF-8 check: paths are bytes, and a
-// name that is not UTF-8 must reach the log unchanged, not as U+FFFD.
-bool plain_ascii(std::string_view v) {
-  for (const char c : v) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
-}
+// Whether a byte goes into a JSON string as it is (printable ASCII but '"' and '\\').
+bool plain_byte(unsigned char u) { return u >= 0x20 && u < 0x7f && u != '"' && u != '\\'; }
 
 void append_escaped(std::string* out, std::string_view v) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  for (const char c : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    // A run that needs no escape goes in one append (most of every name and reason).
+    std::size_t run = i;
+    while (run < v.size() && plain_byte(static_cast<unsigned char>(v[run]))) ++run;
+    if (run > i) {
+      out->append(v.data() + i, run - i);
+      i = run;
+      continue;
+    }
+    const char c = v[i++];
     const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       out->push_back('\\');
       out->push_back(c);
-    } else if (u < 0x20 || u == 0x7f) {
-      // \u00XX for every control byte: one rule, and nothing that a terminal acts on.
+    } else {
+      // \u00XX for every control byte and DEL: one rule, and nothing a terminal acts on.
       out->append("\\u00");
       out->push_back(kHex[u >> 4]);
       out->push_back(kHex[u & 0xf]);
-    } else {
-      out->push_back(c);
     }
   }
   out->push_back('"');
@@ -57,12 +57,15 @@ void EventLine::key(std::string_view k) {
   out_->push_back(':');
 }
 
-// The length append_escaped would write, quotes included.
+// The length append_escaped would write, quotes included; 0 when a byte from 0x80 up is
+// in `v` (bytes, not text: a name that is not UTF-8 must reach the log unchanged, not as
+// U+FFFD, so anything beyond ASCII goes as base64 rather than through a UTF-8 check).
 std::size_t escaped_size(std::string_view v) {
   std::size_t n = 2;
   for (const char c : v) {
     const auto u = static_cast<unsigned char>(c);
-    n += (c == '"' || c == '\\') ? 2 : (u < 0x20 || u == 0x7f) ? 6 : 1;
+    if (u >= 0x80) return 0;
+    n += plain_byte(u) ? 1 : (c == '"' || c == '\\') ? 2 : 6;
   }
   return n;
 }
@@ -72,7 +75,8 @@ void EventLine::value_bytes(std::string_view v) {
   // control bytes would grow six-fold escaped, and a line the supervisor refuses as too
   // long loses its event. Base64 bounds every value at 4/3 of its bytes (plus 10).
   const std::size_t b64_size = 4 * ((v.size() + 2) / 3) + 10;
-  if (plain_ascii(v) && escaped_size(v) <= b64_size) {
+  const std::size_t escaped = escaped_size(v);
+  if (escaped != 0 && escaped <= b64_size) {
     append_escaped(out_, v);
     return;
   }

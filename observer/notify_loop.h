@@ -26,6 +26,7 @@
 #include "observer/hidden_reads.h"
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
+#include "observer/write_record.h"
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/core/base/unique_fd.h"
 
@@ -63,17 +64,6 @@ struct ObserverOptions {
   // no handler must not fall through to CONTINUE.
   bool unix_broker = false;
 };
-
-struct Judgement {
-  WriteVerdict verdict;
-  std::string reason;
-};
-// The verdict a performed call gets from its result (pure; exposed for the tests).
-// `error`: the errno (0 success; -1 the call continued and its result is not seen: the
-// mount table's view). `refused_why`: vigil-init itself refused the call.
-Judgement judge_result(const std::vector<Mount>& mounts, const std::string& resolved,
-                       const std::string& from_resolved, int error,
-                       const std::string& refused_why);
 
 struct ObserverStats {
   std::uint64_t events = 0;    // lines produced

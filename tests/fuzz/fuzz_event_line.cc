@@ -6,6 +6,8 @@
 //  * an accepted line becomes a record the writer can log and the reader reads back
 //    identically (serialize -> parse_log_record -> same event, same bytes), in ASCII;
 //  * a log record that parses is exactly its canonical serialisation;
+//  * the fs.write fast path (fs_write_line.h) reads only lines the general parser
+//    accepts, to the very record it gives;
 //  * the display escapes leave no control byte (terminal) and no markup (HTML);
 //  * the annotation built from an accepted event is still one block: two tags, and
 //    every line a "deny ..." line.
@@ -17,6 +19,8 @@
 
 #include "supervisor/report/annotation.h"
 #include "supervisor/core/events/event_schema.h"
+#include "supervisor/core/events/event_schema_detail.h"
+#include "supervisor/core/events/fs_write_line.h"
 
 using namespace vigil;
 using namespace vigil::events;
@@ -71,6 +75,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(*back == e);
     check(serialize(*back) == line);
     check_annotation(*body, in.substr(0, 64));
+  }
+
+  if (auto fast = read_fs_write_line(in, Limits::untrusted())) {
+    auto general = detail::parse_untrusted_event_line_general(in, Limits::untrusted());
+    check(general.ok());
+    const auto* w = std::get_if<FsWrite>(&*general);
+    check(w != nullptr && *w == *fast);
   }
 
   auto rec = parse_log_record(in);

@@ -105,6 +105,11 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
 
 bool is_valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
+    // ASCII, most of every path and reason, needs no decoding.
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     char32_t cp = 0;
     const std::size_t n = utf8_sequence(s, i, &cp);
     if (n == 0) return false;

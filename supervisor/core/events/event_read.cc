@@ -9,6 +9,7 @@
 #include "supervisor/core/events/event_reader.h"
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/core/events/event_schema_detail.h"
+#include "supervisor/core/events/fs_write_line.h"
 
 namespace vigil::events {
 namespace {
@@ -345,6 +346,14 @@ Result<Body> finish_body(Kind kind, Reader& r, const Limits& lim) {
 }  // namespace
 
 Result<Body> parse_untrusted_event_line(std::string_view line, const Limits& lim) {
+  // The observer's fs.write lines, most of what it sends, read without a document: the
+  // same record, or nullopt and the general way below (fs_write_line.h).
+  if (auto w = read_fs_write_line(line, lim)) return Body{std::move(*w)};
+  return detail::parse_untrusted_event_line_general(line, lim);
+}
+
+Result<Body> detail::parse_untrusted_event_line_general(std::string_view line,
+                                                        const Limits& lim) {
   if (line.size() > lim.max_line)
     return make_error(Errc::kInvalidPolicy, "line longer than the limit");
   auto parsed = parse_bounded(line, lim.max_depth);

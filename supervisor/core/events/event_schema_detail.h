@@ -17,6 +17,10 @@ std::string serialize_as(const Event& e, bool legacy);
 
 namespace detail {
 
+// parse_untrusted_event_line() without its fs.write fast path (fs_write_line.h): every
+// line the general way. The tests hold the fast path to it.
+Result<Body> parse_untrusted_event_line_general(std::string_view line, const Limits& lim);
+
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;

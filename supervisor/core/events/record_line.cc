@@ -21,6 +21,18 @@ void put_u16(std::string& out, unsigned cp) {
 void put_text(std::string& out, std::string_view s) {
   out += '"';
   for (std::size_t i = 0; i < s.size();) {
+    // A run that needs no escape goes in one append (most of every path and reason).
+    std::size_t run = i;
+    while (run < s.size()) {
+      const auto r = static_cast<unsigned char>(s[run]);
+      if (r < 0x20 || r >= 0x7f || r == '"' || r == '\\') break;
+      ++run;
+    }
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {

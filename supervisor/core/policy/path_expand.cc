@@ -9,7 +9,30 @@
 
 namespace vigil {
 
+namespace {
+
+// Whether `abs` is already what lexically_normal makes of it: "/" and names, each
+// non-empty, none "." or "..", no slash at the end. Most paths it is given are names the
+// kernel printed (the observer's records), and these are copied without being split.
+bool already_normal(std::string_view abs) {
+  if (abs.empty() || abs[0] != '/') return false;
+  if (abs.size() == 1) return true;
+  if (abs.back() == '/') return false;
+  std::size_t start = 1;
+  while (start <= abs.size()) {
+    std::size_t end = abs.find('/', start);
+    if (end == std::string_view::npos) end = abs.size();
+    const std::string_view part = abs.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string lexically_normal(std::string_view abs) {
+  if (already_normal(abs)) return std::string(abs);
   std::vector<std::string_view> parts;
   size_t i = 0;
   while (i < abs.size()) {

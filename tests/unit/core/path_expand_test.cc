@@ -49,6 +49,11 @@ TEST(PathExpandTest, LexicallyNormalTable) {
       {"/a/.../b", "/a/.../b"},  // so is "..."
       {"/a b/c", "/a b/c"},      // spaces are ordinary bytes
       {"/a\nb", "/a\nb"},
+      {"", "/"},          // a relative spelling is read from "/"
+      {"a/b", "/a/b"},
+      {"a/../b/", "/b"},
+      {"/a/b/.", "/a/b"},
+      {"/a/b/c", "/a/b/c"},  // already normal: as it is
   };
   for (const auto& r : rows) {
     SCOPED_TRACE("in=\"" + r.in + "\"");
