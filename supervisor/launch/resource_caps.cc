@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -234,12 +236,30 @@ Result<std::unique_ptr<CommandCaps>> CommandCaps::create(const CapPlan& plan) {
     // A vigil that was killed leaves its cgroups behind, and the name comes back with its
     // pid. This process's pid and serial make the name ours now: one left empty is
     // removed (rmdir fails on a cgroup with processes or children) and made anew.
-    if (::mkdir(dir.c_str(), 0755) != 0 &&
-        (errno != EEXIST || ::rmdir(dir.c_str()) != 0 || ::mkdir(dir.c_str(), 0755) != 0)) {
-      return system_error("cannot make the command's cgroup " + dir +
+    // One still holding processes (a killed vigil's command whose tasks the kernel is
+    // still tearing down: rmdir says EBUSY) is left alone, and a name with a random
+    // suffix is taken instead: a reused pid must never fail a launch.
+    std::string made = dir;
+    bool taken = false;  // the name exists and is not ours to remove
+    bool ok = ::mkdir(dir.c_str(), 0755) == 0;
+    if (!ok && errno == EEXIST) {
+      ok = ::rmdir(dir.c_str()) == 0 && ::mkdir(dir.c_str(), 0755) == 0;
+      taken = !ok && (errno == EBUSY || errno == ENOTEMPTY || errno == EEXIST);
+    }
+    for (int attempt = 0; !ok && taken && attempt < 4; ++attempt) {
+      std::uint64_t token = 0;
+      if (::getrandom(&token, sizeof token, 0) != static_cast<ssize_t>(sizeof token)) break;
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(token));
+      made = dir + "-" + hex;
+      ok = ::mkdir(made.c_str(), 0755) == 0;
+      taken = !ok && errno == EEXIST;
+    }
+    if (!ok) {
+      return system_error("cannot make the command's cgroup " + made +
                           " (vigil.limits; set its caps to 0 to run without them)");
     }
-    caps->dirs_.push_back(dir);
+    caps->dirs_.push_back(made);
     caps->v2_.push_back(is_cgroup2(parent));
   }
   auto dir_of = [&](const std::string& parent) {
