@@ -6,7 +6,7 @@
 //              [--unix-broker] [--unix-socket PATH]...
 //              -- CMD ARGS...
 // It reads the mount table (which the supervisor checked against the plan before bwrap
-// let this program run: supervisor/launch_check.h), takes the seccomp program (from the
+// let this program run: supervisor/launch/launch_check.h), takes the seccomp program (from the
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
 // (which installs the program and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
@@ -33,10 +33,10 @@
 #include "observer/pid1.h"
 #include "observer/proc_dir.h"
 #include "observer/worker.h"
-#include "supervisor/core/diagnostics.h"
-#include "supervisor/core/display_text.h"
-#include "supervisor/core/exit_codes.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/display_text.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
-// Packs (supervisor/core/content_pack.h): a post-image pass's small files in one file.
+// Packs (supervisor/core/events/content_pack.h): a post-image pass's small files in one file.
 // What a pass packs, replay's store reader gives back byte for byte (beside the per-file
 // images of stores written before packs); the same bytes are packed once; the caps hold;
 // a pack torn by a crash gives back its whole entries and nothing of the torn one.
-#include "supervisor/core/content_pack.h"
+#include "supervisor/core/events/content_pack.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,9 +13,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "supervisor/change_capture.h"
-#include "supervisor/core/content_store.h"
-#include "supervisor/replay_changes.h"
+#include "supervisor/session/change_capture.h"
+#include "supervisor/core/events/content_store.h"
+#include "supervisor/replay/replay_changes.h"
 
 namespace vigil {
 namespace {
