@@ -57,19 +57,20 @@ int PackWriter::open_pack() {
     if (errno != EEXIST) return errno;
   }
   if (!fd_) return EEXIST;
-  buf_.assign(kPackMagic, kPackMagicSize);
-  buf_.reserve(kFlushAt + kChunk);
+  buf_ = std::make_unique_for_overwrite<char[]>(kFlushAt + kChunk);
+  std::memcpy(buf_.get(), kPackMagic, kPackMagicSize);
+  len_ = kPackMagicSize;
   return 0;
 }
 
 int PackWriter::flush() {
-  if (buf_.empty() || failed_ != 0) return failed_;
-  if (!pwrite_all(fd_.get(), buf_.data(), buf_.size(), end_)) {
+  if (len_ == 0 || failed_ != 0) return failed_;
+  if (!pwrite_all(fd_.get(), buf_.get(), len_, end_)) {
     failed_ = errno;
     return failed_;
   }
-  end_ += buf_.size();
-  buf_.clear();
+  end_ += len_;
+  len_ = 0;
   return 0;
 }
 
@@ -85,21 +86,24 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
       return -1;
     }
   }
-  last_ = end_ + buf_.size();
   // Torn until patched: an all-ones size runs past any end (content_pack.h).
-  buf_.append(32, '\0');
-  buf_.append(8, '\xff');
+  if (len_ + kPackEntryHeader > kFlushAt && flush() != 0) {
+    errno = failed_;
+    return -1;
+  }
+  last_ = end_ + len_;
+  std::memset(buf_.get() + len_, 0, 32);
+  std::memset(buf_.get() + len_ + 32, 0xff, 8);
+  len_ += kPackEntryHeader;
   Sha256 h;
   std::uint64_t total = 0;
   for (;;) {
-    if (buf_.size() >= kFlushAt && flush() != 0) {
+    if (len_ >= kFlushAt && flush() != 0) {
       errno = failed_;
       return -1;
     }
-    const std::size_t old = buf_.size();
-    buf_.resize(old + kChunk);
-    const ssize_t n = ::pread(from, buf_.data() + old, kChunk, static_cast<off_t>(total));
-    buf_.resize(old + static_cast<std::size_t>(n > 0 ? n : 0));
+    char* const at = buf_.get() + len_;
+    const ssize_t n = ::pread(from, at, kChunk, static_cast<off_t>(total));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int e = errno;
@@ -108,7 +112,8 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
       return -1;
     }
     if (n == 0) break;
-    h.update(buf_.data() + old, static_cast<std::size_t>(n));
+    h.update(at, static_cast<std::size_t>(n));
+    len_ += static_cast<std::size_t>(n);
     total += static_cast<std::uint64_t>(n);
   }
   *digest = h.finish();
@@ -116,7 +121,7 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
   std::memcpy(header, digest->data(), 32);
   put_size(header + 32, total);
   if (last_ >= end_) {
-    std::memcpy(buf_.data() + (last_ - end_), header, sizeof header);
+    std::memcpy(buf_.get() + (last_ - end_), header, sizeof header);
   } else if (!pwrite_all(fd_.get(), header, sizeof header, last_)) {
     failed_ = errno;
     return -1;
@@ -126,11 +131,11 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
 
 void PackWriter::drop_last() {
   if (last_ >= end_) {
-    buf_.resize(last_ - end_);
+    len_ = static_cast<std::size_t>(last_ - end_);
     return;
   }
   // Part of it is in the file already: cut the file back to where it began.
-  buf_.clear();
+  len_ = 0;
   if (::ftruncate(fd_.get(), static_cast<off_t>(last_)) != 0) {
     failed_ = errno;
     return;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -50,7 +51,10 @@ class PackWriter {
   int dir_;
   UniqueFd fd_;
   std::string name_;
-  std::string buf_;          // bytes not yet written, which start at file offset end_
+  // Bytes not yet written, which start at file offset end_ (a plain array: a file is
+  // read straight into it, and nothing clears it first).
+  std::unique_ptr<char[]> buf_;
+  std::size_t len_ = 0;
   std::uint64_t end_ = 0;    // bytes in the file
   std::uint64_t last_ = 0;   // the last entry's header offset
   int failed_ = 0;           // a write failed: nothing more is appended
