@@ -10,6 +10,9 @@ packages=(
   chromium
   # a FUSE filesystem, for the odd-host-mounts test (a FUSE mount every sandbox carries)
   bindfs
+  # cargo and rustc (Debian's), for the learn test's cargo session (a crate with no
+  # dependencies, built with --offline: no network)
+  cargo
   # the libFuzzer targets (tools/fuzz.sh): clang, and libFuzzer + the sanitizer runtimes
   clang libclang-rt-14-dev
 )

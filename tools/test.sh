@@ -152,7 +152,9 @@ if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR
 # user it claims: root here when we are root, unprivileged otherwise.
 expect_unpriv=0
 [ "$(id -u)" -eq 0 ] || expect_unpriv=1
-env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8)
+# VIGIL_REQUIRE_TOOLS=1: a test that drives a tool bootstrap installs (cargo, npm) fails
+# when it is missing instead of leaving that part out.
+env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8 VIGIL_REQUIRE_TOOLS=1)
 run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
 # The tests that show one user cannot reach another's session act as a second user
 # (tests/integration/other_user.h): as root, by dropping to vigil-ci; in the vigil-ci pass,
@@ -227,7 +229,7 @@ if [ "$(id -u)" -eq 0 ]; then
     other_pid=$!
     for _ in $(seq 100); do [ -S "$stage/other/sock" ] && break; sleep 0.1; done
     env_ci=(env -i PATH="$clean_path" HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
-            VIGIL_EXPECT_UNPRIVILEGED=1 VIGIL_REQUIRE_OTHER_USER=1
+            VIGIL_EXPECT_UNPRIVILEGED=1 VIGIL_REQUIRE_OTHER_USER=1 VIGIL_REQUIRE_TOOLS=1
             VIGIL_OTHER_USER_SOCKET="$stage/other/sock")
     EXCLUDE='OddMounts.*' EXCLUDE_WHY="host mounts need root to set up: the root pass builds \
 each case and runs vigil in it as root and as $user" \

@@ -4,8 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 
+#include "supervisor/core/events/content_pack.h"
 #include "supervisor/core/base/sha256.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/replay/line_diff.h"
@@ -74,7 +80,9 @@ std::string size_hash(const std::optional<changes::State>& s) {
 }  // namespace
 
 ContentFn store_reader(std::string dir) {
-  return [dir = std::move(dir)](const events::FsImage& img) {
+  // The packs' index, made on the first image that has no store file of its own.
+  auto packs = std::make_shared<std::optional<std::unordered_map<std::string, PackSpot>>>();
+  return [dir = std::move(dir), packs](const events::FsImage& img) {
     Content c;
     if (!img.stored) {
       c.why = img.note.empty() ? "not captured" : img.note;
@@ -84,19 +92,34 @@ ContentFn store_reader(std::string dir) {
       c.why = "over " + std::to_string(kMaxDiffBytes >> 20) + " MiB: too large to show";
       return c;
     }
-    const std::string name = dir + "/" + img.sha256;
+    // Its own store file (every store before packs, pre-images, large post-images), else
+    // an entry of a pack (content_pack.h).
+    std::string name = dir + "/" + img.sha256;
+    std::uint64_t offset = 0;
+    std::uint64_t size = kMaxDiffBytes + 1;
     UniqueFd fd(::open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (!fd && errno == ENOENT && !dir.empty()) {
+      if (!packs->has_value()) *packs = index_packs(dir);
+      if (const auto at = (*packs)->find(img.sha256); at != (*packs)->end()) {
+        name = dir + "/" + at->second.pack;
+        offset = at->second.offset;
+        size = std::min(size, at->second.size);
+        fd = UniqueFd(::open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+      }
+    }
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
       c.why = "not in the store (" + name + ")";
       return c;
     }
-    std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(
-                          static_cast<std::uint64_t>(st.st_size), kMaxDiffBytes + 1)),
-                      '\0');
+    const auto in_file = static_cast<std::uint64_t>(st.st_size);
+    size = std::min(size, in_file > offset ? in_file - offset : 0);
+    std::string bytes(static_cast<std::size_t>(size), '\0');
     std::size_t got = 0;
     while (got < bytes.size()) {
-      const ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+      const ssize_t n = ::pread(fd.get(), bytes.data() + got, bytes.size() - got,
+                                static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }

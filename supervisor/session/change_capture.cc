@@ -3,6 +3,9 @@
 #include <fcntl.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "supervisor/log/session_log.h"
 
@@ -64,14 +67,32 @@ void ChangedPaths::note(const events::Body& body) {
 
 void ChangedPaths::take_post_images(ContentStore& store,
                                     const std::function<void(events::FsImage)>& append) const {
+  // Small files' content goes into one pack (content_pack.h): an image is logged as
+  // stored only once the pack's bytes are written, so records wait for each sync.
+  store.use_pack();
+  std::vector<std::pair<events::FsImage, bool>> waiting;  // the record, packed
+  auto release = [&] {
+    const int failed = store.sync_pack();
+    for (auto& [e, packed] : waiting) {
+      if (failed != 0 && packed) {
+        e.stored = false;
+        e.note = std::string("not captured: the store refused it (") +
+                 (::strerrorname_np(failed) != nullptr ? ::strerrorname_np(failed) : "EIO") + ")";
+      }
+      append(std::move(e));
+    }
+    waiting.clear();
+  };
   for (const std::string& p : paths_) {
     const Image img = store.take_image_at(AT_FDCWD, p.c_str());
     // A directory, a FIFO: no post image (a directory's content is its entries, each
     // with images of its own).
     if ((img.type == Image::Type::kOther || img.type == Image::Type::kDir) && img.note.empty())
       continue;
-    append(to_event("post", p, img));
+    waiting.emplace_back(to_event("post", p, img), img.packed);
+    if (waiting.size() >= kSyncEvery) release();
   }
+  release();
 }
 
 }  // namespace vigil

@@ -37,6 +37,7 @@ events::FsImage to_event(const std::string& phase, const std::string& path, cons
 class ChangedPaths {
  public:
   static constexpr std::size_t kMax = 100'000;
+  static constexpr std::size_t kSyncEvery = 1024;  // post-images per pack write, at most
   void note(const events::Body& body);
   // Takes the post-image of each path (after the command: nothing races it), keeping
   // content in `store` within its caps, and passes each record to `append`.

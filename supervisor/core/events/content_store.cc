@@ -149,6 +149,10 @@ void ContentStore::keep_content(int path_fd, Image* img) {
     img->note = dir_ < 0 ? "not captured: no store" : over;
     return;
   }
+  if (pack_ && img->size <= kPackedMax) {
+    keep_packed(src.get(), img);
+    return;
+  }
   const std::string tmp = "tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter_);
   UniqueFd out(::openat(dir_, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!out) {
@@ -185,6 +189,40 @@ void ContentStore::keep_content(int path_fd, Image* img) {
     return;
   }
   img->stored = true;
+}
+
+void ContentStore::use_pack() {
+  if (dir_ >= 0 && !pack_) pack_ = std::make_unique<PackWriter>(dir_);
+}
+
+void ContentStore::keep_packed(int src, Image* img) {
+  Sha256::Digest digest;
+  const long long n = pack_->append(src, &digest);
+  if (n < 0) {
+    img->note = "not captured: the store refused it (" + errno_text(errno) + ")";
+    return;
+  }
+  img->size = static_cast<std::uint64_t>(n);
+  img->sha256 = to_hex(digest);
+  if (img->size > caps_.max_file_bytes) {
+    // It grew past the file cap while it was read (its size was checked before).
+    pack_->drop_last();
+    img->note = "not captured: over " + cap_text(caps_.max_file_bytes);
+    return;
+  }
+  if (!packed_.insert(img->sha256).second) {
+    pack_->drop_last();  // the same bytes are in this pack already
+  } else if (used_ + img->size > caps_.max_session_bytes) {
+    // It grew past the session cap while it was read (its size was checked before).
+    pack_->drop_last();
+    packed_.erase(img->sha256);
+    img->note = "not captured: over " + cap_text(caps_.max_session_bytes) + " for the session";
+    return;
+  } else {
+    used_ += img->size;
+  }
+  img->stored = true;
+  img->packed = true;
 }
 
 }  // namespace vigil

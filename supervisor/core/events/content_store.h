@@ -11,7 +11,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <unordered_set>
+
+#include "supervisor/core/events/content_pack.h"
 
 #include "supervisor/core/policy/policy.h"  // CaptureCaps (vigil.capture)
 
@@ -27,6 +31,7 @@ struct Image {
   std::string target;  // a symlink's contents
   bool stored = false;  // the content is in the store under sha256
   std::string note;     // why the content was not kept ("not captured: over 16 MiB")
+  bool packed = false;  // stored in the pack being written (ContentStore::use_pack)
 };
 
 const char* to_string(Image::Type t);
@@ -46,13 +51,25 @@ class ContentStore {
   // following a final symlink; absent when nothing is there.
   Image take_image_at(int dir, const char* name);
 
+  // From now on, files up to kPackedMax go into one pack (content_pack.h) instead of a
+  // store file each. Their images say stored before the pack is written: sync_pack()
+  // writes it, and an image is only logged as stored after a sync that succeeded.
+  void use_pack();
+  static constexpr std::uint64_t kPackedMax = std::uint64_t{1} << 20;
+  // 0, or the errno of a pack write that failed (images packed since the last successful
+  // sync are then not in the store).
+  int sync_pack() { return pack_ ? pack_->sync() : 0; }
+
   std::uint64_t used_bytes() const { return used_; }
   // Counts bytes kept by someone else (vigil-init's pre-images) against the session cap.
   void count_used(std::uint64_t bytes) { used_ += bytes; }
 
  private:
   void keep_content(int fd, Image* img);
+  void keep_packed(int src, Image* img);
   int dir_;
+  std::unique_ptr<PackWriter> pack_;
+  std::unordered_set<std::string> packed_;  // hashes in pack_
   CaptureCaps caps_;
   std::uint64_t used_ = 0;
   std::uint64_t counter_ = 0;  // names the temporary files
