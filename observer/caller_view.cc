@@ -55,7 +55,7 @@ long openat2_(int dir, const char* path, std::uint64_t flags, std::uint64_t mode
 
 
 UniqueFd caller_fd(pid_t pid, int fd, int* err) {
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd = task_pidfd(pid);  // the calling thread (proc_dir.h)
   if (!pidfd) {
     *err = errno;
     return {};

@@ -4,12 +4,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "supervisor/core/base/unique_fd.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL  // include/uapi/linux/pidfd.h, Linux 6.9
 #endif
 
 namespace vigil::init {
@@ -34,9 +38,17 @@ long pid_from_fdinfo(const std::string& fdinfo) {
   return v > 0 ? v : -1;  // 0: not in that namespace; -1: gone
 }
 
+UniqueFd task_pidfd(pid_t tid) {
+  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
+  if (fd || errno != EINVAL) return fd;
+  // EINVAL: a kernel before PIDFD_THREAD (or, on one with it, nothing else: the flag is
+  // its only one). Only a group leader has a pidfd there.
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, tid, 0)));
+}
+
 std::string proc_dir(pid_t pid) {
   if (!g_outer_proc) return "/proc/" + std::to_string(pid);
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd = task_pidfd(pid);
   if (!pidfd) return "/proc/0/gone";
   const std::string info = "/proc/self/fdinfo/" + std::to_string(pidfd.get());
   UniqueFd fd(::open(info.c_str(), O_RDONLY | O_CLOEXEC));

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "observer/event_line.h"
+#include "observer/proc_dir.h"
 #include "observer/unix_rules.h"
 #include "supervisor/core/events/syscall_table.h"
 
@@ -97,7 +98,7 @@ UnixCall prepare_connect(const Notification& n, NotifyListener& listener,
   const std::uint64_t addr = n.args[row->addr];
   // addrlen is an int to the kernel: past sockaddr_storage it is EINVAL before any lookup.
   const int len = static_cast<int>(n.args[row->addrlen]);
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, n.pid, 0)));
+  UniqueFd pidfd = task_pidfd(n.pid);  // the calling thread (proc_dir.h)
   if (!listener.id_valid(n.id)) return gone();  // the pidfd may name a reused pid
   if (!pidfd) return answer(ESRCH);
   UnixCall c;

@@ -269,11 +269,14 @@ TEST(Gatekeeper, ABlockingFifoOpenDoesNotStallOtherCalls) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "x\n");
   bool fifo_open = false, other = false;
+  std::string on_f;  // every record naming the FIFO, for the failure message
   for (const Record& r : fs_writes(log)) {
+    if (r.resolved == ws / "f") on_f += r.syscall + " -> " + r.result + "; ";
     if (r.resolved == ws / "f" && r.syscall == "openat") fifo_open = r.result == "0";
     if (r.resolved == ws / "other.txt") other = r.result == "0";
   }
-  EXPECT_TRUE(fifo_open) << "the FIFO's open is recorded with its result";
+  EXPECT_TRUE(fifo_open) << "the FIFO's open is recorded with its result; records of f: "
+                         << on_f;
   EXPECT_TRUE(other);
 }
 
@@ -331,6 +334,40 @@ TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
     EXPECT_EQ(::access(want.c_str(), F_OK), 0) << want << " is not where the process was";
     EXPECT_EQ(logged.count(want), 1u) << want;
   }
+}
+
+// A notification's pid is the calling thread's id. A thread that does not lead its
+// process writes relative to a directory fd (rustc's codegen threads unlink and create
+// through one): vigil-init must fetch that fd from the thread (a thread pidfd), not refuse
+// the call as if the process could not be looked into.
+TEST(Gatekeeper, AThreadsDirfdRelativeWritesArePerformed) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  TempDir ws, cfg;
+  write_file(ws / "victim", "old");
+  const std::string log = cfg / "log.jsonl";
+  const std::string script =
+      "import os, sys, threading\n"
+      "fd = os.open('.', os.O_RDONLY | os.O_DIRECTORY)\n"
+      "failed = []\n"
+      "def work():\n"
+      "    try:\n"
+      "        os.close(os.open('made', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\n"
+      "        os.mkdir('sub', dir_fd=fd)\n"
+      "        os.unlink('victim', dir_fd=fd)\n"
+      "    except OSError as e:\n"
+      "        failed.append(repr(e))\n"
+      "t = threading.Thread(target=work); t.start(); t.join()\n"
+      "if failed: print(failed[0], file=sys.stderr); sys.exit(3)\n";
+  auto o = run_vigil({"run", "--log", log, "--", "/usr/bin/python3", "-c", script}, ws.path(), 120);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(::access((ws / "made").c_str(), F_OK), 0);
+  EXPECT_EQ(::access((ws / "sub").c_str(), F_OK), 0);
+  EXPECT_NE(::access((ws / "victim").c_str(), F_OK), 0);
+  std::set<std::string> done;
+  for (const Record& r : fs_writes(log))
+    if (r.result == "0") done.insert(r.resolved);
+  for (const char* n : {"made", "sub", "victim"})
+    EXPECT_EQ(done.count(ws / n), 1u) << n << " has no record with the kernel's result 0";
 }
 
 }  // namespace
