@@ -3,8 +3,11 @@
 //              [--events-fd N [--overflow drop] [--no-sync-wake-up]]
 //              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
 //              [--refuse-glob PATTERN ORIGIN]... [--hide PATH ORIGIN]... [--show PATH ORIGIN]...
-//              [--unix-broker] [--unix-socket PATH]...
+//              [--unix-broker] [--unix-socket PATH]... [--command-fd N]
 //              -- CMD ARGS...
+// With --command-fd (a warm session's spare sandbox, observer/command_handoff.h) the
+// command, its environment and its stdio come over N once everything else is set up, and
+// CMD ARGS are only a placeholder.
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch_check.h), takes the seccomp program (from the
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
@@ -28,6 +31,7 @@
 #include "filters/filter_specs.h"
 #include "filters/kernel_seccomp.h"
 #include "filters/sandbox_program.h"
+#include "observer/command_handoff.h"
 #include "observer/mount_table.h"
 #include "observer/notify_loop.h"
 #include "observer/pid1.h"
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
   const char* socks_socket = nullptr;
   int events_fd = -1;
   int program_fd = -1;
+  int command_fd = -1;
   std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
   vigil::init::ObserverOptions observer_options;
   {
@@ -107,6 +112,11 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[cmd], "--program-fd") == 0 && cmd + 1 < argc) {
       program_fd = std::atoi(argv[cmd + 1]);
+      cmd += 2;
+      continue;
+    }
+    if (std::strcmp(argv[cmd], "--command-fd") == 0 && cmd + 1 < argc) {
+      command_fd = std::atoi(argv[cmd + 1]);
       cmd += 2;
       continue;
     }
@@ -201,7 +211,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vigil-init: --capture-fd must be a descriptor of its own, above 2\n");
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
-  const int kept[] = {events_fd, program_fd, capture_fd};
+  if (command_fd != -1 && (command_fd < 3 || command_fd == events_fd ||
+                          command_fd == program_fd || command_fd == capture_fd)) {
+    std::fprintf(stderr, "vigil-init: --command-fd must be a descriptor of its own, above 2\n");
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const int kept[] = {events_fd, program_fd, capture_fd, command_fd};
   vigil::close_fds_from_except(3, kept);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
@@ -254,6 +269,38 @@ int main(int argc, char** argv) {
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + cmd + 1;
+  // A spare: everything above is ready; now the command (the channel then closes). Its
+  // stdio replaces ours (what we print from here on goes where the command's does, as
+  // when bwrap gave it to us), its environment replaces ours (what bwrap would have set).
+  std::vector<std::string> handed_strings;
+  std::vector<char*> handed_argv, handed_env;
+  if (command_fd >= 0) {
+    auto got = [&] {
+      vigil::UniqueFd channel(command_fd);
+      return vigil::init::receive_handed_command(channel.get());
+    }();
+    if (!got) {
+      // Discarded before it was used: nothing ran, nothing to say.
+      if (got.error().code == vigil::Errc::kNotFound) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      vigil::print_error("refusing to run the command: " + got.error().message);
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (got->stdio[i] && ::dup2(got->stdio[i].get(), i) != i) {
+        vigil::print_error("refusing to run the command: cannot take its stdio");
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
+    }
+    handed_strings = std::move(got->cmd.argv);
+    const std::size_t argc_handed = handed_strings.size();
+    handed_strings.insert(handed_strings.end(), got->cmd.env.begin(), got->cmd.env.end());
+    for (std::size_t i = 0; i < handed_strings.size(); ++i)
+      (i < argc_handed ? handed_argv : handed_env).push_back(handed_strings[i].data());
+    handed_argv.push_back(nullptr);
+    handed_env.push_back(nullptr);
+    spec.argv = handed_argv.data();
+    environ = handed_env.data();
+  }
   spec.rlimits = rlimits;
 
   // The observer: its listener comes back from the install and is handed over a socketpair.

@@ -18,6 +18,7 @@ namespace vigil {
 struct CaptureCaps {
   std::uint64_t max_file_bytes = std::uint64_t{16} << 20;     // vigil.capture.maxFileBytes
   std::uint64_t max_session_bytes = std::uint64_t{1} << 30;  // vigil.capture.maxSessionBytes
+  bool operator==(const CaptureCaps&) const = default;
 };
 
 struct Image {
