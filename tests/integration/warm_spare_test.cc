@@ -86,12 +86,14 @@ TEST(WarmSpare, AProtectedFileMadeOnTheHostDiscardsTheSpare) {
 TEST(WarmSpare, ASettingsChangeDiscardsTheSpare) {
   TempDir ws, conf;
   const std::string settings = conf / "settings.json";
-  write_file(settings, R"({"filesystem": {"denyWrite": []}})");
+  write_file(settings, R"({"filesystem": {"allowWrite": ["."]}})");
   write_file(ws / "secret.txt", "orig\n");
   Session s(ws.path(), {"--settings", settings});
-  ASSERT_EQ(s.run({"true"}).exit_code, 0);
+  // Writable under the first settings.
+  auto first = s.run({"sh", "-c", "echo ok > other.txt"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
   ASSERT_TRUE(wait_for([&] { return !spare_pids(s).empty(); }));
-  write_file(settings, R"({"filesystem": {"denyWrite": ["secret.txt"]}})");
+  write_file(settings, R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["secret.txt"]}})");
   auto o = s.run({"sh", "-c", "echo evil > secret.txt"});
   EXPECT_NE(o.exit_code, 0) << o.err;
   EXPECT_EQ(read_file(ws / "secret.txt"), "orig\n");
