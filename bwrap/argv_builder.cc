@@ -22,7 +22,7 @@ BwrapArg mount_for(const PlanOp& op) {
       // removing a directory that was a mount point waits for the sandbox's mount namespace
       // to be torn down (about 8 ms each, measured), an unlink does not.
       if (!placeholder_content(op.path).empty()) {
-        // The supervisor writes it just before the spawn (supervisor/sandbox_plan.h).
+        // The supervisor writes it just before the spawn (supervisor/launch/sandbox_plan.h).
         return {{"--ro-bind", op.path, op.path},
                 rule +
                     " (placeholder: does not exist yet; vigil writes \".\", the repository "

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/core/resolver.h"
+#include "supervisor/core/fs/path_verdict.h"
 
 namespace vigil {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

@@ -1,5 +1,5 @@
 // The mandatory-deny scan: finds, below one writable root, the existing entries that
-// must stay write-denied (see supervisor/core/mandatory_denies.h), so the bwrap argv
+// must stay write-denied (see supervisor/core/policy/mandatory_denies.h), so the bwrap argv
 // builder can cap each with a read-only mount.
 //
 // It is its own small walker rather than ripgrep or std::filesystem: it never follows
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/mandatory_denies.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/policy/mandatory_denies.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "filters/filter_specs.h"
-#include "supervisor/core/result.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "filters/filter_specs.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

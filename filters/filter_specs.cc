@@ -9,7 +9,7 @@
 #include <iterator>
 #include <vector>
 
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil {
 namespace {
@@ -81,7 +81,7 @@ constexpr std::span<const FilterRule> kOpenRows = kLocalSocketRows.subspan(2);
 // sockets are made freely, and their connect() goes to vigil-init, which connects only
 // to a listed path (observer/unix_broker.h). A datagram socket is refused by vigil-init
 // with a line for the model, not by the filter: it could sendto() any path without ever
-// calling connect(). The rest of the socket class: supervisor/core/syscall_table.cc.
+// calling connect(). The rest of the socket class: supervisor/core/events/syscall_table.cc.
 constexpr FilterAction kNotify = notify_action();
 constexpr FilterRule kBrokerSocketRules[] = {
     {"socket",

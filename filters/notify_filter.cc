@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil {
 namespace {
@@ -97,7 +97,7 @@ constexpr FilterRule kIoctlRules[] = {
      "rewrites a btrfs subvolume's received identity"},
 };
 
-// The rules, derived from the one syscall table (supervisor/core/syscall_table.h): a row
+// The rules, derived from the one syscall table (supervisor/core/events/syscall_table.h): a row
 // trapped always is one rule; an open row is one rule per write bit of its flags
 // argument; ioctl is the request list above.
 // With `reads`, an open row is one rule with no test: every open, whatever its flags.

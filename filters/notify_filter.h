@@ -1,6 +1,6 @@
 // The observer's filter: every write-intent syscall (and exec) goes to vigil-init as a
 // SECCOMP_RET_USER_NOTIF. The rules derive from the syscall table
-// (supervisor/core/syscall_table.h). open/openat are trapped only when their flags can
+// (supervisor/core/events/syscall_table.h). open/openat are trapped only when their flags can
 // write (decided in BPF, so read-only opens never leave the kernel).
 //
 // With `reads` (vigil.observer.reads) every open/openat goes to vigil-init, so that a read

@@ -13,7 +13,7 @@
 
 #include "filters/filter_specs.h"
 #include "filters/program_wire.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

@@ -15,7 +15,7 @@
 
 #include "filters/kernel_seccomp.h"
 #include "filters/seccomp_notify.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/result.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "filters/seccomp_notify.h"
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil::init {
 

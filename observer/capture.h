@@ -1,7 +1,7 @@
 // Pre-images: what a file was before the command first changed it. vigil-init calls
 // keep() just before it performs a call that changes or removes an existing name (an
 // open for writing, unlink, rename over it, truncate): the file's content goes into the
-// session's content store (supervisor/core/content_store.h) through the directory fd the
+// session's content store (supervisor/core/events/content_store.h) through the directory fd the
 // supervisor passed in, and one fs.image line (phase "pre") says what it was. Once per
 // path for the life of this vigil-init (one command).
 #pragma once
@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "supervisor/core/content_store.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/events/content_store.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

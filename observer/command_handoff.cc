@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "supervisor/core/write_all.h"
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil::init {
 namespace {

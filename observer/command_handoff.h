@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "supervisor/core/result.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

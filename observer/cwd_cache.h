@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "filters/syscall_names.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "observer/call_plan.h"
 #include "observer/cwd_cache.h"
-#include "supervisor/core/result.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

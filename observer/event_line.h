@@ -1,7 +1,7 @@
 // The observer's event lines, written straight into its output buffer: one flat JSON
 // object per line, built field by field with typed calls (no DOM, no allocation beyond
 // the buffer's own growth). It runs once per trapped syscall, so it is kept to what the
-// supervisor's parser (supervisor/event_schema.h, parse_untrusted_event_line) accepts:
+// supervisor's parser (supervisor/core/events/event_schema.h, parse_untrusted_event_line) accepts:
 //   - a byte string that is all printable-or-escapable ASCII is a JSON string, unless
 //     escaping would make it longer than base64 (mostly control bytes);
 //   - any other byte string (UTF-8 or not: paths are bytes) is {"b64": "<base64>"},

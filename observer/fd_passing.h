@@ -2,7 +2,7 @@
 // listener to vigil-init before it execs the command.
 #pragma once
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 
 #include "observer/emulate.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
 

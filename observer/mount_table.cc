@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "supervisor/core/path_expand.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/policy/path_expand.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::init {
 

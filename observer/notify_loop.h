@@ -26,8 +26,8 @@
 #include "observer/hidden_reads.h"
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
-#include "supervisor/core/syscall_table.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/events/syscall_table.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -15,8 +15,8 @@
 #include <optional>
 
 #include "observer/fd_passing.h"
-#include "supervisor/core/exit_codes.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

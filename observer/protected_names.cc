@@ -1,7 +1,7 @@
 #include "observer/protected_names.h"
 
 #include "observer/git_rules.h"
-#include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/policy/mandatory_denies.h"
 
 namespace vigil::init {
 
@@ -25,7 +25,7 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
            "): refused at any depth under a writable root";
   }
   // .gitmodules too: `git submodule add` writes it; what it names is judged by the git
-  // rules and, after the command, by the backstop (supervisor/backstop.h).
+  // rules and, after the command, by the backstop (supervisor/session/backstop.h).
   if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") return git_write_refusal(rel);
   return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
          "): refused at any depth under a writable root";

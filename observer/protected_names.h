@@ -1,5 +1,5 @@
 // Protected names at every depth, at the call: creating, or renaming into, a
-// mandatory-deny name (supervisor/core/mandatory_denies.h: .bashrc, .mcp.json, .vscode/,
+// mandatory-deny name (supervisor/core/policy/mandatory_denies.h: .bashrc, .mcp.json, .vscode/,
 // .claude/commands/, .gitmodules, ...) anywhere under a writable root is refused with
 // EACCES before vigil-init performs the call. The names inside .git (hooks, config,
 // commondir) are left to the git rules, which judge what git itself must be able to

@@ -1,7 +1,7 @@
 #include "observer/refused_names.h"
 
-#include "supervisor/core/glob.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/glob.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil::init {
 
@@ -34,7 +34,7 @@ std::string refused_name_refusal(const std::vector<RefusedName>& refused, std::s
 // launch for what existed (those matches are mounts); a name created later that it
 // matches is refused here, at the call, whatever the call (open with O_CREAT, mkdir,
 // mknod, link, symlink, rename onto it). The pattern is absolute with its base's symlinks
-// resolved (supervisor/core/glob.h: real_glob_pattern), as the name is.
+// resolved (supervisor/core/policy/glob.h: real_glob_pattern), as the name is.
 // Not covered: a directory moved (rename) into place that already holds a matching name
 // deeper down; telling would mean walking the moved tree at every directory rename. The
 // next launch's expansion hides such a name.

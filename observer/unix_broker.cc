@@ -16,7 +16,7 @@
 
 #include "observer/event_line.h"
 #include "observer/unix_rules.h"
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil::init {
 namespace {

@@ -25,7 +25,7 @@
 // command, the pid of the sandbox's PID 1).
 //
 // The rest of the class (sendto/sendmsg with an address, bind, socketpair, io_uring, fd
-// passing) and how each is closed: supervisor/core/syscall_table.cc (socket rows).
+// passing) and how each is closed: supervisor/core/events/syscall_table.cc (socket rows).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,7 @@
 
 #include "filters/seccomp_notify.h"
 #include "observer/cwd_cache.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 

@@ -9,7 +9,7 @@
 // command, its environment and its stdio come over N once everything else is set up, and
 // CMD ARGS are only a placeholder.
 // It reads the mount table (which the supervisor checked against the plan before bwrap
-// let this program run: supervisor/launch_check.h), takes the seccomp program (from the
+// let this program run: supervisor/launch/launch_check.h), takes the seccomp program (from the
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
 // (which installs the program and execs CMD) and supervises it (observer/pid1.h).
 #include <fcntl.h>
@@ -37,10 +37,10 @@
 #include "observer/pid1.h"
 #include "observer/proc_dir.h"
 #include "observer/worker.h"
-#include "supervisor/core/diagnostics.h"
-#include "supervisor/core/display_text.h"
-#include "supervisor/core/exit_codes.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/display_text.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 
 #include "filters/bpf_compile.h"
 #include "observer/fd_passing.h"
-#include "supervisor/core/exit_codes.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init {
 namespace {

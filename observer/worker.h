@@ -20,7 +20,7 @@ struct WorkerSpec {
   const sock_fprog* notify = nullptr;
   unsigned notify_flags = 0;  // e.g. SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
   int listener_channel = -1;
-  // Resource caps (vigil.limits, supervisor/core/cap_plan.h) set on the command alone,
+  // Resource caps (vigil.limits, supervisor/core/policy/cap_plan.h) set on the command alone,
   // first: vigil-init's own work (the observer, emulated writes) is not capped by them.
   struct Rlimit {
     int resource = -1;

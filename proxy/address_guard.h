@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

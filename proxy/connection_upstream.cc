@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::proxy {
 

@@ -15,8 +15,8 @@
 #include "proxy/domain_pattern.h"
 #include "proxy/host_canon.h"
 #include "supervisor/core/events/net.h"
-#include "supervisor/core/policy.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

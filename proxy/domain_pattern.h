@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "proxy/host_canon.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "proxy/relay_sniff.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::proxy {
 

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "proxy/events.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

@@ -19,7 +19,7 @@
 
 #include "proxy/address_guard.h"
 #include "proxy/resolver.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "proxy/server_impl.h"
-#include "supervisor/core/display_text.h"
+#include "supervisor/core/base/display_text.h"
 
 namespace vigil::proxy {
 

@@ -13,8 +13,8 @@
 
 #include "proxy/address_guard.h"
 #include "proxy/events.h"
-#include "supervisor/core/policy.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "proxy/address_guard.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil::proxy {
 

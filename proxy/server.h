@@ -40,9 +40,9 @@
 #include "proxy/guard_inputs.h"
 #include "proxy/http_head.h"
 #include "proxy/resolver.h"
-#include "supervisor/core/policy.h"
-#include "supervisor/core/result.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::proxy {
 

@@ -8,7 +8,7 @@
 
 #include "seatbelt/base_profile_text.h"  // generated from seatbelt/base_profile.sb
 #include "seatbelt/sbpl_text.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil {
 namespace {

@@ -34,10 +34,10 @@
 #include <vector>
 
 #include "seatbelt/sbpl_text.h"
-#include "supervisor/core/mandatory_denies.h"
-#include "supervisor/core/policy.h"
-#include "supervisor/core/resolver.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/policy/mandatory_denies.h"
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/fs/path_verdict.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

@@ -5,8 +5,8 @@
 #include <array>
 
 #include "seatbelt/profile_builder.h"
-#include "supervisor/core/display_text.h"
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/base/display_text.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil {
 namespace {

@@ -1,5 +1,5 @@
 // Seatbelt profile + command -> the exact argv of /usr/bin/sandbox-exec. Pure: tested on
-// Linux, used on macOS by supervisor/macos_launch.cc (posix_spawn, never a shell).
+// Linux, used on macOS by supervisor/launch/macos_launch.cc (posix_spawn, never a shell).
 //
 //   /usr/bin/sandbox-exec -p PROFILE -D NAME=VALUE ... -- COMMAND ARGS...
 //
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "seatbelt/profile_builder.h"
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

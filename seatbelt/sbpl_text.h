@@ -21,7 +21,7 @@
 #include <string_view>
 #include <utility>
 
-#include "supervisor/core/result.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 

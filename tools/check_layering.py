@@ -8,13 +8,14 @@ include name the part it depends on. ALLOWED says, for each part of the tree, wh
 it may include; an include of any other part of this repository is a violation. The table
 is the architecture (see ARCHITECTURE.md):
 
-    supervisor/core            the foundation: includes nothing outside itself
+    supervisor/core            the foundation: includes nothing outside itself, and inside it
+                               base <- policy <- fs <- events (each only what is left of it)
     filters bwrap seatbelt proxy   the pure parts: the foundation only
     observer                   vigil-init: the foundation and filters
     supervisor                 the top: everything above
     tests tools                may include anything
 
-It also fails on a raw close(2) outside supervisor/core/unique_fd.cc: every descriptor
+It also fails on a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor
 lives in a UniqueFd, whose destructor is the one place that closes.
 
 Exit 0 when clean; 1 with one line per violation ("file:line: what, and the fix").
@@ -24,24 +25,34 @@ import re
 import sys
 
 # The parts, most specific first: a file belongs to the first part its path starts with.
-PARTS = ["supervisor/core", "filters", "bwrap", "seatbelt", "proxy", "observer",
-         "supervisor", "tests", "tools"]
+PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
+         "supervisor/core/events", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
+         "observer", "supervisor", "tests", "tools"]
+
+CORE = {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
+        "supervisor/core/events", "supervisor/core"}
 
 ALLOWED = {
-    "supervisor/core": {"supervisor/core"},
-    "filters": {"filters", "supervisor/core"},
-    "bwrap": {"bwrap", "supervisor/core"},
-    "seatbelt": {"seatbelt", "supervisor/core"},
-    "proxy": {"proxy", "supervisor/core"},
-    "observer": {"observer", "filters", "supervisor/core"},
-    "supervisor": {"supervisor", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
-                   "observer"},
+    # The foundation's own direction: utilities, then the policy model, then the
+    # filesystem decision engine, then the event model that records its verdicts.
+    "supervisor/core/base": {"supervisor/core/base"},
+    "supervisor/core/policy": {"supervisor/core/base", "supervisor/core/policy"},
+    "supervisor/core/fs": {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs"},
+    "supervisor/core/events": {"supervisor/core/base", "supervisor/core/policy",
+                               "supervisor/core/fs", "supervisor/core/events"},
+    "supervisor/core": CORE,
+    "filters": {"filters"} | CORE,
+    "bwrap": {"bwrap"} | CORE,
+    "seatbelt": {"seatbelt"} | CORE,
+    "proxy": {"proxy"} | CORE,
+    "observer": {"observer", "filters"} | CORE,
+    "supervisor": {"supervisor", "filters", "bwrap", "seatbelt", "proxy", "observer"} | CORE,
     "tests": set(PARTS),
     "tools": set(PARTS),
 }
 
 # The only file allowed to call close(2).
-CLOSE_HOME = "supervisor/core/unique_fd.cc"
+CLOSE_HOME = "supervisor/core/base/unique_fd.cc"
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 # close(fd) as a call of the C function, with or without the global :: qualifier; not a
@@ -109,7 +120,7 @@ def check_file(root, rel):
             if RAW_CLOSE.search(line):
                 problems.append(
                     f"{rel}:{lineno}: raw close(): hold the descriptor in a vigil::UniqueFd "
-                    f"(supervisor/core/unique_fd.h) and let it close, or call reset().")
+                    f"(supervisor/core/base/unique_fd.h) and let it close, or call reset().")
     return problems
 
 

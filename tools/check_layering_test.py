@@ -14,20 +14,28 @@ CHECK = os.path.join(HERE, "check_layering.py")
 # (file to plant into, line appended, expected to fail). The clean rows prove the check
 # does not refuse what the architecture allows (a check failing everything passes nothing).
 PLANTS = [
-    ("filters/planted.cc", '#include "supervisor/session_log.h"', True),
-    ("bwrap/planted.h", '#include "supervisor/annotation.h"', True),
+    ("filters/planted.cc", '#include "supervisor/log/session_log.h"', True),
+    ("bwrap/planted.h", '#include "supervisor/report/annotation.h"', True),
     ("seatbelt/planted.cc", '#include "proxy/egress.h"', True),
     ("proxy/planted.cc", '#include "observer/worker.h"', True),
-    ("observer/planted.cc", '#include "supervisor/session_runner.h"', True),
+    ("observer/planted.cc", '#include "supervisor/session/session_runner.h"', True),
     ("supervisor/core/planted.cc", '#include "filters/sandbox_program.h"', True),
-    ("supervisor/core/planted.h", '#include "supervisor/annotation.h"', True),
+    ("supervisor/core/planted.h", '#include "supervisor/report/annotation.h"', True),
+    # Inside the foundation: base <- policy <- fs <- events, never the other way.
+    ("supervisor/core/base/planted.cc", '#include "supervisor/core/policy/policy.h"', True),
+    ("supervisor/core/policy/planted.h", '#include "supervisor/core/events/event_schema.h"', True),
+    ("supervisor/core/policy/planted.cc", '#include "supervisor/core/fs/path_verdict.h"', True),
+    ("supervisor/core/fs/planted.cc", '#include "supervisor/core/events/syscall_table.h"', True),
+    ("supervisor/core/events/planted.cc", '#include "supervisor/session/backstop.h"', True),
     ("supervisor/run_planted.cc", "void f(int fd) { ::close(fd); }", True),
     ("proxy/planted.cc", "void f(int fd) {\n  close(fd);\n}", True),
     ("observer/planted.cc", "long f(int fd) { return syscall(SYS_close, fd); }", True),
     ("tests/unit/planted_test.cc", "void f(int fd) { close (fd); }", True),
     # Allowed: downward includes, members named close, other closing functions, comments.
-    ("filters/planted.cc", '#include "supervisor/core/result.h"', False),
+    ("filters/planted.cc", '#include "supervisor/core/base/result.h"', False),
     ("observer/planted.cc", '#include "filters/sandbox_program.h"', False),
+    ("supervisor/core/events/planted.cc", '#include "supervisor/core/fs/path_verdict.h"', False),
+    ("supervisor/core/fs/planted.cc", '#include "supervisor/core/policy/policy.h"', False),
     ("supervisor/planted.cc", '#include "proxy/egress.h"', False),
     ("supervisor/planted.cc", "void f(Log& l, Log* p) { l.close(); p->close(); Log::close(); }", False),
     ("supervisor/planted.cc", "void f(FILE* f) { fclose(f); pclose(f); } // ::close(fd) here", False),

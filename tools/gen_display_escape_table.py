@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generates supervisor/core/display_escape_table.inc: the code points vigil's one
-escaping function (supervisor/core/display_text.h) shows as \\u{NNNN} instead of
+"""Generates supervisor/core/base/display_escape_table.inc: the code points vigil's one
+escaping function (supervisor/core/base/display_text.h) shows as \\u{NNNN} instead of
 passing through.
 
 Source: the Unicode Character Database as python3's unicodedata module carries it

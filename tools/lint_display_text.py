@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Lint: nothing vigil prints to a terminal or to the model shows a path, a host or any
-other chosen text without the one escaping function (supervisor/core/display_text.h).
+other chosen text without the one escaping function (supervisor/core/base/display_text.h).
 
 Checked, in the product's sources (not tests or tools):
   - printf/fprintf/dprintf: every %s argument is escaped (escape_text(...),
@@ -8,10 +8,10 @@ Checked, in the product's sources (not tests or tools):
     enum or a number;
   - fputs/puts/fwrite to a stream: the text is a literal or escaped;
   - std::cout/std::cerr/std::clog: not used;
-  - print_error()/print_warning() (supervisor/core/diagnostics.h) escape what they get.
+  - print_error()/print_warning() (supervisor/core/base/diagnostics.h) escape what they get.
 A statement that prints text made safe some other way says why on the line before:
     // display-safe: <why>
-Only supervisor/core/diagnostics.cc (the module that escapes) is exempt.
+Only supervisor/core/base/diagnostics.cc (the module that escapes) is exempt.
 
 Usage: lint_display_text.py [ROOT]      exits 1 and lists the offending statements
        lint_display_text.py --self-test  checks that planted violations are caught
@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 DIRS = ["supervisor", "bwrap", "observer", "proxy", "filters", "seatbelt"]
-EXEMPT = {"supervisor/core/diagnostics.cc"}
+EXEMPT = {"supervisor/core/base/diagnostics.cc"}
 CALL = re.compile(r"(?<![\w:.>])(?:std::)?(printf|fprintf|dprintf|fputs|puts|fwrite)\s*\(")
 STREAM = re.compile(r"std::(cout|cerr|clog)\b")
 SAFE_ARG = re.compile(
@@ -213,7 +213,7 @@ def main():
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
-        print("%d unescaped prints: escape them with escape_text() (supervisor/core/display_text.h)"
+        print("%d unescaped prints: escape them with escape_text() (supervisor/core/base/display_text.h)"
               % len(problems), file=sys.stderr)
         return 1
     return 0

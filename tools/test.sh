@@ -129,7 +129,7 @@ echo "== display-text lints (tools/lint_display_text.py) and the escape table's 
 # must (planted violations); the escape table matches the Unicode data it came from.
 python3 tools/lint_display_text.py --self-test || step_failed "display-text lint's own test"
 python3 tools/lint_display_text.py || step_failed "display-text lint"
-python3 tools/gen_display_escape_table.py --check supervisor/core/display_escape_table.inc ||
+python3 tools/gen_display_escape_table.py --check supervisor/core/base/display_escape_table.inc ||
   step_failed "escape table out of date"
 
 scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)

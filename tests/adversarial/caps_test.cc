@@ -16,7 +16,7 @@
 #include <sstream>
 #include <string>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

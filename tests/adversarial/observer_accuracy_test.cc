@@ -20,7 +20,7 @@
 #include <sstream>
 #include <thread>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/harness.h"
 #include "tests/support/bounded_wait.h"
 

@@ -40,7 +40,7 @@
 
 #include "filters/bpf_compile.h"
 #include "filters/sandbox_program.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace {
 

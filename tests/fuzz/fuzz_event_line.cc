@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/annotation.h"
-#include "supervisor/event_schema.h"
+#include "supervisor/report/annotation.h"
+#include "supervisor/core/events/event_schema.h"
 
 using namespace vigil;
 using namespace vigil::events;

@@ -1,5 +1,5 @@
 // libFuzzer target for the git config parser and the allowlist judge
-// (supervisor/core/git_safety.h), which decide whether a repository left by a session can
+// (supervisor/core/policy/git_safety.h), which decide whether a repository left by a session can
 // make git run a program. Beyond "no crash, no UB":
 //  - the verdict is safe exactly when the text parses and every key is on the allowlist;
 //  - section and key names come out lowercased key characters;
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/core/git_safety.h"
+#include "supervisor/core/policy/git_safety.h"
 #include "tests/fuzz/fuzz_property.h"
 
 namespace {

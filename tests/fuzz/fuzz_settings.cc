@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "supervisor/core/policy_loader.h"
+#include "supervisor/core/policy/policy_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const vigil::LoadContext ctx{"/w", "/home/u"};

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/event_schema.h"
-#include "supervisor/session_log.h"
+#include "supervisor/core/events/event_schema.h"
+#include "supervisor/log/session_log.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

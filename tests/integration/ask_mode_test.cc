@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/session_log.h"
+#include "supervisor/log/session_log.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 

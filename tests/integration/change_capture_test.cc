@@ -1,4 +1,4 @@
-// Pre- and post-images (observer/capture.h, supervisor/change_capture.h) with the real
+// Pre- and post-images (observer/capture.h, supervisor/session/change_capture.h) with the real
 // bwrap and real tools: before the command first changes or removes an existing file
 // (sed -i's rename over it, `>` truncating it, rm, mv over it, truncate), its bytes are
 // in the session's content store under their SHA-256 and an fs.image "pre" record says
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/sha256.h"
+#include "supervisor/core/base/sha256.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/sha256.h"
+#include "supervisor/core/base/sha256.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/session_log.h"
+#include "supervisor/log/session_log.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -19,7 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::test {
 

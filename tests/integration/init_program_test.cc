@@ -20,8 +20,8 @@
 
 #include "filters/sandbox_program.h"
 #include "harness.h"
-#include "supervisor/core/exit_codes.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/support/bounded_wait.h"
 
 extern char** environ;

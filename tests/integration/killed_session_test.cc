@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 

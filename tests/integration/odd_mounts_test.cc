@@ -1,4 +1,4 @@
-// Hosts with odd mounts (supervisor/odd_mounts.h): a chroot's binds of /sys and /proc
+// Hosts with odd mounts (supervisor/launch/odd_mounts.h): a chroot's binds of /sys and /proc
 // under a temp directory, a nested /proc, a tmpfs, an overlay. Each case is set up as
 // root in a private mount namespace (`unshare -m --propagation private`: nothing reaches
 // the host's table, and the mounts end with the namespace), and inside it `vigil probe`

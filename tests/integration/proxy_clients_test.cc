@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "supervisor/event_schema.h"
+#include "supervisor/core/events/event_schema.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 

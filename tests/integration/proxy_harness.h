@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/annotation.h"
-#include "supervisor/session_log.h"
+#include "supervisor/report/annotation.h"
+#include "supervisor/log/session_log.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

@@ -2,7 +2,7 @@
 //
 // The logs are built here line by line, in the canonical form docs/events.md specifies,
 // with the hash chain computed by coreutils' sha256sum: an implementation independent of
-// vigil's writer (supervisor/session_log.cc) and of its SHA-256, so these tests check the
+// vigil's writer (supervisor/log/session_log.cc) and of its SHA-256, so these tests check the
 // documented format, not vigil against itself.
 //
 // The demo session is the README scenario: a write inside the workspace, one outside it

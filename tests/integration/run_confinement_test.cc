@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/policy/mandatory_denies.h"
 #include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/harness.h"
 #include "tests/support/bounded_wait.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
-#include "supervisor/session_log.h"
+#include "supervisor/core/base/unique_fd.h"
+#include "supervisor/log/session_log.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

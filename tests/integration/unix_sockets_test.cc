@@ -14,8 +14,8 @@
 #include <mutex>
 #include <thread>
 
-#include "supervisor/core/unique_fd.h"
-#include "supervisor/sandbox_plan.h"
+#include "supervisor/core/base/unique_fd.h"
+#include "supervisor/launch/sandbox_plan.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

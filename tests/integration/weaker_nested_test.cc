@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

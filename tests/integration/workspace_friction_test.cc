@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {

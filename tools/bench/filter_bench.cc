@@ -23,7 +23,7 @@
 
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

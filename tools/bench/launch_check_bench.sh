@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # launch_check_bench.sh: what the launch check costs per `vigil run -- true` (bwrap's
 # --block-fd and the supervisor's check of the sandbox's finished mount table,
-# supervisor/launch_check.h), beside the build before it, in one interleaved run.
+# supervisor/launch/launch_check.h), beside the build before it, in one interleaved run.
 #
 #   launch_check_bench.sh --before PATH [--vigil PATH] [--launcher PATH] [-n ROUNDS] [-w N]
 #

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "bwrap/mandatory_scan.h"
-#include "supervisor/backstop.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/session/backstop.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace {
 
@@ -237,7 +237,7 @@ bool bench_depth(const std::string& root, int depth, int runs) {
   return true;
 }
 
-// The post-run backstop's pass (supervisor/backstop.h) beside the launch scan at the same
+// The post-run backstop's pass (supervisor/session/backstop.h) beside the launch scan at the same
 // depth, interleaved round by round: what a session's end costs next to what its start
 // already pays. Nothing in the tree is newer than the snapshot, so it finds nothing.
 bool bench_backstop(const std::string& root, int runs) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

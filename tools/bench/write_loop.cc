@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -3,7 +3,7 @@
 // (net.upstream_failure). One model for every part: the proxy fills these in and emits
 // them as they are; the supervisor logs, annotates and replays them; `vigil proxy`
 // writes them as schema v1 lines. The parsers and the serialiser are the supervisor's
-// event schema (supervisor/event_schema.h).
+// event schema (supervisor/core/events/event_schema.h).
 //
 // Plain values; thread-compatible.
 #pragma once
@@ -51,7 +51,7 @@ struct NetDecision {
   // entry ("" = none).
   std::string ignored;
   // Set by the supervisor: the verdict's rule id with its place in the settings
-  // (`network.allowedDomains[0] "*.github.com"`: supervisor/policy_judge.h). "" in older
+  // (`network.allowedDomains[0] "*.github.com"`: supervisor/replay/policy_judge.h). "" in older
   // logs.
   std::string rule_id = {};
 

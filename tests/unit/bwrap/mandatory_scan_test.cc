@@ -17,7 +17,7 @@
 #include <system_error>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/support/bounded_wait.h"
 
 namespace vigil {

@@ -1,13 +1,13 @@
-// build_cap_plan (supervisor/core/cap_plan.h): which mechanism enforces each cap, for each
+// build_cap_plan (supervisor/core/policy/cap_plan.h): which mechanism enforces each cap, for each
 // kind of host; and vigil.limits in the settings.
-#include "supervisor/core/cap_plan.h"
+#include "supervisor/core/policy/cap_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "supervisor/core/policy_loader.h"
+#include "supervisor/core/policy/policy_loader.h"
 
 namespace vigil {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/support/bounded_wait.h"
 
 namespace vigil {

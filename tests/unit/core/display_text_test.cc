@@ -1,7 +1,7 @@
-// The one escaping function (supervisor/core/display_text.h): every Unicode general
+// The one escaping function (supervisor/core/base/display_text.h): every Unicode general
 // category, the invisible and steering characters named one by one, invalid UTF-8, the
 // sinks, and the byte cap.
-#include "supervisor/core/display_text.h"
+#include "supervisor/core/base/display_text.h"
 
 #include <gtest/gtest.h>
 

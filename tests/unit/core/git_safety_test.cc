@@ -1,4 +1,4 @@
-#include "supervisor/core/git_safety.h"
+#include "supervisor/core/policy/git_safety.h"
 
 #include <gtest/gtest.h>
 

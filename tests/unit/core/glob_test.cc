@@ -1,6 +1,6 @@
 // The deny-glob matcher (a table of pattern/path/verdict rows) and the launch-time walk
 // over a real temp tree.
-#include "supervisor/core/glob.h"
+#include "supervisor/core/policy/glob.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

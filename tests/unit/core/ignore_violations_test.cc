@@ -1,6 +1,6 @@
 // srt's ignoreViolations semantics, as a table: "*" for every command, another key when
 // the command line contains it, a path when the target contains it.
-#include "supervisor/core/ignore_violations.h"
+#include "supervisor/core/policy/ignore_violations.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Path spelling helpers as tables: lexical normalisation, settings-path expansion (~,
 // relative, ".." escapes), component-wise containment, and the two functions that read the
 // filesystem (resolve_symlinks, stat_path) against a real temporary tree.
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -12,7 +12,7 @@
 
 #include "filters/filter_specs.h"
 #include "filters/notify_filter.h"
-#include "supervisor/core/mandatory_denies.h"
+#include "supervisor/core/policy/mandatory_denies.h"
 
 namespace vigil {
 namespace {
@@ -69,7 +69,7 @@ TEST(PinnedLists, MandatoryDeniesAgreeWithTheReadmeAndTheTable) {
     table.insert(name);
     if (d.git_config) table_git_config.insert(name);
   }
-  EXPECT_EQ(table, pinned) << "supervisor/core/mandatory_denies.cc and the pinned list disagree";
+  EXPECT_EQ(table, pinned) << "supervisor/core/policy/mandatory_denies.cc and the pinned list disagree";
   EXPECT_EQ(table_git_config, pinned_git_config);
 }
 

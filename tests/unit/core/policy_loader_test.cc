@@ -2,8 +2,8 @@
 // literal and resolved spellings, origins, kinds), and a table of malformed settings files
 // in tests/data/settings/bad_*.json each fails with one exact one-line error that names
 // the file and the position.
-#include "supervisor/core/policy_loader.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/core/base/unique_fd.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // The position-keeping settings JSON parser: exact "line L, column C" of syntax errors,
 // duplicate keys refused with their JSON path, the nesting and size bounds, the offsets
 // map, and the JSON path spelling of keys.
-#include "supervisor/core/settings_json.h"
+#include "supervisor/core/policy/settings_json.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/policy_loader.h"
+#include "supervisor/core/policy/policy_loader.h"
 
 namespace vigil {
 namespace {

@@ -1,6 +1,6 @@
 // write_all: a whole buffer through short writes (a pipe smaller than the data, drained by
 // a reader), and a failure that names what was being written.
-#include "supervisor/core/write_all.h"
+#include "supervisor/core/base/write_all.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

@@ -14,7 +14,7 @@
 #include "filters/filter_specs.h"
 #include "filters/notify_filter.h"
 #include "filters/program_wire.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

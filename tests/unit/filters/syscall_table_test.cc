@@ -1,8 +1,8 @@
-// The one syscall table (supervisor/core/syscall_table.h) and everything derived from it:
+// The one syscall table (supervisor/core/events/syscall_table.h) and everything derived from it:
 // the observer's filter, the schema's accepted names, replay's action words, the
 // annotation's "removes". A fact added to the table must show up in each; a name kept in
 // a list of its own somewhere would make these disagree.
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include "filters/notify_filter.h"
 #include "filters/syscall_names.h"
-#include "supervisor/event_schema.h"
+#include "supervisor/core/events/event_schema.h"
 
 namespace vigil {
 namespace {

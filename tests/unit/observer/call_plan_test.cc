@@ -13,7 +13,7 @@
 #include <string>
 
 #include "observer/notify_loop.h"
-#include "supervisor/core/syscall_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil::init {
 namespace {

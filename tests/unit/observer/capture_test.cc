@@ -1,4 +1,4 @@
-// The pre-image records and the store (observer/capture.h, supervisor/core/content_store.h):
+// The pre-image records and the store (observer/capture.h, supervisor/core/events/content_store.h):
 // a line vigil-init writes is one the supervisor accepts as exactly that image, a
 // post-image from the sandbox is forged, bad fields are refused; the store keeps a file
 // once under its hash and only within the caps; vigil.capture is read and checked.
@@ -13,9 +13,9 @@
 #include <fstream>
 #include <variant>
 
-#include "supervisor/core/policy_loader.h"
-#include "supervisor/core/sha256.h"
-#include "supervisor/event_schema.h"
+#include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/core/base/sha256.h"
+#include "supervisor/core/events/event_schema.h"
 
 namespace vigil::init {
 namespace {

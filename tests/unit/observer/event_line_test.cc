@@ -7,7 +7,7 @@
 
 #include <variant>
 
-#include "supervisor/event_schema.h"
+#include "supervisor/core/events/event_schema.h"
 
 namespace vigil::init {
 namespace {

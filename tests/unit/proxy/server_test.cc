@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/unit/common/kernel_tcp.h"
 
 namespace vigil::proxy {

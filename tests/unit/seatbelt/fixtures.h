@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "seatbelt/profile_builder.h"
-#include "supervisor/core/mandatory_denies.h"
-#include "supervisor/core/resolver.h"
+#include "supervisor/core/policy/mandatory_denies.h"
+#include "supervisor/core/fs/path_verdict.h"
 
 namespace vigil::sbfix {
 

@@ -23,7 +23,7 @@
 #include <variant>
 #include <vector>
 
-#include "supervisor/core/path_expand.h"
+#include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::sbpl {
 

@@ -1,7 +1,7 @@
 // The <sandbox_violations> block: exact text for tables of event sequences (nothing
 // denied, dedupe with counts, first-occurrence order, the 30-line cap, hostile paths),
 // the JSON form, and the reason the supervisor logs for a denied write.
-#include "supervisor/annotation.h"
+#include "supervisor/report/annotation.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // snapshot stays, what the "session" (this test, after the snapshot) left that breaks the
 // rules is found, a bounded walk says where it stopped, and the quarantine moves each item
 // out with a manifest.
-#include "supervisor/backstop.h"
+#include "supervisor/session/backstop.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 #include <map>
 #include <sstream>
 
-#include "supervisor/quarantine.h"
-#include "supervisor/session_dir.h"
+#include "supervisor/session/quarantine.h"
+#include "supervisor/session/session_dir.h"
 
 namespace vigil {
 namespace {

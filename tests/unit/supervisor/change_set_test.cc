@@ -1,5 +1,5 @@
-// What a session changed, from its records alone (supervisor/change_set.h), and the undo
-// plan made of it (supervisor/undo_plan.h): tables of record sequences as the real tools
+// What a session changed, from its records alone (supervisor/replay/change_set.h), and the undo
+// plan made of it (supervisor/replay/undo_plan.h): tables of record sequences as the real tools
 // leave them (sed -i, rm -rf, mv, a chmod, a file written back as it was) and the change
 // set each must give.
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/change_set.h"
-#include "supervisor/replay_changes.h"
-#include "supervisor/undo_plan.h"
+#include "supervisor/replay/change_set.h"
+#include "supervisor/replay/replay_changes.h"
+#include "supervisor/replay/undo_plan.h"
 
 namespace vigil::changes {
 namespace {

@@ -1,7 +1,7 @@
 // Which subcommands main() builds for a command line: exactly the one argv[1] names,
 // none for a lone --version, and every one of them whenever CLI11 has to report or
 // describe the top level (no argument, --help, an unknown or misspelt word, options first).
-#include "supervisor/cli_subcommands.h"
+#include "supervisor/cli/cli_subcommands.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // What vigil-init is told to check at the call (deny globs, the read layout for
 // vigil.observer.reads), what explain says of each glob, and the supervisor's own check
 // of an fs.read line from the sandbox.
-#include "supervisor/deny_at_call.h"
+#include "supervisor/launch/deny_at_call.h"
 
 #include <gtest/gtest.h>
 

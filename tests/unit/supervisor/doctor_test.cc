@@ -1,6 +1,6 @@
 // `vigil doctor`'s findings, golden: for each table of host facts, the exact text it
 // prints (every fix spelled out) and whether vigil says it can sandbox.
-#include "supervisor/doctor.h"
+#include "supervisor/cli/doctor.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // unsupported lines from the sandbox; round trips through the canonical serialisation;
 // the canonical-form check on log records; byte strings (UTF-8 or base64); the display
 // escapes; the bounded line splitter.
-#include "supervisor/event_schema.h"
+#include "supervisor/core/events/event_schema.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // git.safeDirectories as the command's environment: each directory and "<dir>/*", after
 // the command's own GIT_CONFIG_* entries; and the bridges' table for the external proxy
 // ports (which bridge leads where, what is bound in).
-#include "supervisor/git_safe_env.h"
+#include "supervisor/launch/git_safe_env.h"
 
 #include <gtest/gtest.h>
 
-#include "supervisor/external_proxy.h"
+#include "supervisor/launch/external_proxy.h"
 
 namespace vigil {
 namespace {

@@ -1,7 +1,7 @@
-// The launch check (supervisor/launch_check.h): a plan, the host's mount table and the
+// The launch check (supervisor/launch/launch_check.h): a plan, the host's mount table and the
 // table bwrap built, each row with the verdict the supervisor must give before the
 // sandbox is released.
-#include "supervisor/launch_check.h"
+#include "supervisor/launch/launch_check.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// `vigil learn`'s pure parts (supervisor/learn_plan.h): which names are volatile, the
+// `vigil learn`'s pure parts (supervisor/replay/learn_plan.h): which names are volatile, the
 // stable directory a denied write coalesces to, the learner's choices over records, and
 // the settings it writes.
-#include "supervisor/learn_plan.h"
+#include "supervisor/replay/learn_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "supervisor/annotation.h"
+#include "supervisor/report/annotation.h"
 
 namespace vigil {
 namespace {

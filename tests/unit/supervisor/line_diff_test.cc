@@ -1,8 +1,8 @@
-// The unified diff of `vigil replay --diff` (supervisor/line_diff.h): exact output for a
+// The unified diff of `vigil replay --diff` (supervisor/replay/line_diff.h): exact output for a
 // table of small cases (diff(1)'s spelling of ranges, the no-newline marker, merged and
 // separate hunks), and, for many random texts, that applying the diff to the old text
 // gives the new one, also when the edit bound cuts the search short.
-#include "supervisor/line_diff.h"
+#include "supervisor/replay/line_diff.h"
 
 #include <gtest/gtest.h>
 

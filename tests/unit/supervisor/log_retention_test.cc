@@ -2,14 +2,14 @@
 // names, the oldest first, never the session that just ended), `vigil logs prune
 // --older-than`'s duration and its selection by last write, and the log directory check
 // both share with the session log's own directory.
-#include "supervisor/log_retention.h"
+#include "supervisor/log/log_retention.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <optional>
 
-#include "supervisor/session_log.h"
+#include "supervisor/log/session_log.h"
 
 namespace vigil {
 namespace {

@@ -1,16 +1,16 @@
 // The portable half of `vigil run` on macOS: the session's log tag, its environment, and
 // recorded `log stream` output turned into the session-log events the Linux observer
 // produces, checked against the schema and rendered into the model's annotation.
-#include "supervisor/macos_session.h"
+#include "supervisor/session/macos_session.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "seatbelt/profile_builder.h"
-#include "supervisor/annotation.h"
-#include "supervisor/session_log.h"
-#include "supervisor/session_proxy.h"
+#include "supervisor/report/annotation.h"
+#include "supervisor/log/session_log.h"
+#include "supervisor/session/session_proxy.h"
 #include "tests/unit/seatbelt/fixtures.h"
 
 namespace vigil {

@@ -1,6 +1,6 @@
-// OCSF records (supervisor/ocsf_export.h): the session's start from its id, and each
+// OCSF records (supervisor/replay/ocsf_export.h): the session's start from its id, and each
 // kind's class, activity and verdict.
-#include "supervisor/ocsf_export.h"
+#include "supervisor/replay/ocsf_export.h"
 
 #include <gtest/gtest.h>
 

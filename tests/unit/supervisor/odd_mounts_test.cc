@@ -1,5 +1,5 @@
-// Which host mounts `vigil probe` lists as odd (supervisor/odd_mounts.h).
-#include "supervisor/odd_mounts.h"
+// Which host mounts `vigil probe` lists as odd (supervisor/launch/odd_mounts.h).
+#include "supervisor/launch/odd_mounts.h"
 
 #include <gtest/gtest.h>
 

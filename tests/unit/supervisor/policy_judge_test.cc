@@ -1,14 +1,14 @@
-// Rule ids (supervisor/core/rule_id.h) and the judge of recorded verdicts under a policy
-// (supervisor/policy_judge.h): tables over a policy built by hand, through the real plan
+// Rule ids (supervisor/core/policy/rule_id.h) and the judge of recorded verdicts under a policy
+// (supervisor/replay/policy_judge.h): tables over a policy built by hand, through the real plan
 // (build_plan + decide) and the real egress decision.
-#include "supervisor/policy_judge.h"
+#include "supervisor/replay/policy_judge.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "supervisor/core/rule_id.h"
+#include "supervisor/core/policy/rule_id.h"
 
 namespace vigil {
 namespace {

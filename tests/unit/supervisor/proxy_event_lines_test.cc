@@ -2,7 +2,7 @@
 // egress decisions, written through the sink `vigil proxy` uses) parse with the
 // supervisor's own log reader, say allowed/denied as the schema does, chain through prev
 // from the genesis value, and keep bytes a client chose from breaking a line.
-#include "supervisor/proxy_event_lines.h"
+#include "supervisor/session/proxy_event_lines.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "proxy/egress.h"
-#include "supervisor/core/sha256.h"
-#include "supervisor/session_log.h"
+#include "supervisor/core/base/sha256.h"
+#include "supervisor/log/session_log.h"
 
 namespace vigil {
 namespace {

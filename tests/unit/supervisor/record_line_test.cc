@@ -2,7 +2,7 @@
 // fs.write record, hand-picked (each escape, a surrogate pair, DEL, bytes that are not
 // UTF-8, every optional field, a session's command id) and random; other kinds are left
 // to serialize().
-#include "supervisor/record_line.h"
+#include "supervisor/core/events/record_line.h"
 
 #include <gtest/gtest.h>
 

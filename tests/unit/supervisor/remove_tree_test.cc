@@ -1,7 +1,7 @@
 // The removal walker on real trees: deeper than PATH_MAX (nftw gave up there with
 // ENAMETOOLONG), directories made unreadable, symlinks to outside that must not be
 // followed, and the sweep of a stale session holding such a tree.
-#include "supervisor/remove_tree.h"
+#include "supervisor/session/remove_tree.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 #include <fstream>
 #include <string>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/unit/supervisor/scratch_dir.h"
-#include "supervisor/session_dir.h"
+#include "supervisor/session/session_dir.h"
 
 namespace vigil {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/annotation.h"
-#include "supervisor/replay_command.h"
+#include "supervisor/report/annotation.h"
+#include "supervisor/cli/replay_command.h"
 
 namespace vigil::replay {
 namespace {

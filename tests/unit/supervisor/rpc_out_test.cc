@@ -1,6 +1,6 @@
 // rpc::Out: the JSON-RPC writer never blocks a poster on a client that does not read,
 // and what it queued arrives whole and in order once the client reads.
-#include "supervisor/rpc_out.h"
+#include "supervisor/session/rpc_out.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::rpc {
 namespace {

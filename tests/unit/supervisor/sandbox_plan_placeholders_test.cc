@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "supervisor/sandbox_plan.h"
-#include "supervisor/session_dir.h"
+#include "supervisor/launch/sandbox_plan.h"
+#include "supervisor/session/session_dir.h"
 
 namespace vigil {
 namespace {

@@ -1,5 +1,5 @@
 // A private temp directory for the session-directory tests, removed with everything in
-// it by the walker under test (supervisor/remove_tree.h).
+// it by the walker under test (supervisor/session/remove_tree.h).
 #pragma once
 
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "supervisor/remove_tree.h"
+#include "supervisor/session/remove_tree.h"
 
 namespace vigil::testing_scratch {
 

@@ -1,6 +1,6 @@
 // Stale sessions: what a killed vigil leaves behind is swept by the next one, and nothing
 // else. Real files, real flocks, in a private temp dir.
-#include "supervisor/session_dir.h"
+#include "supervisor/session/session_dir.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/unit/supervisor/scratch_dir.h"
 
 namespace vigil {

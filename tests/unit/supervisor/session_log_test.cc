@@ -1,7 +1,7 @@
 // The session log: the writer's envelope and hash chain, file creation rules (0600,
 // O_EXCL, no symlinks, private directories), thread-safe appends, and verify_log naming
 // the right record for each kind of tampering.
-#include "supervisor/session_log.h"
+#include "supervisor/log/session_log.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/core/sha256.h"
-#include "supervisor/log_key.h"
+#include "supervisor/core/base/sha256.h"
+#include "supervisor/log/log_key.h"
 
 namespace vigil {
 namespace {

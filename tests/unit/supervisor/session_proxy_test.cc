@@ -2,7 +2,7 @@
 // a real listener on 127.0.0.1 with a kernel-chosen port, real HTTP and SOCKS5 clients on
 // that one port, and the decisions reaching the session's callback. Loopback only: every
 // target is refused by the allowlist before any lookup, so nothing leaves the machine.
-#include "supervisor/session_proxy.h"
+#include "supervisor/session/session_proxy.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "tests/unit/common/kernel_tcp.h"
 
 namespace vigil {

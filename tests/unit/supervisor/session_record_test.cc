@@ -1,6 +1,6 @@
 // SessionRecord, the session bookkeeping the macOS launcher uses: a real log file in a
 // temp dir, a denied write, and what the model, the harness and the log get at the end.
-#include "supervisor/session_record.h"
+#include "supervisor/session/session_record.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "supervisor/commands.h"
-#include "supervisor/core/unique_fd.h"
+#include "supervisor/cli/commands.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {

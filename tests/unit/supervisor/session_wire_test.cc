@@ -1,4 +1,4 @@
-// The session socket's messages (supervisor/session_wire.h) and the log's records for a
+// The session socket's messages (supervisor/session/session_wire.h) and the log's records for a
 // session of many commands (command.start / command.end / policy.update, the envelope's
 // cmd): table tests of the pure encoders and parsers.
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/unique_fd.h"
-#include "supervisor/event_schema.h"
-#include "supervisor/session_wire.h"
+#include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/events/event_schema.h"
+#include "supervisor/session/session_wire.h"
 
 namespace vigil {
 namespace {

@@ -1,6 +1,6 @@
 // The "always" answer's edit of a settings file: the entry goes first into
 // network.allowedDomains (made when missing) and every other byte stays as written.
-#include "supervisor/settings_edit.h"
+#include "supervisor/session/settings_edit.h"
 
 #include <gtest/gtest.h>
 

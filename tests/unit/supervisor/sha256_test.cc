@@ -1,7 +1,7 @@
 // SHA-256 against the FIPS 180-4 / NIST example vectors, the padding boundaries (55/56
 // and 63/64/65 bytes: one or two final blocks), and streaming in odd-sized pieces.
-#include "supervisor/core/sha256.h"
-#include "supervisor/core/sha256_blocks.h"
+#include "supervisor/core/base/sha256.h"
+#include "supervisor/core/base/sha256_blocks.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // it is: every change of the policy, the network lists, the plan, the protected names or
 // a mounted path's identity discards it. And the command's environment is what bwrap's
 // --setenv would have made of it.
-#include "supervisor/spare_sandbox.h"
+#include "supervisor/session/spare_sandbox.h"
 
 #include <gtest/gtest.h>
 

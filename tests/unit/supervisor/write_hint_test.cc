@@ -1,7 +1,7 @@
 // The fix a default-denied write is told (issue 19.2): the tool's own workaround, a
 // stable directory rather than the volatile file, $TMPDIR for scratch files, the
 // protected startup files, and never "add" what allowWrite already lists.
-#include "supervisor/write_hint.h"
+#include "supervisor/report/write_hint.h"
 
 #include <gtest/gtest.h>
 

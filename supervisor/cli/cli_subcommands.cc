@@ -1,0 +1,36 @@
+#include "supervisor/cli/cli_subcommands.h"
+
+namespace vigil {
+
+SubcommandSet subcommands_to_register(std::span<const char* const> args) {
+  if (args.empty() || args[0] == nullptr) return SubcommandSet::all();
+  const std::string_view first = args[0];
+  SubcommandSet only;
+  // Exact names only: CLI11 here matches subcommands case-sensitively and without
+  // prefixes, so anything else is an error it must report with the full app in place.
+  if (first == "run") {
+    only.run = true;
+  } else if (first == "explain") {
+    only.explain = true;
+  } else if (first == "doctor" || first == "probe") {
+    only.probe = true;
+  } else if (first == "proxy") {
+    only.proxy = true;
+  } else if (first == "replay" || first == "undo") {  // undo reads logs as replay does
+    only.replay = true;
+  } else if (first == "session" || first == "serve" || first == "mcp") {
+    only.session = true;
+  } else if (first == "logs") {
+    only.logs = true;
+  } else if (first == "learn" || first == "export") {
+    only.forensics = true;
+  } else if (first == "--version" && args.size() == 1) {
+    // The version flag ends the parse before any subcommand is required.
+    return only;
+  } else {
+    return SubcommandSet::all();
+  }
+  return only;
+}
+
+}  // namespace vigil

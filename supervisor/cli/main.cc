@@ -1,0 +1,166 @@
+// vigil: runs an AI agent's shell command in a sandbox and says what the sandbox stopped.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+#include <span>
+
+#include "supervisor/cli/cli_subcommands.h"
+#include "supervisor/cli/commands.h"
+#include "supervisor/core/base/exit_codes.h"
+
+namespace vigil {
+// supervisor/cli/proxy_command.cc: registers `vigil proxy`; the returned function runs it.
+std::function<int()> add_proxy_command(CLI::App& app);
+// supervisor/cli/replay_command.cc: registers `vigil replay`; the returned function runs it.
+std::function<int()> add_replay_command(CLI::App& app);
+// supervisor/cli/undo_command.cc: registers `vigil undo` (Linux).
+std::function<int()> add_undo_command(CLI::App& app);
+// supervisor/cli/session_command.cc: `vigil session start|end`.
+std::function<int()> add_session_command(CLI::App& app, std::vector<std::string> argv);
+std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> argv);
+// supervisor/cli/logs_command.cc: `vigil logs prune`.
+std::function<int()> add_logs_command(CLI::App& app);
+std::function<int()> add_learn_command(CLI::App& app);
+std::function<int()> add_export_command(CLI::App& app);
+}  // namespace vigil
+
+namespace vigil {
+// supervisor/cli/explain_command.cc: `vigil explain --platform macos` (the Seatbelt profile).
+int cmd_explain_macos(const ExplainArgs& args);
+}  // namespace vigil
+
+int main(int argc, char** argv) {
+  CLI::App app{"vigil: run an agent's command in a sandbox and report what it stopped"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vigil 0.1.0");
+
+  // Only the subcommand argv names is built (supervisor/cli/cli_subcommands.h): the others'
+  // options and validators would cost every `vigil run` for nothing.
+  const vigil::SubcommandSet wanted =
+      vigil::subcommands_to_register(std::span<const char* const>(argv + 1, argv + argc));
+
+  vigil::RunArgs run;
+  std::string shell_command;
+  std::string sandbox_mode = "on";
+  std::string output_mode = "capture";
+  CLI::App* run_cmd = nullptr;
+  CLI::Option* c_opt = nullptr;
+  if (wanted.run) {
+    run_cmd = app.add_subcommand("run", "run a command under the sandbox");
+    run_cmd->add_option("--settings", run.settings,
+                        "settings file (srt format); default: the embedded policy");
+    run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
+                      "accept a settings file that the sandboxed command could modify");
+    run_cmd->add_option("--session", run.session,
+                        "run in this agent session (default: $VIGIL_SESSION when set)");
+    run_cmd->add_option("--log", run.log,
+                        "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
+    run_cmd->add_option("--violations-fd", run.violations_fd,
+                        "also write the violations as JSON to this fd");
+    run_cmd
+        ->add_option("--output", output_mode,
+                     "capture (default: the command's stdout/stderr pass through vigil and into "
+                     "the session log) or inherit (straight to this terminal; not logged)")
+        ->check(CLI::IsMember({"capture", "inherit"}));
+    run_cmd
+        ->add_option("--timeout", run.timeout,
+                     "wall-clock limit in seconds: past it the whole sandbox is killed and the "
+                     "session ends with the reason limit: timeout")
+        ->check(CLI::PositiveNumber);
+    run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
+        ->check(CLI::IsMember({"on", "off"}));
+    run_cmd->add_flag("-v,--verbose", run.verbose,
+                      "end with the session log's path (printed anyway after a denial)");
+    vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
+    c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
+    run_cmd->add_option("command", run.command, "command and arguments (after --)");
+    run_cmd->positionals_at_end();
+    run_cmd->callback([&] {
+      if (!shell_command.empty() || c_opt->count() > 0) {
+        if (!run.command.empty())
+          throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
+        const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+        run.command = {shell, "-c", shell_command};
+      }
+      if (run.command.empty())
+        throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
+      run.sandbox = sandbox_mode == "on";
+      run.capture_output = output_mode == "capture";
+    });
+  }
+
+  vigil::ExplainArgs explain;
+  std::string explain_platform = "linux";
+  bool explain_seatbelt = false;
+  CLI::App* explain_cmd = nullptr;
+  if (wanted.explain) {
+    explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
+    explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
+    explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings,
+                          "as for run");
+    explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
+    explain_cmd
+        ->add_option(
+            "--platform", explain_platform,
+            "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
+        ->check(CLI::IsMember({"linux", "macos"}));
+    explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");
+    explain_cmd->add_flag("--filters", explain.filters,
+                          "print each seccomp filter's BPF with the table row behind every jump");
+  }
+
+  bool probe_json = false;
+  CLI::App* probe_cmd = nullptr;
+  if (wanted.probe) {
+    probe_cmd = app.add_subcommand(
+        "doctor", "check what this machine gives vigil, with the exact fix for what is missing");
+    probe_cmd->alias("probe");  // its first name
+    probe_cmd->add_flag("--json", probe_json, "machine-readable output");
+  }
+
+  std::function<int()> run_proxy;
+  if (wanted.proxy) run_proxy = vigil::add_proxy_command(app);
+  std::function<int()> run_replay, run_undo;
+  if (wanted.replay) run_replay = vigil::add_replay_command(app);
+#if !defined(__APPLE__)
+  if (wanted.replay) run_undo = vigil::add_undo_command(app);
+#endif
+  std::function<int()> run_session_cmd, run_serve_cmd;
+  if (wanted.session) {
+    run_session_cmd = vigil::add_session_command(app, std::vector<std::string>(argv, argv + argc));
+    run_serve_cmd = vigil::add_serve_commands(app, std::vector<std::string>(argv, argv + argc));
+  }
+
+  std::function<int()> run_logs;
+  if (wanted.logs) run_logs = vigil::add_logs_command(app);
+  std::function<int()> run_learn, run_export;
+  if (wanted.forensics) {
+    run_learn = vigil::add_learn_command(app);
+    run_export = vigil::add_export_command(app);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
+  }
+  if (run_cmd != nullptr && *run_cmd) return vigil::cmd_run(run);
+  if (explain_cmd != nullptr && *explain_cmd) {
+    const bool macos = explain_seatbelt || explain_platform == "macos";
+    return macos ? vigil::cmd_explain_macos(explain) : vigil::cmd_explain(explain);
+  }
+  if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
+  if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
+  if (run_replay && app.got_subcommand("replay")) return run_replay();
+  if (run_undo && app.got_subcommand("undo")) return run_undo();
+  if (run_logs && app.got_subcommand("logs")) return run_logs();
+  if (run_learn && app.got_subcommand("learn")) return run_learn();
+  if (run_export && app.got_subcommand("export")) return run_export();
+  if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
+  if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
+    return run_serve_cmd();
+  return vigil::to_int(vigil::ExitCode::kUsage);
+}

@@ -1,0 +1,306 @@
+// `vigil replay LOG`: opens the log and runs one view over it (the views:
+// replay_text.cc, replay_html.cc, replay_commands.cc; every one reads the log record by
+// record, so a log of any size is replayed in bounded memory).
+#include "supervisor/cli/replay_command.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "supervisor/session/change_capture.h"
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/unique_fd.h"
+#include "supervisor/log/log_key.h"
+#include "supervisor/log/log_stream.h"
+#include "supervisor/replay/replay_changes.h"
+#include "supervisor/launch/sandbox_plan.h"
+#include "supervisor/session/session_dir.h"
+#include "proxy/domain_matcher.h"
+
+namespace vigil {
+
+namespace {
+
+struct ReplayArgs {
+  std::string log;
+  bool annotate = false;
+  bool writes = false;
+  bool net = false;
+  bool verify = false;
+  std::string json;
+  std::string html;
+  std::optional<std::uint64_t> command;  // --command N
+  bool changes = false;
+  bool diff = false;
+  std::vector<std::string> paths;  // --changes/--diff: only these
+  std::string policy;                    // --policy NEW.json
+};
+
+// The session's content store, as this user's state directory places it.
+replay::ContentFn store_of(const std::string& session) {
+  auto dir = capture_dir_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  return replay::store_reader(dir ? *dir : std::string());
+}
+
+// PATH arguments as absolute paths (a relative one is the working directory's).
+std::vector<std::string> absolute_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (std::string p : paths) {
+    if (p.empty() || p[0] != '/') {
+      char cwd[4096];
+      p = (::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string()) + "/" + p;
+    }
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+int fail(const std::string& what) {
+  print_error(what);
+  return to_int(ExitCode::kUsage);
+}
+
+// display-safe: the views build their text with escape_for_terminal/escape_for_html
+void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+// The report file, written piece by piece as the view makes it.
+class ReportFile {
+ public:
+  Result<void> open(const std::string& path) {
+    path_ = path;
+    fd_ =
+        UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd_) return system_error("cannot write " + path);
+    return {};
+  }
+  void write(std::string_view rest) {
+    while (!rest.empty() && error_.empty()) {
+      const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = system_error("cannot write " + path_).message;
+        break;
+      }
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+  std::string error_;
+};
+
+// This user's key, to check a sealed log with (supervisor/log/log_key.h); never created here.
+std::optional<std::string> user_log_key() {
+  auto path = log_key_path();
+  if (!path) return std::nullopt;
+  auto k = load_log_key(*path);
+  if (k) return std::move(k).value();
+  if (k.error().code != Errc::kNotFound) {
+    std::fprintf(stderr, "vigil: warning: %s\n",
+                 events::escape_for_terminal(k.error().message).c_str());
+  }
+  return std::nullopt;
+}
+
+// The `--annotate` view: the recorded block, and whether the events explain it.
+int show_annotation(const replay::AnnotationCheck& c) {
+  if (c.match) {
+    print(c.text);  // equal to the recomputed block, which is escaped by construction
+    return 0;
+  }
+  // They differ: the recorded bytes are not vouched for, so each line is shown
+  // escaped (the line breaks kept, so the block stays readable).
+  std::string shown;
+  std::size_t start = 0;
+  while (start < c.text.size()) {
+    const std::size_t nl = std::min(c.text.find('\n', start), c.text.size());
+    shown += events::escape_for_terminal(std::string_view(c.text).substr(start, nl - start));
+    if (nl < c.text.size()) shown += '\n';
+    start = nl + 1;
+  }
+  print(shown);
+  std::fprintf(stderr,
+               "vigil: the recorded annotation (%zu bytes%s) differs from the one recomputed "
+               "from the events "
+               "(%zu bytes) at byte %zu\n",
+               c.text.size(), c.recorded ? "" : ", no annotation record", c.recomputed.size(),
+               c.first_difference);
+  return 1;
+}
+
+// `--policy NEW.json`: the new settings are loaded as `vigil run` would load them in the
+// session's working directory (the mandatory-deny scan reads the host as it is now).
+Result<void> replay_under_policy(const replay::Feed& feed, const std::string& settings,
+                                 const replay::Out& out) {
+  std::string cwd;
+  VIGIL_TRY_VOID(feed([&](const LogRecord& r) {
+    if (const auto* s = std::get_if<events::SessionStart>(&r.event.body)) cwd = s->cwd;
+    return false;  // session.start is the first record
+  }));
+  if (cwd.empty()) return make_error(Errc::kInvalidPolicy, "replay --policy: the log has no session.start");
+  struct stat st {};
+  if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return make_error(Errc::kInvalidPolicy,
+                      "replay --policy: the session's working directory " + cwd +
+                          " is not there any more; relative settings paths are resolved "
+                          "against it: recreate it (mkdir -p) and try again");
+  }
+  PlanRequest req;
+  req.settings_path = settings;
+  req.use_home_settings = false;
+  req.allow_writable_settings = true;  // nothing runs under it
+  req.cwd = cwd;
+  req.placeholders = false;
+  req.refuse_missing_at_call = gatekeeper_in_force();
+  auto prepared = prepare_sandbox(req);
+  VIGIL_TRY(prepared);
+  auto matcher = proxy::DomainMatcher::build(prepared->policy.net);
+  VIGIL_TRY(matcher);
+  replay::PolicyUnderTest next{settings, &prepared->policy, &prepared->plan, &*matcher,
+                               session_base_dir()};
+  return replay::stream_policy_diff(feed, next, out);
+}
+
+int run_replay(const ReplayArgs& a) {
+  const int modes = int{a.annotate} + int{a.writes} + int{a.net} + int{a.verify} +
+                    int{!a.json.empty()} + int{!a.html.empty()} + int{a.changes} + int{a.diff} +
+                    int{!a.policy.empty()};
+  if (modes > 1)
+    return fail(
+        "replay: give at most one of --annotate, --writes, --net, --verify, --json, --html, "
+        "--changes, --diff, --policy");
+  if (!a.paths.empty() && !a.changes && !a.diff)
+    return fail("replay: PATH arguments go with --changes or --diff (the log is one argument)");
+
+  // Every view reads the log record by record (replay_feed.h): memory is bounded
+  // whatever the log's size, and a view that needs totals first reads it twice.
+  const std::optional<std::string> key = user_log_key();
+  const auto key_view = key ? std::optional<std::string_view>(*key) : std::nullopt;
+  if (a.verify) {
+    auto verify = verify_log(a.log, key_view);
+    if (!verify) return fail(verify.error().message);
+    print(replay::render_verify(*verify));
+    // An unkeyed log (from before logs were sealed) passes on its chain, and says so; a
+    // keyed one passes only with its seal checked.
+    const bool seal_ok = verify->key_id.empty() || verify->sealed;
+    return verify->ok && verify->complete && seal_ok ? 0 : 1;
+  }
+  auto opened = open_session_log(a.log);
+  if (!opened) return fail(opened.error().message);
+  const int fd = opened->get();
+  if (!a.json.empty()) {
+    if (auto known = replay::check_kind_filter(a.json); !known) return fail(known.error().message);
+    auto streamed = for_each_record_line(fd, a.json, [](const std::string& line) {
+      // The line parsed as canonical: pure ASCII, no control bytes, safe to print as is.
+      print(line + "\n");
+    });
+    if (!streamed) return fail(streamed.error().message);
+    return 0;
+  }
+  // The chain is checked first (one pass), so that a view of a log that is not whole
+  // says so before anything else.
+  if (::lseek(fd, 0, SEEK_SET) != 0) return fail(system_error("cannot rewind " + a.log).message);
+  LineReader lines(fd, events::Limits::log().max_line);
+  const VerifyReport verify = verify_log_lines(lines, key_view);
+  if (!lines.error().empty()) return fail("cannot read " + a.log + ": " + lines.error());
+  replay::Feed feed = replay::feed_of_fd(fd);
+  if (a.command) {
+    auto has = replay::has_command(feed, *a.command);
+    if (!has) return fail(has.error().message);
+    if (!*has) return fail("replay: the log has no command " + std::to_string(*a.command));
+    feed = replay::only_command(std::move(feed), *a.command);
+  }
+  // Every other view still shows what it can, but says first that the log is not whole.
+  if (!verify.ok) {
+    std::fprintf(
+        stderr,
+        "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
+        verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
+  }
+  if (!a.policy.empty()) {
+    auto shown = replay_under_policy(feed, a.policy, [](std::string_view piece) { print(piece); });
+    if (!shown) return fail(shown.error().message);
+    return 0;
+  }
+  if (a.annotate) {
+    auto c = replay::check_annotation(feed);
+    if (!c) return fail(c.error().message);
+    return show_annotation(*c);
+  }
+  const replay::Out to_stdout = [](std::string_view piece) { print(piece); };
+  Result<void> shown;
+  if (a.changes || a.diff) {
+    auto cs = replay::change_set_of(feed);
+    if (!cs) return fail(cs.error().message);
+    const auto only = absolute_paths(a.paths);
+    if (a.changes) {
+      replay::print_changes(*cs, only, to_stdout);
+    } else {
+      replay::print_diffs(*cs, only, store_of(cs->session), to_stdout);
+    }
+  } else if (a.writes) {
+    shown = replay::stream_writes(feed, to_stdout);
+  } else if (a.net) {
+    shown = replay::stream_net(feed, to_stdout);
+  } else if (!a.html.empty()) {
+    ReportFile report;
+    if (auto o = report.open(a.html); !o) return fail(o.error().message);
+    shown = replay::stream_html(
+        feed, verify, a.log, [&report](std::string_view piece) { report.write(piece); },
+        store_of);
+    if (shown && !report.error().empty()) return fail(report.error());
+    if (shown) print_error("wrote " + a.html);
+  } else {
+    shown = replay::stream_timeline(feed, to_stdout);
+  }
+  if (!shown) return fail(shown.error().message);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_replay_command(CLI::App& app) {
+  auto args = std::make_shared<ReplayArgs>();
+  auto* cmd = app.add_subcommand(
+      "replay", "show a session log: timeline, annotation, writes, network, report");
+  cmd->add_option("log", args->log, "the session log (.jsonl)")->required();
+  cmd->add_option("paths", args->paths,
+                  "with --changes/--diff: only these paths (a directory: everything below it)");
+  cmd->add_flag("--changes", args->changes,
+                "what the session changed, per path: created, modified, deleted, renamed, with "
+                "sizes, hashes, modes and the process behind each step");
+  cmd->add_flag("--diff", args->diff,
+                "the content of each change: a unified diff for text, sizes and hashes otherwise");
+  cmd->add_flag(
+      "--annotate", args->annotate,
+      "print the <sandbox_violations> block the model received, and check it against the events");
+  cmd->add_flag("--writes", args->writes,
+                "every path created, written, renamed or deleted, with its verdict");
+  cmd->add_flag("--net", args->net, "the network decisions");
+  cmd->add_flag("--verify", args->verify,
+                "check the hash chain; exit 1 and name the first broken record");
+  cmd->add_option("--command", args->command,
+                  "a session's command N only (its id: command.start's cmd)");
+  cmd->add_option("--json", args->json,
+                  "print the records of KIND (fs.write, net.*, all) as JSON lines");
+  cmd->add_option("--html", args->html, "write a self-contained HTML report to OUT");
+  cmd->add_option("--policy", args->policy,
+                  "judge every write and connection again under the settings file NEW.json and "
+                  "list what would change, with the deciding rule on each side");
+  return [args] { return run_replay(*args); };
+}
+
+}  // namespace vigil

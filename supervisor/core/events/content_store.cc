@@ -1,0 +1,193 @@
+#include "supervisor/core/events/content_store.h"
+
+#include <fcntl.h>
+#if defined(__linux__)
+#include <linux/fs.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "supervisor/core/base/sha256.h"
+#include "supervisor/core/base/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+std::string errno_text(int err) {
+  const char* n = ::strerrorname_np(err);
+  return n != nullptr ? n : "E" + std::to_string(err);
+}
+
+// Reads all of `from` (from its start), hashing it and, when `to` >= 0, writing it
+// there. The bytes read; -1 and errno on a failure.
+long long hash_copy(int from, int to, Sha256* h) {
+  static thread_local char buf[1 << 16];
+  long long total = 0;
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(from, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) return total;
+    h->update(buf, static_cast<std::size_t>(n));
+    for (ssize_t done = 0; to >= 0 && done < n;) {
+      const ssize_t w = ::write(to, buf + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return -1;
+      done += w;
+    }
+    at += n;
+    total += n;
+  }
+}
+
+}  // namespace
+
+const char* to_string(Image::Type t) {
+  switch (t) {
+    case Image::Type::kAbsent:
+      return "absent";
+    case Image::Type::kFile:
+      return "file";
+    case Image::Type::kSymlink:
+      return "symlink";
+    case Image::Type::kDir:
+      return "dir";
+    case Image::Type::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+std::string cap_text(std::uint64_t bytes) {
+  if (bytes != 0 && bytes % (std::uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes != 0 && bytes % (std::uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes != 0 && bytes % (std::uint64_t{1} << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+Image ContentStore::take_image_at(int dir, const char* name) {
+  // No symlink is followed anywhere on the way, not only at the end: the names come from
+  // the command's records and are canonical, so a symlink on the way is one the command
+  // planted after the call (`ws/a` swapped for a link to ~/.ssh) to have the supervisor
+  // read, and keep, a file the sandbox could not. O_PATH|O_NOFOLLOW still returns a final
+  // symlink itself, whose target is the image.
+  open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof how)));
+  if (!fd) {
+    Image img;
+    if (errno == ELOOP) {
+      img.note = "not captured: a symlink on the way to it";
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      img.note = "not captured: " + errno_text(errno);
+    }
+    return img;
+  }
+  return take_image(fd.get());
+}
+
+Image ContentStore::take_image(int fd) {
+  Image img;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    img.note = "not captured: " + errno_text(errno);
+    return img;
+  }
+  img.mode = st.st_mode & 07777;
+  img.uid = st.st_uid;
+  img.gid = st.st_gid;
+  img.size = static_cast<std::uint64_t>(st.st_size);
+  if (S_ISLNK(st.st_mode)) {
+    img.type = Image::Type::kSymlink;
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlinkat(fd, "", buf, sizeof buf);
+    if (n >= 0) img.target.assign(buf, static_cast<std::size_t>(n));
+    return img;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    img.type = Image::Type::kDir;  // its mode and owner, for undo to make it again
+    img.size = 0;
+    return img;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    img.type = Image::Type::kOther;
+    return img;
+  }
+  img.type = Image::Type::kFile;
+  keep_content(fd, &img);
+  return img;
+}
+
+void ContentStore::keep_content(int path_fd, Image* img) {
+  // Our own fd's magic link: the file this O_PATH fd already is, opened for reading.
+  const std::string self = "/proc/self/fd/" + std::to_string(path_fd);
+  UniqueFd src(::open(self.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!src) {
+    img->note = "not captured: unreadable (" + errno_text(errno) + ")";
+    return;
+  }
+  std::string over;
+  if (img->size > caps_.max_file_bytes) {
+    over = "not captured: over " + cap_text(caps_.max_file_bytes);
+  } else if (used_ + img->size > caps_.max_session_bytes) {
+    over = "not captured: over " + cap_text(caps_.max_session_bytes) + " for the session";
+  }
+  Sha256 h;
+  if (!over.empty() || dir_ < 0) {
+    const long long n = hash_copy(src.get(), -1, &h);
+    if (n < 0) {
+      img->note = "not captured: unreadable (" + errno_text(errno) + ")";
+      return;
+    }
+    img->size = static_cast<std::uint64_t>(n);
+    img->sha256 = to_hex(h.finish());
+    img->note = dir_ < 0 ? "not captured: no store" : over;
+    return;
+  }
+  const std::string tmp = "tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter_);
+  UniqueFd out(::openat(dir_, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!out) {
+    img->note = "not captured: the store refused it (" + errno_text(errno) + ")";
+    return;
+  }
+  // A reflink shares the blocks (copy-on-write): the copy costs no data I/O, and the
+  // hash is read from the copy, so it names exactly what was kept.
+  long long n = -1;
+#if defined(FICLONE)
+  const bool cloned = ::ioctl(out.get(), FICLONE, src.get()) == 0;
+#else
+  const bool cloned = false;
+#endif
+  if (cloned) {
+    n = hash_copy(out.get(), -1, &h);
+  } else {
+    n = hash_copy(src.get(), out.get(), &h);
+  }
+  if (n < 0) {
+    img->note = "not captured: unreadable (" + errno_text(errno) + ")";
+    ::unlinkat(dir_, tmp.c_str(), 0);
+    return;
+  }
+  img->size = static_cast<std::uint64_t>(n);
+  img->sha256 = to_hex(h.finish());
+  if (::faccessat(dir_, img->sha256.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    ::unlinkat(dir_, tmp.c_str(), 0);  // the same bytes are kept already
+  } else if (::renameat(dir_, tmp.c_str(), dir_, img->sha256.c_str()) == 0) {
+    used_ += img->size;
+  } else {
+    img->note = "not captured: the store refused it (" + errno_text(errno) + ")";
+    ::unlinkat(dir_, tmp.c_str(), 0);
+    return;
+  }
+  img->stored = true;
+}
+
+}  // namespace vigil

@@ -1,0 +1,198 @@
+#include "supervisor/core/events/syscall_table.h"
+
+#include <fcntl.h>
+
+namespace vigil {
+namespace {
+
+using E = Emulation;
+
+// Designated initialisers name every fact: a row reads as the call's signature.
+constexpr WriteSyscall kTable[] = {
+    {.name = "open", .path = 0, .flags = 1, .mode = 2, .follows = true,
+     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = "write",
+     .why = "opens for writing"},
+    {.name = "openat", .dirfd = 0, .path = 1, .flags = 2, .mode = 3, .follows = true,
+     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = "write",
+     .why = "opens for writing"},
+    {.name = "openat2", .dirfd = 0, .path = 1, .flags = 2, .follows = true, .open_how = true,
+     .emulation = E::kOpen, .action = "write",
+     .why = "flags live in struct open_how: read-only ones are run by vigil-init as asked"},
+    {.name = "creat", .path = 0, .mode = 1, .follows = true, .emulation = E::kOpen,
+     .action = "create", .why = "creates or truncates a file"},
+    {.name = "truncate", .path = 0, .follows = true, .emulation = E::kTruncate,
+     .action = "truncate", .why = "changes a file's size by path"},
+    {.name = "unlink", .path = 0, .removes = true, .emulation = E::kUnlink, .action = "delete",
+     .why = "deletes a file"},
+    {.name = "unlinkat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2, .removes = true,
+     .emulation = E::kUnlink, .action = "delete", .why = "deletes a file or directory"},
+    {.name = "rmdir", .path = 0, .removes = true, .emulation = E::kUnlink, .action = "rmdir",
+     .why = "deletes a directory"},
+    {.name = "mkdir", .path = 0, .mode = 1, .emulation = E::kMkdir, .action = "mkdir",
+     .why = "creates a directory"},
+    {.name = "mkdirat", .dirfd = 0, .path = 1, .mode = 2, .emulation = E::kMkdir,
+     .action = "mkdir", .why = "creates a directory"},
+    {.name = "mknod", .path = 0, .mode = 1, .emulation = E::kMknod, .action = "mknod",
+     .why = "creates a node"},
+    {.name = "mknodat", .dirfd = 0, .path = 1, .mode = 2, .emulation = E::kMknod,
+     .action = "mknod", .why = "creates a node"},
+    {.name = "rename", .path = 0, .path2 = 1, .emulation = E::kRename, .action = "rename",
+     .why = "moves a file"},
+    {.name = "renameat", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3,
+     .emulation = E::kRename, .action = "rename", .why = "moves a file"},
+    {.name = "renameat2", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3, .flags = 4,
+     .emulation = E::kRename, .action = "rename", .why = "moves or exchanges files"},
+    {.name = "link", .path = 0, .path2 = 1, .emulation = E::kLink, .action = "link",
+     .why = "creates a hard link"},
+    {.name = "linkat", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3, .flags = 4,
+     .at_flags = 4, .emulation = E::kLink, .action = "link", .why = "creates a hard link"},
+    // The first argument is the link's contents, not a path: it is never resolved.
+    {.name = "symlink", .path2 = 1, .emulation = E::kSymlink, .action = "symlink",
+     .why = "creates a symlink"},
+    {.name = "symlinkat", .dirfd2 = 1, .path2 = 2, .emulation = E::kSymlink,
+     .action = "symlink", .why = "creates a symlink"},
+    {.name = "chmod", .path = 0, .mode = 1, .follows = true, .emulation = E::kChmod,
+     .action = "chmod", .why = "changes permissions"},
+    // The fd forms act on whatever the fd names, and an fd opened read-only (no event at
+    // its open) is enough to change its file's permissions, owner and attributes.
+    {.name = "fchmod", .fd_only = true, .action = "chmod",
+     .why = "changes permissions through an fd"},
+    {.name = "fchmodat", .dirfd = 0, .path = 1, .mode = 2, .follows = true,
+     .emulation = E::kChmod, .action = "chmod", .why = "changes permissions"},
+    {.name = "fchmodat2", .dirfd = 0, .path = 1, .flags = 3, .at_flags = 3, .mode = 2,
+     .follows = true, .emulation = E::kChmod, .action = "chmod", .why = "changes permissions"},
+    {.name = "chown", .path = 0, .follows = true, .emulation = E::kChown, .action = "chown",
+     .why = "changes ownership"},
+    {.name = "fchown", .fd_only = true, .action = "chown",
+     .why = "changes ownership through an fd"},
+    {.name = "lchown", .path = 0, .emulation = E::kChown, .action = "chown",
+     .why = "changes ownership"},
+    {.name = "fchownat", .dirfd = 0, .path = 1, .flags = 4, .at_flags = 4, .follows = true,
+     .emulation = E::kChown, .action = "chown", .why = "changes ownership"},
+    {.name = "utime", .path = 0, .follows = true, .emulation = E::kUtime, .action = "touch",
+     .why = "changes timestamps"},
+    {.name = "utimes", .path = 0, .follows = true, .emulation = E::kUtime, .action = "touch",
+     .why = "changes timestamps"},
+    {.name = "utimensat", .dirfd = 0, .path = 1, .flags = 3, .at_flags = 3, .follows = true,
+     .null_path_is_fd = true, .emulation = E::kUtime, .action = "touch",
+     .why = "changes timestamps"},
+    {.name = "futimesat", .dirfd = 0, .path = 1, .follows = true, .null_path_is_fd = true,
+     .emulation = E::kUtime, .action = "touch", .why = "changes timestamps"},
+    {.name = "setxattr", .path = 0, .follows = true, .emulation = E::kSetxattr,
+     .action = "xattr", .why = "sets an extended attribute"},
+    {.name = "lsetxattr", .path = 0, .emulation = E::kSetxattr, .action = "xattr",
+     .why = "sets an extended attribute"},
+    {.name = "fsetxattr", .fd_only = true, .action = "xattr",
+     .why = "sets an extended attribute"},
+    {.name = "removexattr", .path = 0, .follows = true, .emulation = E::kRemovexattr,
+     .action = "xattr", .why = "removes an extended attribute"},
+    {.name = "lremovexattr", .path = 0, .emulation = E::kRemovexattr, .action = "xattr",
+     .why = "removes an extended attribute"},
+    {.name = "fremovexattr", .fd_only = true, .action = "xattr",
+     .why = "removes an extended attribute"},
+    {.name = "setxattrat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2, .follows = true,
+     .null_path_is_fd = true, .emulation = E::kSetxattr, .action = "xattr",
+     .why = "sets an extended attribute (Linux 6.13)"},
+    {.name = "removexattrat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2,
+     .follows = true, .null_path_is_fd = true, .emulation = E::kRemovexattr,
+     .action = "xattr", .why = "removes an extended attribute (Linux 6.13)"},
+    {.name = "file_setattr", .dirfd = 0, .path = 1, .flags = 4, .at_flags = 4,
+     .follows = true, .emulation = E::kFileSetattr, .action = "xattr",
+     .why = "sets an inode's fsxattr flags (Linux 6.17)"},
+    // Only the requests that change a file, or make or remove a name, through an fd that
+    // need not be open for writing (the list is in filters/notify_filter.cc).
+    {.name = "ioctl", .fd_only = true, .trap = Trap::kIoctlRequests, .action = "write",
+     .why = "changes a file through an fd"},
+    {.name = "execve", .path = 0, .follows = true, .emulation = E::kExec, .action = "exec",
+     .why = "the process record: what ran"},
+    {.name = "execveat", .dirfd = 0, .path = 1, .at_flags = 4, .follows = true,
+     .emulation = E::kExec, .action = "exec", .why = "the process record: what ran"},
+};
+
+// Calls that write through an fd already open for writing (write, ftruncate, fallocate,
+// copy_file_range, ...) are not rows: that fd's open was the event.
+
+using SH = SocketHandling;
+
+constexpr SocketSyscall kSocketTable[] = {
+    {.name = "connect", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kBrokered,
+     .trap = true,
+     .why = "the only way a stream or seqpacket socket reaches a path: vigil-init reads the "
+            "address once, connects the caller's own socket (pidfd_getfd) and answers"},
+    {.name = "socket", .handling = SH::kTypeChecked, .trap = true,
+     .why = "AF_UNIX datagram (and raw, which the kernel makes datagram) is refused with a "
+            "line: a datagram socket sends to any path with sendto() and is never connected"},
+    {.name = "socketpair", .handling = SH::kPairOnly,
+     .why = "stream and seqpacket pairs are connected to each other at birth (connect gives "
+            "EISCONN); datagram pairs are refused by the filter"},
+    {.name = "sendto", .fd = 0, .addr = 4, .addrlen = 5, .handling = SH::kAddressIgnored,
+     .why = "stream sockets refuse an address (EOPNOTSUPP/EISCONN), seqpacket ignores it; "
+            "only datagram sockets use it and none can be made"},
+    {.name = "sendmsg", .fd = 0, .addr = 1, .handling = SH::kAddressIgnored,
+     .why = "msg_name, as sendto's address"},
+    {.name = "sendmmsg", .fd = 0, .addr = 1, .handling = SH::kAddressIgnored,
+     .why = "msg_name of each message, as sendto's address"},
+    {.name = "bind", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kMountTable,
+     .why = "makes a socket file where the mount table lets the command write; an abstract "
+            "name lives in the sandbox's own network namespace"},
+    {.name = "recvmsg", .fd = 0, .handling = SH::kPeersChoice,
+     .why = "SCM_RIGHTS: a socket received over a listed connection is a capability that "
+            "service chose to hand over (as it could relay anything itself); a datagram one "
+            "still cannot connect() through vigil-init. Inherited descriptors: vigil-init "
+            "closes every one but stdio before the command"},
+    {.name = "io_uring_setup", .handling = SH::kBlocked,
+     .why = "IORING_OP_CONNECT/SOCKET would bypass the trap: io_uring stays refused"},
+};
+
+}  // namespace
+
+std::span<const SocketSyscall> socket_syscalls() { return kSocketTable; }
+
+const SocketSyscall* find_socket_syscall(std::string_view name) {
+  for (const auto& row : kSocketTable) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+std::span<const WriteSyscall> write_syscalls() { return kTable; }
+
+const WriteSyscall* find_write_syscall(std::string_view name) {
+  for (const auto& row : kTable) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+std::string_view action_word(std::string_view syscall, std::uint64_t flags) {
+  const WriteSyscall* row = find_write_syscall(syscall);
+  if (row == nullptr) return "write";
+  if (row->emulation == Emulation::kOpen && row->flags >= 0) {
+    if ((flags & O_CREAT) != 0) return "create";
+    if ((flags & O_TRUNC) != 0) return "truncate";
+  }
+  if (row->emulation == Emulation::kUnlink && row->at_flags >= 0 && (flags & AT_REMOVEDIR) != 0)
+    return "rmdir";
+  return row->action;
+}
+
+bool kernel_can_gatekeep(std::string_view release) {
+  int major = 0, minor = 0;
+  std::size_t i = 0;
+  auto number = [&](int* out) {
+    const std::size_t start = i;
+    while (i < release.size() && release[i] >= '0' && release[i] <= '9' && i - start < 6)
+      *out = *out * 10 + (release[i++] - '0');
+    return i > start;
+  };
+  if (!number(&major) || i >= release.size() || release[i++] != '.' || !number(&minor))
+    return false;
+  return major > 5 || (major == 5 && minor >= 14);
+}
+
+bool removes_name(std::string_view syscall) {
+  const WriteSyscall* row = find_write_syscall(syscall);
+  return row != nullptr && row->removes;
+}
+
+}  // namespace vigil

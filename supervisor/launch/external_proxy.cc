@@ -1,0 +1,47 @@
+#include "supervisor/launch/external_proxy.h"
+
+namespace vigil {
+namespace {
+std::string sibling(const std::string& proxy_socket, const char* name) {
+  const auto slash = proxy_socket.rfind('/');
+  return (slash == std::string::npos ? std::string() : proxy_socket.substr(0, slash + 1)) + name;
+}
+}  // namespace
+
+std::string external_http_socket(const std::string& proxy_socket) {
+  return sibling(proxy_socket, "proxy-http.sock");
+}
+std::string external_socks_socket(const std::string& proxy_socket) {
+  return sibling(proxy_socket, "proxy-socks.sock");
+}
+
+ExternalBridges external_bridges(const NetworkPolicy& net, const std::string& proxy_socket) {
+  ExternalBridges out;
+  if (net.external_http_port != 0) {
+    const std::string p = external_http_socket(proxy_socket);
+    out.init_args.insert(out.init_args.end(), {"--http-socket", p});
+    out.binds.push_back(p);
+  }
+  if (net.external_socks_port != 0) {
+    const std::string p = external_socks_socket(proxy_socket);
+    out.init_args.insert(out.init_args.end(), {"--socks-socket", p});
+    out.binds.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::string> external_proxy_lines(const NetworkPolicy& net) {
+  std::vector<std::string> out;
+  auto line = [&](std::uint16_t port, const char* what, const char* key) {
+    if (port == 0) return;
+    out.push_back(std::string("network: ") + what + " goes to your proxy on the host's 127.0.0.1:" +
+                  std::to_string(port) + " (network." + key +
+                  "), which decides it: the allowed and refused hosts here do not apply to it, "
+                  "and vigil logs each such connection as not decided by vigil");
+  };
+  line(net.external_http_port, "HTTP proxy traffic (HTTP_PROXY, HTTPS_PROXY)", "httpProxyPort");
+  line(net.external_socks_port, "SOCKS5 traffic (ALL_PROXY)", "socksProxyPort");
+  return out;
+}
+
+}  // namespace vigil

@@ -1,0 +1,188 @@
+// The session log: one JSON-lines file per `vigil run` (schema: docs/events.md).
+//
+// Writing: SessionLog assigns each record's envelope (seq, t, session, src, prev), where
+// prev is the SHA-256 of the previous record's exact line, so an edited, deleted or
+// reordered record breaks the chain. Every record is written whole to an O_APPEND file,
+// one write(2) per record, or, while writes are held (hold_writes: the supervisor holds
+// them while it passes on what one wake read from the sandbox's pipes), one write(2) per
+// batch of whole lines: a crash of vigil loses at most the record or the batch being
+// written (it is in the kernel's page cache once write returns; close() starts the
+// write-back to disk). The lines, and so the chain, are the same either way.
+//
+// Reading: load_log() parses a log for `vigil replay`; verify_log() checks the chain and
+// names the first broken record and why.
+//
+// What the chain proves: that the log is the one sequence the writer produced, up to its
+// last record. Anyone who can write the file can also recompute every hash after an edit,
+// and can drop trailing records; to detect that, keep the head hash (SessionLog::head(),
+// printed by `vigil replay --verify`) somewhere the session cannot write.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/events/event_schema.h"
+
+namespace vigil {
+
+// "20250131T120501Z-3f9c2a1b7d4e": UTC start time (so `ls` sorts sessions) and 48
+// random bits from getrandom(2). Matches the schema's session-id syntax.
+std::string new_session_id();
+
+// $XDG_STATE_HOME/vigil/sessions/<id>.jsonl, or ~/.local/state/... when XDG_STATE_HOME is
+// unset, empty or relative (the XDG spec says to ignore a relative one). Pure: the two
+// environment values are arguments. Error when HOME is unusable too.
+Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
+                                     const char* home);
+// $XDG_STATE_HOME/vigil (or ~/.local/state/vigil), by the same rules: where the logs and
+// their key (supervisor/log/log_key.h) live. Pure.
+Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home);
+
+// Creates the directories above a default log path: missing components 0700; the
+// final "vigil" and "sessions" directories must be real directories owned by us and not
+// writable by group or others (else refused: someone else could swap our logs).
+Result<void> prepare_log_dir(const std::string& log_path);
+
+// The check prepare_log_dir makes of each of those directories, on its lstat (or an
+// fstat of the directory opened O_NOFOLLOW), and `vigil logs prune` of the directory it
+// prunes: a real directory owned by `me`, not writable by group or others. The error
+// says what is wrong and ends "refusing to <refusing>". Pure.
+Result<void> judge_log_dir(const std::string& dir, const struct stat& st, uid_t me,
+                           std::string_view refusing);
+
+// sha256 hex of the canonical JSON of the policy model (every field but `warnings`,
+// keys sorted): the session.start policy_digest. Two runs under the same effective
+// policy have the same digest.
+std::string policy_digest(const Policy& policy);
+std::string canonical_policy_json(const Policy& policy);
+
+class SessionLog {
+ public:
+  // Nanoseconds since the session started. The default is steady_clock from create().
+  using Clock = std::function<std::uint64_t()>;
+  // Called after each record is written (or, while writes are held, kept to be written),
+  // with the record and its line (no newline), under the log's lock, in seq order: the
+  // embedder API's live event stream. Must not call back into the log.
+  using Listener = std::function<void(const events::Event&, const std::string& line)>;
+
+  // Creates `path` with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600: never appends to, or
+  // follows a symlink planted at, an existing file. The parent must exist (see
+  // prepare_log_dir for the default location). `session_id` must match the schema's id
+  // syntax ([A-Za-z0-9._-]{1,64}).
+  static Result<SessionLog> create(const std::string& path, std::string session_id,
+                                   Clock clock = {});
+  // The same in two steps: reserve() creates the file exactly as create() does (so that
+  // it exists, e.g. to be bound read-only into a sandbox, before anything is written);
+  // create(reserved, ...) then takes it over.
+  struct Reserved {
+    UniqueFd fd;
+    std::string path;
+  };
+  static Result<Reserved> reserve(const std::string& path);
+  static Result<SessionLog> create(Reserved reserved, std::string session_id, Clock clock = {});
+
+  SessionLog(SessionLog&&) noexcept;
+  SessionLog& operator=(SessionLog&&) noexcept;
+  ~SessionLog();
+
+  // Validates the body against Limits::log() (so that every record written can be read
+  // back), fills the envelope, writes the line. Returns the record's seq. Thread-safe:
+  // appends are serialised, so the proxy's thread and the event hub may both call it.
+  // After a failed write (disk full) the file may end in a partial line: every later
+  // append fails too, rather than glue a record onto it.
+  // `cmd`: the session's command the record belongs to (the envelope's cmd), if any.
+  Result<std::uint64_t> append(events::Source src, events::Body body,
+                               std::optional<std::uint64_t> cmd = std::nullopt);
+
+  // Held writes: between hold_writes() and the matching release_writes(), records are
+  // kept in memory (up to kHeldBytes, then written) and written together on release, in
+  // one write(2) instead of one per record. Holds nest (and threads may hold at once);
+  // the last release writes. A failed write fails the release, and every later append.
+  void hold_writes();
+  Result<void> release_writes();
+  static constexpr std::size_t kHeldBytes = 256 * 1024;
+
+  void set_listener(Listener l);
+  // Seals the log: session.end gets its `mac` under `key` (supervisor/log/log_key.h). Set it
+  // before session.start is written, which names the key (SessionStart::key_id).
+  void set_key(std::string key);
+
+  const std::string& path() const;
+  const std::string& session() const;
+  std::string head() const;       // sha256 of the last line written (kGenesisPrev if none)
+  std::uint64_t records() const;  // records written
+  std::uint64_t elapsed_ns() const;
+
+  // Starts write-back to disk (without waiting) and closes. Appends after close fail. The
+  // destructor closes without starting write-back.
+  Result<void> close();
+
+ private:
+  struct State;
+  explicit SessionLog(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
+
+// ---- reading --------------------------------------------------------------------------
+
+inline constexpr std::size_t kMaxLogFileBytes = std::size_t{1} << 30;
+
+struct LogRecord {
+  std::size_t index = 0;  // line number, 0-based
+  std::string line;       // exactly as in the file, without its newline
+  events::Event event;
+};
+
+struct UnreadableLine {
+  std::size_t index = 0;
+  std::string why;
+};
+
+struct LoadedLog {
+  std::vector<LogRecord> records;  // the lines that parsed, in file order
+  std::vector<UnreadableLine> unreadable;
+  bool truncated_tail = false;  // the file ends inside a line (no final newline)
+  std::size_t lines = 0;        // complete lines
+};
+
+LoadedLog load_log_text(std::string_view text);
+Result<LoadedLog> load_log(const std::string& path);
+Result<std::string> read_log_file(const std::string& path);  // bounded by kMaxLogFileBytes
+
+struct VerifyReport {
+  bool ok = false;                       // every record present, in order, unaltered
+  std::size_t records = 0;               // complete lines examined
+  std::optional<std::size_t> broken_at;  // first broken record (0-based line index)
+  std::string why;                       // one line
+  std::string head;                      // hash of the last record, when ok
+  bool complete = false;                 // ends with session.end
+  std::string key_id;  // the key session.start names; "" = an unkeyed log
+  bool sealed = false;  // keyed, and session.end's seal checked under `key` and matched
+};
+
+// Pure: checks parse + canonical form, session id, seq order, the prev chain, time
+// order, session.start first and nothing after session.end, and a final newline.
+// A changed record is named as the changed one (not its successor): an edit inside
+// record k breaks only the link k -> k+1; an edit of k's prev breaks k-1 -> k and
+// k -> k+1. A deleted record shows as a gap in seq, a reordered one as seq out of order.
+//
+// Keyed logs (supervisor/log/log_key.h): a session.end without its seal, or whose seal does not
+// match under `key`, breaks the log there (it was replaced, or its end forged). When the
+// seal cannot be checked (no key given, or another key), the report is ok but not
+// `sealed`, and `why` says so. An unkeyed log is ok but not sealed, `key_id` empty.
+VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key = {});
+Result<VerifyReport> verify_log(const std::string& path,
+                                std::optional<std::string_view> key = {});
+
+}  // namespace vigil

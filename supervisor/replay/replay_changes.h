@@ -1,0 +1,63 @@
+// `vigil replay --changes` and `--diff` (issue 17): the change set of a log
+// (supervisor/replay/change_set.h) printed per path, and the content of each change as a
+// unified diff (text) or sizes and hashes (binary), from the session's content store.
+// The HTML report's Changes section uses the same diffs.
+//
+// Pure but for store_reader(): the views take the store as a function.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "supervisor/replay/change_set.h"
+#include "supervisor/replay/replay_feed.h"
+
+namespace vigil::replay {
+
+// What the store holds for an image: the bytes, or why there are none.
+struct Content {
+  bool ok = false;
+  std::string bytes;
+  std::string why;  // "not captured: over 16 MiB", "not in the store", ...
+};
+using ContentFn = std::function<Content(const events::FsImage&)>;
+
+// Reads images from the store directory `dir` (the bytes checked against their hash; at
+// most kMaxDiffBytes each). A missing directory reads as "not in the store".
+ContentFn store_reader(std::string dir);
+inline constexpr std::uint64_t kMaxDiffBytes = std::uint64_t{16} << 20;
+
+// One pass over the feed.
+Result<changes::ChangeSet> change_set_of(const Feed& feed);
+
+// Whether `c` is one of `only` (absolute paths; a directory names what is below it);
+// an empty `only` selects every change.
+bool selected(const changes::PathChange& c, const std::vector<std::string>& only);
+
+// "file 12 bytes, mode 0640, owner 0:0, sha256 ..." (raw: escape when shown).
+std::string describe_state(const changes::State& s);
+
+// The --changes view: one block per path, then the totals.
+void print_changes(const changes::ChangeSet& cs, const std::vector<std::string>& only,
+                   const Out& out);
+
+struct ChangeDiff {
+  std::vector<std::string> lines;  // raw: "--- PATH", "+++ PATH", hunks
+  std::string summary;  // when there is no text diff: binary, not captured, a symlink, ...
+  bool shortened = false;
+};
+ChangeDiff diff_of(const changes::PathChange& c, const ContentFn& read);
+
+// The HTML report's Changes section, and its one-line summary (replay_html_changes.cc).
+// `log`: the log's name, HTML-escaped.
+std::string html_changes_section(const changes::ChangeSet& cs, const ContentFn& read,
+                                 const std::string& log);
+std::string html_changes_summary(const changes::ChangeSet& cs);
+
+// The --diff view: each selected change's diff, in path order.
+void print_diffs(const changes::ChangeSet& cs, const std::vector<std::string>& only,
+                 const ContentFn& read, const Out& out);
+
+}  // namespace vigil::replay
