@@ -116,7 +116,9 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     sp->ended(std::move(r));
   });
   std::lock_guard lock(mu_);
-  if (ending_) {
+  // The session ending meanwhile, or commands ending together, each starting one: one
+  // spare is kept, the others are discarded (their threads joined later, never dropped).
+  if (ending_ || spare_) {
     spare->discard();
     retired_.push_back(std::move(spare));
     return;
