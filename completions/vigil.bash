@@ -5,7 +5,7 @@ _vigil() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run explain doctor probe replay undo learn export proxy session serve mcp logs --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run explain doctor probe replay undo learn export proxy session serve mcp logs -v --verbose --help --version" -- "$cur"))
     return
   fi
   case $prev in

@@ -14,7 +14,7 @@ namespace vigil::init {
 
 // One direction of a relayed connection: bytes read from `from`, waiting to be written
 // to `to`.
-struct Bridge::Pipe {
+struct Bridge::Relay {
   std::vector<char> buf = std::vector<char>(kRelayBuffer);
   std::size_t start = 0, end = 0;  // pending bytes are buf[start, end)
   bool eof = false;                // `from` said EOF (or failed): nothing more will come
@@ -27,8 +27,8 @@ struct Bridge::Pair {
   std::uint64_t id;
   UniqueFd client;    // the command's TCP connection
   UniqueFd upstream;  // the proxy's Unix socket
-  Pipe up;            // client -> upstream
-  Pipe down;          // upstream -> client
+  Relay up;           // client -> upstream
+  Relay down;         // upstream -> client
   bool registered = false;
   bool done() const { return up.shut && down.shut && !up.pending() && !down.pending(); }
 };
@@ -57,7 +57,7 @@ Result<UniqueFd> listen_loopback(std::uint16_t port) {
   return fd;
 }
 
-// Reads into the pipe's free space. False on EOF or error.
+// Reads into the relay's free space. False on EOF or error.
 bool fill(int from, std::vector<char>& buf, std::size_t& start, std::size_t& end) {
   if (start == end) start = end = 0;
   if (end == buf.size()) return true;
@@ -145,7 +145,7 @@ void Bridge::accept_from(int epoll_fd, std::size_t index) {
 
 void Bridge::update_interest(int epoll_fd, Pair& p) {
   // Read from a side only while the buffer it feeds has room; write when data waits.
-  auto want = [](const Pipe& in_from, const Pipe& out_to) {
+  auto want = [](const Relay& in_from, const Relay& out_to) {
     std::uint32_t e = 0;
     if (!in_from.eof && !in_from.full()) e |= EPOLLIN;
     if (out_to.pending()) e |= EPOLLOUT;

@@ -48,7 +48,7 @@ class Bridge {
   ~Bridge();
 
  private:
-  struct Pipe;
+  struct Relay;
   struct Pair;
   Bridge() = default;
   void accept_from(int epoll_fd, std::size_t index);

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "supervisor/core/base/base64.h"
+
 namespace vigil::init {
 namespace {
 
@@ -44,27 +46,6 @@ void append_number(std::string* out, T v) {
 
 }  // namespace
 
-void append_base64(std::string* out, std::string_view bytes) {
-  static constexpr char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::size_t i = 0;
-  std::uint32_t group = 0;
-  int have = 0;
-  for (; i < bytes.size(); ++i) {
-    group = (group << 8) | static_cast<unsigned char>(bytes[i]);
-    if (++have < 3) continue;
-    for (int shift = 18; shift >= 0; shift -= 6) out->push_back(kDigits[(group >> shift) & 63]);
-    group = 0;
-    have = 0;
-  }
-  if (have == 0) return;
-  group <<= 8 * (3 - have);  // left-align the 1 or 2 leftover bytes in 24 bits
-  for (int k = 0, shift = 18; k <= have; ++k, shift -= 6) {
-    out->push_back(kDigits[(group >> shift) & 63]);
-  }
-  out->append(static_cast<std::size_t>(3 - have), '=');
-}
-
 EventLine::EventLine(std::string* out, std::string_view kind) : out_(out) {
   out_->append("{\"kind\":");
   append_escaped(out_, kind);
@@ -96,7 +77,7 @@ void EventLine::value_bytes(std::string_view v) {
     return;
   }
   out_->append("{\"b64\":\"");
-  append_base64(out_, v);
+  base64_append(*out_, v);
   out_->append("\"}");
 }
 

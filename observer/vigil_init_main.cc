@@ -1,10 +1,7 @@
 // vigil-init: the program bwrap runs as PID 1 of the sandbox instead of the command.
-//   vigil-init [--proxy-socket PATH] [--http-socket PATH] [--socks-socket PATH]
-//              [--events-fd N [--overflow drop] [--no-sync-wake-up]]
-//              [--program-fd N] [--rlimit R=N]... [--refuse-create PATH ORIGIN]...
-//              [--refuse-glob PATTERN ORIGIN]... [--hide PATH ORIGIN]... [--show PATH ORIGIN]...
-//              [--unix-broker] [--unix-socket PATH]... [--command-fd N]
-//              -- CMD ARGS...
+//   vigil-init [OPTION]... -- CMD ARGS...
+// Its options are one table shared with the supervisor that writes them
+// (supervisor/core/wire/init_args.h; `vigil-init` with a bad option prints them all).
 // With --command-fd (a warm session's spare sandbox, observer/command_handoff.h) the
 // command, its environment and its stdio come over N once everything else is set up, and
 // CMD ARGS are only a placeholder.
@@ -23,8 +20,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "filters/bpf_compile.h"
@@ -37,186 +38,93 @@
 #include "observer/pid1.h"
 #include "observer/proc_dir.h"
 #include "observer/worker.h"
-#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/diagnostic_line.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/wire/init_args.h"
 
 namespace {
 
-// "nproc=N", "data=N" or "fsize=N" (decimal).
-bool parse_rlimit(const char* arg, std::vector<vigil::init::WorkerSpec::Rlimit>* out) {
-  static constexpr struct {
-    const char* name;
-    int resource;
-  } kNames[] = {{"nproc=", RLIMIT_NPROC}, {"data=", RLIMIT_DATA}, {"fsize=", RLIMIT_FSIZE}};
-  for (const auto& n : kNames) {
-    const std::size_t len = std::strlen(n.name);
-    if (std::strncmp(arg, n.name, len) != 0) continue;
-    const char* digits = arg + len;
-    if (*digits < '0' || *digits > '9') return false;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(digits, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    out->push_back({n.resource, static_cast<rlim_t>(v)});
-    return true;
-  }
-  return false;
+// --rlimit's names (supervisor/core/wire/init_args.h) as the kernel's resources.
+int rlimit_resource(const std::string& name) {
+  if (name == "nproc") return RLIMIT_NPROC;
+  if (name == "data") return RLIMIT_DATA;
+  return RLIMIT_FSIZE;  // the wire accepts no name but these three
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* proxy_socket = nullptr;
+  // The supervisor wrote this command line with the same table (wire::to_argv): a value
+  // that does not parse is a bug or a caller other than vigil, and either way nothing runs.
+  auto parsed = vigil::wire::parse(
+      std::span<const char* const>(argv + (argc > 0 ? 1 : 0), argc > 0 ? argc - 1 : 0));
+  if (!parsed) {
+    // Through the one line writer (escaped, one line each): the message, then the usage.
+    vigil::write_diagnostic_line(vigil::LogLevel::kError, "vigil-init: " + parsed.error().message);
+    const std::string usage = vigil::wire::usage();
+    for (std::size_t at = 0; at < usage.size();) {
+      const std::size_t nl = std::min(usage.find('\n', at), usage.size());
+      if (nl > at) vigil::write_diagnostic_line(vigil::LogLevel::kError, usage.substr(at, nl - at));
+      at = nl + 1;
+    }
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const vigil::wire::InitArgs& args = *parsed;
+  // Every descriptor named must be open: a pipe that did not arrive is a launch that
+  // went wrong, not an observer to run without.
+  for (const auto& [flag, fd] : {std::pair{"--events-fd", args.events_fd},
+                                 std::pair{"--program-fd", args.program_fd},
+                                 std::pair{"--capture-fd", args.capture_fd},
+                                 std::pair{"--command-fd", args.command_fd}}) {
+    if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
+                                       " is not an open descriptor: " + std::strerror(errno));
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+  }
   // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
   // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
-  const char* http_socket = nullptr;
-  const char* socks_socket = nullptr;
-  int events_fd = -1;
-  int program_fd = -1;
-  int command_fd = -1;
+  const char* proxy_socket = args.proxy_socket.empty() ? nullptr : args.proxy_socket.c_str();
+  const char* http_socket = args.http_socket.empty() ? nullptr : args.http_socket.c_str();
+  const char* socks_socket = args.socks_socket.empty() ? nullptr : args.socks_socket.c_str();
+  const int events_fd = args.events_fd;
+  const int program_fd = args.program_fd;
+  // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
+  if (args.outer_proc) vigil::init::set_outer_proc(true);
   std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
+  for (const auto& r : args.rlimits)
+    rlimits.push_back({rlimit_resource(r.name), static_cast<rlim_t>(r.value)});
   vigil::init::ObserverOptions observer_options;
   {
     utsname u{};
     observer_options.gatekeeper = ::uname(&u) == 0 && vigil::kernel_can_gatekeep(u.release);
   }
-  int cmd = 1;
-  while (cmd < argc && std::strcmp(argv[cmd], "--") != 0) {
-    if (std::strcmp(argv[cmd], "--proxy-socket") == 0 && cmd + 1 < argc) {
-      proxy_socket = argv[cmd + 1];
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--http-socket") == 0 && cmd + 1 < argc) {
-      http_socket = argv[cmd + 1];
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--socks-socket") == 0 && cmd + 1 < argc) {
-      socks_socket = argv[cmd + 1];
-      cmd += 2;
-      continue;
-    }
-    // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
-    if (std::strcmp(argv[cmd], "--outer-proc") == 0) {
-      vigil::init::set_outer_proc(true);
-      cmd += 1;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--events-fd") == 0 && cmd + 1 < argc) {
-      events_fd = std::atoi(argv[cmd + 1]);
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--program-fd") == 0 && cmd + 1 < argc) {
-      program_fd = std::atoi(argv[cmd + 1]);
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--command-fd") == 0 && cmd + 1 < argc) {
-      command_fd = std::atoi(argv[cmd + 1]);
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--overflow") == 0 && cmd + 1 < argc &&
-        std::strcmp(argv[cmd + 1], "drop") == 0) {
-      observer_options.overflow = vigil::init::Overflow::kDrop;
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--capture-fd") == 0 && cmd + 1 < argc) {
-      observer_options.capture_fd = std::atoi(argv[cmd + 1]);
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--capture-caps") == 0 && cmd + 1 < argc) {
-      // FILE:SESSION in bytes (vigil.capture).
-      unsigned long long file = 0, session = 0;
-      if (std::sscanf(argv[cmd + 1], "%llu:%llu", &file, &session) != 2) {
-        std::fprintf(stderr, "vigil-init: --capture-caps expects FILE:SESSION in bytes\n");
-        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-      }
-      observer_options.capture_caps = {file, session};
-      cmd += 2;
-      continue;
-    }
-    // --rlimit nproc|data|fsize=N: a cap set on the command before its exec.
-    if (std::strcmp(argv[cmd], "--rlimit") == 0 && cmd + 1 < argc) {
-      if (!parse_rlimit(argv[cmd + 1], &rlimits)) {
-        std::fprintf(stderr, "vigil-init: bad --rlimit %s\n",
-                     vigil::escape_text(argv[cmd + 1]).c_str());
-        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-      }
-      cmd += 2;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--refuse-create") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
-      observer_options.refused_names.push_back({argv[cmd + 1], argv[cmd + 2]});
-      cmd += 3;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--refuse-glob") == 0 && cmd + 2 < argc && argv[cmd + 1][0] == '/') {
-      observer_options.refused_globs.push_back({argv[cmd + 1], argv[cmd + 2]});
-      cmd += 3;
-      continue;
-    }
-    // vigil.observer.reads: the read layout (observer/hidden_reads.h), hidden paths and
-    // paths bound back in below them.
-    if ((std::strcmp(argv[cmd], "--hide") == 0 || std::strcmp(argv[cmd], "--show") == 0) &&
-        cmd + 2 < argc && argv[cmd + 1][0] == '/') {
-      observer_options.hidden.push_back(
-          {argv[cmd + 1], argv[cmd + 2], std::strcmp(argv[cmd], "--hide") == 0});
-      cmd += 3;
-      continue;
-    }
-    // --unix-socket PATH|@NAME: one entry of network.allowUnixSockets (observer/unix_broker.h).
-    if (std::strcmp(argv[cmd], "--unix-socket") == 0 && cmd + 1 < argc && argv[cmd + 1][0] != '\0') {
-      observer_options.unix_sockets.push_back(argv[cmd + 1]);
-      observer_options.unix_broker = true;
-      cmd += 2;
-      continue;
-    }
-    // --unix-broker: the broker's filter is installed, with or without a listed path.
-    if (std::strcmp(argv[cmd], "--unix-broker") == 0) {
-      observer_options.unix_broker = true;
-      cmd += 1;
-      continue;
-    }
-    if (std::strcmp(argv[cmd], "--no-sync-wake-up") == 0) {
-      observer_options.sync_wake_up = false;
-      cmd += 1;
-      continue;
-    }
-    std::fprintf(stderr, "vigil-init: unknown option %s\n", vigil::escape_text(argv[cmd]).c_str());
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  if (args.overflow_drop) observer_options.overflow = vigil::init::Overflow::kDrop;
+  observer_options.sync_wake_up = !args.no_sync_wake_up;
+  observer_options.capture_fd = args.capture_fd;
+  if (args.capture_caps) {
+    observer_options.capture_caps = {args.capture_caps->file_bytes,
+                                     args.capture_caps->session_bytes};
   }
-  if (cmd >= argc - 1) {
-    std::fprintf(stderr,
-                 "usage: vigil-init [--proxy-socket PATH] [--events-fd N] [--program-fd N] -- "
-                 "CMD ARGS...\n");
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
-  if ((program_fd != -1 && program_fd < 3) || (program_fd >= 0 && program_fd == events_fd)) {
-    std::fprintf(stderr, "vigil-init: --program-fd must be a descriptor of its own, above 2\n");
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
+  for (const auto& r : args.refuse_create)
+    observer_options.refused_names.push_back({r.path, r.origin});
+  for (const auto& g : args.refuse_glob)
+    observer_options.refused_globs.push_back({g.path, g.origin});
+  // vigil.observer.reads: the read layout (observer/hidden_reads.h), hidden paths and
+  // paths bound back in below them.
+  for (const auto& h : args.reads) observer_options.hidden.push_back({h.path, h.origin, h.hides});
+  // network.allowUnixSockets (observer/unix_broker.h); a listed socket implies the broker.
+  observer_options.unix_sockets = args.unix_sockets;
+  observer_options.unix_broker = args.unix_broker || !args.unix_sockets.empty();
   // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
   const int capture_fd = observer_options.capture_fd;
-  if (capture_fd != -1 && (capture_fd < 3 || capture_fd == events_fd || capture_fd == program_fd)) {
-    std::fprintf(stderr, "vigil-init: --capture-fd must be a descriptor of its own, above 2\n");
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
-  if (command_fd != -1 && (command_fd < 3 || command_fd == events_fd ||
-                          command_fd == program_fd || command_fd == capture_fd)) {
-    std::fprintf(stderr, "vigil-init: --command-fd must be a descriptor of its own, above 2\n");
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
-  const int kept[] = {events_fd, program_fd, capture_fd, command_fd};
+  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};
   vigil::close_fds_from_except(3, kept);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
@@ -225,7 +133,8 @@ int main(int argc, char** argv) {
   if (events_fd >= 0) {
     auto r = vigil::init::load_mount_table();
     if (!r) {
-      vigil::print_error("refusing to run the command: " + r.error().message);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: " + r.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     mount_table = std::move(r).value();
@@ -240,7 +149,8 @@ int main(int argc, char** argv) {
         {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
          {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
     if (!b) {
-      vigil::print_error("cannot start the proxy bridge: " + b.error().message);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "cannot start the proxy bridge: " + b.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     bridge.emplace(std::move(b).value());
@@ -262,32 +172,36 @@ int main(int argc, char** argv) {
     return vigil::read_program(from.get());
   }();
   if (!program) {
-    vigil::print_error(std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
-                       " the seccomp filters: " + program.error().message);
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
+                                     " the seccomp filters: " + program.error().message);
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   }
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
-  spec.argv = argv + cmd + 1;
+  spec.argv = argv + (argc - static_cast<int>(args.command.size()));  // the words after "--"
+  spec.rlimits = rlimits;
   // A spare: everything above is ready; now the command (the channel then closes). Its
   // stdio replaces ours (what we print from here on goes where the command's does, as
   // when bwrap gave it to us), its environment replaces ours (what bwrap would have set).
   std::vector<std::string> handed_strings;
   std::vector<char*> handed_argv, handed_env;
-  if (command_fd >= 0) {
+  if (args.command_fd >= 0) {
     auto got = [&] {
-      vigil::UniqueFd channel(command_fd);
+      vigil::UniqueFd channel(args.command_fd);
       return vigil::init::receive_handed_command(channel.get());
     }();
     if (!got) {
       // Discarded before it was used: nothing ran, nothing to say.
       if (got.error().code == vigil::Errc::kNotFound) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-      vigil::print_error("refusing to run the command: " + got.error().message);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: " + got.error().message);
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
     for (int i = 0; i < 3; ++i) {
       if (got->stdio[i] && ::dup2(got->stdio[i].get(), i) != i) {
-        vigil::print_error("refusing to run the command: cannot take its stdio");
+        vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                     "refusing to run the command: cannot take its stdio");
         return vigil::to_int(vigil::ExitCode::kSandboxSetup);
       }
     }
@@ -301,7 +215,6 @@ int main(int argc, char** argv) {
     spec.argv = handed_argv.data();
     environ = handed_env.data();
   }
-  spec.rlimits = rlimits;
 
   // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libgtest-dev libgmock-dev
+  libseccomp-dev libboost1.81-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   libcli11-dev bubblewrap python3 curl procps util-linux passwd openssl netcat-openbsd nodejs
   chromium
   # a FUSE filesystem, for the odd-host-mounts test (a FUSE mount every sandbox carries)

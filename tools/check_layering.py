@@ -9,7 +9,8 @@ it may include; an include of any other part of this repository is a violation. 
 is the architecture (see ARCHITECTURE.md):
 
     supervisor/core            the foundation: includes nothing outside itself, and inside it
-                               base <- policy <- fs <- events (each only what is left of it)
+                               base <- policy <- fs <- events (each only what is left of it);
+                               wire (vigil-init's command line) includes base only
     filters bwrap seatbelt proxy   the pure parts: the foundation only
     observer                   vigil-init: the foundation and filters
     supervisor                 the top: everything above
@@ -26,11 +27,11 @@ import sys
 
 # The parts, most specific first: a file belongs to the first part its path starts with.
 PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
-         "supervisor/core/events", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
+         "supervisor/core/events", "supervisor/core/wire", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
          "observer", "supervisor", "tests", "tools"]
 
 CORE = {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
-        "supervisor/core/events", "supervisor/core"}
+        "supervisor/core/events", "supervisor/core/wire", "supervisor/core"}
 
 ALLOWED = {
     # The foundation's own direction: utilities, then the policy model, then the
@@ -40,6 +41,8 @@ ALLOWED = {
     "supervisor/core/fs": {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs"},
     "supervisor/core/events": {"supervisor/core/base", "supervisor/core/policy",
                                "supervisor/core/fs", "supervisor/core/events"},
+    # vigil-init's command line: a format of plain values, so utilities only.
+    "supervisor/core/wire": {"supervisor/core/base", "supervisor/core/wire"},
     "supervisor/core": CORE,
     "filters": {"filters"} | CORE,
     "bwrap": {"bwrap"} | CORE,

@@ -8,10 +8,15 @@ Checked, in the product's sources (not tests or tools):
     enum or a number;
   - fputs/puts/fwrite to a stream: the text is a literal or escaped;
   - std::cout/std::cerr/std::clog: not used;
-  - print_error()/print_warning() (supervisor/core/base/diagnostics.h) escape what they get.
+  - print_error()/print_warning()/print_notice()/print_debug() (supervisor/core/base/
+    diagnostics.h) and write_diagnostic_line() (diagnostic_line.h, vigil-init's) escape
+    what they get;
+  - spdlog: used only by diagnostics.cc, whose one logger escapes; a second logger (or
+    spdlog::info(...) on the default one) would print around escape_text.
 A statement that prints text made safe some other way says why on the line before:
     // display-safe: <why>
-Only supervisor/core/base/diagnostics.cc (the module that escapes) is exempt.
+Only supervisor/core/base/diagnostics.cc and diagnostic_line.cc (the module that escapes)
+are exempt.
 
 Usage: lint_display_text.py [ROOT]      exits 1 and lists the offending statements
        lint_display_text.py --self-test  checks that planted violations are caught
@@ -22,9 +27,10 @@ import sys
 import tempfile
 
 DIRS = ["supervisor", "bwrap", "observer", "proxy", "filters", "seatbelt"]
-EXEMPT = {"supervisor/core/base/diagnostics.cc"}
+EXEMPT = {"supervisor/core/base/diagnostics.cc", "supervisor/core/base/diagnostic_line.cc"}
 CALL = re.compile(r"(?<![\w:.>])(?:std::)?(printf|fprintf|dprintf|fputs|puts|fwrite)\s*\(")
 STREAM = re.compile(r"std::(cout|cerr|clog)\b")
+SPDLOG = re.compile(r"\bspdlog::|#\s*include\s*[<\"]spdlog/")
 SAFE_ARG = re.compile(
     r"""^(?:
         "(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*          # literal(s)
@@ -119,6 +125,9 @@ def check_file(path, rel):
 
     for m in STREAM.finditer(src):
         bad(m.start(), "std::%s: print through print_error/print_warning or escape_text" % m.group(1))
+    for m in SPDLOG.finditer(src):
+        bad(m.start(), "spdlog outside diagnostics.cc: print through print_error/print_warning/"
+            "print_notice/print_debug, whose logger escapes")
     for m in CALL.finditer(src):
         name = m.group(1)
         args, _ = call_args(src, m.end() - 1)
@@ -171,6 +180,7 @@ PLANTED = {
     "raw_puts.cc": "void f(std::string b) { std::fputs(b.c_str(), stdout); }\n",
     "cerr.cc": 'void f(std::string h) { std::cerr << "host " << h; }\n',
     "fmt_var.cc": "void f(const char* fmt) { std::printf(fmt, 1); }\n",
+    "own_logger.cc": 'void f(std::string h) { spdlog::info("host {}", h); }\n',
 }
 CLEAN = (
     '// a comment: printf("%s", p.c_str());\n'

@@ -132,6 +132,9 @@ python3 tools/lint_display_text.py || step_failed "display-text lint"
 python3 tools/gen_display_escape_table.py --check supervisor/core/base/display_escape_table.inc ||
   step_failed "escape table out of date"
 
+echo "== the macOS-only files parse as a Mac's compiler would (tools/check_macos_syntax.sh)"
+tools/check_macos_syntax.sh || step_failed "macOS files' syntax check"
+
 scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)
 stage=""
 other_pid=""

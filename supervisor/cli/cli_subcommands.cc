@@ -3,6 +3,11 @@
 namespace vigil {
 
 SubcommandSet subcommands_to_register(std::span<const char* const> args) {
+  // The global -v/--verbose may come first: the subcommand is the word after it.
+  while (!args.empty() && args[0] != nullptr &&
+         (std::string_view(args[0]) == "-v" || std::string_view(args[0]) == "--verbose")) {
+    args = args.subspan(1);
+  }
   if (args.empty() || args[0] == nullptr) return SubcommandSet::all();
   const std::string_view first = args[0];
   SubcommandSet only;

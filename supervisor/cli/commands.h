@@ -40,6 +40,11 @@ int cmd_probe(bool json);
 // (ExitCode::kUsage, 2, for a bad policy or refused input; ExitCode::kSandboxSetup, 125,
 // for anything else, such as a machine that cannot sandbox: see core/exit_codes.h).
 int report(const Error& e);
+// "vigil: WARNING: --sandbox off: ..." (level error: shown unless VIGIL_LOG=off), before
+// a command runs unconfined on either platform.
+void warn_unconfined();
+// Runs the command unconfined (after warn_unconfined()); returns its exit status.
+int run_unconfined(const std::vector<std::string>& command);
 // The exit status for that kind of error, without printing it.
 int exit_code_for(const Error& e);
 

@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <span>
 
 #include "supervisor/cli/cli_subcommands.h"
 #include "supervisor/cli/commands.h"
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 
 namespace vigil {
@@ -35,6 +37,13 @@ int main(int argc, char** argv) {
   CLI::App app{"vigil: run an agent's command in a sandbox and report what it stopped"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vigil 0.1.0");
+  // Before the subcommand (`vigil -v run ...`): a debug trace of the launch on stderr.
+  // `vigil run -v` keeps its own meaning (the session log's path at the end).
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose,
+               "a debug trace on stderr: the plan and each mount, bwrap's argv, each phase's "
+               "time, the session log (as VIGIL_LOG=debug; VIGIL_LOG also takes trace, info, "
+               "warning, error, off)");
 
   // Only the subcommand argv names is built (supervisor/cli/cli_subcommands.h): the others'
   // options and validators would cost every `vigil run` for nothing.
@@ -147,6 +156,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
   }
+  vigil::configure_logging(std::getenv("VIGIL_LOG"), verbose);
   if (run_cmd != nullptr && *run_cmd) return vigil::cmd_run(run);
   if (explain_cmd != nullptr && *explain_cmd) {
     const bool macos = explain_seatbelt || explain_platform == "macos";

@@ -11,6 +11,7 @@
 
 #include "filters/seccomp_probe.h"
 #include "supervisor/cli/commands.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "observer/mount_table.h"
 #include "supervisor/cli/doctor.h"
@@ -23,9 +24,9 @@ namespace {
 
 // Runs argv (absolute path) with stdout+stderr on a pipe; returns (exit status, output).
 std::pair<int, std::string> run_capture(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {-1, "pipe failed"};
-  UniqueFd rd(fds[0]), wr(fds[1]);
+  auto pipe = make_pipe();
+  if (!pipe) return {-1, pipe.error().message};
+  UniqueFd rd = std::move(pipe->read), wr = std::move(pipe->write);
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);

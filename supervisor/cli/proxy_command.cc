@@ -76,7 +76,7 @@ int run_proxy(const ProxyArgs& a) {
   auto test = check_proxy_test_options(a.test);
   if (!test) return report(test.error());
   if (a.idle_timeout_s <= 0 || a.shutdown_grace_s < 0) {
-    std::fprintf(stderr, "vigil: --idle-timeout must be > 0 and --shutdown-grace >= 0\n");
+    print_error("--idle-timeout must be > 0 and --shutdown-grace >= 0");
     return to_int(ExitCode::kUsage);
   }
   auto listen = proxy::parse_listen_address(a.listen);
@@ -135,9 +135,7 @@ int run_proxy(const ProxyArgs& a) {
   });
   (*server)->start();
   warn_proxy_test_mode(*test);
-  std::fprintf(stderr, "vigil: proxy listening on %s\n",
-               escape_text((*server)->local_address().text()).c_str());
-  std::fflush(stderr);
+  print_notice("proxy listening on " + (*server)->local_address().text());
   io.run();
   return to_int(ExitCode::kOk);
 }

@@ -19,6 +19,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/base/write_all.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/log/log_stream.h"
 #include "supervisor/replay/replay_changes.h"
@@ -84,15 +85,8 @@ class ReportFile {
     return {};
   }
   void write(std::string_view rest) {
-    while (!rest.empty() && error_.empty()) {
-      const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error_ = system_error("cannot write " + path_).message;
-        break;
-      }
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (!error_.empty()) return;
+    if (auto r = write_all(fd_.get(), rest, path_); !r) error_ = r.error().message;
   }
   const std::string& error() const { return error_; }
 
@@ -109,8 +103,7 @@ std::optional<std::string> user_log_key() {
   auto k = load_log_key(*path);
   if (k) return std::move(k).value();
   if (k.error().code != Errc::kNotFound) {
-    std::fprintf(stderr, "vigil: warning: %s\n",
-                 events::escape_for_terminal(k.error().message).c_str());
+    print_warning(k.error().message);
   }
   return std::nullopt;
 }
@@ -132,12 +125,11 @@ int show_annotation(const replay::AnnotationCheck& c) {
     start = nl + 1;
   }
   print(shown);
-  std::fprintf(stderr,
-               "vigil: the recorded annotation (%zu bytes%s) differs from the one recomputed "
-               "from the events "
-               "(%zu bytes) at byte %zu\n",
-               c.text.size(), c.recorded ? "" : ", no annotation record", c.recomputed.size(),
-               c.first_difference);
+  print_error("the recorded annotation (" + std::to_string(c.text.size()) + " bytes" +
+              (c.recorded ? "" : ", no annotation record") +
+              ") differs from the one recomputed from the events (" +
+              std::to_string(c.recomputed.size()) + " bytes) at byte " +
+              std::to_string(c.first_difference));
   return 1;
 }
 
@@ -225,10 +217,9 @@ int run_replay(const ReplayArgs& a) {
   }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
-    std::fprintf(
-        stderr,
-        "vigil: warning: this log does not verify (record %zu: %s); showing what can be read\n",
-        verify.broken_at.value_or(0), events::escape_for_terminal(verify.why).c_str());
+    print_warning("this log does not verify (record " +
+                  std::to_string(verify.broken_at.value_or(0)) + ": " + verify.why +
+                  "); showing what can be read");
   }
   if (!a.policy.empty()) {
     auto shown = replay_under_policy(feed, a.policy, [](std::string_view piece) { print(piece); });

@@ -9,7 +9,10 @@
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/session/session_runner.h"
+#include "supervisor/core/base/write_all.h"
+#if !defined(__APPLE__)
 #include "supervisor/session/session_server.h"
+#endif
 
 namespace vigil {
 
@@ -28,12 +31,25 @@ int report(const Error& e) {
   return exit_code_for(e);
 }
 
-#if defined(__APPLE__)
-// supervisor/launch/macos_launch.cc: sandbox-exec instead of bwrap (run_session is Linux's).
-int cmd_run_macos(const RunArgs& args);
-int cmd_run(const RunArgs& args) { return cmd_run_macos(args); }
-#else
+void warn_unconfined() {
+  print_error(
+      "WARNING: --sandbox off: running the command UNCONFINED, with no filesystem or network "
+      "restrictions");
+}
+
+#if !defined(__APPLE__)
+// `--sandbox off` on Linux (macOS's is in supervisor/launch/macos_launch.cc).
+int run_unconfined(const std::vector<std::string>& command) {
+  auto r = launch_unconfined(command);
+  if (!r) return report(r.error());
+  return r->exit_code;
+}
+#endif
+
+// Both platforms: run_session() is the one orchestrator (session_orchestrator.h) over
+// Linux's bwrap backend or macOS's Seatbelt one.
 int cmd_run(const RunArgs& args) {
+#if !defined(__APPLE__)
   // Inside an agent session: the session's supervisor runs it (session_server.h).
   const char* env_session = std::getenv("VIGIL_SESSION");
   const std::optional<std::string> session =
@@ -43,23 +59,19 @@ int cmd_run(const RunArgs& args) {
                           : std::nullopt);
   if (session && args.sandbox) {
     if (args.settings || args.log || args.allow_writable_settings) {
-      std::fprintf(stderr,
-                   "vigil: warning: --settings, --log and --allow-writable-settings are the "
-                   "session's (given to `vigil session start`); ignored here (unset "
-                   "VIGIL_SESSION to run outside the session)\n");
+      print_warning(
+          "--settings, --log and --allow-writable-settings are the session's (given to `vigil "
+          "session start`); ignored here (unset VIGIL_SESSION to run outside the session)");
     }
     return run_in_session(*session, args.command, args.capture_output, args.violations_fd);
   }
+#endif
   auto proxy_test = check_proxy_test_options(args.proxy_test);
   if (!proxy_test) return report(proxy_test.error());
   warn_proxy_test_mode(*proxy_test);
   if (!args.sandbox) {
-    std::fprintf(stderr,
-                 "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
-                 "filesystem or network restrictions\n");
-    auto r = launch_unconfined(args.command);
-    if (!r) return report(r.error());
-    return r->exit_code;
+    warn_unconfined();
+    return run_unconfined(args.command);
   }
   // A closed stdout must end the command's writes (EPIPE), not the supervisor in the
   // middle of its log: SIGPIPE is ignored here, and restored to default for bwrap.
@@ -76,15 +88,18 @@ int cmd_run(const RunArgs& args) {
   auto outcome = run_session(request, {});
   if (!outcome) return report(outcome.error());
   if (args.violations_fd) {
-    (void)write_all_to(*args.violations_fd, outcome->violations_json);
+#if defined(__APPLE__)
+    (void)write_all(*args.violations_fd, outcome->violations_json, "--violations-fd");
+#else
+    (void)write_all_to(*args.violations_fd, outcome->violations_json);  // EAGAIN-safe
+#endif
   }
   // Where to look: after the block when something was denied (the block's "see" names
   // the log only when lines overflow), or on request. A clean run's stderr is unchanged.
   if (args.verbose || !outcome->annotation.empty()) {
-    std::fprintf(stderr, "vigil: session log: %s\n", escape_text(outcome->log_path).c_str());
+    print_notice("session log: " + outcome->log_path);
   }
   return outcome->exit_code;
 }
-#endif  // !__APPLE__
 
 }  // namespace vigil

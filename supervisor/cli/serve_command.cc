@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/session/agent_session.h"
 #include "supervisor/cli/commands.h"
@@ -87,9 +89,9 @@ struct Ran {
 Result<Ran> run_one(AgentSession& session, const RunParams& p,
                     const std::function<void(std::uint64_t)>& on_id,
                     const std::function<void(OutputStream, std::string_view)>& on_output) {
-  int in[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return system_error("pipe2");
-  UniqueFd in_r(in[0]), in_w(in[1]);
+  auto in = make_pipe();
+  VIGIL_TRY(in);
+  UniqueFd in_r = std::move(in->read), in_w = std::move(in->write);
   std::thread feeder([w = std::move(in_w), data = p.stdin_data]() mutable {
     (void)write_all_to(w.get(), data);  // EPIPE when the command does not read it all
   });
@@ -321,7 +323,7 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   }
   auto session = AgentSession::open(std::move(*opts));
   if (!session) return report(session.error());
-  std::fprintf(stderr, "vigil: session log %s\n", escape_text((*session)->log_path()).c_str());
+  print_notice("session log " + (*session)->log_path());
   rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd),
              [&asks](const json& reply) { asks.on_reply(reply); });
   if (auto r = (*session)->end(); !r) return report(r.error());

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/cli/serve_command.h"
 #include "supervisor/session/session_server.h"
 
@@ -45,7 +46,7 @@ std::function<int()> add_session_command(CLI::App& app, std::vector<std::string>
       if (env != nullptr) *handle = env;
     }
     if (handle->empty()) {
-      std::fprintf(stderr, "vigil: session end: give the handle, or set VIGIL_SESSION\n");
+      print_error("session end: give the handle, or set VIGIL_SESSION");
       return 2;
     }
     return cmd_session_end(*handle);

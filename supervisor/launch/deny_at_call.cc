@@ -4,6 +4,7 @@
 
 #include "supervisor/core/policy/glob.h"
 #include "supervisor/core/policy/path_expand.h"
+#include "supervisor/core/wire/init_args.h"
 
 namespace vigil {
 namespace {
@@ -16,12 +17,12 @@ std::string glob_origin(const GlobRule& g) {
 }  // namespace
 
 std::vector<std::string> refuse_glob_args(const FilesystemPolicy& fs) {
-  std::vector<std::string> out;
+  wire::InitArgs init;
   for (const auto* list : {&fs.deny_read_globs, &fs.deny_write_globs}) {
     for (const GlobRule& g : *list)
-      out.insert(out.end(), {"--refuse-glob", real_glob_pattern(g.pattern), glob_origin(g)});
+      init.refuse_glob.push_back({real_glob_pattern(g.pattern), glob_origin(g)});
   }
-  return out;
+  return wire::option_args(init);
 }
 
 std::vector<std::string> glob_explain_lines(const FilesystemPolicy& fs, bool gatekeeper) {
@@ -44,11 +45,11 @@ std::vector<std::string> glob_explain_lines(const FilesystemPolicy& fs, bool gat
 }
 
 std::vector<std::string> hidden_read_args(const Plan& plan) {
-  std::vector<std::string> hide, show;
+  wire::InitArgs init;
   for (const PlanOp& op : plan.ops) {
-    if (op.kind == OpKind::kHide) hide.insert(hide.end(), {"--hide", op.path, op.origin});
+    if (op.kind == OpKind::kHide) init.reads.push_back({op.path, op.origin, true});
   }
-  if (hide.empty()) return {};
+  if (init.reads.empty()) return {};
   for (const PlanOp& op : plan.ops) {
     if (op.kind != OpKind::kReopenRead && op.kind != OpKind::kWritable) continue;
     bool below_hidden = false;
@@ -56,10 +57,9 @@ std::vector<std::string> hidden_read_args(const Plan& plan) {
       below_hidden = below_hidden || (h.kind == OpKind::kHide && op.path != h.path &&
                                       path_is_under(op.path, h.path));
     }
-    if (below_hidden) show.insert(show.end(), {"--show", op.path, op.origin});
+    if (below_hidden) init.reads.push_back({op.path, op.origin, false});
   }
-  hide.insert(hide.end(), show.begin(), show.end());
-  return hide;
+  return wire::option_args(init);
 }
 
 std::string reads_explain_line(bool reads, const Plan& plan) {

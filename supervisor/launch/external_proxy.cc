@@ -1,5 +1,7 @@
 #include "supervisor/launch/external_proxy.h"
 
+#include "supervisor/core/wire/init_args.h"
+
 namespace vigil {
 namespace {
 std::string sibling(const std::string& proxy_socket, const char* name) {
@@ -17,16 +19,16 @@ std::string external_socks_socket(const std::string& proxy_socket) {
 
 ExternalBridges external_bridges(const NetworkPolicy& net, const std::string& proxy_socket) {
   ExternalBridges out;
+  wire::InitArgs init;
   if (net.external_http_port != 0) {
-    const std::string p = external_http_socket(proxy_socket);
-    out.init_args.insert(out.init_args.end(), {"--http-socket", p});
-    out.binds.push_back(p);
+    init.http_socket = external_http_socket(proxy_socket);
+    out.binds.push_back(init.http_socket);
   }
   if (net.external_socks_port != 0) {
-    const std::string p = external_socks_socket(proxy_socket);
-    out.init_args.insert(out.init_args.end(), {"--socks-socket", p});
-    out.binds.push_back(p);
+    init.socks_socket = external_socks_socket(proxy_socket);
+    out.binds.push_back(init.socks_socket);
   }
+  out.init_args = wire::option_args(init);
   return out;
 }
 

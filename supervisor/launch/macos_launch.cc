@@ -19,7 +19,8 @@
 //   4. after it exits, its process group is killed (there is no PID namespace: a
 //      process that left the group with setsid() survives, see README), `log stream` is
 //      read until quiet (reports arrive asynchronously) and then stopped;
-//   5. the same annotation, --violations-fd JSON and session.end as on Linux.
+//   5. the same annotation, --violations-fd JSON and session.end as on Linux: the session's
+//      steps around these (id, log, end) are session_orchestrator.h's, shared with Linux.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -39,6 +40,7 @@
 #include "seatbelt/profile_builder.h"
 #include "seatbelt/sandbox_exec_argv.h"
 #include "supervisor/cli/commands.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/path_expand.h"
@@ -48,6 +50,8 @@
 #include "supervisor/session/session_dir.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/session/session_proxy.h"
+#include "supervisor/session/block_delivery.h"
+#include "supervisor/session/session_orchestrator.h"
 #include "supervisor/session/session_record.h"
 
 extern char** environ;
@@ -63,11 +67,6 @@ using Clock = std::chrono::steady_clock;
 // Signals forwarded to the command. They are ignored in vigil (kqueue still records
 // them: EVFILT_SIGNAL sees even ignored signals) and reset to default in the children.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-Result<void> set_cloexec(int fd) {
-  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return system_error("fcntl(FD_CLOEXEC)");
-  return {};
-}
 
 // environ with `extra` set (replacing any existing value of the same name).
 std::vector<std::string> merged_environment(
@@ -146,13 +145,11 @@ class LogStream {
   static Result<LogStream> start(const std::string& tag) {
     auto argv = log_stream_argv(tag);
     VIGIL_TRY(argv);
-    int fds[2];
-    if (::pipe(fds) != 0) return system_error("pipe");
+    auto pipe = make_pipe();
+    VIGIL_TRY(pipe);
     LogStream s;
-    s.read_ = UniqueFd(fds[0]);
-    UniqueFd write(fds[1]);
-    VIGIL_TRY_VOID(set_cloexec(s.read_.get()));
-    VIGIL_TRY_VOID(set_cloexec(write.get()));
+    s.read_ = std::move(pipe->read);
+    UniqueFd write = std::move(pipe->write);
     UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!null) return system_error("open /dev/null");
     auto child =
@@ -316,48 +313,40 @@ void ignore_forwarded_signals(bool ignore) {
   for (const int s : kForwarded) ::signal(s, ignore ? SIG_IGN : SIG_DFL);
 }
 
-int run_unconfined(const std::vector<std::string>& command) {
-  ignore_forwarded_signals(true);
-  int err = 0;
-  auto child = spawn(command, merged_environment({}), {}, &err);
-  if (!child) {
-    ignore_forwarded_signals(false);
-    print_error(child.error().message);
-    return err == ENOENT ? to_int(ExitCode::kNotFound) : to_int(ExitCode::kCannotExec);
-  }
-  auto waited = wait_forwarding(child->pid, nullptr, {}, false);
-  ignore_forwarded_signals(false);
-  if (!waited) return report(waited.error());
-  return status_to_exit(waited->status);
-}
+// macOS's part of a session (session_orchestrator.h): the steps 1-5 above.
+class SeatbeltBackend final : public SessionBackend {
+ public:
+  std::string_view name() const override { return "seatbelt"; }
+  Result<SandboxedOutcome> run(SandboxedCommand& cmd, CommandLogSink& sink,
+                               const SessionCallbacks&) override;
+};
 
-}  // namespace
-
-// The macOS `vigil run` (run_command.cc dispatches here on APPLE).
-int cmd_run_macos(const RunArgs& args) {
-  if (!args.sandbox) {
-    std::fprintf(stderr,
-                 "vigil: WARNING: --sandbox off: running the command UNCONFINED, with no "
-                 "filesystem or network restrictions\n");
-    return run_unconfined(args.command);
-  }
+Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogSink& sink,
+                                              const SessionCallbacks&) {
   auto session = SessionDir::create();
-  if (!session) return report(session.error());
+  VIGIL_TRY(session);
   PlanRequest req;
-  req.settings_path = args.settings;
-  req.allow_writable_settings = args.allow_writable_settings;
+  req.settings_path = cmd.settings;
+  req.allow_writable_settings = cmd.allow_writable_settings;
   req.session_tmp = session->tmp();
+  req.cwd = cmd.cwd;
   auto prepared = prepare_sandbox(req);
-  if (!prepared) return report(prepared.error());
+  VIGIL_TRY(prepared);
   for (const auto& w : prepared->warnings) print_warning(w);
 
-  const std::string id = new_session_id();
-  auto workspace = current_dir();
-  if (!workspace) return report(workspace.error());
-  auto record = SessionRecord::open(
-      {args.log, id, "seatbelt", &prepared->policy, args.command, *workspace, {}});
-  if (!record) return report(record.error());
-  SessionRecord& rec = **record;
+  // As on Linux, the session cannot rewrite its own log (log_guard.h). The policy the
+  // log records (and its digest) stays the settings' own: the rule goes to a copy.
+  auto log_path = sink.log_path(*prepared);
+  VIGIL_TRY(log_path);
+  std::string log_abs = *log_path;
+  if (log_abs.empty() || log_abs[0] != '/') log_abs = cmd.cwd + "/" + log_abs;
+  VIGIL_TRY_VOID(sink.create_now());
+  auto opened = sink.open(*prepared);
+  VIGIL_TRY(opened);
+  CommandRecord& rec = **opened;
+  Policy planned = prepared->policy;
+  Plan plan = prepared->plan;
+  protect_log(planned, plan, prepared->protected_paths, resolve_symlinks(log_abs));
   auto append = [&rec](events::Source src, events::Body body) { rec.append(src, std::move(body)); };
 
   proxy::ListenAddress where;
@@ -365,31 +354,20 @@ int cmd_run_macos(const RunArgs& args) {
   where.host = "127.0.0.1";
   where.port = 0;
   auto proxy = SessionProxy::start(
-      prepared->policy.net, where,
-      [&](const events::NetDecision& d) { append(events::Source::kProxy, d); },
+      planned.net, where, [&](const events::NetDecision& d) { append(events::Source::kProxy, d); },
       [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); });
-  if (!proxy) return report(proxy.error());
+  VIGIL_TRY(proxy);
   const std::uint16_t port = (*proxy)->local_address().port;
 
-  // As on Linux, the session cannot rewrite its own log.
-  std::string log_abs = rec.path();
-  if (log_abs.empty() || log_abs[0] != '/') {
-    auto here = current_dir();
-    if (!here) return report(here.error());
-    log_abs = *here + "/" + log_abs;
-  }
-  const std::string log_dir = resolve_symlinks(log_abs.substr(0, log_abs.rfind('/')));
-  deny_writes_to_log_dir(prepared->policy, prepared->plan, prepared->protected_paths, log_dir);
-
-  const std::string tag = seatbelt_log_tag(id);
-  auto profile = build_seatbelt_profile(
-      SeatbeltInputs{&prepared->policy, &prepared->plan, SeatbeltSession{tag, {port}}});
-  if (!profile) return report(profile.error());
+  const std::string tag = seatbelt_log_tag(cmd.quarantine_id);
+  auto profile =
+      build_seatbelt_profile(SeatbeltInputs{&planned, &plan, SeatbeltSession{tag, {port}}});
+  VIGIL_TRY(profile);
   for (const auto& w : profile->warnings) print_warning(w);
-  auto argv = sandbox_exec_argv(*profile, args.command);
-  if (!argv) return report(argv.error());
+  auto argv = sandbox_exec_argv(*profile, cmd.command);
+  VIGIL_TRY(argv);
 
-  SeatbeltEventFeed feed(tag, &prepared->plan);
+  SeatbeltEventFeed feed(tag, &plan);
   auto on_line = [&](std::string_view line) {
     for (auto& body : feed.feed(line)) append(events::Source::kObserver, std::move(body));
   };
@@ -411,7 +389,7 @@ int cmd_run_macos(const RunArgs& args) {
   if (!child) {
     ignore_forwarded_signals(false);
     (*proxy)->stop();
-    return report(child.error());
+    return std::move(child).error();
   }
   // No PID namespace: whatever the command left in its process group goes with it.
   auto waited = wait_forwarding(child->pid, live, on_line, true);
@@ -421,13 +399,50 @@ int cmd_run_macos(const RunArgs& args) {
   }
   for (auto& body : feed.finish()) append(events::Source::kObserver, std::move(body));
   (*proxy)->stop();
-  if (!waited) return report(waited.error());
-  const int exit_code = status_to_exit(waited->status);
+  VIGIL_TRY(waited);
 
   for (const auto& [k, v] : feed.counters()) rec.count(k, v);
   if (!listening) rec.count("seatbelt.log_unavailable");
-  rec.finish(exit_code, args.violations_fd, stderr);
-  return exit_code;
+  SandboxedOutcome out;
+  out.exit_code = status_to_exit(waited->status);
+  out.annotation = rec.annotation();
+  if (cmd.violations_json) out.violations_json = rec.violations_json();
+  // The command wrote to the terminal itself: the block goes after a newline.
+  if (cmd.annotate_stderr) {
+    deliver_block(rec, out.annotation, block_needs_newline(/*captured=*/false, false),
+                  [](std::string_view text) {
+                    std::fflush(stdout);
+                    // display-safe: render_annotation() escapes every variable part
+                    std::fwrite(text.data(), 1, text.size(), stderr);
+                    std::fflush(stderr);
+                  });
+  }
+  return out;
+}
+
+}  // namespace
+
+// `vigil run --sandbox off` on macOS (run_command.cc warns first).
+int run_unconfined(const std::vector<std::string>& command) {
+  ignore_forwarded_signals(true);
+  int err = 0;
+  auto child = spawn(command, merged_environment({}), {}, &err);
+  if (!child) {
+    ignore_forwarded_signals(false);
+    print_error(child.error().message);
+    return err == ENOENT ? to_int(ExitCode::kNotFound) : to_int(ExitCode::kCannotExec);
+  }
+  auto waited = wait_forwarding(child->pid, nullptr, {}, false);
+  ignore_forwarded_signals(false);
+  if (!waited) return report(waited.error());
+  return status_to_exit(waited->status);
+}
+
+// The embedder API and `vigil run` on macOS: the same orchestrator as Linux's.
+Result<SessionOutcome> run_session(const SessionRequest& request,
+                                   const SessionCallbacks& callbacks) {
+  SeatbeltBackend backend;
+  return orchestrate_session(request, callbacks, backend);
 }
 
 // `vigil probe` on macOS: the two programs a session needs (probe_command.cc is Linux's).

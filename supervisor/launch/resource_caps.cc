@@ -18,6 +18,7 @@
 
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/core/wire/init_args.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -337,12 +338,9 @@ Result<void> CommandCaps::end_adopt() {
 }
 
 std::vector<std::string> CommandCaps::init_args() const {
-  std::vector<std::string> out;
-  for (const auto& r : plan_.rlimits) {
-    out.push_back("--rlimit");
-    out.push_back(r.name + "=" + std::to_string(r.value));
-  }
-  return out;
+  wire::InitArgs init;
+  for (const auto& r : plan_.rlimits) init.rlimits.push_back({r.name, r.value});
+  return wire::option_args(init);
 }
 
 int CommandCaps::check_every_ms() const {

@@ -24,8 +24,10 @@
 #include <sstream>
 #include <thread>
 
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/launch/launch_trace.h"
 
 namespace vigil {
 namespace {
@@ -366,7 +368,10 @@ Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
     io.release->reset();  // bwrap ended before making a sandbox: nothing to release
     return {};
   }
+  DebugPhase check_timed("launch check");
   Result<void> verdict = io.before_release(*sandbox);
+  check_timed.end();
+  DebugPhase release_timed("release");
   if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
   if (!verdict) {
     kill_unreleased(bwrap, *sandbox, io);
@@ -378,11 +383,10 @@ Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
 
 // A pipe for one of the command's output streams: the read end is ours (non-blocking),
 // the write end becomes the command's fd 1 or 2.
-Result<std::pair<UniqueFd, UniqueFd>> make_output_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
-  std::pair<UniqueFd, UniqueFd> p{UniqueFd(fds[0]), UniqueFd(fds[1])};
-  ::fcntl(p.first.get(), F_SETFL, O_NONBLOCK);
+Result<Pipe> make_output_pipe() {
+  auto p = make_pipe();
+  VIGIL_TRY(p);
+  ::fcntl(p->read.get(), F_SETFL, O_NONBLOCK);
   return p;
 }
 
@@ -402,21 +406,16 @@ bool same_open_file(int a, int b) {
          ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL);
 }
 
-Result<EventPipe> make_event_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
-  EventPipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
-  ::fcntl(p.read.get(), F_SETFL, O_NONBLOCK);
+Result<Pipe> make_event_pipe() {
+  auto p = make_pipe();
+  VIGIL_TRY(p);
+  ::fcntl(p->read.get(), F_SETFL, O_NONBLOCK);
   // A larger pipe: fewer times the observer has to wait for us.
-  ::fcntl(p.write.get(), F_SETPIPE_SZ, 1 << 20);
+  ::fcntl(p->write.get(), F_SETPIPE_SZ, 1 << 20);
   return p;
 }
 
-Result<ProgramPipe> make_program_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
-  return ProgramPipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
+Result<Pipe> make_program_pipe() { return make_pipe(); }
 
 Result<UniqueFd> sealed_memfd(const std::string& data, const char* what) {
   UniqueFd fd(::memfd_create(what, MFD_CLOEXEC | MFD_ALLOW_SEALING));
@@ -430,19 +429,20 @@ Result<UniqueFd> sealed_memfd(const std::string& data, const char* what) {
   return fd;
 }
 
-Result<StatusPipe> make_status_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2");
-  StatusPipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+Result<Pipe> make_status_pipe() {
+  auto p = make_pipe();
+  VIGIL_TRY(p);
   // The read end is non-blocking: we drain it after bwrap exits.
-  ::fcntl(p.read.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(p->read.get(), F_SETFL, O_NONBLOCK);
   return p;
 }
 
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
-                                  StatusPipe status, LaunchIo& io) {
+                                  Pipe status, LaunchIo& io) {
   if (std::string why = bwrap_arg_count_problem(args); !why.empty())
     return make_error(Errc::kRefused, why);
+  trace_bwrap_args(bwrap_path, args);
+  DebugPhase spawn_timed("spawn");
   auto memfd = sealed_memfd(serialize_options_for_args_fd(args), "the bwrap argv");
   VIGIL_TRY(memfd);
   Pipes pipes;
@@ -450,13 +450,13 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.capture_output) {
     auto o = make_output_pipe();
     VIGIL_TRY(o);
-    pipes.out.fd = std::move(o->first);
-    out_write = std::move(o->second);
+    pipes.out.fd = std::move(o->read);
+    out_write = std::move(o->write);
     if (!io.merge_output) {
       auto e = make_output_pipe();
       VIGIL_TRY(e);
-      pipes.err.fd = std::move(e->first);
-      err_write = std::move(e->second);
+      pipes.err.fd = std::move(e->read);
+      err_write = std::move(e->write);
     }
   }
   const std::string fd_arg = std::to_string(memfd->get());
@@ -517,6 +517,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   posix_spawnattr_destroy(&attr);
   if (io.leave_caps) io.leave_caps();
   if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  spawn_timed.end();
   if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
   // that could write to it is gone.
@@ -526,6 +527,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   err_write.reset();
   pipes.status.fd = std::move(status.read);
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
+  DebugPhase after_spawn_timed("log, proxy and program while bwrap builds");
   if (io.after_spawn) {
     if (auto r = io.after_spawn(); !r) {
       // vigil-init is still waiting for its go, and the caller closed the program pipe
@@ -547,6 +549,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       return std::move(r).error();
     }
   }
+  after_spawn_timed.end();
   if (io.before_release) {
     VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
   }
@@ -559,7 +562,9 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       return std::move(r).error();
     }
   }
+  DebugPhase command_timed("command");
   auto waited = wait_forwarding(pid, pipes, io);
+  command_timed.end();
   VIGIL_TRY(waited);
   const std::string limit = waited->limit;
   if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};

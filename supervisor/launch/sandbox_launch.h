@@ -13,32 +13,23 @@
 #include <vector>
 
 #include "bwrap/argv_builder.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 
-// The status pipe is made first, because its fd number is part of the argv.
-struct StatusPipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-Result<StatusPipe> make_status_pipe();
+// The status pipe is made first, because its fd number is part of the argv. Its read end
+// is non-blocking: we drain it after bwrap exits.
+Result<Pipe> make_status_pipe();
 
-// The observer's event lines: vigil-init writes, we read (untrusted text).
-struct EventPipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-Result<EventPipe> make_event_pipe();
+// The observer's event lines: vigil-init writes, we read (untrusted text). The read end
+// is non-blocking, the pipe large.
+Result<Pipe> make_event_pipe();
 
 // vigil-init's seccomp program (filters/sandbox_program.h): we write it once, after
 // bwrap has started; the read end goes into the sandbox (LaunchIo::pass_fds).
-struct ProgramPipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-Result<ProgramPipe> make_program_pipe();
+Result<Pipe> make_program_pipe();
 
 // A memfd holding `data`, sealed (nothing, not even a process sharing the fd, can change
 // it after we wrote it) and positioned at 0; `what` names it in errors and in /proc.
@@ -58,7 +49,7 @@ struct LaunchIo {
   // The observer's event lines. When set, its write end is passed into the sandbox (for
   // vigil-init's --events-fd); every line read from it goes to `on_event_line`, until
   // the pipe closes.
-  EventPipe* events = nullptr;
+  Pipe* events = nullptr;
   std::function<void(std::string_view)> on_event_line;
   // Called with true before the lines and output chunks one wake read are passed on, and
   // with false after: what they log can go to the log in one write (SessionLog's held
@@ -130,7 +121,7 @@ bool same_open_file(int a, int b);
 // `args` must carry --json-status-fd <status.write.get()>. Errc::kSystem when bwrap
 // could not be started, Errc::kUnsupported when it exited before starting the command.
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
-                                  StatusPipe status, LaunchIo& io);
+                                  Pipe status, LaunchIo& io);
 
 // Runs argv directly (for --sandbox off); same signal forwarding and exit mapping.
 Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv);

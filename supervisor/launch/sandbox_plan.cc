@@ -17,11 +17,13 @@
 #endif
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/regular_file.h"
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/launch/workspace_checks.h"
+#include "supervisor/core/wire/init_args.h"
 
 namespace vigil {
 namespace {
@@ -146,6 +148,7 @@ Result<std::string> current_dir() {
 }
 
 Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
+  DebugPhase timed("plan (policy, scan, mounts)");
   auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
   VIGIL_TRY(cwd);
   if (cwd->empty() || (*cwd)[0] != '/') {
@@ -259,6 +262,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   }
   // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
   // depth, whatever exists now (seatbelt/profile_builder.h).
+  DebugPhase scan_timed("scan");
   for (const auto& root : out.policy.fs.allow_write) {
     if (root.session_temp || root.kind != PathKind::kDir) continue;
     if (auto r = scan_root(out.policy, root, req.placeholders, &out.protected_paths,
@@ -269,6 +273,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   // After the scan: the repository's .git is not scanned as a root of its own (its
   // hooks, config and commondir are named directly; workspace_checks.h).
   add_writable_repository(&out.policy, &out.protected_paths);
+  scan_timed.end();
 #endif
   for (auto& w : home_root_warnings(out.policy)) out.warnings.push_back(std::move(w));
   out.plan = build_plan(out.policy, out.protected_paths);
@@ -304,11 +309,11 @@ std::vector<std::string> placeholder_paths(const Plan& plan) {
 }
 
 std::vector<std::string> refuse_create_args(const Plan& plan) {
-  std::vector<std::string> out;
+  wire::InitArgs init;
   for (const auto& op : plan.ops) {
-    if (op.at_call) out.insert(out.end(), {"--refuse-create", op.path, op.origin});
+    if (op.at_call) init.refuse_create.push_back({op.path, op.origin});
   }
-  return out;
+  return wire::option_args(init);
 }
 
 bool gatekeeper_in_force() {

@@ -30,10 +30,6 @@ Result<CaptureStore> open_capture_store(const std::string& id) {
   return s;
 }
 
-std::string caps_argument(const CaptureCaps& caps) {
-  return std::to_string(caps.max_file_bytes) + ":" + std::to_string(caps.max_session_bytes);
-}
-
 events::FsImage to_event(const std::string& phase, const std::string& path, const Image& img) {
   events::FsImage e;
   e.phase = phase;

@@ -30,9 +30,6 @@ Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state
 // Creates (private) and opens the store of session `id`.
 Result<CaptureStore> open_capture_store(const std::string& id);
 
-// vigil-init's --capture-caps argument.
-std::string caps_argument(const CaptureCaps& caps);
-
 events::FsImage to_event(const std::string& phase, const std::string& path, const Image& img);
 
 // The paths a command changed, from its records: those it wrote (allowed), the sources

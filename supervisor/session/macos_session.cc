@@ -2,6 +2,7 @@
 
 #include "seatbelt/profile_builder.h"
 #include "supervisor/report/annotation.h"
+#include "supervisor/session/log_guard.h"
 
 namespace vigil {
 
@@ -16,14 +17,11 @@ std::string seatbelt_log_tag(std::string_view session_id) {
   return tag;
 }
 
-bool deny_writes_to_log_dir(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
-                            const std::string& log_dir) {
-  if (decide(plan, log_dir, Access::kWrite).verdict == Verdict::kDenied) return false;
-  PathRule r;
-  r.written = r.literal = r.resolved = log_dir;
-  r.origin = "the session log's directory";
-  r.kind = PathKind::kDir;
-  policy.fs.deny_write.push_back(std::move(r));
+bool protect_log(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
+                 const std::string& log_file) {
+  const auto guard = log_guard(plan, policy.fs.allow_write, log_file);
+  if (!guard) return false;
+  policy.fs.deny_write.push_back(log_guard_rule(*guard));
   plan = build_plan(policy, found);
   return true;
 }

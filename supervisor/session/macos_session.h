@@ -26,12 +26,12 @@ namespace vigil {
 // Always satisfies valid_log_tag(): shortened to 64 bytes, padded to 8.
 std::string seatbelt_log_tag(std::string_view session_id);
 
-// A log the session could rewrite proves nothing. Linux binds the log's directory
-// read-only; here, when `log_dir` (resolved, existing) is writable under `policy`, it
-// becomes a denyWrite rule and the plan is rebuilt from the policy and `found`, so the
-// profile denies it like any other. Returns whether a rule was added.
-bool deny_writes_to_log_dir(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
-                            const std::string& log_dir);
+// A log the session could rewrite proves nothing. What to protect is log_guard()'s
+// (log_guard.h), as on Linux, which binds it read-only; here it becomes a denyWrite rule
+// and the plan is rebuilt from the policy and `found`, so the profile denies it like any
+// other. `log_file`: absolute, symlink-resolved. Returns whether a rule was added.
+bool protect_log(Policy& policy, Plan& plan, const std::vector<ProtectedPath>& found,
+                 const std::string& log_file);
 
 // The Seatbelt operations that are writes, as the fs.write `syscall` field names them
 // (events::is_known_write_syscall() accepts exactly these too).

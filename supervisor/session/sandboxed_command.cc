@@ -19,17 +19,21 @@
 #include "filters/sandbox_program.h"
 #include "observer/bridge.h"  // the bridges' ports
 #include "supervisor/session/backstop.h"
+#include "supervisor/session/block_delivery.h"
 #include "supervisor/session/change_capture.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/ignore_violations.h"
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/core/wire/init_args.h"
 #include "supervisor/launch/external_proxy.h"
 #include "supervisor/launch/git_safe_env.h"
 #include "supervisor/launch/deny_at_call.h"
 #include "supervisor/launch/init_locator.h"
 #include "supervisor/launch/launch_gate.h"
+#include "supervisor/launch/launch_trace.h"
+#include "supervisor/session/log_guard.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/report/annotation.h"
 #include "supervisor/replay/policy_judge.h"
@@ -64,20 +68,11 @@ PathRule session_rule(const std::string& resolved, const std::string& origin) {
   return r;
 }
 
-// Which of the log's names the sandbox gets read-only: none when it could not write
-// there anyway; its directory (earlier logs beside it too); or the file alone when that
-// directory holds a writable root (a log in the workspace itself), which as a mount
-// point also cannot be unlinked or renamed away.
+// Which of the log's names the sandbox gets read-only (log_guard.h, macOS's rule too).
 std::optional<std::string> log_bind(const PreparedSandbox& prepared, const std::string& log_path) {
-  const std::string log_file = resolve_symlinks(log_path);
-  const std::string log_dir = log_file.substr(0, log_file.rfind('/'));
-  if (decide(prepared.plan, log_dir, Access::kWrite).verdict == Verdict::kDenied)
-    return std::nullopt;
-  bool holds_root = false;
-  for (const auto& root : prepared.policy.fs.allow_write) {
-    holds_root = holds_root || path_is_under(root.resolved, log_dir);
-  }
-  return holds_root ? log_file : log_dir;
+  auto guard = log_guard(prepared.plan, prepared.policy.fs.allow_write, resolve_symlinks(log_path));
+  if (!guard) return std::nullopt;
+  return guard->path;
 }
 
 // Which unix-socket table the policy asks for (filters/filter_specs.h). With an empty
@@ -235,6 +230,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // otherwise reach must exist first (below).
   auto log_path = sink.log_path(*prepared);
   VIGIL_TRY(log_path);
+  if (debug_enabled()) print_debug("session log " + *log_path);
   // What the session itself adds to the plan; the policy (and its digest) stays the
   // settings' own. The key that seals logs is hidden from every sandbox
   // (supervisor/log/log_key.h).
@@ -311,6 +307,7 @@ Result<SandboxedOutcome> run_sandboxed(
     store = std::move(s).value();
   }
   prepared->plan = build_plan(planned, prepared->protected_paths);
+  trace_plan(prepared->plan);
   in.kernel_masks = present_kernel_masks();
   in.weaker_nested = prepared->policy.weaker_nested_sandbox;
   in.empty_file = session->empty_file();
@@ -324,29 +321,28 @@ Result<SandboxedOutcome> run_sandboxed(
   in.block_fd = release->read.get();
   auto identities = host_identities(writable_mounts(prepared->plan));
   VIGIL_TRY(identities);
-  in.init_args = {"--events-fd",    std::to_string(events->write.get()),
-                  "--program-fd",   std::to_string(program_pipe->read.get()),
-                  "--proxy-socket", session->proxy_socket()};
-  in.init_args.insert(in.init_args.end(), external.init_args.begin(), external.init_args.end());
-  if (prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop) {
-    in.init_args.insert(in.init_args.end(), {"--overflow", "drop"});
-  }
-  if (!prepared->policy.vigil.observer_sync_wake_up) in.init_args.push_back("--no-sync-wake-up");
-  if (in.weaker_nested) in.init_args.push_back("--outer-proc");
+  // vigil-init's options, written by the table it parses them with (core/wire/init_args.h).
+  wire::InitArgs init_opts;
+  init_opts.events_fd = events->write.get();
+  init_opts.program_fd = program_pipe->read.get();
+  init_opts.proxy_socket = session->proxy_socket();
+  init_opts.overflow_drop =
+      prepared->policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
+  init_opts.no_sync_wake_up = !prepared->policy.vigil.observer_sync_wake_up;
+  init_opts.outer_proc = in.weaker_nested;
   if (store) {
-    in.init_args.insert(in.init_args.end(),
-                        {"--capture-fd", std::to_string(store->fd.get()), "--capture-caps",
-                         caps_argument(prepared->policy.vigil.capture_caps)});
+    init_opts.capture_fd = store->fd.get();
+    const auto& cc = prepared->policy.vigil.capture_caps;
+    init_opts.capture_caps = wire::CaptureCaps{cc.max_file_bytes, cc.max_session_bytes};
   }
-  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h). The mode
   // goes to vigil-init explicitly: it must handle the broker's traps whatever the list.
-  if (unix_sockets_mode(prepared->policy.net) == UnixSockets::kBrokered)
-    in.init_args.push_back("--unix-broker");
-  if (!prepared->policy.net.allow_all_unix_sockets) {
-    for (const auto& sock : prepared->policy.net.allow_unix_sockets)
-      in.init_args.insert(in.init_args.end(), {"--unix-socket", sock});
-  }
+  init_opts.unix_broker = unix_sockets_mode(prepared->policy.net) == UnixSockets::kBrokered;
+  if (!prepared->policy.net.allow_all_unix_sockets)
+    init_opts.unix_sockets = prepared->policy.net.allow_unix_sockets;
+  in.init_args = wire::option_args(init_opts);
+  in.init_args.insert(in.init_args.end(), external.init_args.begin(), external.init_args.end());
+  for (auto& a : (*caps)->init_args()) in.init_args.push_back(std::move(a));
   const auto refused = refuse_create_args(prepared->plan);
   in.init_args.insert(in.init_args.end(), refused.begin(), refused.end());
   if (gatekeeper_in_force()) {
@@ -365,7 +361,7 @@ Result<SandboxedOutcome> run_sandboxed(
       return system_error("socketpair");
     handoff_ours.reset(sv[0]);
     handoff_theirs.reset(sv[1]);
-    in.init_args.insert(in.init_args.end(), {"--command-fd", std::to_string(sv[1])});
+    in.init_args.insert(in.init_args.end(), {"--command-fd", std::to_string(sv[1])});  // wire::InitArgs::command_fd
   }
   const auto bwrap_args = build_bwrap_args(in);
 
@@ -435,7 +431,7 @@ Result<SandboxedOutcome> run_sandboxed(
     // Both ends closed on every way out: written, the program is vigil-init's go; closed
     // unwritten (any error below), vigil-init refuses to start the command.
     struct ClosePipe {
-      ProgramPipe& pipe;
+      Pipe& pipe;
       ~ClosePipe() {
         pipe.write.reset();
         pipe.read.reset();
@@ -593,10 +589,12 @@ Result<SandboxedOutcome> run_sandboxed(
   // Every sandbox process is gone: nothing can race the check. (A launch error after the
   // command may have run is checked all the same.)
   if (record != nullptr) {
+    const DebugPhase timed("backstop");
     run_backstop(prepared->policy, snapshot, std::move(written), placeholders, quarantine_id,
                  *record);
   }
   if (record != nullptr && store) {
+    const DebugPhase timed("capture");
     ContentStore post(store->fd.get(), prepared->policy.vigil.capture_caps);
     post.count_used(changed.pre_image_bytes());
     changed.take_post_images(post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
@@ -618,17 +616,17 @@ Result<SandboxedOutcome> run_sandboxed(
   outcome.exit_code = launched->exit_code;
   outcome.annotation = record->annotation();
   if (cmd.violations_json) outcome.violations_json = record->violations_json();
-  if (!outcome.annotation.empty() && cmd.annotate_stderr) {
-    // Uncaptured stderr may end anywhere: then a newline always goes first.
-    const bool newline_before = !cmd.capture_output || !stderr_ends_line;
-    const std::string text = (newline_before ? "\n" : "") + outcome.annotation;
-    if (cmd.capture_output) {
-      forward(OutputStream::kStderr, text);
-    } else {
-      std::fflush(stdout);
-      write_all_to(stdio[2], text);
-    }
-    record->log_annotation(outcome.annotation, newline_before);
+  if (cmd.annotate_stderr) {
+    deliver_block(*record, outcome.annotation,
+                  block_needs_newline(cmd.capture_output, stderr_ends_line),
+                  [&](std::string_view text) {
+                    if (cmd.capture_output) {
+                      forward(OutputStream::kStderr, text);
+                    } else {
+                      std::fflush(stdout);
+                      write_all_to(stdio[2], text);
+                    }
+                  });
   }
   if (!limit.empty()) {
     outcome.limit = "limit: " + limit;

@@ -1,5 +1,7 @@
 #include "supervisor/session/session_record.h"
 #include "supervisor/core/base/display_text.h"
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/session/block_delivery.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -121,22 +123,20 @@ Result<std::map<std::string, std::uint64_t>> SessionRecord::end(int exit_code,
 }
 
 void SessionRecord::finish(int exit_code, std::optional<int> violations_fd, std::FILE* err) {
-  const std::string block = annotation();
-  if (!block.empty()) {
-    // After everything the command printed, which may not have ended its line.
-    std::fflush(stdout);
-    std::fputs("\n", err);
-    // display-safe: render_annotation() escapes every variable part
-    std::fputs(block.c_str(), err);
-    std::fflush(err);
-    log_annotation(block, true);
-  }
+  // The command wrote to the terminal itself (nothing captured): a newline goes first.
+  deliver_block(*this, annotation(), block_needs_newline(/*captured=*/false, false),
+                [err](std::string_view text) {
+                  std::fflush(stdout);
+                  // display-safe: render_annotation() escapes every variable part
+                  std::fwrite(text.data(), 1, text.size(), err);
+                  std::fflush(err);
+                });
   if (violations_fd) {
     const std::string json = violations_json();
     (void)!::write(*violations_fd, json.data(), json.size());
   }
   if (auto r = end(exit_code); !r)
-    std::fprintf(err, "vigil: warning: %s\n", escape_text(r.error().message).c_str());
+    print_warning(r.error().message);
 }
 
 }  // namespace vigil

@@ -1,5 +1,6 @@
 // `vigil session start|end` (supervisor/session/session_server.h): the socket, the two processes
 // left behind, and the per-connection thread that runs one command.
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/session/session_server.h"
@@ -150,12 +151,12 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
   run.on_spawned = [&](pid_t pid) { bwrap = pid; };
   // A client that goes away (killed, Ctrl-C) takes its command with it. The watcher
   // wakes on the client's hang-up or on the command's end (the pipe), never on a timer.
-  int done_pipe[2];
-  if (::pipe2(done_pipe, O_CLOEXEC) != 0) {
-    reply(conn.get(), {"pipe2 failed", to_int(ExitCode::kSandboxSetup), "", false});
+  auto done_pipe = make_pipe();
+  if (!done_pipe) {
+    reply(conn.get(), {done_pipe.error().message, to_int(ExitCode::kSandboxSetup), "", false});
     return;
   }
-  UniqueFd done_r(done_pipe[0]), done_w(done_pipe[1]);
+  UniqueFd done_r = std::move(done_pipe->read), done_w = std::move(done_pipe->write);
   std::thread watcher([&] {
     pollfd p[2] = {{conn.get(), POLLIN | POLLRDHUP, 0}, {done_r.get(), POLLIN, 0}};
     while (::poll(p, 2, -1) < 0 && errno == EINTR) {
@@ -186,9 +187,9 @@ int serve(AgentSession& session, UniqueFd listener) {
   sigemptyset(&stop);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
   UniqueFd sfd(::signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK));
-  int wake[2];
-  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return to_int(ExitCode::kSandboxSetup);
-  UniqueFd wake_r(wake[0]), wake_w(wake[1]);
+  auto wake = make_pipe(O_CLOEXEC | O_NONBLOCK);
+  if (!wake) return to_int(ExitCode::kSandboxSetup);
+  UniqueFd wake_r = std::move(wake->read), wake_w = std::move(wake->write);
   EndRequest end;
   end.wake_fd = wake_w.get();
   // One thread per connection, detached; `active` counts them so that the end waits.
@@ -289,9 +290,9 @@ int cmd_session_start(const SessionArgs& args) {
     ::rmdir(dir->c_str());
     return report(listener.error());
   }
-  int ready[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) return report(system_error("pipe2"));
-  UniqueFd ready_r(ready[0]), ready_w(ready[1]);
+  auto ready = make_pipe();
+  if (!ready) return report(ready.error());
+  UniqueFd ready_r = std::move(ready->read), ready_w = std::move(ready->write);
   std::fflush(stdout);
   const pid_t watch = ::fork();
   if (watch < 0) return report(system_error("fork"));
@@ -364,7 +365,7 @@ int cmd_session_start(const SessionArgs& args) {
                               escape_text(pid) + "; export VIGIL_SESSION_PID;\n";
   // display-safe: shell-quoted above for eval (escaping would change the path's bytes)
   std::fputs(handoff.c_str(), stdout);
-  std::fprintf(stderr, "vigil: session log %s\n", escape_text(rest.substr(rest.find(' ') + 1)).c_str());
+  print_notice("session log " + rest.substr(rest.find(' ') + 1));
   return 0;
 }
 
@@ -399,7 +400,7 @@ int run_in_session(const std::string& handle, const std::vector<std::string>& co
     return report(r.error());
   auto frame = wire::recv_frame(conn->get());
   if (!frame) {
-    std::fprintf(stderr, "vigil: the session ended before the command did\n");
+    print_error("the session ended before the command did");
     return to_int(ExitCode::kSandboxSetup);
   }
   auto rep = wire::decode_reply(frame->payload);

@@ -51,6 +51,7 @@
 #include <thread>
 #include <vector>
 
+#include "supervisor/core/base/base64.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 #include "tests/integration/proxy_load.h"
@@ -193,28 +194,6 @@ double pct(std::vector<double> v, double p) {
 
 double median(std::vector<double> v) { return pct(std::move(v), 0.5); }
 
-std::string base64(const std::string& in) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                       (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(v >> k) & 63];
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 // One way to reach the servers: directly, or through a proxy process.
 struct Path {
   std::string name;
@@ -315,7 +294,7 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
       const std::string port = line->substr(0, line->find(' '));
       const std::string token = line->substr(line->rfind(' ') + 1);
       paths.push_back({"srt", static_cast<std::uint16_t>(std::stoi(port)), srt->pid(), "127.0.0.1",
-                       "Proxy-Authorization: Basic " + base64("srt:" + token) + "\r\n"});
+                       "Proxy-Authorization: Basic " + base64_encode("srt:" + token) + "\r\n"});
     }
   }
 

@@ -16,6 +16,7 @@
 
 #include "supervisor/core/base/sha256.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil {
 namespace {
@@ -36,12 +37,8 @@ long long hash_copy(int from, int to, Sha256* h) {
     if (n < 0) return -1;
     if (n == 0) return total;
     h->update(buf, static_cast<std::size_t>(n));
-    for (ssize_t done = 0; to >= 0 && done < n;) {
-      const ssize_t w = ::write(to, buf + done, static_cast<std::size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return -1;
-      done += w;
-    }
+    if (to >= 0 && !write_all(to, std::string_view(buf, static_cast<std::size_t>(n)), "a copy"))
+      return -1;
     at += n;
     total += n;
   }

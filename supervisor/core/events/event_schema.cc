@@ -1,5 +1,5 @@
 // The event schema's vocabulary: kind, source, protocol and verdict names, the plain word
-// for each write, the limits, and base64 for byte strings. The parsers are in
+// for each write, and the limits. The parsers are in
 // event_read.cc, the serialiser in event_write.cc, the value checks in event_validate.cc.
 #include "supervisor/core/events/event_schema.h"
 
@@ -161,65 +161,6 @@ const char* to_string(WriteAction a) {
       return "read";
   }
   return "write";
-}
-
-std::string base64_encode(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const std::uint32_t v = (std::uint32_t{static_cast<unsigned char>(in[i])} << 16) |
-                            (std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8) |
-                            std::uint32_t{static_cast<unsigned char>(in[i + 2])};
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  const std::size_t rest = in.size() - i;
-  if (rest > 0) {
-    std::uint32_t v = std::uint32_t{static_cast<unsigned char>(in[i])} << 16;
-    if (rest == 2) v |= std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (in.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(in.size() / 4 * 3);
-  for (std::size_t i = 0; i < in.size(); i += 4) {
-    const bool last = i + 4 == in.size();
-    int pad = 0;
-    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
-    std::uint32_t v = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const int d = k >= 4 - static_cast<std::size_t>(pad) ? 0 : value(in[i + k]);
-      if (d < 0) return std::nullopt;
-      v = (v << 6) | static_cast<std::uint32_t>(d);
-    }
-    // Canonical only: the bits below the last whole byte must be zero, so one byte
-    // string has exactly one encoding (the log's lines are compared byte for byte).
-    if ((pad == 1 && (v & 0xffU) != 0) || (pad == 2 && (v & 0xffffU) != 0)) return std::nullopt;
-    out += static_cast<char>((v >> 16) & 0xffU);
-    if (pad < 2) out += static_cast<char>((v >> 8) & 0xffU);
-    if (pad < 1) out += static_cast<char>(v & 0xffU);
-  }
-  return out;
 }
 
 // One home for the escaping: supervisor/core/base/display_text.h.

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "supervisor/core/base/base64.h"
 #include "supervisor/core/base/display_text.h"  // is_valid_utf8
 #include "supervisor/core/events/net.h"    // NetDecision, NetUpstreamFailure
 #include "supervisor/core/fs/path_verdict.h"  // Verdict: allowed | denied | ephemeral
@@ -430,8 +431,8 @@ const char* to_string(WriteAction a);
 
 // Byte-string helpers (also used by the annotation and the replay views).
 using vigil::is_valid_utf8;  // core/display_text: the one UTF-8 validator
-std::string base64_encode(std::string_view bytes);
-std::optional<std::string> base64_decode(std::string_view text);  // strict, canonical only
+using vigil::base64_decode;  // core/base/base64: the one base64 (strict, canonical only)
+using vigil::base64_encode;
 
 // The display escapes of replay's text and HTML views: escape_text() (the one escaping
 // function, supervisor/core/base/display_text.h) with TextSink::kTerminal / kHtml.

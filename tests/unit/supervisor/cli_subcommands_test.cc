@@ -56,6 +56,11 @@ TEST(CliSubcommands, TableOfCommandLines) {
       {{"--"}, all},
       {{"--", "run"}, all},
       {{"--help", "run"}, all},
+      // The global -v/--verbose before the subcommand: the word after it decides.
+      {{"-v", "run", "--", "true"}, only(true, false, false, false, false)},
+      {{"--verbose", "-v", "proxy"}, only(false, false, false, true, false)},
+      {{"-v"}, all},
+      {{"-vv", "run"}, all},
   };
   for (const Case& c : cases) {
     std::string line;

@@ -68,7 +68,7 @@ TEST(MacosSession, LogDirectoryInsideAWritableRootBecomesUnwritable) {
   Plan plan = c.plan();
   const std::string dir = sbfix::kProj + "/logs";
   ASSERT_EQ(decide(plan, dir + "/s.jsonl", Access::kWrite).verdict, Verdict::kAllowed);
-  ASSERT_TRUE(deny_writes_to_log_dir(c.policy, plan, c.found, dir));
+  ASSERT_TRUE(protect_log(c.policy, plan, c.found, dir + "/s.jsonl"));
   EXPECT_EQ(decide(plan, dir + "/s.jsonl", Access::kWrite).verdict, Verdict::kDenied);
   EXPECT_EQ(decide(plan, dir, Access::kWrite).verdict, Verdict::kDenied);
   EXPECT_EQ(decide(plan, sbfix::kProj + "/src/a.c", Access::kWrite).verdict, Verdict::kAllowed);
@@ -80,7 +80,8 @@ TEST(MacosSession, LogDirectoryInsideAWritableRootBecomesUnwritable) {
   EXPECT_TRUE(passed);
   // Already unwritable (the default state dir is outside every root): nothing added.
   const std::size_t rules = c.policy.fs.deny_write.size();
-  EXPECT_FALSE(deny_writes_to_log_dir(c.policy, plan, c.found, "/Users/dev/.local/state/vigil"));
+  EXPECT_FALSE(
+      protect_log(c.policy, plan, c.found, "/Users/dev/.local/state/vigil/sessions/s.jsonl"));
   EXPECT_EQ(c.policy.fs.deny_write.size(), rules);
 }
 
