@@ -2,6 +2,9 @@
 //   vigil-init [OPTION]... -- CMD ARGS...
 // Its options are one table shared with the supervisor that writes them
 // (supervisor/core/wire/init_args.h; `vigil-init` with a bad option prints them all).
+// With --command-fd (a warm session's spare sandbox, observer/command_handoff.h) the
+// command, its environment and its stdio come over N once everything else is set up, and
+// CMD ARGS are only a placeholder.
 // It reads the mount table (which the supervisor checked against the plan before bwrap
 // let this program run: supervisor/launch/launch_check.h), takes the seccomp program (from the
 // supervisor over --program-fd, or compiled here), makes itself non-dumpable, forks the worker
@@ -29,6 +32,7 @@
 #include "filters/filter_specs.h"
 #include "filters/kernel_seccomp.h"
 #include "filters/sandbox_program.h"
+#include "observer/command_handoff.h"
 #include "observer/mount_table.h"
 #include "observer/notify_loop.h"
 #include "observer/pid1.h"
@@ -72,7 +76,8 @@ int main(int argc, char** argv) {
   // went wrong, not an observer to run without.
   for (const auto& [flag, fd] : {std::pair{"--events-fd", args.events_fd},
                                  std::pair{"--program-fd", args.program_fd},
-                                 std::pair{"--capture-fd", args.capture_fd}}) {
+                                 std::pair{"--capture-fd", args.capture_fd},
+                                 std::pair{"--command-fd", args.command_fd}}) {
     if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
       vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                    std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
@@ -119,7 +124,7 @@ int main(int argc, char** argv) {
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
   const int capture_fd = observer_options.capture_fd;
-  const int kept[] = {events_fd, program_fd, capture_fd};
+  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};
   vigil::close_fds_from_except(3, kept);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
@@ -176,6 +181,40 @@ int main(int argc, char** argv) {
   vigil::init::WorkerSpec spec;
   spec.argv = argv + (argc - static_cast<int>(args.command.size()));  // the words after "--"
   spec.rlimits = rlimits;
+  // A spare: everything above is ready; now the command (the channel then closes). Its
+  // stdio replaces ours (what we print from here on goes where the command's does, as
+  // when bwrap gave it to us), its environment replaces ours (what bwrap would have set).
+  std::vector<std::string> handed_strings;
+  std::vector<char*> handed_argv, handed_env;
+  if (args.command_fd >= 0) {
+    auto got = [&] {
+      vigil::UniqueFd channel(args.command_fd);
+      return vigil::init::receive_handed_command(channel.get());
+    }();
+    if (!got) {
+      // Discarded before it was used: nothing ran, nothing to say.
+      if (got.error().code == vigil::Errc::kNotFound) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: " + got.error().message);
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (got->stdio[i] && ::dup2(got->stdio[i].get(), i) != i) {
+        vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                     "refusing to run the command: cannot take its stdio");
+        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      }
+    }
+    handed_strings = std::move(got->cmd.argv);
+    const std::size_t argc_handed = handed_strings.size();
+    handed_strings.insert(handed_strings.end(), got->cmd.env.begin(), got->cmd.env.end());
+    for (std::size_t i = 0; i < handed_strings.size(); ++i)
+      (i < argc_handed ? handed_argv : handed_env).push_back(handed_strings[i].data());
+    handed_argv.push_back(nullptr);
+    handed_env.push_back(nullptr);
+    spec.argv = handed_argv.data();
+    environ = handed_env.data();
+  }
 
   // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;

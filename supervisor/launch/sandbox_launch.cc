@@ -553,6 +553,15 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   if (io.before_release) {
     VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
   }
+  if (io.before_wait) {
+    if (auto r = io.before_wait(); !r) {
+      ::kill(pid, SIGKILL);  // --die-with-parent takes the sandbox with it
+      int ignored = 0;
+      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+      return std::move(r).error();
+    }
+  }
   DebugPhase command_timed("command");
   auto waited = wait_forwarding(pid, pipes, io);
   command_timed.end();

@@ -95,6 +95,10 @@ struct LaunchIo {
   // exec vigil-init; on an error the sandbox is killed, nothing in it having run.
   UniqueFd* release = nullptr;
   std::function<Result<void>(pid_t)> before_release;
+  // A spare sandbox (supervisor/spare_sandbox.h): runs once the sandbox is released, before
+  // the wait (whose clock, timeout_ms's included, starts after it): blocks until the
+  // command is handed over. On an error bwrap is killed and reaped, and that is returned.
+  std::function<Result<void>()> before_wait;
   // Wall-clock limit from the spawn (< 0: none): at it the sandbox's PID 1 is killed,
   // which ends every process in its PID namespace, and the result says "timeout".
   int timeout_ms = -1;

@@ -1,9 +1,11 @@
 #include "supervisor/session/agent_session.h"
+#include "supervisor/session/agent_session_spare.h"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -103,16 +105,6 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
   std::map<std::string, std::uint64_t> counters_;
 };
 
-// Ask mode: the proxy of one command asks through the session, which knows the command.
-class AgentSession::CommandAsker final : public proxy::Asker {
- public:
-  CommandAsker(AgentSession& s, std::uint64_t command) : s_(s), command_(command) {}
-  void ask(const std::shared_ptr<proxy::AskTicket>& ticket) override { s_.ask(command_, ticket); }
-
- private:
-  AgentSession& s_;
-  std::uint64_t command_;
-};
 
 Result<AgentSessionOptions> session_options(const SessionArgs& args) {
   auto proxy_test = check_proxy_test_options(args.proxy_test);
@@ -200,6 +192,9 @@ void AgentSession::dispatch(const events::Event& e) {
 }
 
 Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
+  // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
+  timespec request_start{};
+  ::clock_gettime(CLOCK_REALTIME, &request_start);
   CommandOutcome outcome;
   {
     std::lock_guard lock(mu_);
@@ -239,7 +234,14 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   auto forward = run.on_output ? run.on_output : [&run](OutputStream s, std::string_view b) {
     return write_all_to(run.stdio[s == OutputStream::kStdout ? 1 : 2], b);
   };
-  auto ran = run_sandboxed(cmd, command, forward);
+  std::optional<Result<SandboxedOutcome>> warm;
+  if (auto spare = take_spare(run.cwd, run.capture_output)) {
+    warm = run_in_spare(std::move(spare), cmd, command, forward, outcome.id, request_start);
+    // A spare that ended before it took the command (nothing recorded): launched afresh.
+    if (warm && !*warm && !command.opened()) warm.reset();
+  }
+  const bool was_warm = warm.has_value();
+  auto ran = warm ? std::move(*warm) : run_sandboxed(cmd, command, forward);
   if (command.opened()) {
     command.end(ran ? ran->exit_code : to_int(ExitCode::kSandboxSetup));
   }
@@ -248,9 +250,12 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
     running_.erase(outcome.id);
     bwraps_.erase(outcome.id);
     if (!ran) ++counters_["commands.failed"];
+    if (was_warm) ++counters_["commands.warm"];
     --active_;
     idle_.notify_all();
   }
+  // The next command's sandbox, started now (off this one's path: it was answered).
+  start_spare(run.cwd, run.capture_output);
   VIGIL_TRY(ran);
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);
@@ -280,15 +285,25 @@ std::vector<std::string> AgentSession::allowed_domains() {
 }
 
 void AgentSession::kill_all() {
-  std::lock_guard lock(mu_);
-  ending_ = true;
-  for (const auto& [id, pid] : bwraps_) ::kill(pid, SIGKILL);
+  std::vector<std::unique_ptr<Spare>> spares;
+  {
+    std::lock_guard lock(mu_);
+    ending_ = true;
+    for (const auto& [id, pid] : bwraps_) ::kill(pid, SIGKILL);
+    spares = take_all_spares();
+  }
+  for (auto& s : spares) (void)s->finish();
 }
 
 Result<void> AgentSession::end(int exit_code) {
   std::unique_lock lock(mu_);
   ending_ = true;
   idle_.wait(lock, [&] { return active_ == 0; });
+  // The spares go first: none is handed a command any more, and none outlives us.
+  auto spares = take_all_spares();
+  lock.unlock();
+  for (auto& s : spares) (void)s->finish();
+  lock.lock();
   if (!log_) return {};
   events::SessionEnd last;
   last.exit_code = exit_code;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "supervisor/cli/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/session/sandboxed_command.h"
 
 namespace vigil {
 
@@ -124,6 +126,7 @@ class AgentSession {
  private:
   class Command;
   class CommandAsker;
+  class Spare;
   AgentSession() = default;
   void dispatch(const events::Event& e);
   // Ask mode (agent_session_ask.cc).
@@ -150,6 +153,26 @@ class AgentSession {
   std::uint64_t next_ask_ = 1;
   std::set<std::string> ask_allowed_;  // "host:port" answered session / always
   std::mutex settings_mu_;             // one "always" write at a time
+
+  // The spare sandbox kept ready for the next command (agent_session_spare.cc,
+  // supervisor/spare_sandbox.h). A command takes it when its refreshed plan is the
+  // spare's, else discards it; the next one is started when a command ends.
+  // Counted in session.end: commands.warm (ran in a spare), spares.discarded.
+  std::unique_ptr<Spare> take_spare(const std::string& cwd, bool capture);
+  // The outcome when the spare ran the command; none when it could not take it (then
+  // nothing of the command was recorded and it is launched afresh).
+  std::optional<Result<SandboxedOutcome>> run_in_spare(std::unique_ptr<Spare> spare,
+                                                       const SandboxedCommand& cmd,
+                                                       CommandLogSink& command,
+                                                       const std::function<bool(OutputStream, std::string_view)>& forward,
+                                                       std::uint64_t id, const timespec& start);
+  void start_spare(const std::string& cwd, bool capture);
+  void retire(std::unique_ptr<Spare> spare);
+  std::vector<std::unique_ptr<Spare>> take_all_spares();  // under mu_
+  std::unique_ptr<Spare> spare_;                 // under mu_
+  std::vector<std::unique_ptr<Spare>> retired_;  // under mu_: discarded, to be joined
+  std::uint64_t next_spare_ = 1;
+  int spare_failures_ = 0;  // in a row; at 3 no more spares (each command launches fresh)
 };
 
 }  // namespace vigil

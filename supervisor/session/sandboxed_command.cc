@@ -1,7 +1,10 @@
 // run_sandboxed(): policy -> plan -> bwrap argv -> launch -> events, record, annotation.
 #include "supervisor/session/sandboxed_command.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +42,7 @@
 #include "supervisor/session/session_dir.h"
 #include "supervisor/session/session_proxy.h"
 #include "supervisor/session/session_runner.h"
+#include "observer/command_handoff.h"
 
 namespace vigil {
 namespace {
@@ -160,6 +164,20 @@ void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPat
 
 }  // namespace
 
+PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string& session_tmp) {
+  PlanRequest req;
+  req.settings_path = cmd.settings;
+  req.allow_writable_settings = cmd.allow_writable_settings;
+  req.session_tmp = session_tmp;
+  req.cwd = cmd.cwd;
+  // Placeholders stay on the best-effort witness only. Where vigil-init refuses protected
+  // names at the call (the gatekeeper) they would only break everyday git; what git
+  // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
+  req.placeholders = !gatekeeper_in_force();
+  req.refuse_missing_at_call = gatekeeper_in_force();
+  return req;
+}
+
 Result<SandboxedOutcome> run_sandboxed(
     const SandboxedCommand& cmd, CommandLogSink& sink,
     const std::function<bool(OutputStream, std::string_view)>& forward) {
@@ -167,23 +185,22 @@ Result<SandboxedOutcome> run_sandboxed(
   auto session = SessionDir::create();
   VIGIL_TRY(session);
 
-  PlanRequest req;
-  req.settings_path = cmd.settings;
-  req.allow_writable_settings = cmd.allow_writable_settings;
-  req.session_tmp = session->tmp();
-  req.cwd = cmd.cwd;
-  // Placeholders stay on the best-effort witness only. Where vigil-init refuses protected
-  // names at the call (the gatekeeper) they would only break everyday git; what git
-  // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
-  req.placeholders = !gatekeeper_in_force();
-  req.refuse_missing_at_call = gatekeeper_in_force();
+  PlanRequest req = command_plan_request(cmd, session->tmp());
   req.before_scan = [&](const std::vector<std::string>& roots) {
     return session->hold_roots(roots);
   };
   auto prepared = prepare_sandbox(req);
   VIGIL_TRY(prepared);
   if (cmd.net) prepared->policy.net = *cmd.net;
-  for (const auto& w : prepared->warnings) print_warning(w);
+  // A spare's warnings are printed by the request that refreshes its plan (as each
+  // command's are), not when it is built.
+  const bool spare = cmd.spare != nullptr;
+  if (!spare) {
+    for (const auto& w : prepared->warnings) print_warning(w);
+  }
+  // What a spare is compared with at hand-off: the plan before the session's additions.
+  std::optional<PreparedSandbox> spare_built;
+  if (spare) spare_built = *prepared;
   // Resource caps (vigil.limits; --timeout wins over its timeoutSeconds): the cgroups are
   // made and their limits written now; bwrap is born in them (resource_caps.h).
   LimitsOptions limits = prepared->policy.vigil.limits;
@@ -222,12 +239,18 @@ Result<SandboxedOutcome> run_sandboxed(
   VIGIL_TRY(key_path);
   planned.fs.deny_read.push_back(session_rule(resolve_symlinks(*key_path), "session log key"));
   CommandRecord* record = nullptr;
+  // (A spare's proxy serves before its record is open: nothing can reach it then, and
+  // nothing is logged if anything did.)
   auto append = [&record](events::Source src, events::Body body) {
-    record->append(src, std::move(body));
+    if (record != nullptr) record->append(src, std::move(body));
   };
+  // The command's own, which a spare learns at hand-off.
+  const SpareCommand* handed = nullptr;
+  std::array<int, 3> stdio = cmd.stdio;
+  std::string quarantine_id = cmd.quarantine_id;
 
   // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
-  const std::string ignore_command = ignore_command_line(cmd.command);
+  std::string ignore_command = ignore_command_line(cmd.command);
   auto status = make_status_pipe();
   VIGIL_TRY(status);
   auto events = make_event_pipe();
@@ -257,6 +280,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
                                 /*own_loopback=*/true);
+  const std::size_t proxy_setenv_count = in.setenv.size();
   for (auto& kv : git_safe_directory_env(prepared->policy.git_safe_directories,
                                          env_value(cmd.env, "GIT_CONFIG_COUNT")))
     in.setenv.push_back(std::move(kv));
@@ -329,17 +353,31 @@ Result<SandboxedOutcome> run_sandboxed(
   const auto hidden = prepared->policy.vigil.observer_reads ? hidden_read_args(prepared->plan)
                                                             : std::vector<std::string>();
   in.init_args.insert(in.init_args.end(), hidden.begin(), hidden.end());
+  // A spare's command comes over a socketpair (observer/command_handoff.h).
+  UniqueFd handoff_ours, handoff_theirs;
+  if (spare) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      return system_error("socketpair");
+    handoff_ours.reset(sv[0]);
+    handoff_theirs.reset(sv[1]);
+    in.init_args.insert(in.init_args.end(), {"--command-fd", std::to_string(sv[1])});  // wire::InitArgs::command_fd
+  }
   const auto bwrap_args = build_bwrap_args(in);
 
   const auto placeholders = placeholder_paths(prepared->plan);
+  // A spare's placeholders would stand in the workspace between commands.
+  if (spare && !placeholders.empty())
+    return make_error(Errc::kUnsupported, "a spare sandbox is not kept where placeholders are made");
   // Should this process be killed, the next session removes them (session_dir.h).
   VIGIL_TRY_VOID(session->record_placeholders(placeholders));
   if (auto r = create_content_placeholders(placeholders); !r) {
     session->finish(placeholders);  // those written before the failure
     return std::move(r).error();
   }
-  // Before anything runs: what the backstop must take as the host's own.
-  const BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
+  // Before anything runs: what the backstop must take as the host's own (a spare's is
+  // taken again at hand-off).
+  BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
   WrittenPaths written;
   LaunchIo io;
   io.events = &*events;
@@ -361,7 +399,7 @@ Result<SandboxedOutcome> run_sandboxed(
       // Waited for here, after the check, rather than before it: the check takes about a
       // clock tick itself, so the wait is mostly over, where before it serialised up to a
       // tick (4 ms at HZ=250) of sleep with every command's start.
-      wait_for_coarse_clock(snapshot);
+      if (!spare) wait_for_coarse_clock(snapshot);
       return {};
     }
     // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
@@ -371,7 +409,22 @@ Result<SandboxedOutcome> run_sandboxed(
   ChangedPaths changed;
   if (cmd.env) io.env = &*cmd.env;
   io.stdio = cmd.stdio;
-  io.on_spawned = cmd.on_spawned;
+  pid_t bwrap_pid = -1;
+  io.on_spawned = [&](pid_t pid) {
+    bwrap_pid = pid;
+    if (cmd.on_spawned) cmd.on_spawned(pid);
+  };
+  // A spare holds nothing of the session's until it is handed a command: /dev/null as
+  // its stdio, an environment of bwrap's --setenv alone.
+  UniqueFd dev_null;
+  const std::vector<std::string> no_env;
+  if (spare) {
+    dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!dev_null) return system_error("cannot open /dev/null");
+    io.stdio = {dev_null.get(), dev_null.get(), dev_null.get()};
+    io.env = &no_env;
+    io.pass_fds.push_back(handoff_theirs.get());
+  }
   // While bwrap builds the sandbox (~10 ms): the seccomp program, the log and the proxy.
   // The program goes last: its arrival starts the command (filters/sandbox_program.h).
   io.after_spawn = [&]() -> Result<void> {
@@ -389,9 +442,11 @@ Result<SandboxedOutcome> run_sandboxed(
     if (!created) {
       VIGIL_TRY_VOID(sink.create_now());
     }
-    auto opened = sink.open(*prepared);
-    VIGIL_TRY(opened);
-    record = *opened;
+    if (!spare) {
+      auto opened = sink.open(*prepared);
+      VIGIL_TRY(opened);
+      record = *opened;
+    }
     (*proxy)->serve();
     // The pipe holds the whole program (far below its capacity): this never blocks.
     if (auto w = write_all(program_pipe->write.get(), *wire, "vigil-init's seccomp program"); !w)
@@ -480,7 +535,54 @@ Result<SandboxedOutcome> run_sandboxed(
   io.leave_caps = [&] { (*caps)->leave(); };
   io.check_limits = [&](pid_t init_pid) { return (*caps)->check(init_pid); };
   io.check_every_ms = (*caps)->check_every_ms();
+  if (spare) {
+    io.before_wait = [&]() -> Result<void> {
+      handoff_theirs.reset();  // the sandbox's alone: its end closing is our EOF
+      SpareShape shape;
+      shape.prepared = std::move(*spare_built);
+      shape.session_tmp = session->tmp();
+      auto ids = host_identities(spare_identity_paths(shape.prepared.plan));
+      VIGIL_TRY(ids);
+      shape.identities = std::move(ids).value();
+      handed = cmd.spare->wait(std::move(shape));
+      if (handed == nullptr) return make_error(Errc::kNotFound, "the spare sandbox was discarded");
+      // Still there? One that died meanwhile is not the command's failure: the session
+      // launches afresh (nothing was recorded yet).
+      pollfd alive{handoff_ours.get(), POLLIN | POLLRDHUP, 0};
+      if (::poll(&alive, 1, 0) != 0) return make_error(Errc::kNotFound, "the spare sandbox ended");
+      ignore_command = ignore_command_line(handed->command);
+      stdio = handed->stdio;
+      quarantine_id = handed->quarantine_id;
+      if (handed->on_spawned) handed->on_spawned(bwrap_pid);
+      if (store) VIGIL_TRY_VOID(rename_capture_store(*store, quarantine_id));
+      snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
+      snapshot.start = handed->backstop_start;
+      auto opened = sink.open(*prepared);
+      VIGIL_TRY(opened);
+      record = *opened;
+      std::vector<std::string> inherited;
+      if (!handed->env) {
+        for (char** e = environ; *e != nullptr; ++e) inherited.emplace_back(*e);
+      }
+      auto set = in.setenv;
+      set.resize(proxy_setenv_count);
+      for (auto& kv : git_safe_directory_env(prepared->policy.git_safe_directories,
+                                             env_value(handed->env, "GIT_CONFIG_COUNT")))
+        set.push_back(std::move(kv));
+      init::HandedCommand what{handed->command, handed_environment(handed->env, inherited, set)};
+      std::array<int, 3> fds = stdio;
+      if (cmd.capture_output) fds[1] = fds[2] = -1;  // ours: the pipes bwrap was given
+      // Nothing of the command runs before this: the record is open, the clock past the
+      // snapshot.
+      wait_for_coarse_clock(snapshot);
+      VIGIL_TRY_VOID(init::send_handed_command(handoff_ours.get(), what, fds));
+      handoff_ours.reset();
+      return {};
+    };
+  }
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
+  // A spare never handed a command leaves no store behind (nothing wrote to it).
+  if (spare && handed == nullptr && store) ::rmdir(store->dir.c_str());
   (*proxy)->stop();
   // Only those no other session may have capped as existing files (session_dir.h).
   session->finish(placeholders);
@@ -488,7 +590,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // command may have run is checked all the same.)
   if (record != nullptr) {
     const DebugPhase timed("backstop");
-    run_backstop(prepared->policy, snapshot, std::move(written), placeholders, cmd.quarantine_id,
+    run_backstop(prepared->policy, snapshot, std::move(written), placeholders, quarantine_id,
                  *record);
   }
   if (record != nullptr && store) {
@@ -522,7 +624,7 @@ Result<SandboxedOutcome> run_sandboxed(
                       forward(OutputStream::kStderr, text);
                     } else {
                       std::fflush(stdout);
-                      write_all_to(cmd.stdio[2], text);
+                      write_all_to(stdio[2], text);
                     }
                   });
   }
@@ -533,7 +635,7 @@ Result<SandboxedOutcome> run_sandboxed(
     if (cmd.capture_output) {
       forward(OutputStream::kStderr, line);
     } else {
-      write_all_to(cmd.stdio[2], line);
+      write_all_to(stdio[2], line);
     }
   }
   return outcome;

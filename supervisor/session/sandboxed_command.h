@@ -21,6 +21,7 @@
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/session/session_proxy.h"
+#include "supervisor/session/spare_sandbox.h"
 
 namespace vigil {
 
@@ -89,7 +90,17 @@ struct SandboxedCommand {
   int interrupted_fd = -1;
   // The command's stdout and stderr are one pipe (vigil's own are the same open file).
   bool merge_output = false;
+  // A warm session's spare (spare_sandbox.h): the sandbox is built without its command,
+  // which `spare` hands over (or not: then nothing runs and an error is returned).
+  // `command`, `env`, `stdio`, `quarantine_id` and `on_spawned` are then the spare's
+  // (a placeholder, none, /dev/null, its capture store's name, its tracking); the
+  // output and the records go where the sink and `on_output` lead once it is handed one.
+  SpareWait* spare = nullptr;
 };
+
+// The plan request run_sandboxed() makes for `cmd` with its TMPDIR (before_scan unset):
+// a spare's hand-off refreshes the plan with exactly this.
+PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string& session_tmp);
 
 struct SandboxedOutcome {
   int exit_code = 0;

@@ -5,6 +5,9 @@
 //        [--vigil-before PATH]  (an earlier build: its rpc and session ways join the same
 //                                rounds, as rpc-before and session-before)
 //        [--no-alone]      (leave out `vigil run` without a session)
+//        [--gap MS]        (a pause after each timed command, as an agent's think time:
+//                           what a way leaves running in the background, a warm session's
+//                           spare sandbox, is then not timed as part of the next way)
 //
 // Each round times `true` once per way, in a random order every round, from a throw-away
 // workspace:
@@ -47,6 +50,7 @@ if (process.env.SESSION_BENCH_SRT) {
   const SRT = opt('--srt-pkg', '');
   const BEFORE = opt('--vigil-before', '');
   const ALONE = !args.includes('--no-alone');
+  const GAP = +opt('--gap', '0');
   const ws = mkdtempSync(tmpdir() + '/vigil-session-bench-');
   const runtime = mkdtempSync(tmpdir() + '/vigil-session-bench-rt-');
   const env = { ...process.env, XDG_RUNTIME_DIR: runtime, XDG_STATE_HOME: runtime };
@@ -119,19 +123,29 @@ if (process.env.SESSION_BENCH_SRT) {
       const status = typeof r === 'object' ? r.status : r;
       if (status !== 0) throw new Error(`${name}: exit ${status}`);
       if (round >= WARM) times[name].push(ms);
+      if (GAP > 0) await new Promise((res) => setTimeout(res, GAP));
     }
   }
   const q = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
   const med = Object.fromEntries(names.map((n) => [n, q(times[n], 0.5)]));
-  console.log(`${N} rounds (+${WARM} warm-up), interleaved; ms per command; load ${loadStart} -> ${load()} on ${cpus().length} CPUs, ${new Date().toISOString()}`);
+  console.log(`${N} rounds (+${WARM} warm-up), interleaved${GAP ? `, ${GAP} ms apart` : ''}; ms per command; load ${loadStart} -> ${load()} on ${cpus().length} CPUs, ${new Date().toISOString()}`);
   console.log('way              median    p10    p90   /bwrap   srt/this');
   for (const n of names) {
     const vsSrt = med.srt ? (med.srt / med[n]).toFixed(1) + 'x' : '-';
     console.log(`${n.padEnd(15)} ${med[n].toFixed(2).padStart(7)} ${q(times[n], 0.1).toFixed(2).padStart(6)} ${q(times[n], 0.9).toFixed(2).padStart(6)}  ${(med[n] / med.bwrap).toFixed(2).padStart(6)}x  ${vsSrt.padStart(8)}`);
   }
-  for (const e of ends) {
+  // How many of each warm way's commands ran in a spare sandbox (session.end's counters).
+  const warmCount = (log) => {
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    const c = JSON.parse(lines[lines.length - 1]).counters || {};
+    return `${c['commands.warm'] || 0} of ${c.commands || 0} in a spare`;
+  };
+  for (const [i, e] of ends.entries()) {
+    const tag = i === 0 ? '' : '-before';
     e.serve.stdin.end();
     await new Promise((res) => e.serve.on('exit', res));
+    spawnSync(e.bin, ['session', 'end', e.handle], { env });
+    console.log(`rpc${tag}: ${warmCount(`${runtime}/serve${tag}.jsonl`)}; session${tag}: ${warmCount(`${runtime}/session${tag}.jsonl`)}`);
   }
   process.exit(0);
 }

@@ -30,6 +30,7 @@ struct ProtectedPath {
   const MandatoryDeny* rule = nullptr;
   bool exists = true;
   DenyShape shape = DenyShape::kFile;  // what to put there when it does not exist
+  bool operator==(const ProtectedPath&) const = default;
 };
 
 enum class OpKind {
@@ -51,11 +52,13 @@ struct PlanOp {
   // A missing denyWrite target that vigil-init refuses to create at the call: no mount
   // (bwrap/argv_builder.h skips it) and no pins, but decide() and explain still see it.
   bool at_call = false;
+  bool operator==(const PlanOp&) const = default;
 };
 
 struct Plan {
   std::vector<PlanOp> ops;         // in mount order (parents before children)
   std::vector<std::string> notes;  // rules that had no effect, and why
+  bool operator==(const Plan&) const = default;
 };
 
 Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths);

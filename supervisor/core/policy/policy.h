@@ -19,6 +19,7 @@ enum class PathKind { kMissing, kFile, kDir, kOther };
 struct CaptureCaps {
   std::uint64_t max_file_bytes = std::uint64_t{16} << 20;     // vigil.capture.maxFileBytes
   std::uint64_t max_session_bytes = std::uint64_t{1} << 30;  // vigil.capture.maxSessionBytes
+  bool operator==(const CaptureCaps&) const = default;
 };
 
 // One filesystem entry from the settings file.
@@ -38,6 +39,7 @@ struct PathRule {
   // the call (the gatekeeper): no mount at all, so its missing parents stay creatable
   // (supervisor/launch/sandbox_plan.h, observer/refused_names.h).
   bool refuse_at_call = false;
+  bool operator==(const PathRule&) const = default;
 };
 
 // A deny glob as written, and what it covered at launch. Its matches are also PathRules
@@ -49,6 +51,7 @@ struct GlobRule {
   std::string origin;   // "filesystem.denyRead[0]"
   std::size_t matches = 0;
   bool truncated = false;  // the walk hit a limit: some existing matches are not covered
+  bool operator==(const GlobRule&) const = default;
 };
 
 struct FilesystemPolicy {
@@ -60,6 +63,7 @@ struct FilesystemPolicy {
   std::vector<GlobRule> deny_write_globs;
   int mandatory_deny_search_depth = 3;  // 1..10, as srt
   bool allow_git_config = false;
+  bool operator==(const FilesystemPolicy&) const = default;
 };
 
 // network.parentProxy, or the user's HTTP(S)_PROXY/NO_PROXY when it is not set (as
@@ -69,6 +73,7 @@ struct ParentProxySettings {
   std::string https;
   std::string no_proxy;
   std::string origin;  // "network.parentProxy" or "environment (HTTPS_PROXY/HTTP_PROXY)"
+  bool operator==(const ParentProxySettings&) const = default;
 };
 
 struct NetworkPolicy {
@@ -89,12 +94,14 @@ struct NetworkPolicy {
   // records each connection as passed on undecided. 0 = vigil's own proxy.
   std::uint16_t external_http_port = 0;
   std::uint16_t external_socks_port = 0;
+  bool operator==(const NetworkPolicy&) const = default;
 };
 
 struct MacosOptions {
   bool enable_weaker_network_isolation = false;  // re-allows trustd (Go TLS); an exfiltration path
   bool allow_apple_events = false;               // lets the command script apps outside the sandbox
   bool allow_pty = false;
+  bool operator==(const MacosOptions&) const = default;
 };
 
 // vigil's own options, under the "vigil" key of the settings file.
@@ -131,6 +138,7 @@ struct VigilOptions {
   bool git_writable_repository = false;
   // vigil.limits: the sandbox's resource caps (supervisor/core/policy/cap_plan.h).
   LimitsOptions limits;
+  bool operator==(const VigilOptions&) const = default;
 };
 
 // One ignoreViolations entry: a violation whose target contains one of `paths` leaves
@@ -139,8 +147,13 @@ struct VigilOptions {
 struct IgnoreRule {
   std::string command;
   std::vector<std::string> paths;
+  bool operator==(const IgnoreRule&) const = default;
 };
 
+// Every struct here compares field by field (operator== = default): a warm session's
+// spare sandbox is used only when a fresh load gives an equal Policy
+// (supervisor/spare_sandbox.h), so a field added later is compared without anyone
+// remembering to.
 struct Policy {
   std::string source;  // realpath of the settings file, or "<embedded default>"
   std::string cwd;     // the working directory relative paths were resolved against
@@ -160,6 +173,7 @@ struct Policy {
   bool weaker_nested_sandbox = false;
   // Settings that were accepted but have no effect on this platform, said out loud.
   std::vector<std::string> warnings;
+  bool operator==(const Policy&) const = default;
 };
 
 }  // namespace vigil

@@ -56,6 +56,8 @@ constexpr Flag kFlags[] = {
     {"--no-sync-wake-up", Kind::kSwitch, &InitArgs::no_sync_wake_up,
      "no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP"},
     {"--capture-fd", Kind::kFd, &InitArgs::capture_fd, "the pre-image store's directory"},
+    {"--command-fd", Kind::kFd, &InitArgs::command_fd,
+     "a warm session's spare: the command, its environment and stdio arrive here"},
     {"--capture-caps", Kind::kCaps, &InitArgs::capture_caps,
      "the largest pre-image of one file and of the session, in bytes"},
     {"--rlimit", Kind::kRlimit, &InitArgs::rlimits, "a cap set on the command before its exec"},

@@ -62,6 +62,7 @@ struct InitArgs {
   int events_fd = -1;        // --events-fd N: the observer's event pipe (-1: no observer)
   int program_fd = -1;       // --program-fd N: the seccomp program arrives here (-1: compile it)
   int capture_fd = -1;       // --capture-fd N: the pre-image store directory (-1: no capture)
+  int command_fd = -1;       // --command-fd N: a spare's command arrives here (observer/command_handoff.h)
   std::optional<CaptureCaps> capture_caps;  // --capture-caps FILE:SESSION
   bool overflow_drop = false;               // --overflow drop (default: block)
   bool no_sync_wake_up = false;             // --no-sync-wake-up

@@ -27,6 +27,7 @@ InitArgs everything() {
   a.events_fd = 5;
   a.program_fd = 7;
   a.capture_fd = 9;
+  a.command_fd = 11;
   a.capture_caps = CaptureCaps{1048576, 18446744073709551615ULL};
   a.overflow_drop = true;
   a.no_sync_wake_up = true;
@@ -71,7 +72,7 @@ TEST(InitArgs, EachFlagIsWrittenOnceByName) {
   const auto words = option_args(everything());
   for (const char* flag : {"--proxy-socket", "--http-socket", "--socks-socket", "--outer-proc",
                            "--events-fd", "--program-fd", "--overflow", "--no-sync-wake-up",
-                           "--capture-fd", "--capture-caps", "--unix-broker"}) {
+                           "--capture-fd", "--capture-caps", "--unix-broker", "--command-fd"}) {
     EXPECT_EQ(std::count(words.begin(), words.end(), flag), 1) << flag;
   }
 }
