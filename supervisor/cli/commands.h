@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "supervisor/core/base/result.h"
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 
 namespace vigil {
 

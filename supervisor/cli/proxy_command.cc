@@ -9,7 +9,7 @@
 // tcp:...:0). SIGINT/SIGTERM: graceful shutdown; a second signal cuts everything.
 //
 // Test-only options (--test-resolve, --test-allow-loopback), refused unless
-// VIGIL_TEST_MODE=1: supervisor/cli/proxy_test_options.h, shared with `vigil run`.
+// VIGIL_TEST_MODE=1: supervisor/session/proxy_test_options.h, shared with `vigil run`.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -33,7 +33,7 @@
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/policy_loader.h"
 #include "supervisor/session/proxy_event_lines.h"
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/launch/sandbox_plan.h"
 

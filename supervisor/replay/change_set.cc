@@ -6,7 +6,7 @@
 #include <set>
 #include <variant>
 
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::changes {

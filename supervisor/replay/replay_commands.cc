@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {

@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {

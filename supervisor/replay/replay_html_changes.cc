@@ -7,7 +7,7 @@
 
 #include "supervisor/replay/line_diff.h"
 #include "supervisor/replay/replay_changes.h"
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {

@@ -7,7 +7,7 @@
 
 #include "supervisor/core/policy/rule_id.h"
 #include "supervisor/replay/policy_judge.h"
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {

@@ -10,7 +10,7 @@
 
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/replay/policy_judge.h"
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 
 namespace vigil::replay {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "supervisor/report/annotation.h"
 #include "supervisor/replay/policy_judge.h"
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {

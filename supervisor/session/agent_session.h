@@ -29,7 +29,7 @@
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/events/event_schema.h"
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/session/sandboxed_command.h"

@@ -20,7 +20,7 @@
 #include "proxy/server.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 
 namespace vigil {
 

@@ -32,7 +32,7 @@
 
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/events/event_schema.h"
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 
 namespace vigil {
@@ -61,7 +61,7 @@ struct SessionRequest {
   // killed, stderr says so, and session.end's reason is "limit: timeout".
   std::optional<double> timeout_s;
   // Tests only: weaken the session proxy so that a test server on loopback is reachable
-  // (see supervisor/cli/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
+  // (see supervisor/session/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
   ProxyTestHooks proxy_test;
 };
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "supervisor/report/annotation.h"
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 
 namespace vigil::replay {
 namespace {

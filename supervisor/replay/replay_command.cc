@@ -1,7 +1,7 @@
 // `vigil replay LOG`: opens the log and runs one view over it (the views:
 // replay_text.cc, replay_html.cc, replay_commands.cc; every one reads the log record by
 // record, so a log of any size is replayed in bounded memory).
-#include "supervisor/cli/replay_command.h"
+#include "supervisor/replay/replay_command.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "supervisor/cli/proxy_test_options.h"
+#include "supervisor/session/proxy_test_options.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
