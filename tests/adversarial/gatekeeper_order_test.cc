@@ -4,7 +4,7 @@
 // live until a file's last close; a read lease, refused while any writer is open; an exec
 // of the file, ETXTBSY while any writer is open) are trapped and continued by the notify
 // loop only after the copy is gone (ordered_syscalls(), supervisor/core/events/
-// syscall_table.h). Each check runs right after the command's own close, 2,000 times, so
+// syscall_table.h). Each check runs right after the command's own close, 3,000 times, so
 // that a copy left open even once shows.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -22,7 +22,7 @@ std::string probe_bin() {
   return VIGIL_DEFAULT_PROBE;
 }
 
-constexpr const char* kRounds = "2000";
+constexpr const char* kRounds = "3000";
 
 void expect_in_order(const std::string& op) {
   TempDir ws, cfg;
