@@ -10,22 +10,24 @@
 #include <cstring>
 #include <string>
 
+#include "supervisor/core/base/unique_fd.h"
+
 namespace {
 
 // One write-open (trapped: vigil-init performs it and installs the fd), written to and
 // closed: the command's own close ends its only open of the file, as far as it can tell.
 int write_and_close(const char* file, bool lock_flock, bool lock_ofd, mode_t mode) {
-  const int fd = ::open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return errno;
+  vigil::UniqueFd fd(::open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd) return errno;
   int err = 0;
-  if (lock_flock && ::flock(fd, LOCK_EX) != 0) err = errno;
+  if (lock_flock && ::flock(fd.get(), LOCK_EX) != 0) err = errno;
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  if (err == 0 && lock_ofd && ::fcntl(fd, F_OFD_SETLKW, &fl) != 0) err = errno;
+  if (err == 0 && lock_ofd && ::fcntl(fd.get(), F_OFD_SETLKW, &fl) != 0) err = errno;
   static const char kScript[] = "#!/bin/true\n";
-  if (err == 0 && ::write(fd, kScript, sizeof kScript - 1) < 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::write(fd.get(), kScript, sizeof kScript - 1) < 0) err = errno;
+  fd.reset();  // the command's only fd of the file: closed here
   return err;
 }
 
@@ -47,21 +49,21 @@ int check(const std::string& op, const char* file) {
     return WEXITSTATUS(status) >= 100 ? WEXITSTATUS(status) - 100 : 0;
   }
   // A new open, read-only (never trapped), then the lock or lease on it.
-  const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
+  const vigil::UniqueFd fd(::open(file, O_RDONLY | O_CLOEXEC));
+  if (!fd) return errno;
   int err = 0;
   if (op == "order-flock") {
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) err = errno;
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) err = errno;
   } else if (op == "order-ofd") {
     struct flock fl {};
     fl.l_type = F_RDLCK;
     fl.l_whence = SEEK_SET;
-    if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) err = errno;
-  } else {  // order-lease: refused while another open for writing exists
-    if (::fcntl(fd, F_SETLEASE, F_RDLCK) != 0) err = errno;
-    else ::fcntl(fd, F_SETLEASE, F_UNLCK);
+    if (::fcntl(fd.get(), F_OFD_SETLK, &fl) != 0) err = errno;
+  } else if (::fcntl(fd.get(), F_SETLEASE, F_RDLCK) != 0) {
+    err = errno;  // order-lease: refused while another open for writing exists
+  } else {
+    ::fcntl(fd.get(), F_SETLEASE, F_UNLCK);
   }
-  ::close(fd);
   return err;
 }
 
