@@ -241,6 +241,16 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
   if (!done->fd) return true;
   const long got = send ? listener.answer_with_fd(n.id, done->fd.get(), done->cloexec)
                         : listener.install_fd(n.id, done->fd.get(), done->cloexec);
+  // The record's name, read from our copy after the answer (with SEND), off the path from
+  // the trap to the answer. It is the name the open found: between the answer and this
+  // readlinkat the file's name changes only by a rename, link or unlink of it or of a
+  // directory above it. Each of these is trapped, and the loop's thread performs it only
+  // after it read its notification, which it does after this call is done (the caller
+  // cannot make such a call this thread has not performed yet). A process on the host
+  // could rename it, as it could between the open and a readlinkat before the answer.
+  // (The capture's kept pre-image needs the name before the caller can write: that open
+  // read it already, emulate_open.cc.)
+  name_opened(done);
   done->fd.reset();
   if (got >= 0) {
     done->value = got;
