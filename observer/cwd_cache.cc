@@ -2,12 +2,76 @@
 #include "observer/proc_dir.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace vigil::init {
+
+namespace {
+
+std::int64_t monotonic_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The task behind `proc_dir` (a kept /proc/TID) has left its last call for good: gone
+// (its /proc entry is bound to it, so a reused number does not count) or a zombie.
+bool task_ended(int proc_dir) {
+  UniqueFd stat(::openat(proc_dir, "stat", O_RDONLY | O_CLOEXEC));
+  if (!stat) return true;
+  char buf[512];
+  const ssize_t n = ::read(stat.get(), buf, sizeof buf - 1);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  // The state follows the parenthesised command name (which may hold ')': the last ends it).
+  const char* close_paren = std::strrchr(buf, ')');
+  if (close_paren == nullptr || close_paren[1] == '\0') return true;
+  const char state = close_paren[2];
+  return state == 'Z' || state == 'X' || state == 'x';
+}
+
+}  // namespace
+
+void CwdCache::chdir_begins(pid_t tid) {
+  // Kept so that a pending task that ends is seen even if its number is reused.
+  UniqueFd dir(::open(init::proc_dir(tid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (pending_.empty()) checked_ms_ = monotonic_ms();
+  // Unopenable (already gone): its call cannot run any more, but a sharer's may be
+  // answered meanwhile, so it still counts until the next recheck drops it.
+  pending_[tid] = std::move(dir);
+}
+
+void CwdCache::saw_call(pid_t tid) {
+  if (pending_.empty()) return;
+  pending_.erase(tid);  // its chdir has returned: it is making another call
+  if (!pending_.empty() && monotonic_ms() - checked_ms_ >= kRecheckMs) recheck_pending();
+  settle_if_done();
+}
+
+void CwdCache::recheck_pending() {
+  checked_ms_ = monotonic_ms();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (!it->second || task_ended(it->second.get()))
+      it = pending_.erase(it);
+    else
+      ++it;
+  }
+}
+
+void CwdCache::settle_if_done() {
+  if (!pending_.empty()) return;
+  // Every chdir-family call answered has run: whatever was kept meanwhile may name a
+  // sharer's old cwd, and trusted entries are never checked again.
+  entries_.clear();
+}
 
 int CwdCache::identify(int dir, const char* name, int flags, Identity* out) {
   struct statx sx {};
@@ -20,7 +84,15 @@ int CwdCache::identify(int dir, const char* name, int flags, Identity* out) {
 }
 
 int CwdCache::get(pid_t pid, int* err) {
+  if (!pending_.empty() && monotonic_ms() - checked_ms_ >= kRecheckMs) {
+    recheck_pending();
+    settle_if_done();
+  }
   auto it = entries_.find(pid);
+  if (it != entries_.end() && pending_.empty() && it->second.pidfd &&
+      ::syscall(SYS_pidfd_send_signal, it->second.pidfd.get(), 0, nullptr, 0) == 0) {
+    return it->second.cwd.get();  // trusted: no cwd change in flight, and still that task
+  }
   if (it != entries_.end()) {
     Identity now;
     const int e = identify(it->second.proc_dir.get(), "cwd", 0, &now);
@@ -44,6 +116,8 @@ int CwdCache::get(pid_t pid, int* err) {
     uncached_ = std::move(entry.cwd);
     return uncached_.get();
   }
+  // Without a pidfd (a thread before Linux 6.9) the entry is checked by statx always.
+  entry.pidfd = task_pidfd(pid);
   if (entries_.size() >= kMaxEntries) entries_.clear();
   const int fd = entry.cwd.get();
   entries_.emplace(pid, std::move(entry));

@@ -73,7 +73,10 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
   for (const OrderedSyscall& row : ordered_syscalls()) {
-    if (auto nr = native_syscall_number(row.name)) o.ordered_nrs_.push_back(*nr);
+    if (auto nr = native_syscall_number(row.name)) {
+      o.ordered_nrs_.push_back(*nr);
+      if (row.changes_cwd) o.cwd_nrs_.push_back(*nr);
+    }
   }
   if (options.unix_broker) {
     o.connect_nr_ = native_syscall_number("connect").value_or(-1);
@@ -112,10 +115,14 @@ void Observer::handle_one() {
   if (!listener_->receive(&n)) return;  // raced away
   take_pending();
   settle_execs(n.pid);  // a new call from this pid: its earlier exec is done
+  cwds_.saw_call(n.pid);  // ...and its earlier chdir (cwd_cache.h), before any cwd is used
   if (std::find(ordered_nrs_.begin(), ordered_nrs_.end(), n.nr) != ordered_nrs_.end()) {
     // flock, or an fcntl lock/lease command (ordered_syscalls()): trapped only so that the
     // kernel runs it after this thread closed its copy of every file it opened for a
-    // caller, which it did before this notification was read. Nothing to judge.
+    // caller, which it did before this notification was read. Nothing to judge. A chdir
+    // or fchdir: the cached cwds are checked again until it has returned (cwd_cache.h).
+    if (std::find(cwd_nrs_.begin(), cwd_nrs_.end(), n.nr) != cwd_nrs_.end())
+      cwds_.chdir_begins(n.pid);
     listener_->answer_continue(n.id);
     return;
   }
@@ -357,6 +364,10 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
     e.before = read_link((proc_dir(n.pid) + "/exe").c_str());
     e.cwd = caller_cwd_name(n.pid);
     e.ppid = parent_of(n.pid);
+    // An exec by a thread that does not lead its process takes over the leader's number
+    // (and the leader's pidfd then names it): for the cwd cache a cwd change of that
+    // number, in flight until this task calls again or is gone (cwd_cache.h).
+    cwds_.chdir_begins(n.pid);
     listener_->answer_continue(n.id);
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.

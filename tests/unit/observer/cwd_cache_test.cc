@@ -71,7 +71,9 @@ std::string make_dir(const std::string& name) {
   return ::realpath(d.c_str(), real) != nullptr ? real : d;
 }
 
-TEST(CwdCache, FollowsAChdirAtOnce) {
+// The loop tells the cache of every chdir-family call before it answers it (the calls are
+// trapped: observer/cwd_cache.h); the walker's chdirs stand for those here.
+TEST(CwdCache, FollowsAChdirItIsToldOf) {
   const std::string a = make_dir("a"), b = make_dir("b");
   Walker w;
   start(&w, {a, b, a});
@@ -82,16 +84,64 @@ TEST(CwdCache, FollowsAChdirAtOnce) {
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), a);
   EXPECT_EQ(cache.get(w.pid, &err), fd);  // unchanged: the kept fd, no new open
-  ASSERT_TRUE(w.next());                  // now in b
+  EXPECT_TRUE(cache.trusting());
+  cache.chdir_begins(w.pid);
+  EXPECT_FALSE(cache.trusting());
+  ASSERT_TRUE(w.next());  // now in b; the walker makes no call the loop would see
+  fd = cache.get(w.pid, &err);
+  ASSERT_GE(fd, 0) << err;
+  EXPECT_EQ(name_of_fd(fd), b);  // checked while the chdir may be in flight
+  cache.saw_call(w.pid);         // its next call: the chdir has returned
+  EXPECT_TRUE(cache.trusting());
   fd = cache.get(w.pid, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), b);
+  cache.chdir_begins(w.pid);
   ASSERT_TRUE(w.next());  // back in a
   fd = cache.get(w.pid, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), a);
   ::rmdir(a.c_str());
   ::rmdir(b.c_str());
+}
+
+// While trusting, a kept cwd is not looked at again: that is why every cwd change must be
+// trapped (the filter's changes_cwd rows). A chdir it was not told of is not seen.
+TEST(CwdCache, TrustsAKeptCwdUntilToldOfAChdir) {
+  const std::string a = make_dir("ta"), b = make_dir("tb");
+  Walker w;
+  start(&w, {a, b});
+  CwdCache cache;
+  int err = 0;
+  ASSERT_TRUE(w.next());
+  const int fd = cache.get(w.pid, &err);
+  ASSERT_GE(fd, 0) << err;
+  ASSERT_TRUE(w.next());  // in b, untold
+  EXPECT_EQ(cache.get(w.pid, &err), fd);
+  EXPECT_EQ(name_of_fd(fd), a);
+  ::rmdir(a.c_str());
+  ::rmdir(b.c_str());
+}
+
+// A task whose chdir is pending and that ends without another trapped call does not keep
+// the cache checking forever: its end is seen within a few milliseconds of calls.
+TEST(CwdCache, APendingTaskThatEndsStopsTheChecking) {
+  const std::string a = make_dir("end");
+  CwdCache cache;
+  int err = 0;
+  {
+    Walker w;
+    start(&w, {a});
+    ASSERT_TRUE(w.next());
+    cache.chdir_begins(w.pid);
+  }  // reaped
+  EXPECT_FALSE(cache.trusting());
+  for (int i = 0; i < 2000 && !cache.trusting(); ++i) {
+    ASSERT_GE(cache.get(::getpid(), &err), 0) << err;
+    ::usleep(1000);
+  }
+  EXPECT_TRUE(cache.trusting());
+  ::rmdir(a.c_str());
 }
 
 TEST(CwdCache, AGoneProcessIsAnErrorNotAStaleEntry) {
