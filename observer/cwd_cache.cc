@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace vigil::init {
@@ -22,31 +23,45 @@ std::int64_t monotonic_ms() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// The task behind `proc_dir` (a kept /proc/TID) has left its last call for good: gone
-// (its /proc entry is bound to it, so a reused number does not count) or a zombie.
-bool task_ended(int proc_dir) {
-  UniqueFd stat(::openat(proc_dir, "stat", O_RDONLY | O_CLOEXEC));
-  if (!stat) return true;
+// Whether the task behind `proc_dir` (a kept /proc/TID) is past its call number `nr`,
+// which it entered before the loop answered it: it is gone (its /proc entry is bound to
+// it, so a reused number does not count), a zombie, or now in another call or in none
+// ("-1": blocked in user space) by its /proc/TID/syscall. A task's calls come one after
+// another, so any other number there means the one answered has returned. "running" (on a
+// CPU, maybe in that call still) or an unreadable file: not known, so not past.
+bool past_call(int proc_dir, int nr) {
   char buf[512];
-  const ssize_t n = ::read(stat.get(), buf, sizeof buf - 1);
-  if (n <= 0) return true;
-  buf[n] = '\0';
-  // The state follows the parenthesised command name (which may hold ')': the last ends it).
-  const char* close_paren = std::strrchr(buf, ')');
-  if (close_paren == nullptr || close_paren[1] == '\0') return true;
-  const char state = close_paren[2];
-  return state == 'Z' || state == 'X' || state == 'x';
+  auto read_all = [&](const char* name) -> ssize_t {
+    UniqueFd f(::openat(proc_dir, name, O_RDONLY | O_CLOEXEC));
+    if (!f) return errno == EACCES || errno == EPERM ? -2 : -1;
+    const ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
+    if (n >= 0) buf[n] = '\0';
+    return n;
+  };
+  const ssize_t st = read_all("stat");
+  if (st == -1 || st == 0) return true;
+  if (st > 0) {
+    // The state follows the parenthesised command name (which may hold ')': the last ends it).
+    const char* close_paren = std::strrchr(buf, ')');
+    if (close_paren != nullptr && close_paren[1] == ' ' &&
+        (close_paren[2] == 'Z' || close_paren[2] == 'X' || close_paren[2] == 'x'))
+      return true;
+  }
+  if (read_all("syscall") <= 0) return false;
+  char* end = nullptr;
+  const long now = std::strtol(buf, &end, 10);
+  if (end == buf) return false;  // "running"
+  return now != nr;
 }
-
 }  // namespace
 
-void CwdCache::chdir_begins(pid_t tid) {
+void CwdCache::chdir_begins(pid_t tid, int nr) {
   // Kept so that a pending task that ends is seen even if its number is reused.
-  UniqueFd dir(::open(init::proc_dir(tid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Pending p{UniqueFd(::open(init::proc_dir(tid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), nr};
   if (pending_.empty()) checked_ms_ = monotonic_ms();
   // Unopenable (already gone): its call cannot run any more, but a sharer's may be
   // answered meanwhile, so it still counts until the next recheck drops it.
-  pending_[tid] = std::move(dir);
+  pending_[tid] = std::move(p);
 }
 
 void CwdCache::saw_call(pid_t tid) {
@@ -59,7 +74,7 @@ void CwdCache::saw_call(pid_t tid) {
 void CwdCache::recheck_pending() {
   checked_ms_ = monotonic_ms();
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (!it->second || task_ended(it->second.get()))
+    if (!it->second.proc_dir || past_call(it->second.proc_dir.get(), it->second.nr))
       it = pending_.erase(it);
     else
       ++it;

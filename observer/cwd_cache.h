@@ -19,10 +19,13 @@
 // notification from T (saw_call) proves its chdir has returned: T leaves the pending set.
 // When the set is empty every call answered has run, and every entry is dropped (one made
 // while a chdir was in flight may hold a sharer's old cwd, and a trusted entry is never
-// checked again); the cache trusts again. A pending task that ends without another
-// trapped call (or is a zombie) has returned from its call as well: the set's tasks are
-// looked at (their kept /proc/TID) at most every kRecheckMs while the set is not empty,
-// so one cannot hold the cache in checking mode forever. chroot changes no cwd;
+// checked again); the cache trusts again. A pending task that makes no trapped call for a
+// while (a shell that cd'd and now waits for a build) or ends has returned from its call
+// as well: the set's tasks are looked at (their kept /proc/TID) at most every kRecheckMs
+// while the set is not empty, and one gone, a zombie, or in another call by its
+// /proc/TID/syscall is done, so none holds the cache in checking mode for long. An exec
+// is handed here too: a thread that does not lead its process takes over the leader's
+// number when it execs, with its own cwd if it had unshared it. chroot changes no cwd;
 // pivot_root, setns and a new mount namespace, which would, are refused by the sandbox's
 // namespaces filter. Not thread-safe: the notify loop's thread only.
 #pragma once
@@ -42,8 +45,9 @@ class CwdCache {
   // *err set to why it could not be reached (/proc/PID/cwd's errno).
   int get(pid_t pid, int* err);
 
-  // A chdir-family call from task `tid` is about to be answered CONTINUE.
-  void chdir_begins(pid_t tid);
+  // A call (syscall number `nr`) from task `tid` that may change a cwd is about to be
+  // answered CONTINUE.
+  void chdir_begins(pid_t tid, int nr);
   // Any trapped call from task `tid`, read before anything uses a cwd for it.
   void saw_call(pid_t tid);
   // No chdir-family call in flight: entries are trusted without a statx (for tests).
@@ -64,12 +68,16 @@ class CwdCache {
   static int identify(int dir, const char* name, int flags, Identity* out);
   // Bounded: more live callers than this and the cache starts over (fds are finite).
   static constexpr std::size_t kMaxEntries = 64;
-  // Looks at the pending tasks (at most every kRecheckMs): those gone or zombies are done.
+  // Looks at the pending tasks (at most every kRecheckMs): those past their call are done.
   void recheck_pending();
   void settle_if_done();
   static constexpr std::int64_t kRecheckMs = 5;
   std::unordered_map<pid_t, Entry> entries_;
-  std::unordered_map<pid_t, UniqueFd> pending_;  // tid -> its /proc/TID, chdir in flight
+  struct Pending {
+    UniqueFd proc_dir;  // its /proc/TID
+    int nr = -1;        // the call in flight
+  };
+  std::unordered_map<pid_t, Pending> pending_;
   std::int64_t checked_ms_ = 0;
   UniqueFd uncached_;  // a cwd whose identity could not be read: for this call only
 };

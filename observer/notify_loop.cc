@@ -122,7 +122,7 @@ void Observer::handle_one() {
     // caller, which it did before this notification was read. Nothing to judge. A chdir
     // or fchdir: the cached cwds are checked again until it has returned (cwd_cache.h).
     if (std::find(cwd_nrs_.begin(), cwd_nrs_.end(), n.nr) != cwd_nrs_.end())
-      cwds_.chdir_begins(n.pid);
+      cwds_.chdir_begins(n.pid, n.nr);
     listener_->answer_continue(n.id);
     return;
   }
@@ -367,7 +367,7 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
     // An exec by a thread that does not lead its process takes over the leader's number
     // (and the leader's pidfd then names it): for the cwd cache a cwd change of that
     // number, in flight until this task calls again or is gone (cwd_cache.h).
-    cwds_.chdir_begins(n.pid);
+    cwds_.chdir_begins(n.pid, n.nr);
     listener_->answer_continue(n.id);
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.
