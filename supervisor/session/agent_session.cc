@@ -254,8 +254,9 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
     --active_;
     idle_.notify_all();
   }
-  // The next command's sandbox, started now (off this one's path: it was answered).
-  start_spare(run.cwd, run.capture_output);
+  // The next command's sandbox, started now (off this one's path: it was answered),
+  // or once the caller has answered (CommandRun::defer_spare).
+  start_spare(run.cwd, run.capture_output, !run.defer_spare);
   VIGIL_TRY(ran);
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);
