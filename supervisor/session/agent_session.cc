@@ -195,6 +195,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
   timespec request_start{};
   ::clock_gettime(CLOCK_REALTIME, &request_start);
+  if (run.requested_at) request_start = *run.requested_at;
   CommandOutcome outcome;
   {
     std::lock_guard lock(mu_);

@@ -10,6 +10,8 @@
 // all drive one of these. Thread-safe: run() may be called from many threads at once.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -95,6 +97,10 @@ struct CommandRun {
   // answer's delivery and the client's exit. The spare is made (and taken by a command
   // coming sooner) all the same.
   bool defer_spare = false;
+  // When the request came (CLOCK_REALTIME), if before run() (a socket client: when it
+  // connected): the backstop's "during the command" starts there, so the wait for the
+  // coarse clock to pass it (backstop.h) overlaps the request's own delivery.
+  std::optional<timespec> requested_at;
 };
 
 struct CommandOutcome {

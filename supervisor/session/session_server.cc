@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -121,7 +122,8 @@ struct EndRequest {
 };
 
 // One connection: one request.
-void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
+void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
+                      const timespec& connected) {
   // A peer that connects and says nothing must not hold up the session's end.
   const timeval limit{10, 0};
   ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
@@ -151,6 +153,7 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
   run.capture_output = req->run.capture;
   run.stdio = {frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
   run.defer_spare = true;  // started below, once the client has its answer
+  run.requested_at = connected;
   std::atomic<pid_t> bwrap{0};
   run.on_spawned = [&](pid_t pid) { bwrap = pid; };
   // A client that goes away (killed, Ctrl-C) takes its command with it. The watcher
@@ -224,13 +227,15 @@ int serve(AgentSession& session, UniqueFd listener) {
     if (fds[0].revents == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn) continue;
+    timespec connected{};
+    ::clock_gettime(CLOCK_REALTIME, &connected);
     if (!trusted_peer(conn.get())) continue;  // closed unanswered
     {
       std::lock_guard lock(mu);
       ++active;
     }
-    std::thread([&, c = std::move(conn)]() mutable {
-      serve_connection(session, std::move(c), &end);
+    std::thread([&, c = std::move(conn), connected]() mutable {
+      serve_connection(session, std::move(c), &end, connected);
       std::lock_guard lock(mu);
       --active;
       idle.notify_all();
