@@ -24,6 +24,7 @@ std::unique_ptr<AgentSession::Spare> AgentSession::take_spare(const std::string&
     ++counters_["spares.discarded"];
     return nullptr;
   }
+  spare_->launch();  // when the command that made it has not yet
   return std::move(spare_);
 }
 
@@ -71,8 +72,8 @@ std::optional<Result<SandboxedOutcome>> AgentSession::run_in_spare(
   return spare->finish();
 }
 
-void AgentSession::start_spare(const std::string& cwd, bool capture) {
-  std::vector<std::unique_ptr<Spare>> joined;
+void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch) {
+  auto joined = std::make_shared<std::vector<std::unique_ptr<Spare>>>();
   SandboxedCommand cmd;
   std::unique_ptr<Spare> spare;
   {
@@ -81,7 +82,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     spare = std::make_unique<Spare>(cwd, capture, log_path_);
     cmd.net = net_;
     cmd.quarantine_id = id_ + "-spare" + std::to_string(next_spare_++);
-    joined.swap(retired_);  // the discarded ones end while this one starts
+    joined->swap(retired_);  // the discarded ones end while this one starts
   }
   cmd.command = {"vigil-spare"};  // a placeholder (in ps too): the command comes at hand-off
   cmd.cwd = cwd;
@@ -101,9 +102,14 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     std::lock_guard lock(mu_);
     if (ending_) ::kill(pid, SIGKILL);
   };
-  sp->thread = std::thread([this, sp, cmd = std::move(cmd), joined = std::move(joined)]() mutable {
-    for (auto& old : joined) (void)old->finish();
-    joined.clear();
+  sp->set_body([this, sp, cmd = std::move(cmd), joined] {
+    for (auto& old : *joined) (void)old->finish();
+    joined->clear();
+    // Discarded before its thread started (made for a deferred start): nothing to set up.
+    if (sp->discarded()) {
+      sp->ended(make_error(Errc::kNotFound, "the spare was discarded before it started"));
+      return;
+    }
     SandboxedCommand run = cmd;
     run.spare = sp;
     auto r = run_sandboxed(run, *sp, [sp](OutputStream s, std::string_view b) {
@@ -115,6 +121,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     }
     sp->ended(std::move(r));
   });
+  if (launch) sp->launch();
   std::lock_guard lock(mu_);
   // The session ending meanwhile, or commands ending together, each starting one: one
   // spare is kept, the others are discarded (their threads joined later, never dropped).
@@ -124,6 +131,11 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     return;
   }
   spare_ = std::move(spare);
+}
+
+void AgentSession::start_next(const CommandRun&) {
+  std::lock_guard lock(mu_);
+  if (spare_) spare_->launch();
 }
 
 std::vector<std::unique_ptr<AgentSession::Spare>> AgentSession::take_all_spares() {
