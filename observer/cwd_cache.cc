@@ -58,13 +58,15 @@ bool past_call(int proc_dir, int nr) {
 void CwdCache::chdir_begins(pid_t tid, int nr) {
   // Kept so that a pending task that ends is seen even if its number is reused.
   Pending p{UniqueFd(::open(init::proc_dir(tid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), nr};
+  // Unopenable because it is gone (ENOENT): its call cannot run any more, and the next
+  // recheck drops it. Unopenable otherwise: only its next call takes it out.
+  p.gone = !p.proc_dir && errno == ENOENT;
   if (pending_.empty()) checked_ms_ = monotonic_ms();
-  // Unopenable (already gone): its call cannot run any more, but a sharer's may be
-  // answered meanwhile, so it still counts until the next recheck drops it.
   pending_[tid] = std::move(p);
 }
 
 void CwdCache::saw_call(pid_t tid) {
+  retired_.clear();  // the last call is done with every fd get() gave it
   if (pending_.empty()) return;
   pending_.erase(tid);  // its chdir has returned: it is making another call
   if (!pending_.empty() && monotonic_ms() - checked_ms_ >= kRecheckMs) recheck_pending();
@@ -74,7 +76,8 @@ void CwdCache::saw_call(pid_t tid) {
 void CwdCache::recheck_pending() {
   checked_ms_ = monotonic_ms();
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (!it->second.proc_dir || past_call(it->second.proc_dir.get(), it->second.nr))
+    const Pending& p = it->second;
+    if (p.gone || (p.proc_dir && past_call(p.proc_dir.get(), p.nr)))
       it = pending_.erase(it);
     else
       ++it;
@@ -85,6 +88,7 @@ void CwdCache::settle_if_done() {
   if (!pending_.empty()) return;
   // Every chdir-family call answered has run: whatever was kept meanwhile may name a
   // sharer's old cwd, and trusted entries are never checked again.
+  for (auto& [pid, entry] : entries_) retired_.push_back(std::move(entry.cwd));
   entries_.clear();
 }
 
@@ -99,10 +103,6 @@ int CwdCache::identify(int dir, const char* name, int flags, Identity* out) {
 }
 
 int CwdCache::get(pid_t pid, int* err) {
-  if (!pending_.empty() && monotonic_ms() - checked_ms_ >= kRecheckMs) {
-    recheck_pending();
-    settle_if_done();
-  }
   auto it = entries_.find(pid);
   if (it != entries_.end() && pending_.empty() && it->second.pidfd &&
       ::syscall(SYS_pidfd_send_signal, it->second.pidfd.get(), 0, nullptr, 0) == 0) {
@@ -112,6 +112,7 @@ int CwdCache::get(pid_t pid, int* err) {
     Identity now;
     const int e = identify(it->second.proc_dir.get(), "cwd", 0, &now);
     if (e == 0 && now == it->second.id) return it->second.cwd.get();
+    retired_.push_back(std::move(it->second.cwd));  // a fd given out earlier in this call
     entries_.erase(it);  // moved, gone, or (ENOENT) a reused pid: looked up afresh
   }
   Entry entry;
@@ -128,12 +129,15 @@ int CwdCache::get(pid_t pid, int* err) {
   // The identity of the fd itself: what is compared later is what was opened.
   if (identify(entry.cwd.get(), "", AT_EMPTY_PATH, &entry.id) != 0) {
     // Not checkable: used once, not kept (the caller's view is still exact).
-    uncached_ = std::move(entry.cwd);
-    return uncached_.get();
+    retired_.push_back(std::move(entry.cwd));
+    return retired_.back().get();
   }
   // Without a pidfd (a thread before Linux 6.9) the entry is checked by statx always.
   entry.pidfd = task_pidfd(pid);
-  if (entries_.size() >= kMaxEntries) entries_.clear();
+  if (entries_.size() >= kMaxEntries) {
+    for (auto& [p, e] : entries_) retired_.push_back(std::move(e.cwd));
+    entries_.clear();
+  }
   const int fd = entry.cwd.get();
   entries_.emplace(pid, std::move(entry));
   return fd;

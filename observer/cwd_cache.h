@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "supervisor/core/base/unique_fd.h"
 
@@ -41,8 +42,9 @@ namespace vigil::init {
 
 class CwdCache {
  public:
-  // The caller's cwd, an O_PATH fd the cache keeps (valid until the next get), or -1 with
-  // *err set to why it could not be reached (/proc/PID/cwd's errno).
+  // The caller's cwd, an O_PATH fd the cache keeps (valid until the next saw_call: one
+  // call may ask more than once, and an entry dropped meanwhile keeps its fd open till
+  // then), or -1 with *err set to why it could not be reached (/proc/PID/cwd's errno).
   int get(pid_t pid, int* err);
 
   // A call (syscall number `nr`) from task `tid` that may change a cwd is about to be
@@ -76,10 +78,11 @@ class CwdCache {
   struct Pending {
     UniqueFd proc_dir;  // its /proc/TID
     int nr = -1;        // the call in flight
+    bool gone = false;  // its /proc/TID was already gone
   };
   std::unordered_map<pid_t, Pending> pending_;
   std::int64_t checked_ms_ = 0;
-  UniqueFd uncached_;  // a cwd whose identity could not be read: for this call only
+  std::vector<UniqueFd> retired_;  // cwd fds of dropped entries, closed at the next call
 };
 
 }  // namespace vigil::init

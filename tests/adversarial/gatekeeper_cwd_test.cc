@@ -87,6 +87,8 @@ TEST(GatekeeperCwd, ACloneFsChildsChdirMovesItsParentsRelativeWrites) {
 
 // Threads share one cwd: one moves it with fchdir (the other half with chdir) while the
 // other creates relative names in a loop. Every file is recorded where it really landed.
+// (The walker sleeps a little every eighth move: a thread that only ever calls chdir can
+// keep Python's GIL from the writer for minutes on a loaded machine.)
 TEST(GatekeeperCwd, AThreadsFchdirIsSeenByTheOtherThreadsWrites) {
   if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
   TempDir ws, cfg;
@@ -94,7 +96,7 @@ TEST(GatekeeperCwd, AThreadsFchdirIsSeenByTheOtherThreadsWrites) {
   make_dirs(ws / "b");
   const std::string log = cfg / "log.jsonl";
   const std::string script =
-      "import os, threading\n"
+      "import os, threading, time\n"
       "top = os.getcwd()\n"
       "fds = [os.open(top + d, os.O_RDONLY | os.O_DIRECTORY) for d in ('/a', '/b')]\n"
       "os.fchdir(fds[0])\n"
@@ -105,6 +107,7 @@ TEST(GatekeeperCwd, AThreadsFchdirIsSeenByTheOtherThreadsWrites) {
       "        if n % 2: os.fchdir(fds[n % 4 // 2])\n"
       "        else: os.chdir(top + ('/a', '/b')[n % 4 // 2])\n"
       "        n += 1\n"
+      "        if n % 8 == 0: time.sleep(0.0001)\n"
       "t = threading.Thread(target=walk); t.start()\n"
       "for i in range(2000):\n"
       "    os.close(os.open('f%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"

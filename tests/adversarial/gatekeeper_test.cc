@@ -300,7 +300,7 @@ TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
   make_dirs(ws / "b");
   const std::string log = cfg / "log.jsonl";
   const std::string script =
-      "import os, threading\n"
+      "import os, threading, time\n"
       "top = os.getcwd()\n"
       "for i in range(50):\n"
       "    os.chdir(top + ('/a' if i % 2 == 0 else '/b'))\n"
@@ -308,8 +308,11 @@ TEST(Gatekeeper, RelativeWritesFollowEveryChdir) {
       "os.chdir(top + '/a')\n"
       "stop = False\n"
       "def walk():\n"
+      "    n = 0\n"
       "    while not stop:\n"
       "        os.chdir(top + '/b'); os.chdir(top + '/a')\n"
+      "        n += 1\n"
+      "        if n % 4 == 0: time.sleep(0.0001)  # chdir is trapped: let the writer have the GIL\n"
       "t = threading.Thread(target=walk); t.start()\n"
       "for i in range(2000):\n"
       "    os.close(os.open('race%d' % i, os.O_WRONLY | os.O_CREAT, 0o644))\n"
