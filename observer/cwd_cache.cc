@@ -116,6 +116,9 @@ int CwdCache::get(pid_t pid, int* err) {
     entries_.erase(it);  // moved, gone, or (ENOENT) a reused pid: looked up afresh
   }
   Entry entry;
+  // The pidfd first: if its task still lives once the cwd is opened, the number named that
+  // task throughout (a number is not reused while its task lives).
+  entry.pidfd = task_pidfd(pid);
   entry.proc_dir = UniqueFd(::open(init::proc_dir(pid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!entry.proc_dir) {
     *err = errno;
@@ -132,8 +135,10 @@ int CwdCache::get(pid_t pid, int* err) {
     retired_.push_back(std::move(entry.cwd));
     return retired_.back().get();
   }
-  // Without a pidfd (a thread before Linux 6.9) the entry is checked by statx always.
-  entry.pidfd = task_pidfd(pid);
+  // Without a pidfd (a thread before Linux 6.9), or when its task ended meanwhile, the
+  // entry is checked by statx always.
+  if (entry.pidfd && ::syscall(SYS_pidfd_send_signal, entry.pidfd.get(), 0, nullptr, 0) != 0)
+    entry.pidfd.reset();
   if (entries_.size() >= kMaxEntries) {
     for (auto& [p, e] : entries_) retired_.push_back(std::move(e.cwd));
     entries_.clear();
