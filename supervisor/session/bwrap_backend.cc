@@ -1,17 +1,11 @@
-// run_session(): one command in its sandbox (run_sandboxed) with a log of its own.
+// Linux's backend of the session orchestrator (session_orchestrator.h): bwrap, vigil-init
+// and the observer, by run_sandboxed(); run_session() over it. macOS's is
+// seatbelt_backend.cc.
 #include "supervisor/session/session_runner.h"
 
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -32,60 +26,6 @@ std::string find_bwrap(const std::optional<std::string>& configured) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
-}
-
-bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
-  // A reader that went away must cost an EPIPE here, never the process: an embedder may
-  // keep SIGPIPE's default. SIGPIPE for a write is sent to the writing thread, so it is
-  // blocked in this thread for the write, and one the write raised is taken back before
-  // the old mask returns (unless one was already pending: that one is not ours).
-  sigset_t pipe_only, old;
-  sigemptyset(&pipe_only);
-  sigaddset(&pipe_only, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-  sigset_t pending;
-  sigpending(&pending);
-  const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
-  // With a stop_fd, a write never blocks for good: it waits for room (POLLOUT, or the
-  // stop) and writes at most what room guarantees (PIPE_BUF) to anything that can fill
-  // up; a regular file takes it all.
-  struct stat st {};
-  const bool bounded = stop_fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
-  bool ok = true;
-  while (!bytes.empty()) {
-    if (bounded) {
-      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};
-      if (::poll(p, 2, -1) < 0 && errno != EINTR) {
-        ok = false;
-        break;
-      }
-      if (p[0].revents == 0) {
-        if (p[1].revents == 0) continue;
-        ok = false;  // no room, and the command was signalled: nobody reads this
-        break;
-      }
-    }
-    const std::size_t step = bounded ? std::min<std::size_t>(bytes.size(), PIPE_BUF) : bytes.size();
-    const ssize_t n = ::write(fd, bytes.data(), step);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && errno == EAGAIN) {
-      pollfd p[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};  // a non-blocking fd: wait for room
-      (void)::poll(p, stop_fd >= 0 ? 2 : 1, -1);
-    } else {
-      if (n < 0 && errno == EPIPE && !already_pending) {
-        const timespec now{0, 0};
-        while (::sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
-        }
-      }
-      ok = false;  // EPIPE (the reader is gone), EBADF, ...
-      break;
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return ok;
 }
 
 namespace {
