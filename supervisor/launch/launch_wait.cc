@@ -40,10 +40,9 @@ Result<WaitOutcome> wait_forwarding(pid_t child, LaunchPipes& p, const LaunchIo&
   // a thread that does not block it, and the signalfd would never see it. Kernels before
   // 5.3 have no pidfd: then the loop also looks every 100 ms.
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-  const int poll_timeout_ms =
-      io.check_limits && io.check_every_ms >= 0 ? (pidfd ? io.check_every_ms
-                                                         : std::min(io.check_every_ms, 100))
-                                                : (pidfd ? -1 : 100);
+  const int poll_timeout_ms = io.check_limits && io.check_every_ms >= 0
+                                  ? (pidfd ? io.check_every_ms : std::min(io.check_every_ms, 100))
+                                  : (pidfd ? -1 : 100);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(io.timeout_ms);
   WaitOutcome out;
   pid_t& init_pid = out.bwrap.init_pid;
@@ -76,15 +75,14 @@ Result<WaitOutcome> wait_forwarding(pid_t child, LaunchPipes& p, const LaunchIo&
       if (init_pid <= 0) ::kill(child, SIGKILL);
     };
     if (io.timeout_ms >= 0 && out.limit.empty()) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+              .count();
       if (left <= 0) {
         end_sandbox("timeout");
         wait_ms = poll_timeout_ms;
       } else {
-        wait_ms = wait_ms < 0 ? static_cast<int>(left)
-                              : std::min(wait_ms, static_cast<int>(left));
+        wait_ms = wait_ms < 0 ? static_cast<int>(left) : std::min(wait_ms, static_cast<int>(left));
       }
     }
     if (::poll(fds, 5, wait_ms) < 0) {

@@ -24,9 +24,9 @@ struct LaunchPipes {
 };
 
 struct WaitOutcome {
-  int status = 0;      // waitpid's, of the child waited for
-  BwrapStatus bwrap;   // what bwrap's status lines said
-  std::string limit;   // LaunchResult::limit
+  int status = 0;     // waitpid's, of the child waited for
+  BwrapStatus bwrap;  // what bwrap's status lines said
+  std::string limit;  // LaunchResult::limit
 };
 
 // Waits for `child`, forwarding signals. bwrap's status lines give the sandbox's init

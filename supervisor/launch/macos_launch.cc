@@ -203,5 +203,4 @@ void ignore_forwarded_signals(bool ignore) {
   for (const int s : kForwarded) ::signal(s, ignore ? SIG_IGN : SIG_DFL);
 }
 
-
 }  // namespace vigil::macos

@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
+#include "seatbelt/log_parser.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/events/event_schema.h"
-#include "seatbelt/log_parser.h"
 
 namespace vigil::macos {
 

@@ -51,7 +51,8 @@ Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
   Result<void> verdict = io.before_release(*sandbox);
   check_timed.end();
   DebugPhase release_timed("release");
-  if (verdict) verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
+  if (verdict)
+    verdict = write_all(io.release->get(), std::string_view("1"), "the sandbox's release");
   if (!verdict) {
     kill_unreleased(bwrap, *sandbox, io);
     return verdict;

@@ -48,8 +48,8 @@ struct InitArgsInputs {
   int command_fd = -1;  // a spare's hand-off socket; -1: none
   int capture_fd = -1;  // the change store; -1: no capture
   std::string proxy_socket;
-  bool outer_proc = false;  // BwrapInputs::weaker_nested
-  bool gatekeeper = false;  // gatekeeper_in_force()
+  bool outer_proc = false;            // BwrapInputs::weaker_nested
+  bool gatekeeper = false;            // gatekeeper_in_force()
   std::vector<std::string> external;  // external_bridges(): the user's own proxies
   std::vector<std::string> caps;      // CommandCaps::init_args()
 };

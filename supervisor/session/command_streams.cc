@@ -5,8 +5,8 @@
 
 #include "supervisor/core/policy/ignore_violations.h"
 #include "supervisor/launch/deny_at_call.h"
-#include "supervisor/report/policy_judge.h"
 #include "supervisor/report/annotation.h"
+#include "supervisor/report/policy_judge.h"
 #include "supervisor/session/sandboxed_command.h"
 
 namespace vigil {

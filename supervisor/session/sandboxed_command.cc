@@ -139,7 +139,8 @@ Result<SandboxedOutcome> run_sandboxed(
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
       [&](const events::NetDecision& d) {
-        append(events::Source::kProxy, recorded_decision(d, prepared->policy, owner.ignore_command));
+        append(events::Source::kProxy,
+               recorded_decision(d, prepared->policy, owner.ignore_command));
       },
       [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
       cmd.proxy_test, cmd.ask);
@@ -215,7 +216,8 @@ Result<SandboxedOutcome> run_sandboxed(
   const auto placeholders = placeholder_paths(prepared->plan);
   // A spare's placeholders would stand in the workspace between commands.
   if (spare && !placeholders.empty())
-    return make_error(Errc::kUnsupported, "a spare sandbox is not kept where placeholders are made");
+    return make_error(Errc::kUnsupported,
+                      "a spare sandbox is not kept where placeholders are made");
   // Should this process be killed, the next session removes them (session_dir.h).
   VIGIL_TRY_VOID(session->record_placeholders(placeholders));
   if (auto r = create_content_placeholders(placeholders); !r) {
@@ -249,7 +251,8 @@ Result<SandboxedOutcome> run_sandboxed(
       return {};
     }
     // A sandbox vigil could not set up as planned (exit 125), like bwrap failing.
-    return make_error(Errc::kUnsupported, "refusing to run the command: " + checked.error().message);
+    return make_error(Errc::kUnsupported,
+                      "refusing to run the command: " + checked.error().message);
   };
   if (store) io.pass_fds.push_back(store->fd.get());
   if (cmd.env) io.env = &*cmd.env;
@@ -296,7 +299,9 @@ Result<SandboxedOutcome> run_sandboxed(
   io.capture_output = cmd.capture_output;
   io.interrupted_fd = cmd.interrupted_fd;
   io.merge_output = cmd.merge_output;
-  io.on_output = [&](OutputStream s, std::string_view bytes) { return streams.on_output(s, bytes); };
+  io.on_output = [&](OutputStream s, std::string_view bytes) {
+    return streams.on_output(s, bytes);
+  };
   if (limits.timeout_s) io.timeout_ms = static_cast<int>(*limits.timeout_s * 1000.0);
   io.enter_caps = [&] { return (*caps)->enter(); };
   io.leave_caps = [&] { (*caps)->leave(); };
@@ -333,7 +338,8 @@ Result<SandboxedOutcome> run_sandboxed(
     const DebugPhase timed("capture");
     ContentStore post(store->fd.get(), prepared->policy.vigil.capture_caps);
     post.count_used(streams.changed.pre_image_bytes());
-    streams.changed.take_post_images(post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
+    streams.changed.take_post_images(
+        post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
   }
   VIGIL_TRY(launched);
 
@@ -345,7 +351,8 @@ Result<SandboxedOutcome> run_sandboxed(
     limit = "file size";
   }
   if (!limit.empty()) {
-    append(events::Source::kSupervisor, events::LimitReached{limit, limit_detail(limit, *cap_plan)});
+    append(events::Source::kSupervisor,
+           events::LimitReached{limit, limit_detail(limit, *cap_plan)});
   }
   // Tell the model what was stopped, after everything the command printed.
   SandboxedOutcome outcome;
@@ -366,8 +373,8 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (!limit.empty()) {
     outcome.limit = "limit: " + limit;
-    const std::string line =
-        "vigil: the command was ended (" + outcome.limit + ": " + limit_detail(limit, *cap_plan) + ")\n";
+    const std::string line = "vigil: the command was ended (" + outcome.limit + ": " +
+                             limit_detail(limit, *cap_plan) + ")\n";
     if (cmd.capture_output) {
       forward(OutputStream::kStderr, line);
     } else {

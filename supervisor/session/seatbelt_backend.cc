@@ -120,8 +120,9 @@ Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogS
   // Never silent: without the log, the command still runs confined, but the model and
   // the session log are told nothing was read.
   auto stream = LogStream::start(tag);
-  Result<void> listening = stream ? macos::await_banner(*stream, std::chrono::milliseconds(5000), on_line)
-                                  : Result<void>(stream.error());
+  Result<void> listening =
+      stream ? macos::await_banner(*stream, std::chrono::milliseconds(5000), on_line)
+             : Result<void>(stream.error());
   if (!listening) {
     print_warning("cannot read the sandbox's reports (" + listening.error().message +
                   "): this session's violations will not be reported");
@@ -129,7 +130,8 @@ Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogS
   }
   LogStream* live = listening ? &*stream : nullptr;
 
-  auto child = macos::spawn(*argv, macos::merged_environment(proxy_environment(session->tmp(), port, port)), {});
+  auto child = macos::spawn(
+      *argv, macos::merged_environment(proxy_environment(session->tmp(), port, port)), {});
   if (!child) {
     macos::ignore_forwarded_signals(false);
     (*proxy)->stop();

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace vigil {
@@ -21,6 +23,8 @@ struct LoopOptions {
   // giving up when `stop_fd` becomes readable first.
   bool bounded = false;
   int stop_fd = -1;
+  // pwrite at this offset (the file position untouched) instead of write.
+  std::optional<std::uint64_t> at;
 };
 
 // What ended the loop: 0 all written; kWroteNothing a write returned 0; else the errno
@@ -28,7 +32,7 @@ struct LoopOptions {
 constexpr int kWroteNothing = -1;
 
 // The loop itself: every whole-buffer write in vigil goes through here.
-int write_loop(int fd, std::string_view bytes, const LoopOptions& o) {
+int write_loop(int fd, std::string_view bytes, LoopOptions o) {
   while (!bytes.empty()) {
     if (o.bounded) {
       pollfd p[2] = {{fd, POLLOUT, 0}, {o.stop_fd, POLLIN, 0}};
@@ -38,10 +42,13 @@ int write_loop(int fd, std::string_view bytes, const LoopOptions& o) {
         return ECANCELED;  // no room, and the command was signalled: nobody reads this
       }
     }
-    const std::size_t step = o.bounded ? std::min<std::size_t>(bytes.size(), PIPE_BUF) : bytes.size();
-    const ssize_t n = ::write(fd, bytes.data(), step);
+    const std::size_t step =
+        o.bounded ? std::min<std::size_t>(bytes.size(), PIPE_BUF) : bytes.size();
+    const ssize_t n = o.at ? ::pwrite(fd, bytes.data(), step, static_cast<off_t>(*o.at))
+                           : ::write(fd, bytes.data(), step);
     if (n > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(n));
+      if (o.at) *o.at += static_cast<std::uint64_t>(n);
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN && o.wait_when_full) {
@@ -63,6 +70,13 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what) {
     return make_error(Errc::kSystem, "cannot write " + std::string(what) + ": write returned 0");
   }
   return system_error("cannot write " + std::string(what), end);
+}
+
+int pwrite_all(int fd, std::string_view data, std::uint64_t offset) {
+  LoopOptions o;
+  o.at = offset;
+  const int end = write_loop(fd, data, o);
+  return end == kWroteNothing ? EIO : end;
 }
 
 bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
