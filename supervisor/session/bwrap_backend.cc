@@ -38,7 +38,7 @@ class BwrapBackend final : public SessionBackend {
   Result<SandboxedOutcome> run(SandboxedCommand& cmd, CommandLogSink& sink,
                                const SessionCallbacks& callbacks) override {
     // Forwarded signals wake a default writer that waits for a reader (SignalRelay,
-    // sandbox_launch.cc): vigil ends with the command even when nobody reads its output.
+    // launch/signal_relay.h): vigil ends with the command even when nobody reads its output.
     UniqueFd interrupted(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!interrupted) return system_error("eventfd");
     cmd.interrupted_fd = interrupted.get();
