@@ -141,7 +141,8 @@ def check_file(root, rel):
             problems.append(
                 f"{rel}:{lineno}: {part}/ may not include {m.group(1)} ({target}/ is not "
                 f"below it; allowed: {', '.join(sorted(ALLOWED[part]))}). Move the shared "
-                f"piece down into supervisor/core/ or the call up into the part that owns it.")
+                f"piece down (into supervisor/core/, or a lower floor of supervisor/) or the "
+                f"call up into the part that owns it.")
     if rel != CLOSE_HOME:
         code = strip_comments_and_strings(text)
         for lineno, line in enumerate(code.splitlines(), 1):
