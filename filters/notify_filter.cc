@@ -99,7 +99,8 @@ constexpr FilterRule kIoctlRules[] = {
 
 // The rules, derived from the one syscall table (supervisor/core/events/syscall_table.h): a row
 // trapped always is one rule; an open row is one rule per write bit of its flags
-// argument; ioctl is the request list above.
+// argument; ioctl is the request list above; then the ordered calls (flock, fcntl's lock
+// and lease commands).
 // With `reads`, an open row is one rule with no test: every open, whatever its flags.
 std::vector<FilterRule> derive_rules(bool reads) {
   std::vector<FilterRule> out;
@@ -121,6 +122,17 @@ std::vector<FilterRule> derive_rules(bool reads) {
         for (const FilterRule& r : kIoctlRules) out.push_back(r);
         break;
     }
+  }
+  // The calls that must wait for vigil-init's own copies of files it opened to be closed
+  // (supervisor/core/events/syscall_table.h, ordered_syscalls()): a row with commands is one
+  // rule per command, compared on the low 32 bits as the kernel reads them.
+  for (const OrderedSyscall& row : ordered_syscalls()) {
+    if (row.command < 0) {
+      out.push_back({row.name, {}, kNotify, row.why});
+      continue;
+    }
+    for (const OrderedCommand& c : row.commands)
+      out.push_back({row.name, {ArgTest{row.command, 0xffffffffu, c.value, c.test}}, kNotify, c.why});
   }
   return out;
 }

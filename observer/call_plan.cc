@@ -36,11 +36,15 @@ int read_string(CallerMemory& mem, pid_t pid, std::uint64_t addr, std::string* o
   out->clear();
   if (addr == 0) return EFAULT;
   constexpr std::uint64_t kPage = 4096;  // the smallest page: safe on every arch
+  // Most names are short: the first read asks for this much (the copy of a whole page
+  // per call is a measurable part of a trapped write), the ones after to the page's end.
+  constexpr std::uint64_t kFirst = 256;
   char buf[kPage];
   while (out->size() < max) {
     const std::uint64_t to_page_end = kPage - (addr % kPage);
+    const std::uint64_t chunk = out->empty() ? std::min(to_page_end, kFirst) : to_page_end;
     const std::size_t want = static_cast<std::size_t>(
-        std::min<std::uint64_t>({to_page_end, sizeof buf, max - out->size()}));
+        std::min<std::uint64_t>({chunk, sizeof buf, max - out->size()}));
     const long n = mem.read(pid, addr, buf, want);
     if (n <= 0) return read_errno(n < 0 ? errno : EFAULT);
     const auto* nul = static_cast<const char*>(std::memchr(buf, '\0', static_cast<size_t>(n)));

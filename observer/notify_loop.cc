@@ -72,6 +72,9 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   for (const WriteSyscall& row : write_syscalls()) {
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
+  for (const OrderedSyscall& row : ordered_syscalls()) {
+    if (auto nr = native_syscall_number(row.name)) o.ordered_nrs_.push_back(*nr);
+  }
   if (options.unix_broker) {
     o.connect_nr_ = native_syscall_number("connect").value_or(-1);
     o.socket_nr_ = native_syscall_number("socket").value_or(-1);
@@ -109,6 +112,13 @@ void Observer::handle_one() {
   if (!listener_->receive(&n)) return;  // raced away
   take_pending();
   settle_execs(n.pid);  // a new call from this pid: its earlier exec is done
+  if (std::find(ordered_nrs_.begin(), ordered_nrs_.end(), n.nr) != ordered_nrs_.end()) {
+    // flock, or an fcntl lock/lease command (ordered_syscalls()): trapped only so that the
+    // kernel runs it after this thread closed its copy of every file it opened for a
+    // caller, which it did before this notification was read. Nothing to judge.
+    listener_->answer_continue(n.id);
+    return;
+  }
   if (n.nr >= 0 && (n.nr == connect_nr_ || n.nr == socket_nr_)) {
     handle_unix(n);
     return;
@@ -206,10 +216,7 @@ void Observer::handle_unix(const Notification& n) {
     ++stats_.blocking;
     auto c = std::make_shared<UnixCall>(std::move(call));  // std::function needs a copyable task
     run_on_idle_thread([listener = listener_, shared = shared_, n, c] {
-      std::string line;
-      finish_unix_call(std::move(*c), n, *listener, &line);
-      const std::lock_guard<std::mutex> lock(shared->mu);
-      shared->lines += line;
+      finish_unix_call(std::move(*c), n, *listener, &shared->lines, &shared->mu);
     });
     return;
   }
@@ -229,27 +236,33 @@ void Observer::queued_if(const CallPlan& plan) {
   if (plan.row->emulation != Emulation::kOpen || plan.writes) queued();
 }
 
+bool Observer::install(NotifyListener& listener, const Notification& n, Performed* done,
+                       bool send) {
+  if (!done->fd) return true;
+  const long got = send ? listener.answer_with_fd(n.id, done->fd.get(), done->cloexec)
+                        : listener.install_fd(n.id, done->fd.get(), done->cloexec);
+  done->fd.reset();
+  if (got >= 0) {
+    done->value = got;
+    return !send;
+  }
+  // The caller gone meanwhile (ENOENT) gets nothing; the open still happened. Any other
+  // failure (EMFILE in its table) is its result, and the call still waits for it.
+  if (got == -ENOENT) return false;
+  done->error = static_cast<int>(-got);
+  return true;
+}
+
 void Observer::answer_and_record(NotifyListener& listener, std::string* out,
                                  const std::vector<Mount>& mounts, const Notification& n,
                                  const CallPlan& plan, Performed done) {
-  if (done.fd) {
-    // Installed first, and our copy closed, before the caller is answered: with ADDFD_SEND
-    // the caller runs on while we still hold the file open, so its own close does not end
-    // the open, and a read lease it then takes fails EAGAIN (an exec of the file would
-    // find it busy). One ioctl more per open, for the caller's exact view.
-    const long got = listener.install_fd(n.id, done.fd.get(), done.cloexec);
-    done.fd.reset();
-    // The caller could not take the fd (EMFILE in its table): that is its result. A
-    // caller gone meanwhile (ENOENT) gets nothing; the open still happened.
-    if (got >= 0) {
-      listener.answer(n.id, got, 0);
-    } else if (got != -ENOENT) {
-      done.error = static_cast<int>(-got);
-      listener.answer(n.id, -1, done.error);
-    }
-  } else {
-    listener.answer(n.id, done.value, done.error);
-  }
+  // On this (the loop's) thread the install is the answer (ADDFD_FLAG_SEND: one ioctl and
+  // one hand-off fewer per open). The caller then runs on while our copy is still open
+  // for the few instructions until install() closes it; the calls that could see that
+  // copy (a flock, an OFD lock, a lease, an exec of the file) are trapped and answered by
+  // this thread, which reads no notification before the copy is closed
+  // (ordered_syscalls(), supervisor/core/events/syscall_table.h).
+  if (install(listener, n, &done, /*send=*/true)) listener.answer(n.id, done.value, done.error);
   if (plan.row->emulation == Emulation::kOpen && !plan.writes) return;  // a read: no event
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }
@@ -264,10 +277,21 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
     return why;
   };
   Performed done = perform(plan, n.pid, /*may_block=*/true, &gate);
-  std::string line;
-  answer_and_record(*listener, &line, mounts, n, plan, std::move(done));
-  const std::lock_guard<std::mutex> lock(shared->mu);
-  shared->lines += line;
+  // Installed, our copy closed, then answered: this thread runs beside the loop, which may
+  // meanwhile read and continue a flock or a lease of this very file, so its copy must be
+  // gone before the caller can run on (no SEND here). These opens waited for a FIFO's peer
+  // or a lease's break; one ioctl more is nothing beside that.
+  const bool answer = install(*listener, n, &done, /*send=*/false);
+  // The line goes to the loop before the answer: once every process has ended the loop
+  // writes what it holds and exits, and the caller's answer can be what lets the last
+  // one end, so a line queued after it could be left behind.
+  if (plan.row->emulation != Emulation::kOpen || plan.writes) {
+    std::string line;
+    record_write(&line, mounts, n, plan, done, done.error, done.why, false);
+    const std::lock_guard<std::mutex> lock(shared->mu);
+    shared->lines += line;
+  }
+  if (answer) listener->answer(n.id, done.value, done.error);
 }
 
 // Records the execs that have happened. `caller`: a pid that just made another call

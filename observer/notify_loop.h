@@ -120,6 +120,11 @@ class Observer {
     std::int64_t at_ms = 0;  // when it was last looked at
   };
   std::vector<PendingExec> pending_execs_;
+  // Puts an open's fd (`done->fd`) in the caller and closes our copy; with `send` the
+  // install is the answer. Whether the caller still waits for answer(n.id, done->value,
+  // done->error); true for a call with no fd.
+  static bool install(NotifyListener& listener, const Notification& n, Performed* done,
+                      bool send);
   static void answer_and_record(NotifyListener& listener, std::string* out,
                                 const std::vector<Mount>& mounts, const Notification& n,
                                 const CallPlan& plan, Performed done);
@@ -133,6 +138,7 @@ class Observer {
   std::vector<Mount> mounts_;
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
+  std::vector<int> ordered_nrs_;              // ordered_syscalls(): continued in order
   int connect_nr_ = -1, socket_nr_ = -1;      // brokered when unix_broker is set
   std::unique_ptr<Capture> capture_;          // pre-images; null: not captured
   void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow);

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -39,10 +40,18 @@ long pid_from_fdinfo(const std::string& fdinfo) {
 }
 
 UniqueFd task_pidfd(pid_t tid) {
-  UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
-  if (fd || errno != EINVAL) return fd;
-  // EINVAL: a kernel before PIDFD_THREAD (or, on one with it, nothing else: the flag is
-  // its only one). Only a group leader has a pidfd there.
+  // Whether the kernel knows PIDFD_THREAD, learnt from its first answer (read by the loop
+  // and the threads that perform waiting calls: atomic). Before 6.9 every fetch would
+  // otherwise pay a pidfd_open that fails.
+  static std::atomic<bool> no_thread_flag{false};
+  if (!no_thread_flag.load(std::memory_order_relaxed)) {
+    UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, tid, PIDFD_THREAD)));
+    if (fd || errno != EINVAL || tid <= 0) return fd;
+    // EINVAL for a positive tid: a kernel before PIDFD_THREAD (on one with it, the flag
+    // is the only one and any live or dead tid gets a pidfd or ESRCH).
+    no_thread_flag.store(true, std::memory_order_relaxed);
+  }
+  // Only a group leader has a pidfd there.
   return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, tid, 0)));
 }
 

@@ -190,30 +190,39 @@ UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListene
 }
 
 void finish_unix_call(UnixCall c, const Notification& n, NotifyListener& listener,
-                      std::string* out) {
+                      std::string* out, std::mutex* out_mu) {
   if (c.step == UnixCall::Step::kGone) return;
   if (c.step == UnixCall::Step::kConnect) {
     const int rc = ::connect(c.socket.get(), reinterpret_cast<const sockaddr*>(c.address.data()),
                              static_cast<socklen_t>(c.address.size()));
     c.error = rc == 0 ? 0 : errno;
   }
+  // Our copies go before the answer (the caller's socket is then its own alone), and the
+  // line is queued before it too: see the header.
+  c.socket.reset();
+  c.target.reset();
+  if (c.record) {
+    std::string line;
+    const char* err_name = c.error == 0 ? "0" : ::strerrorname_np(c.error);
+    EventLine(&line, "net.unix")
+        .number("pid", n.pid)
+        .bytes("syscall", c.is_socket_call ? "socket" : "connect")
+        .bytes("type", c.type)
+        .bytes("path", c.path)
+        .bytes("resolved", c.resolved)
+        .bytes("verdict", c.allowed ? "allowed" : "denied")
+        .bytes("reason", c.reason)
+        .bytes("result", err_name != nullptr ? err_name : std::to_string(c.error))
+        .finish();
+    std::unique_lock<std::mutex> lock;
+    if (out_mu != nullptr) lock = std::unique_lock<std::mutex>(*out_mu);
+    *out += line;
+  }
   if (c.is_socket_call && c.error == 0) {
     listener.answer_continue(n.id);  // registers only: nothing the kernel reads can change
   } else {
     listener.answer(n.id, 0, c.error);
   }
-  if (!c.record) return;
-  const char* err_name = c.error == 0 ? "0" : ::strerrorname_np(c.error);
-  EventLine(out, "net.unix")
-      .number("pid", n.pid)
-      .bytes("syscall", c.is_socket_call ? "socket" : "connect")
-      .bytes("type", c.type)
-      .bytes("path", c.path)
-      .bytes("resolved", c.resolved)
-      .bytes("verdict", c.allowed ? "allowed" : "denied")
-      .bytes("reason", c.reason)
-      .bytes("result", err_name != nullptr ? err_name : std::to_string(c.error))
-      .finish();
 }
 
 }  // namespace vigil::init

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,12 @@ struct UnixCall {
 UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListener& listener,
                            const std::vector<std::string>& allowed, CwdCache* cwds);
 
-// Performs a kConnect (may block: the caller's socket is blocking), then answers the
-// caller and appends the net.unix line (when the call is one) to `out`.
+// Performs a kConnect (may block: the caller's socket is blocking), appends the net.unix
+// line (when the call is one) to `out` (under `out_mu` when given: a thread of its own
+// hands its lines to the loop), then answers the caller. The line is queued before the
+// answer: once every process has ended the loop writes what it holds and exits, and the
+// answer can be what lets the last one end.
 void finish_unix_call(UnixCall call, const Notification& n, NotifyListener& listener,
-                      std::string* out);
+                      std::string* out, std::mutex* out_mu = nullptr);
 
 }  // namespace vigil::init

@@ -38,4 +38,17 @@ SubcommandSet subcommands_to_register(std::span<const char* const> args) {
   return only;
 }
 
+std::optional<std::vector<std::string>> thin_run_command(std::span<const char* const> args,
+                                                         const char* vigil_session) {
+  if (vigil_session == nullptr || *vigil_session == '\0') return std::nullopt;
+  if (args.size() < 3 || args[0] == nullptr || args[1] == nullptr) return std::nullopt;
+  if (std::string_view(args[0]) != "run" || std::string_view(args[1]) != "--") return std::nullopt;
+  std::vector<std::string> command;
+  for (const char* a : args.subspan(2)) {
+    if (a == nullptr) return std::nullopt;
+    command.emplace_back(a);
+  }
+  return command;
+}
+
 }  // namespace vigil

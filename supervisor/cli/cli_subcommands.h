@@ -9,8 +9,11 @@
 // CLI11 should report) registers them all, so the top-level help lists every subcommand.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace vigil {
 
@@ -30,5 +33,14 @@ struct SubcommandSet {
 
 // `args` is argv without argv[0].
 SubcommandSet subcommands_to_register(std::span<const char* const> args);
+
+// The thin client's fast path: `vigil run -- CMD ARGS...` with `vigil_session`
+// ($VIGIL_SESSION) set and not empty is a request to the session and nothing else, so
+// main() sends it without building any of the CLI (on every agent command's path). The
+// command when `args` (argv without argv[0]) is exactly that form; none for anything
+// else (an option, no `--`, nothing after it, the global -v, no session), which CLI11
+// parses as always: the same request, warnings and errors.
+std::optional<std::vector<std::string>> thin_run_command(std::span<const char* const> args,
+                                                         const char* vigil_session);
 
 }  // namespace vigil

@@ -11,6 +11,9 @@
 #include "supervisor/cli/commands.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
+#if !defined(__APPLE__)
+#include "supervisor/session/session_server.h"
+#endif
 
 namespace vigil {
 // supervisor/cli/proxy_command.cc: registers `vigil proxy`; the returned function runs it.
@@ -34,6 +37,16 @@ int cmd_explain_macos(const ExplainArgs& args);
 }  // namespace vigil
 
 int main(int argc, char** argv) {
+#if !defined(__APPLE__)
+  // `vigil run -- CMD...` inside an agent session: straight to the session, as cmd_run()
+  // would send it (supervisor/cli/cli_subcommands.h says which command lines qualify).
+  const char* session = std::getenv("VIGIL_SESSION");
+  if (auto command = vigil::thin_run_command(
+          std::span<const char* const>(argv + 1, argv + argc), session)) {
+    vigil::configure_logging(std::getenv("VIGIL_LOG"), false);
+    return vigil::run_in_session(session, *command, true, std::nullopt);
+  }
+#endif
   CLI::App app{"vigil: run an agent's command in a sandbox and report what it stopped"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vigil 0.1.0");

@@ -206,6 +206,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
   timespec request_start{};
   ::clock_gettime(CLOCK_REALTIME, &request_start);
+  if (run.requested_at) request_start = *run.requested_at;
   CommandOutcome outcome;
   {
     std::lock_guard lock(mu_);
@@ -263,8 +264,9 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
     --active_;
     idle_.notify_all();
   }
-  // The next command's sandbox, started now (off this one's path: it was answered).
-  start_spare(run.cwd, run.capture_output);
+  // The next command's sandbox, started now (off this one's path: it was answered),
+  // or once the caller has answered (CommandRun::defer_spare).
+  start_spare(run.cwd, run.capture_output, !run.defer_spare);
   VIGIL_TRY(ran);
   outcome.exit_code = ran->exit_code;
   outcome.annotation = std::move(ran->annotation);

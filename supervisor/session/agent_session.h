@@ -10,6 +10,8 @@
 // all drive one of these. Thread-safe: run() may be called from many threads at once.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -91,6 +93,15 @@ struct CommandRun {
   // Told the command's id before anything of it is logged, and its bwrap once it runs.
   std::function<void(std::uint64_t id)> on_id;
   std::function<void(pid_t bwrap)> on_spawned;
+  // The caller starts the next command's spare (start_next()) once its client has the
+  // answer: started on run()'s way out, the spare's set-up competes for the CPUs with the
+  // answer's delivery and the client's exit. The spare is made (and taken by a command
+  // coming sooner) all the same.
+  bool defer_spare = false;
+  // When the request came (CLOCK_REALTIME), if before run() (a socket client: when it
+  // connected): the backstop's "during the command" starts there, so the wait for the
+  // coarse clock to pass it (backstop.h) overlaps the request's own delivery.
+  std::optional<timespec> requested_at;
 };
 
 struct CommandOutcome {
@@ -109,6 +120,9 @@ class AgentSession {
   // Runs one command to its end. An error: nothing ran (bad cwd, the sandbox could not
   // be set up, the session is ending).
   Result<CommandOutcome> run(const CommandRun& run);
+  // After run() with CommandRun::defer_spare: starts the spare run() made ready to start
+  // (a command arriving sooner takes it, and starts it, all the same).
+  void start_next(const CommandRun& run);
 
   // Adds / removes allowedDomains entries (validated first; logged as policy.update).
   Result<void> update_allowed_domains(const std::vector<std::string>& add,
@@ -169,7 +183,8 @@ class AgentSession {
                                                        CommandLogSink& command,
                                                        const std::function<bool(OutputStream, std::string_view)>& forward,
                                                        std::uint64_t id, const timespec& start);
-  void start_spare(const std::string& cwd, bool capture);
+  // launch false: made and kept, its thread started later (Spare::launch()).
+  void start_spare(const std::string& cwd, bool capture, bool launch = true);
   void retire(std::unique_ptr<Spare> spare);
   std::vector<std::unique_ptr<Spare>> take_all_spares();  // under mu_
   std::unique_ptr<Spare> spare_;                 // under mu_

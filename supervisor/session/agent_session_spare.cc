@@ -25,6 +25,7 @@ std::unique_ptr<AgentSession::Spare> AgentSession::take_spare(const std::string&
     ++counters_["spares.discarded"];
     return nullptr;
   }
+  spare_->launch();  // when the command that made it has not yet
   return std::move(spare_);
 }
 
@@ -72,8 +73,8 @@ std::optional<Result<SandboxedOutcome>> AgentSession::run_in_spare(
   return spare->finish();
 }
 
-void AgentSession::start_spare(const std::string& cwd, bool capture) {
-  std::vector<std::unique_ptr<Spare>> joined;
+void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch) {
+  auto joined = std::make_shared<std::vector<std::unique_ptr<Spare>>>();
   SessionInputs session;
   CommandInputs one;
   std::unique_ptr<Spare> spare;
@@ -83,7 +84,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     spare = std::make_unique<Spare>(cwd, capture, log_path_);
     session = session_inputs();
     one.quarantine_id = id_ + "-spare" + std::to_string(next_spare_++);
-    joined.swap(retired_);  // the discarded ones end while this one starts
+    joined->swap(retired_);  // the discarded ones end while this one starts
   }
   one.argv = {"vigil-spare"};  // a placeholder (in ps too): the command comes at hand-off
   one.cwd = cwd;
@@ -100,9 +101,14 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     if (ending_) ::kill(pid, SIGKILL);
   };
   SandboxedCommand cmd = sandboxed_command(session, std::move(one));
-  sp->thread = std::thread([this, sp, cmd = std::move(cmd), joined = std::move(joined)]() mutable {
-    for (auto& old : joined) (void)old->finish();
-    joined.clear();
+  sp->set_body([this, sp, cmd = std::move(cmd), joined] {
+    for (auto& old : *joined) (void)old->finish();
+    joined->clear();
+    // Discarded before its thread started (made for a deferred start): nothing to set up.
+    if (sp->discarded()) {
+      sp->ended(make_error(Errc::kNotFound, "the spare was discarded before it started"));
+      return;
+    }
     SandboxedCommand run = cmd;
     run.spare = sp;
     auto r = run_sandboxed(run, *sp, [sp](OutputStream s, std::string_view b) {
@@ -114,6 +120,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     }
     sp->ended(std::move(r));
   });
+  if (launch) sp->launch();
   std::lock_guard lock(mu_);
   // The session ending meanwhile, or commands ending together, each starting one: one
   // spare is kept, the others are discarded (their threads joined later, never dropped).
@@ -123,6 +130,11 @@ void AgentSession::start_spare(const std::string& cwd, bool capture) {
     return;
   }
   spare_ = std::move(spare);
+}
+
+void AgentSession::start_next(const CommandRun&) {
+  std::lock_guard lock(mu_);
+  if (spare_) spare_->launch();
 }
 
 std::vector<std::unique_ptr<AgentSession::Spare>> AgentSession::take_all_spares() {

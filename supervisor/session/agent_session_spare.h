@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,6 +40,15 @@ class AgentSession::Spare final : public SpareWait, public CommandLogSink {
   const bool capture;
   std::shared_ptr<CommandAsker> asker;  // its proxy asks as the command it is handed
   std::thread thread;
+
+  // Its thread (the body start_spare() gave) starts here: at once, or, when the command
+  // that made it defers it (CommandRun::defer_spare), once that command is answered, or
+  // first by whoever needs it sooner (a command taking it, the session ending: finish()).
+  // Idempotent.
+  void set_body(std::function<void()> body) { body_ = std::move(body); }
+  void launch() {
+    std::call_once(launched_, [&] { thread = std::thread(std::move(body_)); });
+  }
 
   // The spare's thread.
   const SpareCommand* wait(SpareShape s) override {
@@ -80,6 +90,10 @@ class AgentSession::Spare final : public SpareWait, public CommandLogSink {
     state_ = State::kGiven;
     cv_.notify_all();
   }
+  bool discarded() {
+    std::lock_guard lock(mu_);
+    return state_ == State::kDiscarded;
+  }
   void discard() {
     std::lock_guard lock(mu_);
     if (state_ == State::kStarting || state_ == State::kReady) state_ = State::kDiscarded;
@@ -87,6 +101,7 @@ class AgentSession::Spare final : public SpareWait, public CommandLogSink {
   }
   // Waits for run_sandboxed to return, and for the thread.
   Result<SandboxedOutcome> finish() {
+    launch();
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return state_ == State::kEnded; });
@@ -106,6 +121,8 @@ class AgentSession::Spare final : public SpareWait, public CommandLogSink {
   CommandLogSink* sink_ = nullptr;
   std::function<bool(OutputStream, std::string_view)> forward_;
   std::optional<Result<SandboxedOutcome>> result_;
+  std::function<void()> body_;
+  std::once_flag launched_;
 };
 
 }  // namespace vigil

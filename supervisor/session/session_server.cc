@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,9 @@ namespace vigil {
 namespace {
 
 constexpr const char* kSocketName = "agent.sock";
+// How long a connection's thread waits, after the answer, for the client to hang up
+// before it starts the next command's spare anyway.
+constexpr int kClientExitWaitMs = 50;
 
 // A private directory for the socket: $XDG_RUNTIME_DIR when it is ours, else /tmp.
 Result<std::string> make_socket_dir() {
@@ -117,7 +121,8 @@ struct EndRequest {
 };
 
 // One connection: one request.
-void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
+void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
+                      const timespec& connected) {
   // A peer that connects and says nothing must not hold up the session's end.
   const timeval limit{10, 0};
   ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
@@ -146,6 +151,8 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
   run.env = req->run.env;
   run.capture_output = req->run.capture;
   run.stdio = {frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
+  run.defer_spare = true;  // started below, once the client has its answer
+  run.requested_at = connected;
   std::atomic<pid_t> bwrap{0};
   run.on_spawned = [&](pid_t pid) { bwrap = pid; };
   // A client that goes away (killed, Ctrl-C) takes its command with it. The watcher
@@ -165,19 +172,33 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end) {
     }
   });
   auto outcome = session.run(run);
-  done_w.reset();  // EOF: the watcher ends
-  watcher.join();
+  // EOF: the watcher ends, and kills nothing from now on (poll reports the pipe's EOF with
+  // any hang-up), so the client may be answered before it is joined.
+  done_w.reset();
+  wire::Reply answer{std::nullopt, 0, "", false};
   if (!outcome) {
-    reply(conn.get(), {outcome.error().message, exit_code_for(outcome.error()), "", false});
-    return;
+    answer = {outcome.error().message, exit_code_for(outcome.error()), "", false};
+  } else {
+    // As a standalone `vigil run` does: where to look, after the block, when something
+    // was denied (a harness sees the same stderr either way).
+    if (!outcome->annotation.empty()) {
+      const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
+      (void)write_all_to(run.stdio[2], where);
+    }
+    answer = {std::nullopt, outcome->exit_code, outcome->violations_json, false};
   }
-  // As a standalone `vigil run` does: where to look, after the block, when something was
-  // denied (a harness sees the same stderr either way).
-  if (!outcome->annotation.empty()) {
-    const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
-    (void)write_all_to(run.stdio[2], where);
+  // The client's stdio closed first: whoever reads its output sees the end as it exits.
+  frame->fds.clear();
+  run.stdio = {-1, -1, -1};
+  reply(conn.get(), answer);
+  // The next command's spare, once the client has gone (it exits on the answer): started
+  // sooner, its set-up competes for the CPUs with the client's wake-up and exit. A client
+  // that keeps the connection open delays it by kClientExitWaitMs at most.
+  pollfd gone{conn.get(), POLLRDHUP, 0};
+  while (::poll(&gone, 1, kClientExitWaitMs) < 0 && errno == EINTR) {
   }
-  reply(conn.get(), {std::nullopt, outcome->exit_code, outcome->violations_json, false});
+  session.start_next(run);
+  watcher.join();
 }
 
 // The supervisor: serves until `vigil session end` or SIGTERM/SIGINT/SIGHUP.
@@ -205,13 +226,15 @@ int serve(AgentSession& session, UniqueFd listener) {
     if (fds[0].revents == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn) continue;
+    timespec connected{};
+    ::clock_gettime(CLOCK_REALTIME, &connected);
     if (!trusted_peer(conn.get())) continue;  // closed unanswered
     {
       std::lock_guard lock(mu);
       ++active;
     }
-    std::thread([&, c = std::move(conn)]() mutable {
-      serve_connection(session, std::move(c), &end);
+    std::thread([&, c = std::move(conn), connected]() mutable {
+      serve_connection(session, std::move(c), &end, connected);
       std::lock_guard lock(mu);
       --active;
       idle.notify_all();

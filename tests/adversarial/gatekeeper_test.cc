@@ -258,14 +258,17 @@ TEST(Gatekeeper, PlainRoutesToProtectedNamesAreRefusedAndGitStillWorks) {
 
 // An open that waits (a FIFO's writer with no reader yet) is performed on a thread of its
 // own: the other processes' calls go on, among them the reader's, which lets it finish.
-// A gatekeeper that waited in its loop would deadlock here (the run would time out).
+// A gatekeeper that waited in its loop would deadlock here (the run would time out: the
+// bound is that deadlock's, not a speed, so it leaves a loaded machine minutes). The
+// FIFO's record is queued by its thread before the writer is answered, so it cannot be
+// left behind when the last process ends right after.
 TEST(Gatekeeper, ABlockingFifoOpenDoesNotStallOtherCalls) {
   TempDir ws, cfg;
   const std::string log = cfg / "log.jsonl";
   auto o = run_vigil({"run", "--log", log, "--", "sh", "-c",
                       "mkfifo f; echo x > f & i=0; "
                       "while [ $i -lt 200 ]; do echo y > other.txt; i=$((i+1)); done; cat f"},
-                     ws.path(), 60);
+                     ws.path(), 300);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, "x\n");
   bool fifo_open = false, other = false;

@@ -112,6 +112,34 @@ constexpr WriteSyscall kTable[] = {
 // Calls that write through an fd already open for writing (write, ftruncate, fallocate,
 // copy_file_range, ...) are not rows: that fd's open was the event.
 
+// fcntl's commands as Linux numbers them (the same on every arch; <fcntl.h> on macOS,
+// which shares this table, has none of them), checked against the headers where they exist.
+constexpr std::uint32_t kFOfdGetlk = 36, kFOfdSetlk = 37, kFOfdSetlkw = 38, kFSetlease = 1024;
+#if defined(__linux__)
+static_assert(kFOfdGetlk == F_OFD_GETLK && kFOfdSetlk == F_OFD_SETLK &&
+              kFOfdSetlkw == F_OFD_SETLKW && kFSetlease == F_SETLEASE);
+#endif
+
+// Plain fcntl (F_GETFL, F_SETFD, F_DUPFD, POSIX locks, ...) stays in the kernel: a POSIX
+// lock belongs to the process and goes with its own close, whoever else holds the file.
+constexpr OrderedCommand kFcntlCommands[] = {
+    {kFOfdSetlk, "cmd == F_OFD_SETLK",
+     "an OFD lock lives until the file's last close: vigil-init's copy of a file the caller "
+     "locked and closed would refuse it"},
+    {kFOfdSetlkw, "cmd == F_OFD_SETLKW", "as F_OFD_SETLK, waiting instead of failing"},
+    {kFOfdGetlk, "cmd == F_OFD_GETLK", "would report a lock held only by vigil-init's copy"},
+    {kFSetlease, "cmd == F_SETLEASE",
+     "a lease is refused (EAGAIN) while another open of the file exists, vigil-init's copy "
+     "included"},
+};
+
+constexpr OrderedSyscall kOrderedTable[] = {
+    {.name = "flock",
+     .why = "a flock lives until the file's last close: vigil-init's copy of a file the "
+            "caller locked and closed would refuse LOCK_NB"},
+    {.name = "fcntl", .command = 1, .commands = kFcntlCommands},
+};
+
 using SH = SocketHandling;
 
 constexpr SocketSyscall kSocketTable[] = {
@@ -147,6 +175,8 @@ constexpr SocketSyscall kSocketTable[] = {
 }  // namespace
 
 std::span<const SocketSyscall> socket_syscalls() { return kSocketTable; }
+
+std::span<const OrderedSyscall> ordered_syscalls() { return kOrderedTable; }
 
 const SocketSyscall* find_socket_syscall(std::string_view name) {
   for (const auto& row : kSocketTable) {

@@ -79,6 +79,37 @@ std::string_view action_word(std::string_view syscall, std::uint64_t flags);
 // Whether the call deletes a name (unlink*, rmdir).
 bool removes_name(std::string_view syscall);
 
+// Calls that can see that a file is still open somewhere. vigil-init answers an open it
+// performed on the notify loop's thread with SECCOMP_ADDFD_FLAG_SEND: the install is the
+// answer, and the caller runs on while vigil-init still holds its own copy of the file
+// for a few microseconds more (it closes it next, before anything else). Nearly every call
+// is blind to that copy; these are not: a flock or an OFD lock lives until the file's last
+// close (a LOCK_NB / F_OFD_SETLK on a new open after the caller's close would fail), and
+// a lease is refused while another open of the file exists (F_SETLEASE fails EAGAIN).
+// They are trapped and answered CONTINUE by that same thread, which reads the next
+// notification only after it closed its copy: each is run by the kernel only once every
+// copy the loop made is gone. Nothing in them is read, judged or recorded. (An exec of a
+// file just written, which fails ETXTBSY while any writer is open, is the fourth: execve
+// and execveat are rows of the write table above, trapped always and continued by the
+// same thread, so they are already in that order.) Opens that wait on a thread of their
+// own keep the install-then-answer order: see observer/notify_loop.cc.
+struct OrderedCommand {
+  std::uint32_t value = 0;  // the command argument's value (Linux's, on every arch)
+  std::string_view test;    // how the filter's explain output reads: "cmd == F_OFD_SETLK"
+  std::string_view why;
+};
+
+struct OrderedSyscall {
+  std::string_view name;  // as libseccomp names it
+  // The argument holding the command, and the commands trapped (compared on its low 32
+  // bits: the kernel reads an unsigned int); -1: every call.
+  int command = -1;
+  std::span<const OrderedCommand> commands = {};
+  std::string_view why = {};  // for a row trapped always
+};
+
+std::span<const OrderedSyscall> ordered_syscalls();
+
 // The socket calls that can reach a unix socket path (network.allowUnixSockets). The
 // class is closed here, one row per call: each says how a path or a name could be reached
 // through it and what vigil does about it. The filters (filters/filter_specs.cc) derive

@@ -53,7 +53,47 @@ TEST(SyscallTable, TheFilterTrapsExactlyTheTablesCalls) {
   for (const FilterRule& r : notify_filter().rules) trapped.insert(r.syscall);
   std::set<std::string_view> table;
   for (const WriteSyscall& row : write_syscalls()) table.insert(row.name);
+  for (const OrderedSyscall& row : ordered_syscalls()) table.insert(row.name);
   EXPECT_EQ(trapped, table);
+}
+
+// The calls that could see vigil-init's own copy of a file it just installed in a caller
+// (syscall_table.h): flock always; fcntl only for the OFD lock and lease commands, so a
+// plain fcntl (F_GETFL, F_SETFD, POSIX locks) never leaves the kernel. Each rule of the
+// filter is one command, compared on the low 32 bits.
+TEST(SyscallTable, OrderedCallsAreTrappedByExactlyTheirCommands) {
+  std::set<std::string_view> names;
+  for (const OrderedSyscall& row : ordered_syscalls()) {
+    SCOPED_TRACE(std::string(row.name));
+    EXPECT_TRUE(names.insert(row.name).second) << "duplicate row";
+    EXPECT_TRUE(native_syscall_number(row.name).has_value()) << "no number on this arch";
+    EXPECT_EQ(find_write_syscall(row.name), nullptr) << "never a write record's name";
+    EXPECT_FALSE(events::is_known_write_syscall(row.name));
+    EXPECT_EQ(row.command < 0, row.commands.empty());
+    EXPECT_LE(row.command, 5);
+    if (row.command < 0) {
+      EXPECT_FALSE(row.why.empty());
+    }
+    for (const OrderedCommand& c : row.commands) {
+      EXPECT_FALSE(c.test.empty());
+      EXPECT_FALSE(c.why.empty());
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string_view>{"flock", "fcntl"}));
+  std::set<std::uint64_t> fcntl_cmds;
+  bool flock_always = false;
+  for (const FilterRule& r : notify_filter().rules) {
+    if (r.syscall == "flock") flock_always = !r.when[0].used();
+    if (r.syscall != "fcntl") continue;
+    ASSERT_TRUE(r.when[0].used());
+    EXPECT_FALSE(r.when[1].used());
+    EXPECT_EQ(r.when[0].arg, 1);
+    EXPECT_EQ(r.when[0].mask, 0xffffffffu);
+    fcntl_cmds.insert(r.when[0].value);
+  }
+  EXPECT_TRUE(flock_always);
+  EXPECT_EQ(fcntl_cmds, (std::set<std::uint64_t>{F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
+                                                 F_SETLEASE}));
 }
 
 TEST(SyscallTable, TheSchemaAcceptsExactlyTheTablesWrites) {

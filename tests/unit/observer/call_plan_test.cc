@@ -135,6 +135,15 @@ TEST(CallPlan, PathLengthsUpToTheKernelsLimit) {
   CallPlan longer = plan_call(call({q, 0755}), &row("mkdir"), m);
   EXPECT_EQ(longer.kind, CallPlan::Kind::kFail);
   EXPECT_EQ(longer.error, ENAMETOOLONG);
+  // A name longer than the first, short read (256 bytes) is read on to its NUL, wherever
+  // it falls, and one a read's end away from an unmapped byte still ends at its NUL.
+  for (std::size_t len : {0u, 1u, 255u, 256u, 257u, 300u, 4000u}) {
+    const std::string name(len, 'n');
+    const auto at = m.put(0x40000 + 0x3000 * len, name + '\0');
+    CallPlan c2 = plan_call(call({at, 0755}), &row("mkdir"), m);
+    EXPECT_EQ(c2.kind, CallPlan::Kind::kPerform) << len;
+    EXPECT_EQ(c2.target.path, name) << len;
+  }
 }
 
 TEST(CallPlan, TwoNameCalls) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,44 @@ TEST(CliSubcommands, TableOfCommandLines) {
 TEST(CliSubcommands, NullFirstArgumentRegistersAll) {
   const std::vector<const char*> args = {nullptr};
   EXPECT_EQ(subcommands_to_register(args), SubcommandSet::all());
+}
+
+// The thin client's fast path takes exactly `run -- CMD...` with a session named; every
+// other command line is CLI11's, so its options, warnings and usage errors stay as they are.
+TEST(CliSubcommands, ThinRunCommandTakesOnlyRunDashDashInASession) {
+  using Cmd = std::optional<std::vector<std::string>>;
+  struct ThinCase {
+    std::vector<const char*> args;
+    const char* session;
+    Cmd want;
+  };
+  const char* s = "/run/user/1000/vigil-session-x/agent.sock";
+  const std::vector<ThinCase> cases = {
+      {{"run", "--", "true"}, s, Cmd{{"true"}}},
+      {{"run", "--", "git", "status", "--short"}, s, Cmd{{"git", "status", "--short"}}},
+      {{"run", "--", "sh", "-c", "echo -- --x"}, s, Cmd{{"sh", "-c", "echo -- --x"}}},
+      {{"run", "--", ""}, s, Cmd{{""}}},  // CLI11 takes it too, and the session refuses it
+      {{"run", "--", "true"}, nullptr, std::nullopt},  // no session: a standalone run
+      {{"run", "--", "true"}, "", std::nullopt},       // empty: as unset
+      {{"run", "--"}, s, std::nullopt},                // nothing to run: CLI11's error
+      {{"run", "true"}, s, std::nullopt},
+      {{"run", "-c", "true"}, s, std::nullopt},
+      {{"run", "--session", "h", "--", "true"}, s, std::nullopt},
+      {{"run", "--settings", "x.json", "--", "true"}, s, std::nullopt},  // its warning
+      {{"run", "--sandbox", "off", "--", "true"}, s, std::nullopt},
+      {{"run", "--output", "inherit", "--", "true"}, s, std::nullopt},
+      {{"run", "--violations-fd", "3", "--", "true"}, s, std::nullopt},
+      {{"run", "--help"}, s, std::nullopt},
+      {{"-v", "run", "--", "true"}, s, std::nullopt},
+      {{"Run", "--", "true"}, s, std::nullopt},
+      {{"explain", "--", "true"}, s, std::nullopt},
+      {{}, s, std::nullopt},
+  };
+  for (const ThinCase& c : cases) {
+    std::string line;
+    for (const char* a : c.args) line += std::string("[") + a + "]";
+    EXPECT_EQ(thin_run_command(c.args, c.session), c.want) << line;
+  }
 }
 
 }  // namespace
