@@ -9,6 +9,7 @@
 
 #include "seatbelt/sandbox_exec_argv.h"
 #include "supervisor/core/base/pipe.h"
+#include "supervisor/launch/forwarded_signals.h"
 
 extern char** environ;
 
@@ -17,9 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Signals forwarded to the command. They are ignored in vigil (kqueue still records
+// The forwarded signals (forwarded_signals.h) are ignored in vigil (kqueue still records
 // them: EVFILT_SIGNAL sees even ignored signals) and reset to default in the children.
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 std::vector<char*> c_array(std::vector<std::string>& v) {
   std::vector<char*> out;
@@ -61,7 +61,7 @@ Result<Spawned> spawn(const std::vector<std::string>& argv, std::vector<std::str
   }
   sigset_t defaults, none;
   sigemptyset(&defaults);
-  for (const int s : kForwarded) sigaddset(&defaults, s);
+  for (const int s : kForwardedSignals) sigaddset(&defaults, s);
   sigaddset(&defaults, SIGPIPE);
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
@@ -143,7 +143,7 @@ Result<Waited> wait_forwarding(pid_t pid, LogStream* log,
     exited = true;  // already a zombie
   }
   std::vector<struct kevent> changes;
-  for (const int s : kForwarded) {
+  for (const int s : kForwardedSignals) {
     EV_SET(&ev, static_cast<uintptr_t>(s), EVFILT_SIGNAL, EV_ADD, 0, 0, nullptr);
     changes.push_back(ev);
   }
@@ -200,7 +200,7 @@ void drain(LogStream& log, std::chrono::milliseconds quiet, std::chrono::millise
 }
 
 void ignore_forwarded_signals(bool ignore) {
-  for (const int s : kForwarded) ::signal(s, ignore ? SIG_IGN : SIG_DFL);
+  for (const int s : kForwardedSignals) ::signal(s, ignore ? SIG_IGN : SIG_DFL);
 }
 
 }  // namespace vigil::macos

@@ -5,17 +5,14 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "supervisor/launch/forwarded_signals.h"
+
 namespace vigil {
-namespace {
-
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-}  // namespace
 
 sigset_t handled_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : kForwarded) sigaddset(&set, s);
+  for (int s : kForwardedSignals) sigaddset(&set, s);
   sigaddset(&set, SIGCHLD);
   return set;
 }
