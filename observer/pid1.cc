@@ -44,12 +44,6 @@ std::vector<Mount> load_mounts() {
   return m ? std::move(m).value() : std::vector<Mount>{};
 }
 
-int exit_status_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return exit_code_for_signal(WTERMSIG(status));
-  return to_int(ExitCode::kSandboxSetup);
-}
-
 }  // namespace
 
 int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer) {
@@ -184,7 +178,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     // every process left in the namespace when PID 1 exits).
     if (worker_status != -1) {
       if (obs) obs->finish();
-      return exit_status_of(worker_status);
+      return exit_code_for_wait_status(worker_status);
     }
   }
 }

@@ -13,7 +13,11 @@ is the architecture (see ARCHITECTURE.md):
                                wire (vigil-init's command line) includes base only
     filters bwrap seatbelt proxy   the pure parts: the foundation only
     observer                   vigil-init: the foundation and filters
-    supervisor                 the top: everything above
+    supervisor                 the top: everything above, and inside it
+                                   cli -> {session, replay} -> {launch, log, report}
+                               (each sub-folder only what is right of it; session and
+                               replay never include each other, nor launch, log and report
+                               one another)
     tests tools                may include anything
 
 It also fails on a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor
@@ -28,10 +32,18 @@ import sys
 # The parts, most specific first: a file belongs to the first part its path starts with.
 PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
          "supervisor/core/events", "supervisor/core/wire", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
-         "observer", "supervisor", "tests", "tools"]
+         "observer", "supervisor/cli", "supervisor/session", "supervisor/replay",
+         "supervisor/launch", "supervisor/log", "supervisor/report", "supervisor", "tests",
+         "tools"]
 
 CORE = {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
         "supervisor/core/events", "supervisor/core/wire", "supervisor/core"}
+
+# What every part of supervisor/ may use from outside it.
+BELOW_SUPERVISOR = {"filters", "bwrap", "seatbelt", "proxy", "observer"} | CORE
+SUPERVISOR_FLOOR = {"supervisor/launch", "supervisor/log", "supervisor/report"}
+SUPERVISOR_ALL = {"supervisor/cli", "supervisor/session", "supervisor/replay",
+                  "supervisor"} | SUPERVISOR_FLOOR
 
 ALLOWED = {
     # The foundation's own direction: utilities, then the policy model, then the
@@ -49,7 +61,20 @@ ALLOWED = {
     "seatbelt": {"seatbelt"} | CORE,
     "proxy": {"proxy"} | CORE,
     "observer": {"observer", "filters"} | CORE,
-    "supervisor": {"supervisor", "filters", "bwrap", "seatbelt", "proxy", "observer"} | CORE,
+    # The supervisor's floors. The bottom: the plan and the launch mechanics (launch/), the
+    # hash-chained log (log/), what a record means to a reader (report/: the block, its
+    # hints, the verdict of a record under a policy); none needs another.
+    "supervisor/launch": {"supervisor/launch"} | BELOW_SUPERVISOR,
+    "supervisor/log": {"supervisor/log"} | BELOW_SUPERVISOR,
+    "supervisor/report": {"supervisor/report"} | BELOW_SUPERVISOR,
+    # Over them, side by side: running sessions (session/) and reading their logs
+    # (replay/). A session records; replay reads what it recorded: neither runs the other.
+    "supervisor/session": {"supervisor/session"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    "supervisor/replay": {"supervisor/replay"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    # The top: one file per subcommand, over everything.
+    "supervisor/cli": SUPERVISOR_ALL | BELOW_SUPERVISOR,
+    # A file directly in supervisor/ (none today) would be the top too.
+    "supervisor": SUPERVISOR_ALL | BELOW_SUPERVISOR,
     "tests": set(PARTS),
     "tools": set(PARTS),
 }
@@ -116,7 +141,8 @@ def check_file(root, rel):
             problems.append(
                 f"{rel}:{lineno}: {part}/ may not include {m.group(1)} ({target}/ is not "
                 f"below it; allowed: {', '.join(sorted(ALLOWED[part]))}). Move the shared "
-                f"piece down into supervisor/core/ or the call up into the part that owns it.")
+                f"piece down (into supervisor/core/, or a lower floor of supervisor/) or the "
+                f"call up into the part that owns it.")
     if rel != CLOSE_HOME:
         code = strip_comments_and_strings(text)
         for lineno, line in enumerate(code.splitlines(), 1):

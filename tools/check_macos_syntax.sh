@@ -9,9 +9,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cxx=${1:-g++}
 stubs=$root/tools/macos_stubs
-files=(supervisor/launch/macos_launch.cc supervisor/cli/run_command.cc supervisor/cli/main.cc
+files=(supervisor/launch/macos_launch.cc supervisor/session/seatbelt_backend.cc
+       supervisor/cli/macos_commands.cc supervisor/cli/run_command.cc supervisor/cli/main.cc
        supervisor/session/session_orchestrator.cc supervisor/session/macos_session.cc
-       supervisor/session/session_record.cc supervisor/session/block_delivery.cc)
+       supervisor/session/session_record.cc supervisor/session/block_delivery.cc
+       supervisor/session/command_spec.cc supervisor/session/net_events.cc
+       supervisor/core/base/write_all.cc supervisor/core/base/diagnostics.cc)
 status=0
 for f in "${files[@]}"; do
   # -Wshadow is left out for the stub's kevent (a struct and a function of one name, as

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/base/diagnostics.h"  // report(): how every subcommand ends on an error
+#include "supervisor/core/base/exit_codes.h"   // exit_code_for()
 #include "supervisor/core/base/result.h"
 #include "supervisor/session/proxy_test_options.h"
 
@@ -36,16 +38,10 @@ int cmd_explain(const ExplainArgs& args);
 
 int cmd_probe(bool json);
 
-// Prints "vigil: <message>" on stderr; returns the exit status for that kind of error
-// (ExitCode::kUsage, 2, for a bad policy or refused input; ExitCode::kSandboxSetup, 125,
-// for anything else, such as a machine that cannot sandbox: see core/exit_codes.h).
-int report(const Error& e);
 // "vigil: WARNING: --sandbox off: ..." (level error: shown unless VIGIL_LOG=off), before
 // a command runs unconfined on either platform.
 void warn_unconfined();
 // Runs the command unconfined (after warn_unconfined()); returns its exit status.
 int run_unconfined(const std::vector<std::string>& command);
-// The exit status for that kind of error, without printing it.
-int exit_code_for(const Error& e);
 
 }  // namespace vigil

@@ -16,21 +16,6 @@
 
 namespace vigil {
 
-int exit_code_for(const Error& e) {
-  switch (e.code) {
-    case Errc::kInvalidPolicy:
-    case Errc::kRefused:
-      return to_int(ExitCode::kUsage);
-    default:
-      return to_int(ExitCode::kSandboxSetup);
-  }
-}
-
-int report(const Error& e) {
-  print_error(e.message);
-  return exit_code_for(e);
-}
-
 void warn_unconfined() {
   print_error(
       "WARNING: --sandbox off: running the command UNCONFINED, with no filesystem or network "
@@ -38,7 +23,7 @@ void warn_unconfined() {
 }
 
 #if !defined(__APPLE__)
-// `--sandbox off` on Linux (macOS's is in supervisor/launch/macos_launch.cc).
+// `--sandbox off` on Linux (macOS's is in cli/macos_commands.cc).
 int run_unconfined(const std::vector<std::string>& command) {
   auto r = launch_unconfined(command);
   if (!r) return report(r.error());

@@ -16,24 +16,9 @@
 #include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/launch/launch_pipes.h"  // the pipes a caller makes for LaunchIo
 
 namespace vigil {
-
-// The status pipe is made first, because its fd number is part of the argv. Its read end
-// is non-blocking: we drain it after bwrap exits.
-Result<Pipe> make_status_pipe();
-
-// The observer's event lines: vigil-init writes, we read (untrusted text). The read end
-// is non-blocking, the pipe large.
-Result<Pipe> make_event_pipe();
-
-// vigil-init's seccomp program (filters/sandbox_program.h): we write it once, after
-// bwrap has started; the read end goes into the sandbox (LaunchIo::pass_fds).
-Result<Pipe> make_program_pipe();
-
-// A memfd holding `data`, sealed (nothing, not even a process sharing the fd, can change
-// it after we wrote it) and positioned at 0; `what` names it in errors and in /proc.
-Result<UniqueFd> sealed_memfd(const std::string& data, const char* what);
 
 struct LaunchResult {
   int exit_code;  // the command's status: 0-255, 128+N for signal N

@@ -126,6 +126,15 @@ Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home
   return base + "/vigil";
 }
 
+Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
+                                    const char* home) {
+  auto log = default_log_path(id, xdg_state_home, home);
+  if (!log) return std::move(log).error();
+  // <state>/vigil/sessions/<id>.jsonl -> <state>/vigil/captures/<id>
+  const std::string& p = *log;
+  return p.substr(0, p.rfind("/sessions/")) + "/captures/" + id;
+}
+
 Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
                                      const char* home) {
   if (!is_session_id(session_id)) return make_error(Errc::kInternal, "not a session id");

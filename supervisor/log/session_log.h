@@ -48,6 +48,10 @@ Result<std::string> default_log_path(std::string_view session_id, const char* xd
 // $XDG_STATE_HOME/vigil (or ~/.local/state/vigil), by the same rules: where the logs and
 // their key (supervisor/log/log_key.h) live. Pure.
 Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home);
+// <state>/vigil/captures/<id>: the change store of session `id` (not created), beside
+// its log (default_log_path's rules). Pure.
+Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
+                                    const char* home);
 
 // Creates the directories above a default log path: missing components 0700; the
 // final "vigil" and "sessions" directories must be real directories owned by us and not

@@ -8,7 +8,7 @@
 #include "supervisor/core/policy/mandatory_denies.h"
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/policy/rule_id.h"
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 #include "supervisor/report/write_hint.h"
 
 namespace vigil {

@@ -3,7 +3,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 
 namespace vigil {
 namespace {

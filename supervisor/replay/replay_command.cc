@@ -15,7 +15,7 @@
 #include <memory>
 #include <optional>
 
-#include "supervisor/session/change_capture.h"
+#include "supervisor/log/session_log.h"  // capture_dir_for()
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -24,7 +24,7 @@
 #include "supervisor/log/log_stream.h"
 #include "supervisor/replay/replay_changes.h"
 #include "supervisor/launch/sandbox_plan.h"
-#include "supervisor/session/session_dir.h"
+#include "supervisor/launch/session_base.h"
 #include "proxy/domain_matcher.h"
 
 namespace vigil {

@@ -81,7 +81,7 @@ inline constexpr std::size_t kHtmlListedRows = 2000;  // per table, one row each
 inline constexpr std::size_t kHtmlMaxGroups = 500;    // per table, past the listed rows
 
 // `--policy NEW.json` (supervisor/replay/replay_policy.cc): every fs.write and net.decision
-// judged under another policy (supervisor/replay/policy_judge.h); each verdict that would change
+// judged under another policy (supervisor/report/policy_judge.h); each verdict that would change
 // is printed with the rule that decided it on each side, then the counts. One pass; the
 // pointers must outlive the call.
 struct PolicyUnderTest {

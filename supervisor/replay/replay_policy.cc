@@ -1,12 +1,12 @@
 // `vigil replay --policy NEW.json LOG`: every recorded write and network decision judged
-// again under another settings file (supervisor/replay/policy_judge.h: the decision code
+// again under another settings file (supervisor/report/policy_judge.h: the decision code
 // `vigil run` uses), and each verdict that would change printed with the rule that
 // decided it on each side. One pass over the log; nothing is kept per record.
 #include <cstdio>
 #include <string>
 
 #include "supervisor/core/policy/rule_id.h"
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 #include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 

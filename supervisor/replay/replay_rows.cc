@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "supervisor/core/events/syscall_table.h"
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 #include "supervisor/replay/replay_command.h"
 
 namespace vigil::replay {

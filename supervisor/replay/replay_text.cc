@@ -5,7 +5,7 @@
 #include <variant>
 
 #include "supervisor/report/annotation.h"
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 #include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 

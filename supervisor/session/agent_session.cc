@@ -17,6 +17,7 @@
 #include "supervisor/log/log_key.h"
 #include "supervisor/launch/resource_caps.h"
 #include "supervisor/launch/sandbox_plan.h"
+#include "supervisor/session/command_spec.h"
 #include "supervisor/session/sandboxed_command.h"
 #include "supervisor/session/session_record.h"
 #include "supervisor/session/session_runner.h"
@@ -191,6 +192,16 @@ void AgentSession::dispatch(const events::Event& e) {
   if (options_.on_event) options_.on_event(e);
 }
 
+SessionInputs AgentSession::session_inputs() const {
+  SessionInputs in;
+  in.settings = options_.settings;
+  in.allow_writable_settings = options_.allow_writable_settings;
+  in.proxy_test = options_.proxy_test;
+  in.host_limits = host_limits_;
+  in.net = net_;
+  return in;
+}
+
 Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
   timespec request_start{};
@@ -205,32 +216,30 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
     ++counters_["commands"];
   }
   if (run.on_id) run.on_id(outcome.id);
-  SandboxedCommand cmd;
-  cmd.command = run.argv;
-  cmd.cwd = run.cwd;
-  cmd.settings = options_.settings;
-  cmd.allow_writable_settings = options_.allow_writable_settings;
-  cmd.capture_output = run.capture_output;
-  cmd.proxy_test = options_.proxy_test;
-  cmd.env = run.env;
-  cmd.stdio = run.stdio;
-  cmd.quarantine_id = id_ + "-" + std::to_string(outcome.id);
-  cmd.host_limits = host_limits_;
+  CommandInputs one;
+  one.argv = run.argv;
+  one.cwd = run.cwd;
+  one.capture_output = run.capture_output;
+  one.env = run.env;
+  one.stdio = run.stdio;
+  one.quarantine_id = id_ + "-" + std::to_string(outcome.id);
   if (ask_) {
-    cmd.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
-    cmd.ask.timeout = ask_timeout_;
+    one.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
+    one.ask.timeout = ask_timeout_;
   }
-  {
-    std::lock_guard lock(mu_);
-    cmd.net = net_;
-  }
-  cmd.on_spawned = [this, &run, id = outcome.id](pid_t bwrap) {
+  one.on_spawned = [this, &run, id = outcome.id](pid_t bwrap) {
     if (run.on_spawned) run.on_spawned(bwrap);
     std::lock_guard lock(mu_);
     bwraps_[id] = bwrap;
     // A session ending while this command was being set up: it does not start.
     if (ending_) ::kill(bwrap, SIGKILL);
   };
+  SessionInputs session;
+  {
+    std::lock_guard lock(mu_);
+    session = session_inputs();
+  }
+  const SandboxedCommand cmd = sandboxed_command(session, std::move(one));
   Command command(*this, outcome.id, run);
   auto forward = run.on_output ? run.on_output : [&run](OutputStream s, std::string_view b) {
     return write_all_to(run.stdio[s == OutputStream::kStdout ? 1 : 2], b);

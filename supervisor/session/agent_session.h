@@ -34,6 +34,7 @@
 #include "supervisor/session/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/session/command_spec.h"
 #include "supervisor/session/sandboxed_command.h"
 
 namespace vigil {
@@ -143,6 +144,8 @@ class AgentSession {
   class Spare;
   AgentSession() = default;
   void dispatch(const events::Event& e);
+  // What every command of this session is built from (command_spec.h). Under mu_.
+  SessionInputs session_inputs() const;
   // Ask mode (agent_session_ask.cc).
   void ask(std::uint64_t command, const std::shared_ptr<proxy::AskTicket>& ticket);
   proxy::AskAnswer settle(std::uint64_t command, std::uint64_t ask, const std::string& entry,

@@ -8,6 +8,7 @@
 
 #include "supervisor/session/agent_session.h"
 #include "supervisor/session/agent_session_spare.h"
+#include "supervisor/session/command_spec.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/launch/launch_gate.h"
 #include "supervisor/launch/sandbox_plan.h"
@@ -74,34 +75,32 @@ std::optional<Result<SandboxedOutcome>> AgentSession::run_in_spare(
 
 void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch) {
   auto joined = std::make_shared<std::vector<std::unique_ptr<Spare>>>();
-  SandboxedCommand cmd;
+  SessionInputs session;
+  CommandInputs one;
   std::unique_ptr<Spare> spare;
   {
     std::lock_guard lock(mu_);
     if (ending_ || spare_ || spare_failures_ >= 3) return;
     spare = std::make_unique<Spare>(cwd, capture, log_path_);
-    cmd.net = net_;
-    cmd.quarantine_id = id_ + "-spare" + std::to_string(next_spare_++);
+    session = session_inputs();
+    one.quarantine_id = id_ + "-spare" + std::to_string(next_spare_++);
     joined->swap(retired_);  // the discarded ones end while this one starts
   }
-  cmd.command = {"vigil-spare"};  // a placeholder (in ps too): the command comes at hand-off
-  cmd.cwd = cwd;
-  cmd.settings = options_.settings;
-  cmd.allow_writable_settings = options_.allow_writable_settings;
-  cmd.capture_output = capture;
-  cmd.proxy_test = options_.proxy_test;
-  cmd.host_limits = host_limits_;
+  one.argv = {"vigil-spare"};  // a placeholder (in ps too): the command comes at hand-off
+  one.cwd = cwd;
+  one.capture_output = capture;
   if (ask_) {
     spare->asker = std::make_shared<CommandAsker>(*this, 0);
-    cmd.ask.asker = spare->asker;
-    cmd.ask.timeout = ask_timeout_;
+    one.ask.asker = spare->asker;
+    one.ask.timeout = ask_timeout_;
   }
   Spare* sp = spare.get();
   // A session ending while it was being set up: it does not start.
-  cmd.on_spawned = [this](pid_t pid) {
+  one.on_spawned = [this](pid_t pid) {
     std::lock_guard lock(mu_);
     if (ending_) ::kill(pid, SIGKILL);
   };
+  SandboxedCommand cmd = sandboxed_command(session, std::move(one));
   sp->set_body([this, sp, cmd = std::move(cmd), joined] {
     for (auto& old : *joined) (void)old->finish();
     joined->clear();

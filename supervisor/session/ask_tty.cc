@@ -11,7 +11,7 @@
 #include <string>
 
 #include "supervisor/core/base/display_text.h"
-#include "supervisor/session/session_runner.h"  // write_all_to
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil {
 

@@ -11,15 +11,6 @@
 
 namespace vigil {
 
-Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
-                                    const char* home) {
-  auto log = default_log_path(id, xdg_state_home, home);
-  if (!log) return std::move(log).error();
-  // <state>/vigil/sessions/<id>.jsonl -> <state>/vigil/captures/<id>
-  const std::string& p = *log;
-  return p.substr(0, p.rfind("/sessions/")) + "/captures/" + id;
-}
-
 Result<CaptureStore> open_capture_store(const std::string& id) {
   auto dir = capture_dir_for(id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
   if (!dir) return std::move(dir).error();

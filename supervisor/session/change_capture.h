@@ -15,6 +15,7 @@
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/events/event_schema.h"
+#include "supervisor/log/session_log.h"  // capture_dir_for(): where a store is
 
 namespace vigil {
 
@@ -24,9 +25,6 @@ struct CaptureStore {
   UniqueFd fd;       // dir, opened O_RDONLY | O_DIRECTORY
 };
 
-// The store directory of session `id` (not created). Pure.
-Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
-                                    const char* home);
 // Creates (private) and opens the store of session `id`.
 Result<CaptureStore> open_capture_store(const std::string& id);
 

@@ -1,5 +1,5 @@
-// The pure parts of `vigil run` on macOS (the I/O shell is supervisor/launch/macos_launch.cc,
-// built only there). Built and tested on every OS.
+// The pure parts of `vigil run` on macOS (the I/O shell is supervisor/session/
+// seatbelt_backend.cc over supervisor/launch/macos_launch.cc, built only there). Built and tested on every OS.
 //
 // On macOS there is no vigil-init and no observer inside the sandbox: the kernel's own
 // Seatbelt reports, read back through `log stream`, are the witness. Each report tagged

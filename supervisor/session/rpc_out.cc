@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "supervisor/session/session_runner.h"  // write_all_to
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil::rpc {
 

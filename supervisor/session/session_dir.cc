@@ -41,30 +41,6 @@ Result<void> ensure_private_dir(const std::string& dir) {
   return {};
 }
 
-}  // namespace
-
-std::string shared_tmp() {
-  const char* t = std::getenv("TMPDIR");
-  return t != nullptr && t[0] == '/' ? std::string(t) : std::string("/tmp");
-}
-
-namespace {
-
-// Where sessions live: $XDG_RUNTIME_DIR/vigil (a directory only we can write), else
-// vigil-UID in the shared temp dir ($TMPDIR when absolute, else /tmp), which another user
-// may have taken first (`shared` says which).
-std::string session_base(bool* shared) {
-  *shared = false;
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    struct stat st {};
-    if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
-      return std::string(xdg) + "/vigil";
-    }
-  }
-  *shared = true;
-  return shared_tmp() + "/vigil-" + std::to_string(::geteuid());
-}
-
 constexpr const char* kLockName = "lock";
 constexpr const char* kPlaceholdersName = "placeholders";
 constexpr const char* kRootLocksName = "roots";
@@ -151,11 +127,6 @@ std::size_t remove_placeholder_files(const std::string& base, const std::vector<
     ::unlink(p.c_str());
   }
   return kept;
-}
-
-std::string session_base_dir() {
-  bool shared = false;
-  return session_base(&shared);
 }
 
 std::size_t sweep_stale_sessions(const std::string& base) {

@@ -29,6 +29,7 @@
 
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/launch/session_base.h"  // <base>: session_base_dir()
 #include "supervisor/session/remove_tree.h"
 
 namespace vigil {
@@ -71,10 +72,6 @@ class SessionDir {
   bool fresh_base_ = false;       // base_ is this session's own (the fixed one was taken)
 };
 
-// <base> (above): where every session directory of this user lives.
-std::string session_base_dir();
-// The shared temp dir: $TMPDIR when it is absolute, else /tmp.
-std::string shared_tmp();
 
 // Removes the stale sessions under `base` (see above); what it could not remove is left
 // for the next sweep. Returns how many stale sessions it removed.

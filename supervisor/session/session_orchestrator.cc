@@ -9,6 +9,7 @@
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/log/log_retention.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/session/command_spec.h"
 #include "supervisor/session/session_record.h"
 
 namespace vigil {
@@ -78,19 +79,21 @@ Result<SessionOutcome> orchestrate_session(const SessionRequest& request,
   }
   auto cwd = request.cwd ? Result<std::string>(*request.cwd) : current_dir();
   VIGIL_TRY(cwd);
-  SandboxedCommand cmd;
-  cmd.command = request.command;
-  cmd.cwd = *cwd;
-  cmd.settings = request.settings;
-  cmd.allow_writable_settings = request.allow_writable_settings;
-  cmd.capture_output = request.capture_output;
-  cmd.annotate_stderr = request.annotate_stderr;
-  cmd.proxy_test = request.proxy_test;
   SessionOutcome outcome;
   outcome.session_id = new_session_id();
-  cmd.quarantine_id = outcome.session_id;
-  cmd.violations_json = request.violations_json;
-  cmd.timeout_s = request.timeout_s;
+  SessionInputs session;
+  session.settings = request.settings;
+  session.allow_writable_settings = request.allow_writable_settings;
+  session.proxy_test = request.proxy_test;
+  CommandInputs one;
+  one.argv = request.command;
+  one.cwd = *cwd;
+  one.capture_output = request.capture_output;
+  one.annotate_stderr = request.annotate_stderr;
+  one.violations_json = request.violations_json;
+  one.timeout_s = request.timeout_s;
+  one.quarantine_id = outcome.session_id;
+  SandboxedCommand cmd = sandboxed_command(session, std::move(one));
   StandaloneSink sink(request, callbacks, outcome.session_id, *cwd, backend.name());
   auto ran = backend.run(cmd, sink, callbacks);
   VIGIL_TRY(ran);

@@ -1,8 +1,8 @@
 // One `vigil run` session, whatever the platform: the steps every session takes in the
 // same order (the command checked, the workspace, the session id, the log from
 // session.start to session.end, the old logs pruned) live here once; what confines the
-// command is a backend's: bwrap and vigil-init on Linux (run_sandboxed(),
-// session_runner.cc), Seatbelt on macOS (supervisor/launch/macos_launch.cc). Both
+// command is a backend's, both in this folder: bwrap and vigil-init on Linux
+// (bwrap_backend.cc, over run_sandboxed()), Seatbelt on macOS (seatbelt_backend.cc). Both
 // backends protect the log with log_guard() and end with deliver_block().
 #pragma once
 

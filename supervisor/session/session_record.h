@@ -3,8 +3,8 @@
 // what was logged, counters, the <sandbox_violations> block and its JSON form, and
 // session.end.
 //
-// run_session() (Linux, supervisor/session/session_runner.cc) and the macOS launcher
-// (supervisor/launch/macos_launch.cc) both keep their session through this. append() and
+// run_session()'s two backends (supervisor/session/bwrap_backend.cc and
+// seatbelt_backend.cc) both keep their session through this. append() and
 // count() are thread-safe (the proxy's thread logs its decisions); the rest is for the
 // launching thread.
 #pragma once

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "supervisor/core/base/result.h"
+#include "supervisor/core/base/write_all.h"  // write_all_to(): the default on_output
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/session/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
@@ -94,12 +95,5 @@ Result<SessionOutcome> run_session(const SessionRequest& request,
 // bwrap to use: settings bwrapPath, else the first "bwrap" on an absolute PATH entry.
 // Empty when none.
 std::string find_bwrap(const std::optional<std::string>& configured);
-
-// Writes all of `bytes` to `fd` (waiting while a non-blocking fd is full). False when the
-// reader is gone (EPIPE) or the fd is unusable: the default on_output. Never raises
-// SIGPIPE, whatever the process's disposition. With `stop_fd` (an eventfd or pipe), it
-// never blocks for good: it waits for room or for `stop_fd` to become readable, and then
-// gives up (false).
-bool write_all_to(int fd, std::string_view bytes, int stop_fd = -1);
 
 }  // namespace vigil

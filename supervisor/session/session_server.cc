@@ -28,7 +28,6 @@
 #include <thread>
 
 #include "supervisor/session/agent_session.h"
-#include "supervisor/cli/commands.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/policy_loader.h"
 #include "supervisor/core/base/write_all.h"

@@ -10,7 +10,7 @@
 #include "supervisor/core/base/regular_file.h"
 #include "supervisor/core/policy/settings_json.h"
 #include "supervisor/core/base/unique_fd.h"
-#include "supervisor/session/session_runner.h"  // write_all_to
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil {
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/base/base64.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
@@ -35,22 +36,9 @@ std::vector<nlohmann::json> records(const std::string& log) {
 // docs/events.md: `data` is a string (valid UTF-8) or {"b64": ...} for other bytes.
 std::string decode_data(const nlohmann::json& d) {
   if (d.is_string()) return d.get<std::string>();
-  const std::string b64 = d.at("b64").get<std::string>();
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (char c : b64) {
-    if (c == '=') break;
-    buf = (buf << 6) | static_cast<unsigned>(kAlphabet.find(c));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buf >> bits) & 0xff));
-    }
-  }
-  return out;
+  auto bytes = base64_decode(d.at("b64").get<std::string>());  // strict: canonical only
+  EXPECT_TRUE(bytes.has_value()) << "data.b64 is not canonical base64: " << d.dump();
+  return bytes.value_or("");
 }
 
 std::string logged_stream(const std::vector<nlohmann::json>& recs, const std::string& kind) {

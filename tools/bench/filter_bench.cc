@@ -19,10 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "filters/bpf_compile.h"
 #include "filters/filter_specs.h"
+#include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
@@ -49,9 +51,9 @@ constexpr long kIterations = 1000000;
 
 // Runs in a child: optionally installs `stack`, then times `work`; writes ns to `out`.
 double measure(const std::vector<sock_fprog>* stack, Work work) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  UniqueFd rd(fds[0]), wr(fds[1]);
+  auto pipe = make_pipe();
+  if (!pipe) return -1;
+  UniqueFd rd = std::move(pipe->read), wr = std::move(pipe->write);
   const pid_t pid = ::fork();
   if (pid == 0) {
     rd.reset();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "supervisor/core/base/display_text.h"
+#include "supervisor/core/base/exit_codes.h"
 
 namespace vigil {
 namespace {
@@ -91,6 +92,11 @@ void emit(LogLevel level, std::string_view message) {
 
 void print_error(std::string_view message) { emit(LogLevel::kError, message); }
 void print_warning(std::string_view message) { emit(LogLevel::kWarning, message); }
+
+int report(const Error& e) {
+  print_error(e.message);
+  return exit_code_for(e);
+}
 void print_notice(std::string_view message) { emit(LogLevel::kInfo, message); }
 void print_debug(std::string_view message) { emit(LogLevel::kDebug, message); }
 

@@ -14,11 +14,15 @@
 #include <string_view>
 
 #include "supervisor/core/base/diagnostic_line.h"
+#include "supervisor/core/base/result.h"
 
 namespace vigil {
 
 // "vigil: <message>\n" on stderr (level error).
 void print_error(std::string_view message);
+// Prints "vigil: <message>" (print_error) and returns the exit status for that kind of
+// error (exit_code_for(), exit_codes.h): how every subcommand ends on an error.
+int report(const Error& e);
 // "vigil: warning: <message>\n" on stderr.
 void print_warning(std::string_view message);
 // "vigil: <message>\n" on stderr (level info: what the user asked to be told, such as

@@ -1,9 +1,12 @@
-// The one loop that writes a whole buffer to a descriptor (a file, a memfd), retrying
-// short writes and EINTR. Pipes and terminals the command's output goes to have their own,
-// write_all_to() in supervisor/session/session_runner.h (it also waits on a full non-blocking fd
-// and never raises SIGPIPE).
+// The one loop that writes a whole buffer to a descriptor, retrying short writes and
+// EINTR, in three shapes: write_all() for vigil's own files (a log, a memfd, a pipe it
+// made), whose failure is an error value naming what was being written; pwrite_all() at
+// an offset; write_all_to()
+// for output whose reader may go away or stop reading (the command's output, a client's
+// socket, a terminal), which waits on a full non-blocking fd and never raises SIGPIPE.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "supervisor/core/base/result.h"
@@ -13,5 +16,17 @@ namespace vigil {
 // Errc::kSystem naming `what` ("cannot write <what>: <errno text>") when a write fails or
 // writes nothing.
 Result<void> write_all(int fd, std::string_view data, std::string_view what);
+
+// write_all() at `offset` (pwrite: the file position stays). 0, or the errno of the
+// failure (EIO for a write that wrote nothing), for a caller that keeps it (the content
+// store's packs, written by vigil-init's observer).
+int pwrite_all(int fd, std::string_view data, std::uint64_t offset);
+
+// Writes all of `bytes` to `fd` (waiting while a non-blocking fd is full). False when the
+// reader is gone (EPIPE) or the fd is unusable: the default on_output. Never raises
+// SIGPIPE, whatever the process's disposition. With `stop_fd` (an eventfd or pipe), it
+// never blocks for good: it waits for room or for `stop_fd` to become readable, and then
+// gives up (false).
+bool write_all_to(int fd, std::string_view bytes, int stop_fd = -1);
 
 }  // namespace vigil

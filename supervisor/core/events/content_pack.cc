@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string_view>
+
+#include "supervisor/core/base/write_all.h"
 
 namespace vigil {
 namespace {
@@ -24,21 +27,6 @@ std::uint64_t get_size(const unsigned char* at) {
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | at[i];
   return v;
-}
-
-bool pwrite_all(int fd, const char* p, std::size_t n, std::uint64_t at) {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(at));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      if (w == 0) errno = EIO;
-      return false;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    at += static_cast<std::uint64_t>(w);
-  }
-  return true;
 }
 
 }  // namespace
@@ -65,8 +53,8 @@ int PackWriter::open_pack() {
 
 int PackWriter::flush() {
   if (len_ == 0 || failed_ != 0) return failed_;
-  if (!pwrite_all(fd_.get(), buf_.get(), len_, end_)) {
-    failed_ = errno;
+  if (const int e = pwrite_all(fd_.get(), std::string_view(buf_.get(), len_), end_); e != 0) {
+    failed_ = errno = e;
     return failed_;
   }
   end_ += len_;
@@ -122,8 +110,9 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
   put_size(header + 32, total);
   if (last_ >= end_) {
     std::memcpy(buf_.get() + (last_ - end_), header, sizeof header);
-  } else if (!pwrite_all(fd_.get(), header, sizeof header, last_)) {
-    failed_ = errno;
+  } else if (const int e = pwrite_all(fd_.get(), std::string_view(header, sizeof header), last_);
+             e != 0) {
+    failed_ = errno = e;
     return -1;
   }
   return static_cast<long long>(total);

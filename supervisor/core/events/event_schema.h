@@ -132,7 +132,7 @@ struct FsWrite {
   std::string ignored = {};
   // Set by the supervisor, never by the observer: the verdict's rule id, the settings entry
   // or mandatory deny that decided (`filesystem.allowWrite[2] "~/.npm"`,
-  // `mandatory deny .bashrc`: supervisor/replay/policy_judge.h). "" in older logs.
+  // `mandatory deny .bashrc`: supervisor/report/policy_judge.h). "" in older logs.
   std::string rule_id = {};
   bool operator==(const FsWrite&) const = default;
 };

@@ -51,7 +51,7 @@ struct NetDecision {
   // entry ("" = none).
   std::string ignored;
   // Set by the supervisor: the verdict's rule id with its place in the settings
-  // (`network.allowedDomains[0] "*.github.com"`: supervisor/replay/policy_judge.h). "" in older
+  // (`network.allowedDomains[0] "*.github.com"`: supervisor/report/policy_judge.h). "" in older
   // logs.
   std::string rule_id = {};
 

@@ -3,9 +3,12 @@
 #include "supervisor/core/base/write_all.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -43,6 +46,40 @@ TEST(WriteAll, AFailureNamesWhatWasBeingWritten) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kSystem);
   EXPECT_EQ(r.error().message.rfind("cannot write the session log", 0), 0u) << r.error().message;
+}
+
+// pwrite_all: the same loop at an offset, the file position left where it was.
+TEST(WriteAll, AtAnOffsetLeavesThePosition) {
+  char name[] = "/tmp/vigil-pwrite-XXXXXX";
+  UniqueFd f(::mkstemp(name));
+  ASSERT_TRUE(f);
+  ::unlink(name);
+  ASSERT_TRUE(write_all(f.get(), "0123456789", "the test file"));
+  EXPECT_EQ(pwrite_all(f.get(), "ab", 3), 0);
+  EXPECT_EQ(::lseek(f.get(), 0, SEEK_CUR), 10);
+  char back[11] = {};
+  ASSERT_EQ(::pread(f.get(), back, 10, 0), 10);
+  EXPECT_STREQ(back, "012ab56789");
+  const int ro = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(ro, 0);
+  UniqueFd null_ro(ro);
+  EXPECT_EQ(pwrite_all(null_ro.get(), "x", 0), EBADF);
+}
+
+// write_all_to: a reader that went away is `false`, never a SIGPIPE (at its default
+// disposition it would kill this test process).
+TEST(WriteAll, AGoneReaderIsFalseNotSigpipe) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  r.reset();
+  struct sigaction old {};
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
+  const bool ok = write_all_to(w.get(), "nobody reads this");
+  ::sigaction(SIGPIPE, &old, nullptr);
+  EXPECT_FALSE(ok);
 }
 
 }  // namespace

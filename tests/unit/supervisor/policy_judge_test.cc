@@ -1,7 +1,7 @@
 // Rule ids (supervisor/core/policy/rule_id.h) and the judge of recorded verdicts under a policy
-// (supervisor/replay/policy_judge.h): tables over a policy built by hand, through the real plan
+// (supervisor/report/policy_judge.h): tables over a policy built by hand, through the real plan
 // (build_plan + decide) and the real egress decision.
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 
 #include <gtest/gtest.h>
 

@@ -29,7 +29,7 @@ struct FsJudged {
   std::string reason;
 };
 
-// `session_base`: where session directories live (session_dir.h: session_base_dir()), to
+// `session_base`: where session directories live (supervisor/launch/session_base.h: session_base_dir()), to
 // recognise a session temp dir in a log that predates rule ids; "" = none.
 FsJudged judge_write(const Policy& policy, const Plan& plan, const events::FsWrite& w,
                      std::string_view session_base = {});

@@ -1,4 +1,4 @@
-#include "supervisor/replay/policy_judge.h"
+#include "supervisor/report/policy_judge.h"
 
 #include "proxy/egress.h"
 #include "supervisor/core/policy/mandatory_denies.h"
