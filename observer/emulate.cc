@@ -68,12 +68,6 @@ long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
 
 }  // namespace
 
-void name_opened(Performed* done) {
-  if (!done->name_from_fd || !done->fd) return;
-  done->resolved = fd_name(done->fd.get());
-  done->name_from_fd = false;
-}
-
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
                   CwdCache* cwds, const Keep* keep) {
   if (plan.row->emulation == Emulation::kOpen)

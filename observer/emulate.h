@@ -29,9 +29,6 @@ struct Performed {
   // with perform(..., /*may_block=*/true) on a thread of its own.
   bool would_block = false;
   std::string resolved;       // the target's real name in the sandbox's view, "" unknown
-  // An open whose `resolved` is still to be read from `fd` (name_opened()): the notify
-  // loop reads it after its answer, off the path from the trap to the answer.
-  bool name_from_fd = false;
   std::string from_resolved;  // rename/link: the old name's
   std::string why;            // set when vigil-init itself could not reach the caller's view
 };
@@ -57,10 +54,6 @@ struct Keep {
 // notify loop's cache of callers' cwds (nullptr: /proc/PID/cwd is opened for this call).
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block = false,
                   const Gate* gate = nullptr, CwdCache* cwds = nullptr, const Keep* keep = nullptr);
-
-// Fills done->resolved from the open's fd when perform() left it to be read later
-// (name_from_fd). Called once the fd is installed, before our copy is closed.
-void name_opened(Performed* done);
 
 // The file the caller's fd `fd` names (its magic link's text, fetched with
 // pidfd_getfd), "" when it cannot be fetched.

@@ -137,14 +137,8 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       return out;
     }
   }
-  if (keep_after && existed) {
-    // The pre-image is taken from this fd before the caller can write through it, and
-    // is recorded under the name: read now.
-    out.resolved = fd_name(opened.get());
-    keep->opened(opened.get(), out.resolved);
-  } else {
-    out.name_from_fd = true;  // read by name_opened(), after the answer on the loop's thread
-  }
+  out.resolved = fd_name(opened.get());
+  if (keep_after && existed) keep->opened(opened.get(), out.resolved);
   out.fd = std::move(opened);
   return out;
 }

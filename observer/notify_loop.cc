@@ -73,10 +73,7 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
     if (auto nr = native_syscall_number(row.name)) o.table_[*nr] = &row;
   }
   for (const OrderedSyscall& row : ordered_syscalls()) {
-    if (auto nr = native_syscall_number(row.name)) {
-      o.ordered_nrs_.push_back(*nr);
-      if (row.changes_cwd) o.cwd_nrs_.push_back(*nr);
-    }
+    if (auto nr = native_syscall_number(row.name)) o.ordered_nrs_.push_back(*nr);
   }
   if (options.unix_broker) {
     o.connect_nr_ = native_syscall_number("connect").value_or(-1);
@@ -115,14 +112,10 @@ void Observer::handle_one() {
   if (!listener_->receive(&n)) return;  // raced away
   take_pending();
   settle_execs(n.pid);  // a new call from this pid: its earlier exec is done
-  cwds_.saw_call(n.pid);  // ...and its earlier chdir (cwd_cache.h), before any cwd is used
   if (std::find(ordered_nrs_.begin(), ordered_nrs_.end(), n.nr) != ordered_nrs_.end()) {
     // flock, or an fcntl lock/lease command (ordered_syscalls()): trapped only so that the
     // kernel runs it after this thread closed its copy of every file it opened for a
-    // caller, which it did before this notification was read. Nothing to judge. A chdir
-    // or fchdir: the cached cwds are checked again until it has returned (cwd_cache.h).
-    if (std::find(cwd_nrs_.begin(), cwd_nrs_.end(), n.nr) != cwd_nrs_.end())
-      cwds_.chdir_begins(n.pid, n.nr);
+    // caller, which it did before this notification was read. Nothing to judge.
     listener_->answer_continue(n.id);
     return;
   }
@@ -248,16 +241,6 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
   if (!done->fd) return true;
   const long got = send ? listener.answer_with_fd(n.id, done->fd.get(), done->cloexec)
                         : listener.install_fd(n.id, done->fd.get(), done->cloexec);
-  // The record's name, read from our copy after the answer (with SEND), off the path from
-  // the trap to the answer. It is the name the open found: between the answer and this
-  // readlinkat the file's name changes only by a rename, link or unlink of it or of a
-  // directory above it. Each of these is trapped, and the loop's thread performs it only
-  // after it read its notification, which it does after this call is done (the caller
-  // cannot make such a call this thread has not performed yet). A process on the host
-  // could rename it, as it could between the open and a readlinkat before the answer.
-  // (The capture's kept pre-image needs the name before the caller can write: that open
-  // read it already, emulate_open.cc.)
-  name_opened(done);
   done->fd.reset();
   if (got >= 0) {
     done->value = got;
@@ -273,13 +256,15 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
 void Observer::answer_and_record(NotifyListener& listener, std::string* out,
                                  const std::vector<Mount>& mounts, const Notification& n,
                                  const CallPlan& plan, Performed done) {
-  // On this (the loop's) thread the install is the answer (ADDFD_FLAG_SEND: one ioctl and
-  // one hand-off fewer per open). The caller then runs on while our copy is still open
-  // for the few instructions until install() closes it; the calls that could see that
-  // copy (a flock, an OFD lock, a lease, an exec of the file) are trapped and answered by
-  // this thread, which reads no notification before the copy is closed
-  // (ordered_syscalls(), supervisor/core/events/syscall_table.h).
-  if (install(listener, n, &done, /*send=*/true)) listener.answer(n.id, done.value, done.error);
+  // Installed, our copy closed, then answered, as on the blocking threads. Answering with
+  // the install itself (ADDFD_FLAG_SEND) saves one ioctl and one hand-off per open, and the
+  // calls that could see our copy in the moment before it is closed are trapped and
+  // ordered for it (ordered_syscalls(), supervisor/core/events/syscall_table.h). But on
+  // the quiet 2-vCPU machine SEND was slower per trapped write, not faster: 22.8 us
+  // against 15.6 us (2.57x against 1.77x the bare notify loop, the same 9 rounds,
+  // docs/performance/rounds.md): the caller and vigil-init then wake each other on
+  // different CPUs. The ordered rows stay trapped, so that switching back is exact.
+  if (install(listener, n, &done, /*send=*/false)) listener.answer(n.id, done.value, done.error);
   if (plan.row->emulation == Emulation::kOpen && !plan.writes) return;  // a read: no event
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }
@@ -364,10 +349,6 @@ void Observer::on_continue(const Notification& n, const CallPlan& plan) {
     e.before = read_link((proc_dir(n.pid) + "/exe").c_str());
     e.cwd = caller_cwd_name(n.pid);
     e.ppid = parent_of(n.pid);
-    // An exec by a thread that does not lead its process takes over the leader's number
-    // (and the leader's pidfd then names it): for the cwd cache a cwd change of that
-    // number, in flight until this task calls again or is gone (cwd_cache.h).
-    cwds_.chdir_begins(n.pid, n.nr);
     listener_->answer_continue(n.id);
     // execvp walks $PATH: attempts on names that do not exist fail with ENOENT and ran
     // nothing, so they are not part of the process record.

@@ -139,7 +139,6 @@ class Observer {
   ObserverOptions options_;
   std::map<int, const WriteSyscall*> table_;  // syscall nr -> its row
   std::vector<int> ordered_nrs_;              // ordered_syscalls(): continued in order
-  std::vector<int> cwd_nrs_;                  // ...of which chdir, fchdir (cwd_cache.h)
   int connect_nr_ = -1, socket_nr_ = -1;      // brokered when unix_broker is set
   std::unique_ptr<Capture> capture_;          // pre-images; null: not captured
   void keep(int dir, const std::string& rest, std::uint64_t resolve, bool follow);

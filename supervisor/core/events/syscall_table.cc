@@ -138,13 +138,6 @@ constexpr OrderedSyscall kOrderedTable[] = {
      .why = "a flock lives until the file's last close: vigil-init's copy of a file the "
             "caller locked and closed would refuse LOCK_NB"},
     {.name = "fcntl", .command = 1, .commands = kFcntlCommands},
-    {.name = "chdir",
-     .why = "changes the cwd of every task sharing the caller's: vigil-init keeps callers' "
-            "cwds and must know when one may have changed",
-     .changes_cwd = true},
-    {.name = "fchdir",
-     .why = "changes the cwd of every task sharing the caller's, like chdir",
-     .changes_cwd = true},
 };
 
 using SH = SocketHandling;

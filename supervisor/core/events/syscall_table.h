@@ -99,12 +99,6 @@ struct OrderedCommand {
   std::string_view why;
 };
 
-// The cwd changers (chdir, fchdir) are rows here too, marked changes_cwd: the loop keeps
-// each caller's cwd without looking it up again per call, which is exact only if it sees
-// every change of a cwd (observer/cwd_cache.h). They are continued the same way, and the
-// loop marks the caller's cwd uncertain until the call has returned. chroot changes the
-// root, never a cwd; pivot_root, setns and the new mount namespaces that would move a cwd
-// to another mount are refused by the namespaces filter (filters/filter_specs.cc).
 struct OrderedSyscall {
   std::string_view name;  // as libseccomp names it
   // The argument holding the command, and the commands trapped (compared on its low 32
@@ -112,7 +106,6 @@ struct OrderedSyscall {
   int command = -1;
   std::span<const OrderedCommand> commands = {};
   std::string_view why = {};  // for a row trapped always
-  bool changes_cwd = false;   // chdir, fchdir: the loop's cwd cache must hear of it
 };
 
 std::span<const OrderedSyscall> ordered_syscalls();

@@ -57,22 +57,6 @@ TEST(SyscallTable, TheFilterTrapsExactlyTheTablesCalls) {
   EXPECT_EQ(trapped, table);
 }
 
-// The cwd cache trusts a kept cwd only while it has heard of every call that changes one
-// (observer/cwd_cache.h): chdir and fchdir are rows marked so, trapped always.
-TEST(SyscallTable, EveryCwdChangerIsAnOrderedRowTrappedAlways) {
-  std::set<std::string_view> changers;
-  for (const OrderedSyscall& row : ordered_syscalls()) {
-    if (!row.changes_cwd) continue;
-    changers.insert(row.name);
-    EXPECT_LT(row.command, 0) << row.name << ": every call, whatever its arguments";
-  }
-  EXPECT_EQ(changers, (std::set<std::string_view>{"chdir", "fchdir"}));
-  std::set<std::string_view> trapped;
-  for (const FilterRule& r : notify_filter().rules)
-    if (!r.when[0].used()) trapped.insert(r.syscall);
-  for (std::string_view name : changers) EXPECT_EQ(trapped.count(name), 1u) << name;
-}
-
 // The calls that could see vigil-init's own copy of a file it just installed in a caller
 // (syscall_table.h): flock always; fcntl only for the OFD lock and lease commands, so a
 // plain fcntl (F_GETFL, F_SETFD, POSIX locks) never leaves the kernel. Each rule of the
@@ -95,7 +79,7 @@ TEST(SyscallTable, OrderedCallsAreTrappedByExactlyTheirCommands) {
       EXPECT_FALSE(c.why.empty());
     }
   }
-  EXPECT_EQ(names, (std::set<std::string_view>{"flock", "fcntl", "chdir", "fchdir"}));
+  EXPECT_EQ(names, (std::set<std::string_view>{"flock", "fcntl"}));
   std::set<std::uint64_t> fcntl_cmds;
   bool flock_always = false;
   for (const FilterRule& r : notify_filter().rules) {

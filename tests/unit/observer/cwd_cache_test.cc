@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,9 +71,7 @@ std::string make_dir(const std::string& name) {
   return ::realpath(d.c_str(), real) != nullptr ? real : d;
 }
 
-// The loop tells the cache of every chdir-family call before it answers it (the calls are
-// trapped: observer/cwd_cache.h); the walker's chdirs stand for those here.
-TEST(CwdCache, FollowsAChdirItIsToldOf) {
+TEST(CwdCache, FollowsAChdirAtOnce) {
   const std::string a = make_dir("a"), b = make_dir("b");
   Walker w;
   start(&w, {a, b, a});
@@ -85,73 +82,16 @@ TEST(CwdCache, FollowsAChdirItIsToldOf) {
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), a);
   EXPECT_EQ(cache.get(w.pid, &err), fd);  // unchanged: the kept fd, no new open
-  EXPECT_TRUE(cache.trusting());
-  cache.chdir_begins(w.pid, SYS_chdir);
-  EXPECT_FALSE(cache.trusting());
-  ASSERT_TRUE(w.next());  // now in b; the walker makes no call the loop would see
-  fd = cache.get(w.pid, &err);
-  ASSERT_GE(fd, 0) << err;
-  EXPECT_EQ(name_of_fd(fd), b);  // checked while the chdir may be in flight
-  cache.saw_call(w.pid);         // its next call: the chdir has returned
-  EXPECT_TRUE(cache.trusting());
+  ASSERT_TRUE(w.next());                  // now in b
   fd = cache.get(w.pid, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), b);
-  cache.chdir_begins(w.pid, SYS_chdir);
   ASSERT_TRUE(w.next());  // back in a
   fd = cache.get(w.pid, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_EQ(name_of_fd(fd), a);
   ::rmdir(a.c_str());
   ::rmdir(b.c_str());
-}
-
-// While trusting, a kept cwd is not looked at again: that is why every cwd change must be
-// trapped (the filter's changes_cwd rows). A chdir it was not told of is not seen.
-TEST(CwdCache, TrustsAKeptCwdUntilToldOfAChdir) {
-  const std::string a = make_dir("ta"), b = make_dir("tb");
-  Walker w;
-  start(&w, {a, b});
-  CwdCache cache;
-  int err = 0;
-  ASSERT_TRUE(w.next());
-  const int fd = cache.get(w.pid, &err);
-  ASSERT_GE(fd, 0) << err;
-  ASSERT_TRUE(w.next());  // in b, untold
-  EXPECT_EQ(cache.get(w.pid, &err), fd);
-  EXPECT_EQ(name_of_fd(fd), a);
-  ::rmdir(a.c_str());
-  ::rmdir(b.c_str());
-}
-
-// A task whose chdir is pending and that makes no further trapped call (it waits in
-// another call, or ends) does not keep the cache checking forever: within a few
-// milliseconds of calls its /proc entry shows it past the call.
-bool trusts_again(CwdCache* cache) {
-  int err = 0;
-  for (int i = 0; i < 2000 && !cache->trusting(); ++i) {
-    cache->saw_call(::getpid());  // the loop's next notification, from another task
-    if (cache->get(::getpid(), &err) < 0) return false;
-    ::usleep(1000);
-  }
-  return cache->trusting();
-}
-
-TEST(CwdCache, APendingTaskPastItsCallStopsTheChecking) {
-  const std::string a = make_dir("end");
-  CwdCache cache;
-  {
-    Walker w;
-    start(&w, {a});
-    cache.chdir_begins(w.pid, SYS_chdir);
-    ASSERT_TRUE(w.next());  // it has moved and now waits in read()
-    EXPECT_FALSE(cache.trusting());
-    EXPECT_TRUE(trusts_again(&cache));
-    cache.chdir_begins(w.pid, SYS_chdir);
-  }  // reaped
-  EXPECT_FALSE(cache.trusting());
-  EXPECT_TRUE(trusts_again(&cache));
-  ::rmdir(a.c_str());
 }
 
 TEST(CwdCache, AGoneProcessIsAnErrorNotAStaleEntry) {
