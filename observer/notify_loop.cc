@@ -236,15 +236,13 @@ void Observer::queued_if(const CallPlan& plan) {
   if (plan.row->emulation != Emulation::kOpen || plan.writes) queued();
 }
 
-bool Observer::install(NotifyListener& listener, const Notification& n, Performed* done,
-                       bool send) {
+bool Observer::install(NotifyListener& listener, const Notification& n, Performed* done) {
   if (!done->fd) return true;
-  const long got = send ? listener.answer_with_fd(n.id, done->fd.get(), done->cloexec)
-                        : listener.install_fd(n.id, done->fd.get(), done->cloexec);
+  const long got = listener.install_fd(n.id, done->fd.get(), done->cloexec);
   done->fd.reset();
   if (got >= 0) {
     done->value = got;
-    return !send;
+    return true;
   }
   // The caller gone meanwhile (ENOENT) gets nothing; the open still happened. Any other
   // failure (EMFILE in its table) is its result, and the call still waits for it.
@@ -264,7 +262,7 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
   // against 15.6 us (2.57x against 1.77x the bare notify loop, the same 9 rounds,
   // docs/performance/rounds.md): the caller and vigil-init then wake each other on
   // different CPUs. The ordered rows stay trapped, so that switching back is exact.
-  if (install(listener, n, &done, /*send=*/false)) listener.answer(n.id, done.value, done.error);
+  if (install(listener, n, &done)) listener.answer(n.id, done.value, done.error);
   if (plan.row->emulation == Emulation::kOpen && !plan.writes) return;  // a read: no event
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }
@@ -281,9 +279,9 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
   Performed done = perform(plan, n.pid, /*may_block=*/true, &gate);
   // Installed, our copy closed, then answered: this thread runs beside the loop, which may
   // meanwhile read and continue a flock or a lease of this very file, so its copy must be
-  // gone before the caller can run on (no SEND here). These opens waited for a FIFO's peer
+  // gone before the caller can run on. These opens waited for a FIFO's peer
   // or a lease's break; one ioctl more is nothing beside that.
-  const bool answer = install(*listener, n, &done, /*send=*/false);
+  const bool answer = install(*listener, n, &done);
   // The line goes to the loop before the answer: once every process has ended the loop
   // writes what it holds and exits, and the caller's answer can be what lets the last
   // one end, so a line queued after it could be left behind.

@@ -120,11 +120,10 @@ class Observer {
     std::int64_t at_ms = 0;  // when it was last looked at
   };
   std::vector<PendingExec> pending_execs_;
-  // Puts an open's fd (`done->fd`) in the caller and closes our copy; with `send` the
-  // install is the answer. Whether the caller still waits for answer(n.id, done->value,
-  // done->error); true for a call with no fd.
-  static bool install(NotifyListener& listener, const Notification& n, Performed* done,
-                      bool send);
+  // Puts an open's fd (`done->fd`) in the caller and closes our copy, before the answer
+  // (notify_loop.cc says why not ADDFD_FLAG_SEND). Whether the caller still waits for
+  // answer(n.id, done->value, done->error): false only for a caller gone meanwhile.
+  static bool install(NotifyListener& listener, const Notification& n, Performed* done);
   static void answer_and_record(NotifyListener& listener, std::string* out,
                                 const std::vector<Mount>& mounts, const Notification& n,
                                 const CallPlan& plan, Performed done);
