@@ -156,6 +156,13 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   log->set_key(*key);
   s->log_ = std::make_unique<SessionLog>(std::move(log).value());
   s->log_path_ = s->log_->path();
+  // The log's directory is the user's own; the probe files are unnamed (O_TMPFILE).
+  const std::string log_dir = s->log_path_.substr(0, s->log_path_.rfind('/') + 1);
+  if (auto clock = ChangeClock::open(log_dir.empty() ? "." : log_dir); clock) {
+    s->clock_ = std::make_unique<ChangeClock>(std::move(clock).value());
+  } else {
+    print_debug("backstop: " + clock.error().message + "; each command waits for the coarse clock");
+  }
   s->ask_timeout_ = std::chrono::milliseconds(policy->vigil.network_ask_timeout_ms);
   s->ask_ = policy->vigil.network_ask && s->options_.ask_client;
   if (policy->vigil.network_ask && !s->options_.ask_client) {
@@ -204,9 +211,7 @@ SessionInputs AgentSession::session_inputs() const {
 
 Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
-  timespec request_start{};
-  ::clock_gettime(CLOCK_REALTIME, &request_start);
-  if (run.requested_at) request_start = *run.requested_at;
+  const ChangeStart request_start = run.requested_at ? *run.requested_at : change_start();
   CommandOutcome outcome;
   {
     std::lock_guard lock(mu_);

@@ -34,6 +34,7 @@
 #include "supervisor/session/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/session/change_clock.h"
 #include "supervisor/session/command_spec.h"
 #include "supervisor/session/sandboxed_command.h"
 
@@ -98,10 +99,9 @@ struct CommandRun {
   // answer's delivery and the client's exit. The spare is made (and taken by a command
   // coming sooner) all the same.
   bool defer_spare = false;
-  // When the request came (CLOCK_REALTIME), if before run() (a socket client: when it
-  // connected): the backstop's "during the command" starts there, so the wait for the
-  // coarse clock to pass it (backstop.h) overlaps the request's own delivery.
-  std::optional<timespec> requested_at;
+  // When the request came (AgentSession::change_start()), if before run() (a socket
+  // client: when it connected): the backstop's "during the command" starts there.
+  std::optional<ChangeStart> requested_at;
 };
 
 struct CommandOutcome {
@@ -135,6 +135,9 @@ class AgentSession {
   Result<void> end(int exit_code = 0);
 
   std::vector<std::string> allowed_domains();
+  // The backstop's start for a command requested now (change_clock.h): a floor stamp
+  // where the kernel has one, so that no command waits for the coarse clock.
+  ChangeStart change_start() { return vigil::change_start(clock_.get()); }
   const std::string& log_path() const { return log_path_; }
   const std::string& id() const { return id_; }
 
@@ -164,6 +167,7 @@ class AgentSession {
   std::condition_variable idle_;
   std::map<std::string, std::uint64_t> counters_;  // commands, commands.failed
   HostLimits host_limits_;  // probed once, at open (SandboxedCommand::host_limits)
+  std::unique_ptr<ChangeClock> clock_;  // null: no floor here (the commands wait instead)
   // Ask mode: on when vigil.network.ask is and someone can answer.
   bool ask_ = false;
   std::chrono::milliseconds ask_timeout_{60'000};
@@ -182,7 +186,7 @@ class AgentSession {
                                                        const SandboxedCommand& cmd,
                                                        CommandLogSink& command,
                                                        const std::function<bool(OutputStream, std::string_view)>& forward,
-                                                       std::uint64_t id, const timespec& start);
+                                                       std::uint64_t id, const ChangeStart& start);
   // launch false: made and kept, its thread started later (Spare::launch()).
   void start_spare(const std::string& cwd, bool capture, bool launch = true);
   void retire(std::unique_ptr<Spare> spare);

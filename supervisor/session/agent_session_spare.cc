@@ -38,7 +38,7 @@ void AgentSession::retire(std::unique_ptr<Spare> spare) {
 std::optional<Result<SandboxedOutcome>> AgentSession::run_in_spare(
     std::unique_ptr<Spare> spare, const SandboxedCommand& cmd, CommandLogSink& command,
     const std::function<bool(OutputStream, std::string_view)>& forward, std::uint64_t id,
-    const timespec& start) {
+    const ChangeStart& start) {
   if (!spare->await_ready()) {
     (void)spare->finish();  // it ended before it was ready: nothing of it is left
     std::lock_guard lock(mu_);

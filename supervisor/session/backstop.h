@@ -39,6 +39,9 @@ namespace vigil {
 
 struct BackstopSnapshot {
   timespec start{};  // CLOCK_REALTIME, taken before the command can run
+  // `start` is a floor stamp (change_clock.h): every change from then on is stamped at or
+  // after it already, so wait_for_coarse_clock() has nothing to wait for.
+  bool floor = false;
   // Config files that existed at launch -> the unsafe keys they held then.
   std::map<std::string, std::vector<std::string>> unsafe_at_launch;
 };
@@ -50,7 +53,8 @@ BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs)
 // Waits (at most one clock tick, a few ms) until the coarse clock the kernel stamps most
 // inode changes with has passed `snap.start`: from then on every change gets a ctime after
 // it, while every change before the snapshot has one before it. Call after the snapshot
-// and before the command can run (while bwrap sets the sandbox up).
+// and before the command can run (while bwrap sets the sandbox up). Returns at once for a
+// floor stamp (BackstopSnapshot::floor).
 void wait_for_coarse_clock(const BackstopSnapshot& snap);
 
 struct BackstopLimits {

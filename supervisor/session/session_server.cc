@@ -122,7 +122,7 @@ struct EndRequest {
 
 // One connection: one request.
 void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
-                      const timespec& connected) {
+                      const ChangeStart& connected) {
   // A peer that connects and says nothing must not hold up the session's end.
   const timeval limit{10, 0};
   ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
@@ -226,8 +226,7 @@ int serve(AgentSession& session, UniqueFd listener) {
     if (fds[0].revents == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn) continue;
-    timespec connected{};
-    ::clock_gettime(CLOCK_REALTIME, &connected);
+    const ChangeStart connected = session.change_start();
     if (!trusted_peer(conn.get())) continue;  // closed unanswered
     {
       std::lock_guard lock(mu);

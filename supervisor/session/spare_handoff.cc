@@ -57,7 +57,8 @@ Result<void> SpareHandoff::take_command(Launched launched, std::optional<Capture
   if (handed->on_spawned) handed->on_spawned(launched.bwrap);
   if (store) VIGIL_TRY_VOID(rename_capture_store(*store, owner.quarantine_id));
   snapshot = take_backstop_snapshot(scanned_git_configs(prepared.plan));
-  snapshot.start = handed->backstop_start;
+  snapshot.start = handed->backstop_start.at;
+  snapshot.floor = handed->backstop_start.floor;
   auto opened = sink.open(prepared);
   VIGIL_TRY(opened);
   record = *opened;
@@ -73,8 +74,9 @@ Result<void> SpareHandoff::take_command(Launched launched, std::optional<Capture
   init::HandedCommand what{handed->command, handed_environment(handed->env, inherited, set)};
   std::array<int, 3> fds = owner.stdio;
   if (launched.capture_output) fds[1] = fds[2] = -1;  // ours: the pipes bwrap was given
-  // Nothing of the command runs before this: the record is open, the clock past the
-  // snapshot.
+  // Nothing of the command runs before this: the record is open, and every change from
+  // now on is stamped after the snapshot's start (a floor stamp; else the coarse clock
+  // has passed it).
   wait_for_coarse_clock(snapshot);
   VIGIL_TRY_VOID(init::send_handed_command(ours_.get(), what, fds));
   ours_.reset();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "supervisor/session/change_capture.h"
+#include "supervisor/session/change_clock.h"
 #include "supervisor/core/fs/expected_mounts.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/launch/sandbox_launch.h"
@@ -69,7 +70,7 @@ struct SpareCommand {
   std::function<void(pid_t bwrap)> on_spawned;
   // The backstop's "during the session" start, taken when the request came (before
   // its plan was refreshed), as a launch takes it before bwrap starts.
-  timespec backstop_start{};
+  ChangeStart backstop_start;
 };
 
 // The session's side of a spare's wait (run_sandboxed with SandboxedCommand::spare).
