@@ -24,6 +24,7 @@
 #include "supervisor/launch/resource_caps.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/session/backstop.h"
+#include "supervisor/session/change_clock.h"
 #include "supervisor/session/block_delivery.h"
 #include "supervisor/session/change_capture.h"
 #include "supervisor/session/command_args.h"
@@ -227,6 +228,15 @@ Result<SandboxedOutcome> run_sandboxed(
   // Before anything runs: what the backstop must take as the host's own (a spare's is
   // taken again at hand-off).
   BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
+  if (!spare) {
+    // A floor stamp (change_clock.h) where the kernel has one: then nothing waits below.
+    if (auto clock = ChangeClock::open(session->path()); clock) {
+      if (const auto stamp = clock->stamp()) {
+        snapshot.start = *stamp;
+        snapshot.floor = true;
+      }
+    }
+  }
   LaunchIo io;
   io.events = &*events;
   io.pass_fds.push_back(program_pipe->read.get());
@@ -244,9 +254,8 @@ Result<SandboxedOutcome> run_sandboxed(
     if (checked && !adopted) checked = std::move(adopted);
     if (checked) {
       // The backstop's "during the session" starts before anything of the sandbox runs.
-      // Waited for here, after the check, rather than before it: the check takes about a
-      // clock tick itself, so the wait is mostly over, where before it serialised up to a
-      // tick (4 ms at HZ=250) of sleep with every command's start.
+      // Without a floor stamp, waited for here, after the check, rather than before it:
+      // the check takes about a clock tick itself, so the wait is mostly over.
       if (!spare) wait_for_coarse_clock(snapshot);
       return {};
     }
