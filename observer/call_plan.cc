@@ -299,8 +299,16 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
       break;
   }
   // Everything was read while the caller was held; once the id is checked after the last
-  // read, nothing needs checking again: an id never becomes valid again.
-  if (!mem.id_valid(n.id)) p.kind = CallPlan::Kind::kGone;
+  // read, nothing needs checking again: an id never becomes valid again. Needed where the
+  // kernel runs the call or the record says what a caller did (exec, fd-based, a read
+  // told): bytes read from a pid reused meanwhile would be another process's. Not for a
+  // write vigil-init performs (about a microsecond, an ioctl, on every trapped write): it
+  // performs exactly the bytes it read and judged, whoever's they were (every process
+  // here is the same sandbox's), the record names what it did, and the caller's answer,
+  // the install or the send, is what fails (ENOENT) for a caller that has left.
+  const bool performed_here =
+      p.kind == CallPlan::Kind::kPerform && (row->emulation != Emulation::kOpen || p.writes);
+  if (!performed_here && !mem.id_valid(n.id)) p.kind = CallPlan::Kind::kGone;
   return p;
 }
 
