@@ -13,8 +13,6 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,13 +21,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "filters/bpf_compile.h"
 #include "filters/notify_filter.h"
 #include "filters/seccomp_notify.h"
+#include "observer/fd_passing.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace {
@@ -54,20 +52,7 @@ double now_ns() {
   auto installed = vigil::install_with_listener(program, 0);
   if (!installed) _exit(3);
   const int listener = installed->get();
-  char byte = 'L';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
-  if (::sendmsg(sock, &msg, 0) != 1) _exit(3);
+  if (!vigil::init::send_fd(sock, listener)) _exit(3);
   installed->reset();  // ours: the parent has its copy
   const double a = now_ns();
   for (long i = 0; i < n; ++i) {
@@ -77,23 +62,6 @@ double now_ns() {
   const double per = (now_ns() - a) / static_cast<double>(n);
   (void)!::write(out, &per, sizeof per);
   _exit(0);
-}
-
-int receive_listener(int sock) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
 }
 
 // One round: the ns per open the child measured, or < 0 on a failure.
@@ -106,7 +74,7 @@ double round_of(Mode mode, const std::string& path, long n, const std::vector<so
   if (pid == 0) child(theirs.get(), wr.get(), path, n, program);
   theirs.reset();
   wr.reset();
-  auto adopted = vigil::NotifyListener::adopt(vigil::UniqueFd(receive_listener(ours.get())));
+  auto adopted = vigil::NotifyListener::adopt(vigil::init::receive_fd(ours.get()));
   if (!adopted) return -1;
   vigil::NotifyListener& listener = *adopted;
   (void)listener.set_sync_wake_up();

@@ -20,26 +20,12 @@
 #include <string>
 
 #include "supervisor/session/backstop.h"
-#include "supervisor/session/session_dir.h"
+#include "tests/unit/supervisor/scratch_dir.h"
 
 namespace vigil {
 namespace {
 
-class Dir {
- public:
-  Dir() {
-    char t[] = "/tmp/vigil-change-clock-XXXXXX";
-    path_ = ::mkdtemp(t);
-  }
-  ~Dir() { (void)remove_tree(path_); }
-  Dir(const Dir&) = delete;
-  Dir& operator=(const Dir&) = delete;
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using Dir = testing_scratch::Scratch;
 
 // Linux 6.13 brought the multigrain floor; before it there is no ChangeClock (and the
 // backstop waits for the coarse clock, as its own tests check).
@@ -69,7 +55,7 @@ class ChangeClockTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!kernel_has_floor()) GTEST_SKIP() << "Linux before 6.13: no multigrain floor here";
-    auto c = ChangeClock::open(dir_.path());
+    auto c = ChangeClock::open(dir_.path);
     ASSERT_TRUE(c.ok()) << c.error().message;
     clock_.emplace(std::move(c).value());
   }
@@ -146,10 +132,10 @@ TEST_F(ChangeClockTest, TheBackstopFromAFloorStampSeparatesTheSameTick) {
     std::ofstream(t / "cmd/.vscode/tasks.json") << "{}";
     std::ofstream(t / "cmd/.bashrc") << "evil\n";
     BackstopInputs in;
-    in.roots = {t.path()};
+    in.roots = {t.path};
     const auto f = find_offenders(in, snap);
     std::set<std::string> got;
-    for (const auto& o : f.offenders) got.insert(o.path.substr(t.path().size() + 1));
+    for (const auto& o : f.offenders) got.insert(o.path.substr(t.path.size() + 1));
     EXPECT_EQ(got, (std::set<std::string>{"cmd/.vscode", "cmd/.bashrc"})) << "round " << i << " T " << show(*stamp) << " host/.bashrc " << show(ctime_of(t / "host/.bashrc"));
   }
 }
