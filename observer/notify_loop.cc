@@ -254,15 +254,30 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
 void Observer::answer_and_record(NotifyListener& listener, std::string* out,
                                  const std::vector<Mount>& mounts, const Notification& n,
                                  const CallPlan& plan, Performed done) {
-  // Installed, our copy closed, then answered, as on the blocking threads. Answering with
-  // the install itself (ADDFD_FLAG_SEND) saves one ioctl and one hand-off per open, and the
-  // calls that could see our copy in the moment before it is closed are trapped and
-  // ordered for it (ordered_syscalls(), supervisor/core/events/syscall_table.h). But on
-  // the quiet 2-vCPU machine SEND was slower per trapped write, not faster: 22.8 us
-  // against 15.6 us (2.57x against 1.77x the bare notify loop, the same 9 rounds,
-  // docs/performance/rounds.md): the caller and vigil-init then wake each other on
-  // different CPUs. The ordered rows stay trapped, so that switching back is exact.
-  if (install(listener, n, &done)) listener.answer(n.id, done.value, done.error);
+  // An open's fd is the answer itself (ADDFD_FLAG_SEND): one ioctl and one hand-off to the
+  // caller per trapped write fewer than installing it and answering after. Our copy is
+  // closed just after, while the caller may already run on; the calls that could see it
+  // in that moment (a flock, a lease, an exec of the file: ETXTBSY) are trapped too and so
+  // read by this thread only after the close (ordered_syscalls(),
+  // supervisor/core/events/syscall_table.h). Measured both ways in the same rounds
+  // (docs/performance/gatekeeper-2.md): which is faster follows what a task switch costs on
+  // the machine at the time. On 2026-12-02 SEND was 1.74-1.81x the bare notify loop
+  // against 2.13-2.18x, its mechanism alone 1.68x against 2.41x (vigil_emulation_floor);
+  // an earlier round had it the other way (2.57x against 1.77x). SEND is what #13 names.
+  if (done.fd) {
+    const long got = listener.answer_with_fd(n.id, done.fd.get(), done.cloexec);
+    done.fd.reset();
+    if (got >= 0) {
+      done.value = got;
+    } else if (got != -ENOENT) {
+      // Not installed (EMFILE in the caller's table, say): the call still waits, and
+      // that is its result. ENOENT: the caller is gone; the open still happened.
+      done.error = static_cast<int>(-got);
+      listener.answer(n.id, -1, done.error);
+    }
+  } else {
+    listener.answer(n.id, done.value, done.error);
+  }
   if (plan.row->emulation == Emulation::kOpen && !plan.writes) return;  // a read: no event
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }

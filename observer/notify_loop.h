@@ -121,7 +121,7 @@ class Observer {
   };
   std::vector<PendingExec> pending_execs_;
   // Puts an open's fd (`done->fd`) in the caller and closes our copy, before the answer
-  // (notify_loop.cc says why not ADDFD_FLAG_SEND). Whether the caller still waits for
+  // (the blocking threads: run_blocking says why). Whether the caller still waits for
   // answer(n.id, done->value, done->error): false only for a caller gone meanwhile.
   static bool install(NotifyListener& listener, const Notification& n, Performed* done);
   static void answer_and_record(NotifyListener& listener, std::string* out,
