@@ -32,7 +32,18 @@ cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# Wall-clock time per step, one "time: STEP N s" line each, so a slow step shows in CI's
+# log (the whole run must stay inside CI's 30 minutes).
+run_start=$SECONDS
+step_start=$SECONDS
+step_time() {  # step_time LABEL: the time since the last call (or the start), then restart
+  echo "time: $1 $((SECONDS - step_start)) s"
+  step_start=$SECONDS
+}
+
 tools/bootstrap.sh || { echo "bootstrap FAILED"; echo "summary: 0 passed, 1 failed, 0 skipped"; exit 1; }
+
+step_time bootstrap
 
 passed=0
 failed=0
@@ -123,6 +134,7 @@ run_suite() {
 echo "== layering check (tools/check_layering.py) and its planted violations"
 python3 tools/check_layering.py "$root" || step_failed "layering check"
 python3 tools/check_layering_test.py || step_failed "layering check's own test"
+step_time "layering check"
 
 echo "== display-text lints (tools/lint_display_text.py) and the escape table's generator check"
 # Nothing printed without the one escaping function, and the lint still catches what it
@@ -131,9 +143,11 @@ python3 tools/lint_display_text.py --self-test || step_failed "display-text lint
 python3 tools/lint_display_text.py || step_failed "display-text lint"
 python3 tools/gen_display_escape_table.py --check supervisor/core/base/display_escape_table.inc ||
   step_failed "escape table out of date"
+step_time "display-text lints"
 
 echo "== the macOS-only files parse as a Mac's compiler would (tools/check_macos_syntax.sh)"
 tools/check_macos_syntax.sh || step_failed "macOS files' syntax check"
+step_time "macOS syntax check"
 
 scratch=$(mktemp -d /tmp/vigil-test.XXXXXX)
 stage=""
@@ -153,6 +167,7 @@ echo "== dev build (build/, -DVIGIL_WERROR=ON)"
 if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON \
      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null &&
    cmake --build build -j "$jobs"; then :; else step_failed "dev build"; fi
+step_time "dev build"
 # The pass identity test (tests/integration/pass_identity.cc) checks the pass runs as the
 # user it claims: root here when we are root, unprivileged otherwise.
 expect_unpriv=0
@@ -161,6 +176,7 @@ expect_unpriv=0
 # when it is missing instead of leaving that part out.
 env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8 VIGIL_REQUIRE_TOOLS=1)
 run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
+step_time "unit tests"
 # The tests that show one user cannot reach another's session act as a second user
 # (tests/integration/other_user.h): as root, by dropping to vigil-ci; in the vigil-ci pass,
 # through a helper started below as vigil-ci-other. With VIGIL_REQUIRE_OTHER_USER=1 a
@@ -174,8 +190,10 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 run_suite "integration tests as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
   "${require_other[@]}" @@ build/tests/vigil_integration_tests
+step_time "integration tests as $(id -un)"
 run_suite "adversarial probes as $(id -un)" "${env_dev[@]}" VIGIL_EXPECT_UNPRIVILEGED=$expect_unpriv \
   @@ build/tests/vigil_adversarial_tests
+step_time "adversarial probes as $(id -un)"
 
 echo "== Release build with the defaults (build-release/): what a user or packager runs"
 # No -DVIGIL_WERROR: a user's build never fails on a warning. It must still be clean (the
@@ -194,12 +212,15 @@ else
   step_failed "Release build"
 fi
 rm -f "$rel_log"
+step_time "Release build"
 
 echo "== sanitizer build (build-asan/)"
 if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON -DVIGIL_WERROR=ON \
      -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1" >/dev/null &&
    cmake --build build-asan -j "$jobs" --target vigil_unit_tests; then :; else step_failed "sanitizer build"; fi
+step_time "sanitizer build"
 run_suite "unit tests under ASan+UBSan" "${env_dev[@]}" @@ build-asan/tests/vigil_unit_tests
+step_time "unit tests under ASan+UBSan"
 
 echo "== fuzz targets over their committed corpora (build-fuzz/, clang)"
 fuzz_log=$(mktemp)
@@ -213,6 +234,7 @@ fi
 fuzz_targets=$(grep -cE '^fuzz: [a-z_0-9]+: [0-9]+ inputs, no crash' "$fuzz_log")
 fuzz_inputs=$(grep -oE '^fuzz: [a-z_0-9]+: [0-9]+ inputs, no crash' "$fuzz_log" | awk '{s += $3} END {print s + 0}')
 rm -f "$fuzz_log"
+step_time "fuzz build and regression"
 # Fuzz corpora are not tests: they are reported here, not in the summary's counts.
 fuzz_line="fuzz: $fuzz_targets targets, $fuzz_inputs inputs"
 
@@ -241,10 +263,12 @@ if [ "$(id -u)" -eq 0 ]; then
 each case and runs vigil in it as root and as $user" \
       run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"
+    step_time "integration tests as $user"
     EXCLUDE='Caps.ACgroupLeftByAKilledVigilWithThisPidIsTakenOver' EXCLUDE_WHY="it plants a \
 cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
       run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
+    step_time "adversarial probes as $user"
     kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; other_pid=""
   else
     step_failed "unprivileged pass (staging the binaries)"
@@ -261,10 +285,12 @@ cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
     step_failed "the .deb, installed into a clean tree, used as $user"
     package_line="package: FAILED"
   fi
+  step_time "the .deb"
 else
   echo "== not root: the unprivileged pass above is the only integration pass"
 fi
 
+echo "time: total $((SECONDS - run_start)) s"
 echo "$fuzz_line"
 [ -z "${package_line:-}" ] || echo "$package_line"
 if [ "${#failures[@]}" -gt 0 ]; then
