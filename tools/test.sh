@@ -2,11 +2,12 @@
 # The whole test suite, from a clean checkout on Debian 12:
 #   1. installs what is missing (tools/bootstrap.sh);
 #   2. static checks: the layering check (tools/check_layering.py) and its own test;
-#   3. dev build (-DVIGIL_WERROR=ON: warnings are errors): unit tests, then integration and
-#      adversarial tests with the real bwrap as the calling user;
+#   3. dev build (-DVIGIL_WERROR=ON: warnings are errors): integration and adversarial
+#      tests with the real bwrap as the calling user (the unit tests are built and run once,
+#      in step 5's tree, with -DVIGIL_WERROR=ON there too);
 #   4. Release build with the defaults (what a user or packager runs): must build, and
 #      without a warning;
-#   5. ASan+UBSan build: unit tests;
+#   5. ASan+UBSan build: the unit tests;
 #   6. the libFuzzer targets, built with clang (build-fuzz/), each run once over its
 #      committed corpus in tests/fuzz/corpus/ (a regression check of seconds);
 #   7. when run as root: the integration and adversarial tests again as an unprivileged user
@@ -165,7 +166,8 @@ echo "== dev build (build/, -DVIGIL_WERROR=ON)"
 # inside CI's time budget. (A precompiled gtest header saved a fifth more, but GCC 12
 # inlines differently with it and reported a false -Warray-bounds: not used.)
 if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_WERROR=ON \
-     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null &&
+     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+     -DVIGIL_UNIT_TESTS=OFF >/dev/null &&
    cmake --build build -j "$jobs"; then :; else step_failed "dev build"; fi
 step_time "dev build"
 # The pass identity test (tests/integration/pass_identity.cc) checks the pass runs as the
@@ -175,8 +177,6 @@ expect_unpriv=0
 # VIGIL_REQUIRE_TOOLS=1: a test that drives a tool bootstrap installs (cargo, npm) fails
 # when it is missing instead of leaving that part out.
 env_dev=(env -i PATH="$clean_path" HOME="$scratch/home" LANG=C.UTF-8 VIGIL_REQUIRE_TOOLS=1)
-run_suite "unit tests" "${env_dev[@]}" @@ build/tests/vigil_unit_tests
-step_time "unit tests"
 # The tests that show one user cannot reach another's session act as a second user
 # (tests/integration/other_user.h): as root, by dropping to vigil-ci; in the vigil-ci pass,
 # through a helper started below as vigil-ci-other. With VIGIL_REQUIRE_OTHER_USER=1 a
