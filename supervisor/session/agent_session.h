@@ -22,20 +22,20 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "proxy/ask.h"
-#include "supervisor/core/policy/cap_plan.h"
-#include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/events/event_schema.h"
-#include "supervisor/session/proxy_test_options.h"
+#include "supervisor/core/policy/cap_plan.h"
+#include "supervisor/core/policy/policy.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/session/change_clock.h"
 #include "supervisor/session/command_spec.h"
+#include "supervisor/session/proxy_test_options.h"
 #include "supervisor/session/sandboxed_command.h"
 
 namespace vigil {
@@ -182,11 +182,10 @@ class AgentSession {
   std::unique_ptr<Spare> take_spare(const std::string& cwd, bool capture);
   // The outcome when the spare ran the command; none when it could not take it (then
   // nothing of the command was recorded and it is launched afresh).
-  std::optional<Result<SandboxedOutcome>> run_in_spare(std::unique_ptr<Spare> spare,
-                                                       const SandboxedCommand& cmd,
-                                                       CommandLogSink& command,
-                                                       const std::function<bool(OutputStream, std::string_view)>& forward,
-                                                       std::uint64_t id, const ChangeStart& start);
+  std::optional<Result<SandboxedOutcome>> run_in_spare(
+      std::unique_ptr<Spare> spare, const SandboxedCommand& cmd, CommandLogSink& command,
+      const std::function<bool(OutputStream, std::string_view)>& forward, std::uint64_t id,
+      const ChangeStart& start);
   // launch false: made and kept, its thread started later (Spare::launch()).
   void start_spare(const std::string& cwd, bool capture, bool launch = true);
   void retire(std::unique_ptr<Spare> spare);

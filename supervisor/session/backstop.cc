@@ -245,7 +245,7 @@ class Walk {
     if (!info) return true;
     const std::string path = join(dir_path, name);
     if (in_.skip.count(path) != 0) return true;
-    const bool fresh = is_new(*info, snap_.start) || in_.renamed_into.count(path) != 0;
+    const bool fresh = is_new(*info, snap_.start.at) || in_.renamed_into.count(path) != 0;
     if (name == ".git" && !S_ISDIR(info->mode) && fresh) {
       if (auto why = git_file_danger(fd, dir_path, *info); !why.empty()) {
         offend(path, ".git", why);
@@ -368,7 +368,7 @@ class Walk {
     // hooks, as a .git file does (no placeholder caps a missing one under the gatekeeper).
     const std::string at = join(path, "commondir");
     auto c = info_at(fd, "commondir");
-    if (!c || !(is_new(*c, snap_.start) || in_.renamed_into.count(at) != 0)) return;
+    if (!c || !(is_new(*c, snap_.start.at) || in_.renamed_into.count(at) != 0)) return;
     if (S_ISLNK(c->mode)) return offend(at, "git-commondir", "a symlink git follows for commondir");
     auto common = open_commondir(fd, path);
     if (!common.fd || common.path == path) return;
@@ -387,7 +387,7 @@ class Walk {
     };
     for (const char* cfg : {"config", "config.worktree"}) {
       auto i = info_at(fd, cfg);
-      if (!i || !is_new(*i, snap_.start)) continue;
+      if (!i || !is_new(*i, snap_.start.at)) continue;
       const std::string at = join(path, cfg);
       if (S_ISLNK(i->mode)) {
         offend(at, "git-config", "a symlink git follows for the repository's config");
@@ -419,14 +419,15 @@ class Walk {
     auto h = info_at(fd, "hooks");
     if (!h) return;
     if (S_ISLNK(h->mode) || !S_ISDIR(h->mode)) {
-      if (is_new(*h, snap_.start)) offend(hooks_path, "git-hook", "hooks is not a directory");
+      if (is_new(*h, snap_.start.at)) offend(hooks_path, "git-hook", "hooks is not a directory");
       return;
     }
     UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
     if (!hooks) return;
     for (const auto& e : list_dir(hooks.get())) {
       auto i = info_at(hooks.get(), e.name.c_str());
-      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) || !is_new(*i, snap_.start)) continue;
+      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) || !is_new(*i, snap_.start.at))
+        continue;
       offend(join(hooks_path, e.name), "git-hook",
              "git runs hooks/" + e.name + " on its own (commit, checkout, ...)");
     }
@@ -445,7 +446,7 @@ class Walk {
 
 BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs) {
   BackstopSnapshot s;
-  ::clock_gettime(CLOCK_REALTIME, &s.start);
+  ::clock_gettime(CLOCK_REALTIME, &s.start.at);
   for (const auto& c : configs) {
     auto text = read_small(AT_FDCWD, c.c_str(), kMaxConfig);
     if (!text) continue;
@@ -456,15 +457,13 @@ BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs)
 }
 
 void wait_for_coarse_clock(const BackstopSnapshot& snap) {
-  if (snap.floor) return;
+  if (snap.start.floor) return;
   // A timestamp may be coarse (the last tick) or, with multigrain timestamps, fine: only
   // once the coarse clock is past the start is either kind of a later change after it.
   for (;;) {
     timespec now{};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (now.tv_sec > snap.start.tv_sec ||
-        (now.tv_sec == snap.start.tv_sec && now.tv_nsec > snap.start.tv_nsec))
-      return;
+    if (timespec_after(now, snap.start.at)) return;
     const timespec pause{0, 500'000};
     ::nanosleep(&pause, nullptr);
   }

@@ -35,13 +35,14 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/session/change_clock.h"
+
 namespace vigil {
 
 struct BackstopSnapshot {
-  timespec start{};  // CLOCK_REALTIME, taken before the command can run
-  // `start` is a floor stamp (change_clock.h): every change from then on is stamped at or
-  // after it already, so wait_for_coarse_clock() has nothing to wait for.
-  bool floor = false;
+  // Taken before the command can run: CLOCK_REALTIME, or a floor stamp (change_clock.h),
+  // after which every change is stamped at or after it already.
+  ChangeStart start;
   // Config files that existed at launch -> the unsafe keys they held then.
   std::map<std::string, std::vector<std::string>> unsafe_at_launch;
 };
@@ -54,7 +55,7 @@ BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs)
 // inode changes with has passed `snap.start`: from then on every change gets a ctime after
 // it, while every change before the snapshot has one before it. Call after the snapshot
 // and before the command can run (while bwrap sets the sandbox up). Returns at once for a
-// floor stamp (BackstopSnapshot::floor).
+// floor stamp (ChangeStart::floor).
 void wait_for_coarse_clock(const BackstopSnapshot& snap);
 
 struct BackstopLimits {

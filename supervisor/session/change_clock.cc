@@ -9,17 +9,14 @@
 namespace vigil {
 namespace {
 
-bool later(const timespec& a, const timespec& b) {
-  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
-}
-
 // The inode's change time; reading it is also what makes the kernel stamp the next change
 // of that inode fine-grained when it comes within the same tick.
 std::optional<timespec> change_time(int fd) {
   struct statx sx {};
   if (::statx(fd, "", AT_EMPTY_PATH, STATX_CTIME, &sx) != 0 || (sx.stx_mask & STATX_CTIME) == 0)
     return std::nullopt;
-  return timespec{static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
+  return timespec{static_cast<time_t>(sx.stx_ctime.tv_sec),
+                  static_cast<long>(sx.stx_ctime.tv_nsec)};
 }
 
 // A change (the mode set to what it is) stamps the inode's change time.
@@ -44,7 +41,7 @@ std::optional<timespec> force_fine_stamp(int probe) {
     timespec coarse{};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
     if (!stamped) return std::nullopt;
-    if (later(*stamped, *before) && later(*stamped, coarse)) return stamped;
+    if (timespec_after(*stamped, *before) && timespec_after(*stamped, coarse)) return stamped;
     before = stamped;
   }
   return std::nullopt;
@@ -56,10 +53,15 @@ UniqueFd unnamed_file(const std::string& dir) {
 
 }  // namespace
 
+bool timespec_after(const timespec& a, const timespec& b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
 Result<ChangeClock> ChangeClock::open(const std::string& dir) {
   UniqueFd probe = unnamed_file(dir);
   if (!probe)
-    return make_error(Errc::kUnsupported, "no unnamed file in " + dir + ": " + std::strerror(errno));
+    return make_error(Errc::kUnsupported,
+                      "no unnamed file in " + dir + ": " + std::strerror(errno));
   for (int attempt = 0; attempt < 5; ++attempt) {
     // A witness whose change time nobody read: its next change is stamped as any file's.
     UniqueFd witness = unnamed_file(dir);
@@ -73,10 +75,11 @@ Result<ChangeClock> ChangeClock::open(const std::string& dir) {
     if (!witnessed) break;
     // A tick since the forced stamp would stamp the witness above it without any floor:
     // inconclusive, tried again.
-    if (!later(*forced, coarse)) continue;
-    if (later(*forced, *witnessed))
-      return make_error(Errc::kUnsupported, "this kernel stamps changes below a fine-grained stamp "
-                                            "taken before them (no multigrain floor)");
+    if (!timespec_after(*forced, coarse)) continue;
+    if (timespec_after(*forced, *witnessed))
+      return make_error(Errc::kUnsupported,
+                        "this kernel stamps changes below a fine-grained stamp "
+                        "taken before them (no multigrain floor)");
     return ChangeClock(std::move(probe));
   }
   return make_error(Errc::kUnsupported, "no fine-grained change stamp could be had in " + dir);

@@ -57,6 +57,9 @@ class ChangeClock {
   UniqueFd probe_;
 };
 
+// a strictly after b.
+bool timespec_after(const timespec& a, const timespec& b);
+
 // The start for a command: the clock's floor stamp when there is one, else the fine
 // clock now (and `floor` false: wait_for_coarse_clock() before the command runs).
 ChangeStart change_start(ChangeClock* clock);

@@ -24,9 +24,9 @@
 #include "supervisor/launch/resource_caps.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/session/backstop.h"
-#include "supervisor/session/change_clock.h"
 #include "supervisor/session/block_delivery.h"
 #include "supervisor/session/change_capture.h"
+#include "supervisor/session/change_clock.h"
 #include "supervisor/session/command_args.h"
 #include "supervisor/session/command_backstop.h"
 #include "supervisor/session/command_streams.h"
@@ -228,14 +228,10 @@ Result<SandboxedOutcome> run_sandboxed(
   // Before anything runs: what the backstop must take as the host's own (a spare's is
   // taken again at hand-off).
   BackstopSnapshot snapshot = take_backstop_snapshot(scanned_git_configs(prepared->plan));
+  // A floor stamp (change_clock.h) where the kernel has one: then nothing waits below. (A
+  // spare's start is its request's, taken again at hand-off.)
   if (!spare) {
-    // A floor stamp (change_clock.h) where the kernel has one: then nothing waits below.
-    if (auto clock = ChangeClock::open(session->path()); clock) {
-      if (const auto stamp = clock->stamp()) {
-        snapshot.start = *stamp;
-        snapshot.floor = true;
-      }
-    }
+    if (auto clock = ChangeClock::open(session->path())) snapshot.start = change_start(&*clock);
   }
   LaunchIo io;
   io.events = &*events;

@@ -57,8 +57,7 @@ Result<void> SpareHandoff::take_command(Launched launched, std::optional<Capture
   if (handed->on_spawned) handed->on_spawned(launched.bwrap);
   if (store) VIGIL_TRY_VOID(rename_capture_store(*store, owner.quarantine_id));
   snapshot = take_backstop_snapshot(scanned_git_configs(prepared.plan));
-  snapshot.start = handed->backstop_start.at;
-  snapshot.floor = handed->backstop_start.floor;
+  snapshot.start = handed->backstop_start;
   auto opened = sink.open(prepared);
   VIGIL_TRY(opened);
   record = *opened;

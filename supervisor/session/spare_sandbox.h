@@ -23,12 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/session/change_capture.h"
-#include "supervisor/session/change_clock.h"
-#include "supervisor/core/fs/expected_mounts.h"
 #include "supervisor/core/base/result.h"
+#include "supervisor/core/fs/expected_mounts.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/launch/sandbox_plan.h"
+#include "supervisor/session/change_capture.h"
+#include "supervisor/session/change_clock.h"
 
 namespace vigil {
 

@@ -6,9 +6,9 @@
 //   addfd      read the path, open it here, install the fd (NOTIF_ADDFD), close ours,
 //              answer with the fd number: the emulation #13 asks for, as vigil-init does it
 //   addfd-send the same with SECCOMP_ADDFD_FLAG_SEND (the install is the answer)
-// nothing else (no judging, no cwd, no record). The filter is vigil's (notify_filter()). Rounds interleave the modes; medians of the
-// child's ns per open are printed with each mode's ratio to `continue`.
-// Usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] [DIR]
+// nothing else (no judging, no cwd, no record). The filter is vigil's (notify_filter()). Rounds
+// interleave the modes; medians of the child's ns per open are printed with each mode's ratio to
+// `continue`. Usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] [DIR]
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -65,7 +65,8 @@ double now_ns() {
 }
 
 // One round: the ns per open the child measured, or < 0 on a failure.
-double round_of(Mode mode, const std::string& path, long n, const std::vector<sock_filter>& program) {
+double round_of(Mode mode, const std::string& path, long n,
+                const std::vector<sock_filter>& program) {
   int sv[2], pv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(pv, O_CLOEXEC) != 0)
     return -1;
@@ -99,7 +100,8 @@ double round_of(Mode mode, const std::string& path, long n, const std::vector<so
     }
     const long installed = listener.install_fd(req.id, fd.get(), true);
     fd.reset();
-    (void)listener.answer(req.id, installed >= 0 ? installed : -1, installed >= 0 ? 0 : static_cast<int>(-installed));
+    (void)listener.answer(req.id, installed >= 0 ? installed : -1,
+                          installed >= 0 ? 0 : static_cast<int>(-installed));
   }
   double per = -1;
   if (::read(rd.get(), &per, sizeof per) != static_cast<ssize_t>(sizeof per)) per = -1;
@@ -120,9 +122,12 @@ int main(int argc, char** argv) {
   int rounds = 9;
   int opt;
   while ((opt = ::getopt(argc, argv, "n:r:")) != -1) {
-    if (opt == 'n') n = std::atol(optarg);
-    else if (opt == 'r') rounds = std::atoi(optarg);
-    else return 2;
+    if (opt == 'n')
+      n = std::atol(optarg);
+    else if (opt == 'r')
+      rounds = std::atoi(optarg);
+    else
+      return 2;
   }
   const std::string dir = optind < argc ? argv[optind] : "/dev/shm";
   const std::string path = dir + "/vigil-emulation-floor";

@@ -12,8 +12,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <memory>
 #include <cstring>
+#include <memory>
 
 #include "supervisor/core/base/sha256.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -41,7 +41,8 @@ long long hash_copy(int from, int to, Sha256* h) {
     if (n < 0) return -1;
     if (n == 0) return total;
     h->update(buf.get(), static_cast<std::size_t>(n));
-    if (to >= 0 && !write_all(to, std::string_view(buf.get(), static_cast<std::size_t>(n)), "a copy"))
+    if (to >= 0 &&
+        !write_all(to, std::string_view(buf.get(), static_cast<std::size_t>(n)), "a copy"))
       return -1;
     at += n;
     total += n;

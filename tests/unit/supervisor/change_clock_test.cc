@@ -68,7 +68,8 @@ TEST_F(ChangeClockTest, EveryChangeAfterAStampIsStampedAtOrAfterIt) {
     // Made before the stamp and not looked at since (as most files are when a command
     // changes them): its change is stamped coarse, not fine-grained, unless the floor.
     const std::string old_file = dir_ / ("old" + std::to_string(i));
-    const std::string made = dir_ / ("made" + std::to_string(i)), sub = dir_ / ("sub" + std::to_string(i));
+    const std::string made = dir_ / ("made" + std::to_string(i)),
+                      sub = dir_ / ("sub" + std::to_string(i));
     std::ofstream(old_file) << "x";
     const auto t = clock_->stamp();
     ASSERT_TRUE(t) << "round " << i;
@@ -78,7 +79,8 @@ TEST_F(ChangeClockTest, EveryChangeAfterAStampIsStampedAtOrAfterIt) {
     std::ofstream(made) << i;
     ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
     const timespec changed = ctime_of(old_file);
-    EXPECT_TRUE(at_or_after(changed, *t)) << "round " << i << ": " << show(changed) << " < " << show(*t);
+    EXPECT_TRUE(at_or_after(changed, *t))
+        << "round " << i << ": " << show(changed) << " < " << show(*t);
     EXPECT_TRUE(at_or_after(ctime_of(made), *t)) << "round " << i;
     EXPECT_TRUE(at_or_after(ctime_of(sub), *t)) << "round " << i;
   }
@@ -101,7 +103,8 @@ TEST_F(ChangeClockTest, EveryChangeBeforeAStampIsStampedBelowIt) {
     ASSERT_EQ(::chmod(f.c_str(), (i % 4 < 2) ? 0600 : 0644), 0);
     const auto t = clock_->stamp();
     ASSERT_TRUE(t) << "round " << i;
-    EXPECT_FALSE(at_or_after(ctime_of(f), *t)) << "round " << i << ": " << show(ctime_of(f)) << " >= " << show(*t);
+    EXPECT_FALSE(at_or_after(ctime_of(f), *t))
+        << "round " << i << ": " << show(ctime_of(f)) << " >= " << show(*t);
   }
 }
 
@@ -125,8 +128,7 @@ TEST_F(ChangeClockTest, TheBackstopFromAFloorStampSeparatesTheSameTick) {
     BackstopSnapshot snap = take_backstop_snapshot({});
     const auto stamp = clock_->stamp();
     ASSERT_TRUE(stamp);
-    snap.start = *stamp;
-    snap.floor = true;
+    snap.start = {*stamp, true};
     wait_for_coarse_clock(snap);  // returns at once
     std::filesystem::create_directories(t / "cmd/.vscode");
     std::ofstream(t / "cmd/.vscode/tasks.json") << "{}";
@@ -136,7 +138,9 @@ TEST_F(ChangeClockTest, TheBackstopFromAFloorStampSeparatesTheSameTick) {
     const auto f = find_offenders(in, snap);
     std::set<std::string> got;
     for (const auto& o : f.offenders) got.insert(o.path.substr(t.path.size() + 1));
-    EXPECT_EQ(got, (std::set<std::string>{"cmd/.vscode", "cmd/.bashrc"})) << "round " << i << " T " << show(*stamp) << " host/.bashrc " << show(ctime_of(t / "host/.bashrc"));
+    EXPECT_EQ(got, (std::set<std::string>{"cmd/.vscode", "cmd/.bashrc"}))
+        << "round " << i << " T " << show(*stamp) << " host/.bashrc "
+        << show(ctime_of(t / "host/.bashrc"));
   }
 }
 
