@@ -8,9 +8,22 @@
 //   addfd-send the same with SECCOMP_ADDFD_FLAG_SEND (the install is the answer)
 // nothing else (no judging, no cwd, no record). The filter is vigil's (notify_filter()). Rounds
 // interleave the modes; medians of the child's ns per open are printed with each mode's ratio to
-// `continue`. Usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] [DIR]
+// `continue`.
+//
+// -c says where the two tasks run, to show what the hand-off costs (docs/performance/
+// gatekeeper-2.md): the kernel wakes a caller answered with SEND on the listener's CPU when
+// SYNC_WAKE_UP is set, but one answered with ADDFD with a plain wake-up, which the scheduler
+// sends to an idle CPU when there is one; the listener's own wake-up after the install goes
+// the same way. So:
+//   idle    nothing pinned, the other CPUs idle: as vigil runs on a quiet machine (default)
+//   busy    nothing pinned, a nice-19 busy loop on every CPU but the first (none idle)
+//   pinned  child and listener on the first CPU, the listener SCHED_BATCH (the install's
+//           wake-up does not preempt the caller): the hand-off with no CPU crossing at all
+// Usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] [-c idle|busy|pinned] [DIR]
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -33,6 +46,38 @@
 namespace {
 
 enum class Mode { kContinue, kAddfd, kAddfdSend };
+enum class Cpus { kIdle, kBusy, kPinned };
+
+bool pin_to_first_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+// A nice-19 busy loop on each CPU but the first, so that none is idle: the PIDs, to be
+// killed by the caller. Empty when a fork or a pin failed (the loops started are killed).
+std::vector<pid_t> start_busy_loops() {
+  std::vector<pid_t> pids;
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  for (long cpu = 1; cpu < cpus; ++cpu) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<int>(cpu), &set);
+      if (::sched_setaffinity(0, sizeof set, &set) != 0 || ::nice(19) == -1) _exit(1);
+      volatile unsigned long spins = 0;
+      for (;;) spins = spins + 1;
+    }
+    if (pid < 0) {
+      for (pid_t p : pids) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
+      return {};
+    }
+    pids.push_back(pid);
+  }
+  return pids;
+}
 const char* name(Mode m) {
   return m == Mode::kContinue ? "continue" : m == Mode::kAddfd ? "addfd" : "addfd-send";
 }
@@ -47,7 +92,8 @@ double now_ns() {
 // trapped), sends the listener over `sock`, times n opens and writes the ns per open to
 // `out`. `program` was compiled before the fork.
 [[noreturn]] void child(int sock, int out, const std::string& path, long n,
-                        const std::vector<sock_filter>& program) {
+                        const std::vector<sock_filter>& program, Cpus cpus) {
+  if (cpus == Cpus::kPinned && !pin_to_first_cpu()) _exit(3);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(3);
   auto installed = vigil::install_with_listener(program, 0);
   if (!installed) _exit(3);
@@ -66,13 +112,13 @@ double now_ns() {
 
 // One round: the ns per open the child measured, or < 0 on a failure.
 double round_of(Mode mode, const std::string& path, long n,
-                const std::vector<sock_filter>& program) {
+                const std::vector<sock_filter>& program, Cpus cpus) {
   int sv[2], pv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(pv, O_CLOEXEC) != 0)
     return -1;
   vigil::UniqueFd ours(sv[0]), theirs(sv[1]), rd(pv[0]), wr(pv[1]);
   const pid_t pid = ::fork();
-  if (pid == 0) child(theirs.get(), wr.get(), path, n, program);
+  if (pid == 0) child(theirs.get(), wr.get(), path, n, program, cpus);
   theirs.reset();
   wr.reset();
   auto adopted = vigil::NotifyListener::adopt(vigil::init::receive_fd(ours.get()));
@@ -121,13 +167,44 @@ int main(int argc, char** argv) {
   long n = 20000;
   int rounds = 9;
   int opt;
-  while ((opt = ::getopt(argc, argv, "n:r:")) != -1) {
-    if (opt == 'n')
+  Cpus cpus = Cpus::kIdle;
+  const char* cpus_name = "idle";
+  while ((opt = ::getopt(argc, argv, "n:r:c:")) != -1) {
+    if (opt == 'n') {
       n = std::atol(optarg);
-    else if (opt == 'r')
+    } else if (opt == 'r') {
       rounds = std::atoi(optarg);
-    else
+    } else if (opt == 'c' && std::string(optarg) == "idle") {
+      cpus = Cpus::kIdle;
+    } else if (opt == 'c' && std::string(optarg) == "busy") {
+      cpus = Cpus::kBusy;
+    } else if (opt == 'c' && std::string(optarg) == "pinned") {
+      cpus = Cpus::kPinned;
+    } else {
+      std::fprintf(stderr, "usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] "
+                           "[-c idle|busy|pinned] [DIR]\n");
       return 2;
+    }
+    if (opt == 'c') cpus_name = optarg;
+  }
+  // The listener (this process) is pinned and made SCHED_BATCH before any child is forked:
+  // each child inherits the pin, and SCHED_RESET_ON_FORK starts it as SCHED_OTHER, as a
+  // sandboxed caller runs.
+  if (cpus == Cpus::kPinned) {
+    sched_param none{};
+    if (!pin_to_first_cpu() ||
+        ::sched_setscheduler(0, SCHED_BATCH | SCHED_RESET_ON_FORK, &none) != 0) {
+      std::perror("vigil_emulation_floor: pin");
+      return 1;
+    }
+  }
+  std::vector<pid_t> busy;
+  if (cpus == Cpus::kBusy) {
+    busy = start_busy_loops();
+    if (busy.empty() && ::sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+      std::perror("vigil_emulation_floor: busy loops");
+      return 1;
+    }
   }
   const std::string dir = optind < argc ? argv[optind] : "/dev/shm";
   const std::string path = dir + "/vigil-emulation-floor";
@@ -141,22 +218,24 @@ int main(int argc, char** argv) {
   for (int r = 0; r <= rounds; ++r) {  // round 0 warms up
     for (int k = 0; k < 3; ++k) {
       const int m = (k + r) % 3;
-      const double ns = round_of(modes[m], path, n, *program);
+      const double ns = round_of(modes[m], path, n, *program, cpus);
       if (ns < 0) {
         std::fprintf(stderr, "vigil_emulation_floor: %s round failed\n", name(modes[m]));
+        for (pid_t p : busy) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
         return 1;
       }
       if (r > 0) per[m].push_back(ns);
     }
   }
+  for (pid_t p : busy) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
   ::unlink(path.c_str());
   double load[3] = {};
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
     std::fclose(f);
   }
-  std::printf("emulation floor: %d rounds of %ld write-opens in %s, load %.2f %.2f %.2f\n", rounds,
-              n, dir.c_str(), load[0], load[1], load[2]);
+  std::printf("emulation floor: %d rounds of %ld write-opens in %s, CPUs %s, load %.2f %.2f %.2f\n",
+              rounds, n, dir.c_str(), cpus_name, load[0], load[1], load[2]);
   const double base = median(per[0]);
   for (int m = 0; m < 3; ++m)
     std::printf("%-11s %8.0f ns per open (incl. the open)  %.2fx continue\n", name(modes[m]),
