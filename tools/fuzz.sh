@@ -45,7 +45,10 @@ configure() {
   fi
   local launcher=()
   if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  # -O1 with line tables, as libFuzzer's own examples build: 130 s against 156 s at -O2 -g
+  # for the regression CI runs each time, stack traces still with lines.
   CC=$cc CXX=$cxx cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" \
     -DVIGIL_FUZZ=ON -DVIGIL_WERROR=OFF -DVIGIL_TESTS=OFF >/dev/null
 }
