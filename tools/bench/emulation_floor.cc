@@ -114,8 +114,8 @@ double now_ns() {
 }
 
 // One round: the ns per open the child measured, or < 0 on a failure.
-double round_of(Mode mode, const std::string& path, long n,
-                const std::vector<sock_filter>& program, Cpus cpus) {
+double round_of(Mode mode, const std::string& path, long n, const std::vector<sock_filter>& program,
+                Cpus cpus) {
   int sv[2], pv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(pv, O_CLOEXEC) != 0)
     return -1;
@@ -184,8 +184,9 @@ int main(int argc, char** argv) {
     } else if (opt == 'c' && std::string(optarg) == "pinned") {
       cpus = Cpus::kPinned;
     } else {
-      std::fprintf(stderr, "usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] "
-                           "[-c idle|busy|pinned] [DIR]\n");
+      std::fprintf(stderr,
+                   "usage: vigil_emulation_floor [-n OPENS] [-r ROUNDS] "
+                   "[-c idle|busy|pinned] [DIR]\n");
       return 2;
     }
     if (opt == 'c') cpus_name = optarg;
