@@ -55,6 +55,14 @@ bool pin_to_first_cpu() {
   return ::sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+// Kills and reaps the busy loops started below.
+void stop_busy_loops(const std::vector<pid_t>& pids) {
+  for (pid_t p : pids) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+}
+
 // A nice-19 busy loop on each CPU but the first, so that none is idle: the PIDs, to be
 // killed by the caller. Empty when a fork or a pin failed (the loops started are killed).
 // Each loop also dies with this process, however it ends (PR_SET_PDEATHSIG).
@@ -74,7 +82,7 @@ std::vector<pid_t> start_busy_loops() {
       for (;;) spins = spins + 1;
     }
     if (pid < 0) {
-      for (pid_t p : pids) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
+      stop_busy_loops(pids);
       return {};
     }
     pids.push_back(pid);
@@ -225,13 +233,13 @@ int main(int argc, char** argv) {
       const double ns = round_of(modes[m], path, n, *program, cpus);
       if (ns < 0) {
         std::fprintf(stderr, "vigil_emulation_floor: %s round failed\n", name(modes[m]));
-        for (pid_t p : busy) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
+        stop_busy_loops(busy);
         return 1;
       }
       if (r > 0) per[m].push_back(ns);
     }
   }
-  for (pid_t p : busy) ::kill(p, SIGKILL), ::waitpid(p, nullptr, 0);
+  stop_busy_loops(busy);
   ::unlink(path.c_str());
   double load[3] = {};
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
