@@ -25,7 +25,7 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
            "): refused at any depth under a writable root";
   }
   // .gitmodules too: `git submodule add` writes it; what it names is judged by the git
-  // rules and, after the command, by the backstop (supervisor/session/backstop.h).
+  // rules and, after the command, by the backstop (supervisor/backstop/backstop.h).
   if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") return git_write_refusal(rel);
   return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
          "): refused at any depth under a writable root";

@@ -1,5 +1,5 @@
 // Seatbelt profile + command -> the exact argv of /usr/bin/sandbox-exec. Pure: tested on
-// Linux, used on macOS by supervisor/session/seatbelt_backend.cc (posix_spawn, never a shell).
+// Linux, used on macOS by supervisor/orchestrator/seatbelt_backend.cc (posix_spawn, never a shell).
 //
 //   /usr/bin/sandbox-exec -p PROFILE -D NAME=VALUE ... -- COMMAND ARGS...
 //

@@ -13,11 +13,13 @@ is the architecture (see ARCHITECTURE.md):
                                wire (vigil-init's command line) includes base only
     filters bwrap seatbelt proxy   the pure parts: the foundation only
     observer                   vigil-init: the foundation and filters
-    supervisor                 the top: everything above, and inside it
-                                   cli -> {session, replay} -> {launch, log, report}
-                               (each sub-folder only what is right of it; session and
-                               replay never include each other, nor launch, log and report
-                               one another)
+    supervisor                 the top: everything above, and inside it, by lifetime
+                                   cli -> agent -> orchestrator -> command -> backstop
+                                       -> {launch, log, report}
+                                   cli -> replay -> {launch, log, report}
+                               (each sub-folder only what is right of it; replay and the
+                               running side never include each other, nor launch, log and
+                               report one another)
     tests tools                may include anything
 
 It also fails on a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor
@@ -32,7 +34,8 @@ import sys
 # The parts, most specific first: a file belongs to the first part its path starts with.
 PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
          "supervisor/core/events", "supervisor/core/wire", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
-         "observer", "supervisor/cli", "supervisor/session", "supervisor/replay",
+         "observer", "supervisor/cli", "supervisor/agent", "supervisor/orchestrator",
+         "supervisor/command", "supervisor/backstop", "supervisor/replay",
          "supervisor/launch", "supervisor/log", "supervisor/report", "supervisor", "tests",
          "tools"]
 
@@ -42,7 +45,8 @@ CORE = {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
 # What every part of supervisor/ may use from outside it.
 BELOW_SUPERVISOR = {"filters", "bwrap", "seatbelt", "proxy", "observer"} | CORE
 SUPERVISOR_FLOOR = {"supervisor/launch", "supervisor/log", "supervisor/report"}
-SUPERVISOR_ALL = {"supervisor/cli", "supervisor/session", "supervisor/replay",
+SUPERVISOR_ALL = {"supervisor/cli", "supervisor/agent", "supervisor/orchestrator",
+                  "supervisor/command", "supervisor/backstop", "supervisor/replay",
                   "supervisor"} | SUPERVISOR_FLOOR
 
 ALLOWED = {
@@ -67,9 +71,18 @@ ALLOWED = {
     "supervisor/launch": {"supervisor/launch"} | BELOW_SUPERVISOR,
     "supervisor/log": {"supervisor/log"} | BELOW_SUPERVISOR,
     "supervisor/report": {"supervisor/report"} | BELOW_SUPERVISOR,
-    # Over them, side by side: running sessions (session/) and reading their logs
-    # (replay/). A session records; replay reads what it recorded: neither runs the other.
-    "supervisor/session": {"supervisor/session"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    # Over them, side by side: running sandboxes and reading their logs (replay/). The
+    # running side records; replay reads what it recorded: neither runs the other. The
+    # running side by lifetime, each over the ones it outlives: the post-run backstop and
+    # undo mechanics (backstop/), one command's sandbox (command/), one `vigil run` or
+    # embedder call (orchestrator/), an agent session and its protocols (agent/).
+    "supervisor/backstop": {"supervisor/backstop"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    "supervisor/command": {"supervisor/command", "supervisor/backstop"} | SUPERVISOR_FLOOR
+                          | BELOW_SUPERVISOR,
+    "supervisor/orchestrator": {"supervisor/orchestrator", "supervisor/command",
+                                "supervisor/backstop"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    "supervisor/agent": {"supervisor/agent", "supervisor/orchestrator", "supervisor/command",
+                         "supervisor/backstop"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
     "supervisor/replay": {"supervisor/replay"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
     # The top: one file per subcommand, over everything.
     "supervisor/cli": SUPERVISOR_ALL | BELOW_SUPERVISOR,

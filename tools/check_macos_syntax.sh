@@ -9,11 +9,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cxx=${1:-g++}
 stubs=$root/tools/macos_stubs
-files=(supervisor/launch/macos_launch.cc supervisor/session/seatbelt_backend.cc
+files=(supervisor/launch/macos_launch.cc supervisor/orchestrator/seatbelt_backend.cc
        supervisor/cli/macos_commands.cc supervisor/cli/run_command.cc supervisor/cli/main.cc
-       supervisor/session/session_orchestrator.cc supervisor/session/macos_session.cc
-       supervisor/session/session_record.cc supervisor/session/block_delivery.cc
-       supervisor/session/command_spec.cc supervisor/session/net_events.cc
+       supervisor/orchestrator/session_orchestrator.cc supervisor/orchestrator/macos_session.cc
+       supervisor/orchestrator/session_record.cc supervisor/command/block_delivery.cc
+       supervisor/command/command_spec.cc supervisor/command/net_events.cc
        supervisor/core/base/write_all.cc supervisor/core/base/diagnostics.cc)
 # One compiler per CPU (each file is a whole-program parse of about 3 s), outputs printed
 # in the files' order.

@@ -9,7 +9,7 @@
 #include "supervisor/core/base/diagnostics.h"  // report(): how every subcommand ends on an error
 #include "supervisor/core/base/exit_codes.h"   // exit_code_for()
 #include "supervisor/core/base/result.h"
-#include "supervisor/session/proxy_test_options.h"
+#include "supervisor/command/proxy_test_options.h"
 
 namespace vigil {
 

@@ -12,7 +12,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #if !defined(__APPLE__)
-#include "supervisor/session/session_server.h"
+#include "supervisor/agent/session_server.h"
 #endif
 
 namespace vigil {

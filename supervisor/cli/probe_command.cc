@@ -17,7 +17,7 @@
 #include "supervisor/cli/doctor.h"
 #include "supervisor/launch/odd_mounts.h"
 #include "supervisor/launch/resource_caps.h"
-#include "supervisor/session/session_runner.h"
+#include "supervisor/orchestrator/session_runner.h"
 
 namespace vigil {
 namespace {

@@ -4,12 +4,12 @@
 //   vigil proxy --settings F --listen unix:PATH | tcp:127.0.0.1:PORT [--events FILE]
 //
 // Every decision is one schema v1 record on stderr (or appended to --events FILE; see
-// supervisor/session/proxy_event_lines.h). Ready is
+// supervisor/command/proxy_event_lines.h). Ready is
 // announced on stderr as "vigil: proxy listening on <address>" (with the real port for
 // tcp:...:0). SIGINT/SIGTERM: graceful shutdown; a second signal cuts everything.
 //
 // Test-only options (--test-resolve, --test-allow-loopback), refused unless
-// VIGIL_TEST_MODE=1: supervisor/session/proxy_test_options.h, shared with `vigil run`.
+// VIGIL_TEST_MODE=1: supervisor/command/proxy_test_options.h, shared with `vigil run`.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -32,8 +32,8 @@
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/policy_loader.h"
-#include "supervisor/session/proxy_event_lines.h"
-#include "supervisor/session/proxy_test_options.h"
+#include "supervisor/command/proxy_event_lines.h"
+#include "supervisor/command/proxy_test_options.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/launch/sandbox_plan.h"
 

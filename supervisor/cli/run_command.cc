@@ -1,4 +1,4 @@
-// `vigil run`: the CLI over run_session() (supervisor/session/session_runner.h).
+// `vigil run`: the CLI over run_session() (supervisor/orchestrator/session_runner.h).
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -8,10 +8,10 @@
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/launch/sandbox_launch.h"
-#include "supervisor/session/session_runner.h"
+#include "supervisor/orchestrator/session_runner.h"
 #include "supervisor/core/base/write_all.h"
 #if !defined(__APPLE__)
-#include "supervisor/session/session_server.h"
+#include "supervisor/agent/session_server.h"
 #endif
 
 namespace vigil {

@@ -1,5 +1,5 @@
-// `vigil serve` and `vigil mcp`: an agent session (supervisor/session/agent_session.h) driven by
-// JSON-RPC on stdio (supervisor/session/rpc_stdio.h). Methods: docs/protocol.md.
+// `vigil serve` and `vigil mcp`: an agent session (supervisor/agent/agent_session.h) driven by
+// JSON-RPC on stdio (supervisor/agent/rpc_stdio.h). Methods: docs/protocol.md.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,15 +13,15 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/display_text.h"
-#include "supervisor/session/agent_session.h"
+#include "supervisor/agent/agent_session.h"
 #include "supervisor/cli/commands.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
-#include "supervisor/session/rpc_stdio.h"
+#include "supervisor/agent/rpc_stdio.h"
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/cli/serve_command.h"
-#include "supervisor/session/session_runner.h"
-#include "supervisor/session/wire_json.h"
+#include "supervisor/orchestrator/session_runner.h"
+#include "supervisor/agent/wire_json.h"
 
 namespace vigil {
 namespace {
@@ -204,7 +204,7 @@ class RpcAsks {
     json choices = {"once", "session"};
     if (p.can_always) choices.push_back("always");
     choices.push_back("deny");
-    // From the proxy's thread: queued, never waited for (supervisor/session/rpc_out.h).
+    // From the proxy's thread: queued, never waited for (supervisor/agent/rpc_out.h).
     out_.post(json{{"jsonrpc", "2.0"},
                    {"id", id},
                    {"method", "ask"},

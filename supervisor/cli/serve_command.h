@@ -2,7 +2,7 @@
 // tool, run_command): an agent session for clients in any language. docs/protocol.md.
 #pragma once
 
-#include "supervisor/session/agent_session.h"
+#include "supervisor/agent/agent_session.h"
 
 namespace vigil {
 

@@ -1,4 +1,4 @@
-// `vigil session start|end` (supervisor/session/session_server.h): CLI registration.
+// `vigil session start|end` (supervisor/agent/session_server.h): CLI registration.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/cli/serve_command.h"
-#include "supervisor/session/session_server.h"
+#include "supervisor/agent/session_server.h"
 
 namespace vigil {
 

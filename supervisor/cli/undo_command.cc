@@ -20,7 +20,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "supervisor/session/change_capture.h"
+#include "supervisor/backstop/change_capture.h"
 #include "supervisor/core/events/content_store.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
@@ -28,7 +28,7 @@
 #include "supervisor/log/log_key.h"
 #include "supervisor/log/log_stream.h"
 #include "supervisor/replay/replay_changes.h"
-#include "supervisor/session/session_record.h"
+#include "supervisor/orchestrator/session_record.h"
 #include "supervisor/replay/undo_plan.h"
 
 namespace vigil {

@@ -2,7 +2,7 @@
 // only the fds they are given (POSIX_SPAWN_CLOEXEC_DEFAULT) in their own process group,
 // the wait that forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT through kqueue, and `log
 // stream`, whose Seatbelt reports are the session's witness. The session's use of them is
-// supervisor/session/seatbelt_backend.cc.
+// supervisor/orchestrator/seatbelt_backend.cc.
 //
 // BUILT ONLY ON APPLE and NEVER COMPILED by the Linux CI (tools/check_macos_syntax.sh
 // parses it).

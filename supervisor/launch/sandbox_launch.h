@@ -68,7 +68,7 @@ struct LaunchIo {
   // closed the program pipe unwritten: vigil-init then never starts the command, the
   // sandbox ends on its own, and once bwrap has exited the error is returned.
   std::function<Result<void>()> after_spawn;
-  // A session's command (supervisor/session/session_server.h): bwrap's environment (null: this
+  // A session's command (supervisor/agent/session_server.h): bwrap's environment (null: this
   // process's), the fds it gets as 0, 1 and 2 (1 and 2 only without capture), and a
   // call with bwrap's pid once it runs (to end it with the session).
   const std::vector<std::string>* env = nullptr;

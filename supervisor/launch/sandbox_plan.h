@@ -43,7 +43,7 @@ struct PlanRequest {
   // everyday git (`git add -A`, `git stash -u`, `git status`, `git clean -fd` all trip on
   // them), so they are for the witness-only path: where vigil-init refuses the creation
   // of protected names at the call (the gatekeeper) and the post-run backstop
-  // (supervisor/session/backstop.h) quarantines whatever slips through, pass false. Existing
+  // (supervisor/backstop/backstop.h) quarantines whatever slips through, pass false. Existing
   // protected names keep their read-only binds either way.
   bool placeholders = true;
   // A denyWrite entry that does not exist yet is refused by vigil-init when it is created

@@ -1,4 +1,4 @@
-// Where session directories live (<base> in supervisor/session/session_dir.h, which makes
+// Where session directories live (<base> in supervisor/command/session_dir.h, which makes
 // and sweeps them): $XDG_RUNTIME_DIR/vigil when that directory is ours, else vigil-UID in
 // the shared temp dir. Here, below both, because the session makes them and replay
 // recognises a session temp dir in an older log by it.

@@ -24,7 +24,7 @@
 
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/log/session_log.h"
-#include "supervisor/session/session_wire.h"
+#include "supervisor/agent/session_wire.h"
 #include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/agent_session_harness.h"
 #include "tests/integration/harness.h"

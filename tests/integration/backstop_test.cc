@@ -1,4 +1,4 @@
-// The post-run backstop (supervisor/session/backstop.h) with the real bwrap and real git: each
+// The post-run backstop (supervisor/backstop/backstop.h) with the real bwrap and real git: each
 // route by which a session could leave the host something that runs a program later
 // (a hook, a config key, a .git file, a protected name below the top level) ends in the
 // quarantine with a `quarantined` line in the block, a log record, and nothing left in

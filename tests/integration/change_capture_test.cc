@@ -1,4 +1,4 @@
-// Pre- and post-images (observer/capture.h, supervisor/session/change_capture.h) with the real
+// Pre- and post-images (observer/capture.h, supervisor/backstop/change_capture.h) with the real
 // bwrap and real tools: before the command first changes or removes an existing file
 // (sed -i's rename over it, `>` truncating it, rm, mv over it, truncate), its bytes are
 // in the session's content store under their SHA-256 and an fs.image "pre" record says

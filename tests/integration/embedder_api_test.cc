@@ -1,4 +1,4 @@
-// The embedder API (supervisor/session/session_runner.h) in-process, with the real bwrap and the
+// The embedder API (supervisor/orchestrator/session_runner.h) in-process, with the real bwrap and the
 // vigil-init built beside this test binary: events arrive live and in log order, output
 // comes through the callback, and the outcome carries the status and the annotation.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "supervisor/core/base/unique_fd.h"
-#include "supervisor/session/session_runner.h"
+#include "supervisor/orchestrator/session_runner.h"
 #include "tests/integration/harness.h"
 #include "tests/support/bounded_wait.h"
 

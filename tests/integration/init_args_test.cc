@@ -1,6 +1,6 @@
 // vigil-init's command line fails closed: run directly, a malformed value, an unknown
 // option or a descriptor that is not open stops it before anything of the command runs,
-// with an error naming the option (the table itself: tests/unit/core/init_args_test.cc).
+// with an error naming the option (the table itself: tests/unit/supervisor/core/wire/init_args_test.cc).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

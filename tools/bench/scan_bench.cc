@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "bwrap/mandatory_scan.h"
-#include "supervisor/session/backstop.h"
+#include "supervisor/backstop/backstop.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace {
@@ -237,7 +237,7 @@ bool bench_depth(const std::string& root, int depth, int runs) {
   return true;
 }
 
-// The post-run backstop's pass (supervisor/session/backstop.h) beside the launch scan at the same
+// The post-run backstop's pass (supervisor/backstop/backstop.h) beside the launch scan at the same
 // depth, interleaved round by round: what a session's end costs next to what its start
 // already pays. Nothing in the tree is newer than the snapshot, so it finds nothing.
 bool bench_backstop(const std::string& root, int runs) {

@@ -177,7 +177,7 @@ struct SessionEnd {
   bool operator==(const SessionEnd&) const = default;
 };
 
-// What the post-run backstop (supervisor/session/backstop.h) found left in a writable root that
+// What the post-run backstop (supervisor/backstop/backstop.h) found left in a writable root that
 // breaks the rules (a protected name made during the session, a git hook or config key
 // that runs a program) and moved into the session's quarantine. Supervisor only.
 struct FsQuarantine {

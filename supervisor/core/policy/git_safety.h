@@ -17,7 +17,7 @@
 // a hooks directory may hold are regular files named "*.sample" (what `git init` copies
 // from its templates).
 //
-// Used by the post-run backstop (supervisor/session/backstop.h) and by the gatekeeper at config
+// Used by the post-run backstop (supervisor/backstop/backstop.h) and by the gatekeeper at config
 // writes. Thread-safe (no state).
 #pragma once
 

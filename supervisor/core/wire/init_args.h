@@ -1,5 +1,5 @@
 // vigil-init's command line: the one contract between the supervisor, which builds it
-// (supervisor/session/sandboxed_command.cc and the launch builders that add their part),
+// (supervisor/command/sandboxed_command.cc and the launch builders that add their part),
 // and vigil-init, which parses it (observer/vigil_init_main.cc). Pure: an options struct
 // to argv and back, each flag named once in a table (init_args.cc) with the type of its
 // value, so the two sides cannot drift apart.

@@ -1,0 +1,484 @@
+#include "supervisor/backstop/backstop.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "supervisor/core/policy/git_safety.h"
+#include "supervisor/core/policy/mandatory_denies.h"
+#include "supervisor/core/policy/path_expand.h"
+#include "supervisor/core/base/unique_fd.h"
+
+namespace vigil {
+namespace {
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+// A config bigger than this is not judged but refused: git's own are a few hundred bytes.
+constexpr std::size_t kMaxConfig = 1 << 20;
+constexpr std::size_t kMaxGitFile = 4096;
+
+struct Info {
+  mode_t mode = 0;
+  std::uint64_t size = 0;
+  statx_timestamp ctime{};
+  statx_timestamp btime{};
+  bool has_btime = false;
+};
+
+std::optional<Info> info_at(int dir_fd, const char* name) {
+  struct statx sx {};
+  if (::statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_BTIME,
+              &sx) != 0) {
+    return std::nullopt;
+  }
+  Info i;
+  i.mode = sx.stx_mode;
+  i.size = sx.stx_size;
+  i.ctime = sx.stx_ctime;
+  i.btime = sx.stx_btime;
+  i.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
+  return i;
+}
+
+bool at_or_after(const statx_timestamp& t, const timespec& start) {
+  if (t.tv_sec != start.tv_sec) return t.tv_sec > start.tv_sec;
+  return static_cast<long>(t.tv_nsec) >= start.tv_nsec;
+}
+
+// Made (or, for a file, changed) during the session. A directory's ctime also moves when
+// an entry is added, which does not make the directory itself new: its birth time does.
+bool is_new(const Info& i, const timespec& start) {
+  if (S_ISDIR(i.mode) && i.has_btime) return at_or_after(i.btime, start);
+  return at_or_after(i.ctime, start);
+}
+
+std::string join(const std::string& dir, std::string_view name) {
+  std::string out = dir;
+  if (out.empty() || out.back() != '/') out.push_back('/');
+  return out.append(name);
+}
+
+Result<std::string> read_small(int dir_fd, const char* name, std::size_t max) {
+  UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return system_error(std::string("cannot open ") + name);
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error(std::string("cannot read ") + name);
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max) return make_error(Errc::kRefused, "larger than vigil judges");
+  }
+}
+
+struct DirEntry {
+  std::string name;
+  unsigned char type;  // d_type: DT_DIR, DT_REG, ..., DT_UNKNOWN when the filesystem does not say
+};
+
+std::vector<DirEntry> list_dir(int fd) {
+  std::vector<DirEntry> entries;
+  UniqueFd dup(::dup(fd));
+  if (!dup) return entries;
+  DIR* d = ::fdopendir(dup.get());
+  if (d == nullptr) return entries;
+  (void)dup.release();  // closedir owns it now
+  ::rewinddir(d);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") entries.push_back(DirEntry{std::string(n), e->d_type});
+  }
+  ::closedir(d);
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
+}
+
+bool is_git_rule(const MandatoryDeny& d) { return d.relpath.starts_with(".git/"); }
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+class Walk {
+ public:
+  Walk(const BackstopInputs& in, const BackstopSnapshot& snap, const BackstopLimits& lim)
+      : in_(in), snap_(snap), lim_(lim), deadline_(std::chrono::steady_clock::now() + lim.budget) {}
+
+  void root(const std::string& root) {
+    UniqueFd fd(::open(root.c_str(), kDirFlags & ~O_NOFOLLOW));
+    if (!fd) return incomplete("cannot open " + root);
+    dir(fd.get(), root, "", 0);
+  }
+
+  // One path the records name, wherever it lies: each component from the root is looked
+  // at as the walk would (once), without descending.
+  void written(const std::string& root, const std::string& path) {
+    if (!path_is_under(path, root) || path.size() <= root.size()) return;
+    UniqueFd cur(::open(root.c_str(), kDirFlags & ~O_NOFOLLOW));
+    std::string at = root, rel;
+    std::string_view rest = std::string_view(path).substr(root.size());
+    while (cur && !rest.empty()) {
+      while (rest.starts_with('/')) rest.remove_prefix(1);
+      const std::string name(rest.substr(0, rest.find('/')));
+      rest.remove_prefix(name.size());
+      if (name.empty()) break;
+      const std::string here = join(at, name);
+      rel = rel.empty() ? name : rel + "/" + name;
+      if (checked_.insert(here).second) {
+        if (is_git_dir(cur.get(), at)) git_dir(cur.get(), at);
+        if (!entry(cur.get(), at, rel, name, /*descend=*/nullptr)) return;  // an offender
+      }
+      cur = UniqueFd(::openat(cur.get(), name.c_str(), kDirFlags));
+      at = here;
+    }
+    if (cur && checked_.insert(at + "/").second && is_git_dir(cur.get(), at)) {
+      git_dir(cur.get(), at);
+    }
+  }
+
+  BackstopFindings finish() && {
+    auto& o = out_.offenders;
+    std::sort(o.begin(), o.end(), [](const Offender& a, const Offender& b) { return a.path < b.path; });
+    // One move takes a directory with everything in it.
+    std::vector<Offender> kept;
+    for (auto& x : o) {
+      if (!kept.empty() && (kept.back().path == x.path || path_is_under(x.path, kept.back().path)))
+        continue;
+      kept.push_back(std::move(x));
+    }
+    o = std::move(kept);
+    return std::move(out_);
+  }
+
+ private:
+  void incomplete(std::string why) {
+    if (out_.incomplete.empty()) out_.incomplete = std::move(why);
+  }
+  bool over_budget() {
+    if (++out_.entries > lim_.max_entries) {
+      incomplete("stopped after " + std::to_string(lim_.max_entries) + " entries");
+      return true;
+    }
+    if ((out_.entries & 255) == 0 && std::chrono::steady_clock::now() > deadline_) {
+      incomplete("stopped after " + std::to_string(lim_.budget.count()) + " ms");
+      stopped_ = true;
+    }
+    return stopped_;
+  }
+  void offend(std::string path, std::string rule, std::string reason) {
+    if (in_.skip.count(path) != 0) return;
+    out_.offenders.push_back(Offender{std::move(path), std::move(rule), std::move(reason)});
+  }
+
+  // A directory git would take for a repository: HEAD beside objects/ (or a commondir
+  // that borrows them, as a worktree's gitdir does). ".git" directories count always.
+  static bool is_git_dir(int fd, const std::string& path) {
+    if (path.ends_with("/.git")) return true;
+    auto head = info_at(fd, "HEAD");
+    if (!head || !S_ISREG(head->mode)) return false;
+    auto objects = info_at(fd, "objects");
+    auto common = info_at(fd, "commondir");
+    return (objects && S_ISDIR(objects->mode)) || (common && S_ISREG(common->mode));
+  }
+
+  void dir(int fd, const std::string& path, const std::string& rel, int depth) {
+    if (stopped_) return;
+    if (depth >= lim_.max_depth) {
+      return incomplete("deeper than " + std::to_string(lim_.max_depth) + " levels at " + path);
+    }
+    checked_.insert(path + "/");
+    const auto entries = list_dir(fd);
+    const bool git = looks_like_git_dir(entries, path) && is_git_dir(fd, path);
+    if (git) git_dir(fd, path);
+    std::string child_rel = rel.empty() ? std::string() : rel + "/";
+    const std::size_t base = child_rel.size();
+    for (const auto& e : entries) {
+      if (over_budget()) return;
+      child_rel.resize(base);
+      child_rel.append(e.name);
+      bool descend = e.type == DT_DIR;
+      // Most entries need no more than their listing: a name no rule covers, of a type
+      // the listing gave. Only the others pay for a statx.
+      const bool judge = e.type == DT_UNKNOWN || e.name == ".git" || e.name == ".gitmodules" ||
+                         mandatory_deny_within(child_rel, /*allow_git_config=*/true) != nullptr;
+      if (judge && (!entry(fd, path, child_rel, e.name, &descend) || !descend)) continue;
+      if (!descend) continue;
+      // objects/ is most of a repository and holds nothing git runs.
+      if (git && e.name == "objects") continue;
+      UniqueFd child(::openat(fd, e.name.c_str(), kDirFlags));
+      if (!child) {
+        if (errno == EACCES || errno == EPERM) incomplete("cannot read " + join(path, e.name));
+        continue;
+      }
+      dir(child.get(), join(path, e.name), child_rel, depth + 1);
+    }
+  }
+
+  // From the listing alone: could this be a repository? (is_git_dir() then checks types.)
+  static bool looks_like_git_dir(const std::vector<DirEntry>& entries, const std::string& path) {
+    if (path.ends_with("/.git")) return true;
+    bool head = false, store = false;
+    for (const auto& e : entries) {
+      head = head || e.name == "HEAD";
+      store = store || e.name == "objects" || e.name == "commondir";
+    }
+    return head && store;
+  }
+
+  // Judges one entry of the directory `fd` (at `dir_path`). False when it is an offender
+  // (nothing below it needs a look). *descend: a directory the walk should enter.
+  bool entry(int fd, const std::string& dir_path, const std::string& rel, const std::string& name,
+             bool* descend) {
+    const auto info = info_at(fd, name.c_str());
+    if (!info) return true;
+    const std::string path = join(dir_path, name);
+    if (in_.skip.count(path) != 0) return true;
+    const bool fresh = is_new(*info, snap_.start.at) || in_.renamed_into.count(path) != 0;
+    if (name == ".git" && !S_ISDIR(info->mode) && fresh) {
+      if (auto why = git_file_danger(fd, dir_path, *info); !why.empty()) {
+        offend(path, ".git", why);
+        return false;
+      }
+    }
+    if (name == ".gitmodules" && S_ISREG(info->mode)) {
+      if (fresh) {
+        auto text = read_small(fd, name.c_str(), kMaxConfig);
+        const auto v = text ? git::judge_config(*text)
+                            : git::ConfigVerdict{false, {text.error().message}};
+        if (!v.safe) {
+          offend(path, ".gitmodules", "git acts on what it names (" + joined(v.unsafe) + ")");
+          return false;
+        }
+      }
+      return true;
+    }
+    const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
+    if (d != nullptr && !is_git_rule(*d) && fresh && !is_empty(fd, name, *info)) {
+      offend(path, std::string(d->relpath),
+             "protected name " + std::string(d->relpath) + " made during the session: " +
+                 std::string(d->why));
+      return false;
+    }
+    if (descend != nullptr) *descend = S_ISDIR(info->mode);
+    return true;
+  }
+
+  // An empty file or directory runs nothing. It is also what a placeholder is, and
+  // another session sharing the workspace may have one bound there right now: moving it
+  // would detach that session's mount (see session_dir.h).
+  static bool is_empty(int fd, const std::string& name, const Info& info) {
+    if (S_ISREG(info.mode)) return info.size == 0;
+    if (!S_ISDIR(info.mode)) return false;
+    UniqueFd d(::openat(fd, name.c_str(), kDirFlags));
+    return d && list_dir(d.get()).empty();
+  }
+
+    // What makes a new ".git" (a file "gitdir: X", a symlink, anything but a directory)
+  // dangerous: it points git at a repository whose hooks or config run a program. "" when
+  // it is harmless (git worktree add, git submodule add).
+  std::string git_file_danger(int fd, const std::string& dir_path, const Info& info) const {
+    if (S_ISLNK(info.mode)) return "a symlink git follows to a repository vigil did not judge";
+    if (!S_ISREG(info.mode)) return {};
+    auto text = read_small(fd, ".git", kMaxGitFile);
+    if (!text) return "a .git file vigil cannot read (" + text.error().message + ")";
+    std::string_view t = *text;
+    if (!t.starts_with("gitdir:")) return {};  // git refuses it: points nowhere
+    t.remove_prefix(7);
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+    const std::string target(t);
+    // Relative to the directory holding the .git file, as git reads it.
+    UniqueFd repo(t.starts_with('/') ? ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                     : ::openat(fd, target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!repo) return {};
+    const std::string repo_path =
+        lexically_normal(t.starts_with('/') ? target : dir_path + "/" + target);
+    auto bad = repo_danger(repo.get(), repo_path);
+    return bad.empty() ? std::string() : "points git at " + target + ", where " + bad;
+  }
+
+  // Whatever in the repository open on `fd` runs a program, whenever it was made; "" when
+  // nothing does. For repositories a new .git file points at.
+  std::string repo_danger(int fd, const std::string& path, int follow_commondir = 1) const {
+    std::vector<Offender> found;
+    repo_state(fd, path, found);
+    if (!found.empty()) return found.front().path + ": " + found.front().reason;
+    // A worktree's gitdir takes config and hooks from the repository its commondir names.
+    if (follow_commondir == 0) return {};
+    auto common = open_commondir(fd, path);
+    if (!common.fd) return {};
+    return repo_danger(common.fd.get(), common.path, follow_commondir - 1);
+  }
+
+  // The directory a gitdir's commondir names, opened as git reads it (relative to the
+  // gitdir); no fd when there is none.
+  struct CommonDir {
+    UniqueFd fd;
+    std::string named;  // as the file spells it
+    std::string path;   // absolute, normalised
+  };
+  static CommonDir open_commondir(int fd, const std::string& path) {
+    CommonDir c;
+    auto text = read_small(fd, "commondir", kMaxGitFile);
+    if (!text) return c;
+    c.named = *text;
+    while (!c.named.empty() && (c.named.back() == '\n' || c.named.back() == '\r')) c.named.pop_back();
+    c.fd.reset(::openat(fd, c.named.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    c.path = lexically_normal(c.named.starts_with('/') ? c.named : path + "/" + c.named);
+    return c;
+  }
+
+  // core.worktree (on the allowlist: submodules need it) must name a directory inside a
+  // writable root, or git on the host would check files out anywhere ($HOME/.bashrc).
+  // Returns the offending value, "" when there is none.
+  std::string worktree_outside(std::string_view config, const std::string& git_dir) const {
+    auto entries = git::parse_config(config);
+    if (!entries) return {};
+    for (const auto& e : *entries) {
+      if (e.section != "core" || e.has_subsection || e.name != "worktree") continue;
+      // As git will: from the gitdir, through whatever symlinks the session left.
+      const std::string where = resolve_symlinks(
+          lexically_normal(e.value.starts_with('/') ? e.value : git_dir + "/" + e.value));
+      const bool inside = std::any_of(in_.roots.begin(), in_.roots.end(), [&](const auto& r) {
+        return path_is_under(where, r);
+      });
+      if (!inside) return e.value;
+    }
+    return {};
+  }
+
+  // A repository's own state: hooks and config added during the session.
+  void git_dir(int fd, const std::string& path) {
+    std::vector<Offender> found;
+    repo_state(fd, path, found);
+    for (auto& o : found) offend(std::move(o.path), std::move(o.rule), std::move(o.reason));
+    // A commondir made during the session hands git another repository's config and
+    // hooks, as a .git file does (no placeholder caps a missing one under the gatekeeper).
+    const std::string at = join(path, "commondir");
+    auto c = info_at(fd, "commondir");
+    if (!c || !(is_new(*c, snap_.start.at) || in_.renamed_into.count(at) != 0)) return;
+    if (S_ISLNK(c->mode)) return offend(at, "git-commondir", "a symlink git follows for commondir");
+    auto common = open_commondir(fd, path);
+    if (!common.fd || common.path == path) return;
+    // A repository in a writable root (a worktree's commondir names its main one) is
+    // judged by the walk itself: what it holds goes, the pointer stays.
+    const bool walked = std::any_of(in_.roots.begin(), in_.roots.end(),
+                                    [&](const auto& r) { return path_is_under(common.path, r); });
+    if (walked && is_git_dir(common.fd.get(), common.path)) return;
+    if (auto bad = repo_danger(common.fd.get(), common.path); !bad.empty())
+      offend(at, "git-commondir", "points git at " + common.named + ", where " + bad);
+  }
+
+  void repo_state(int fd, const std::string& path, std::vector<Offender>& out) const {
+    const auto offend = [&out](std::string p, std::string rule, std::string reason) {
+      out.push_back(Offender{std::move(p), std::move(rule), std::move(reason)});
+    };
+    for (const char* cfg : {"config", "config.worktree"}) {
+      auto i = info_at(fd, cfg);
+      if (!i || !is_new(*i, snap_.start.at)) continue;
+      const std::string at = join(path, cfg);
+      if (S_ISLNK(i->mode)) {
+        offend(at, "git-config", "a symlink git follows for the repository's config");
+        continue;
+      }
+      if (!S_ISREG(i->mode)) continue;
+      auto text = read_small(fd, cfg, kMaxConfig);
+      auto v = text ? git::judge_config(*text) : git::ConfigVerdict{false, {text.error().message}};
+      const auto before = snap_.unsafe_at_launch.find(at);
+      std::vector<std::string> added;
+      for (auto& k : v.unsafe) {
+        const bool had = before != snap_.unsafe_at_launch.end() &&
+                         std::find(before->second.begin(), before->second.end(), k) !=
+                             before->second.end();
+        if (!had) added.push_back(std::move(k));
+      }
+      if (!added.empty()) {
+        offend(at, "git-config",
+               "git runs a program named by " + joined(added) + " (keys off vigil's allowlist)");
+      } else if (text) {
+        if (auto w = worktree_outside(*text, path); !w.empty()) {
+          offend(at, "git-config",
+                 "core.worktree " + w + " lies outside the writable roots: a checkout on the "
+                 "host would write there");
+        }
+      }
+    }
+    const std::string hooks_path = join(path, "hooks");
+    auto h = info_at(fd, "hooks");
+    if (!h) return;
+    if (S_ISLNK(h->mode) || !S_ISDIR(h->mode)) {
+      if (is_new(*h, snap_.start.at)) offend(hooks_path, "git-hook", "hooks is not a directory");
+      return;
+    }
+    UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
+    if (!hooks) return;
+    for (const auto& e : list_dir(hooks.get())) {
+      auto i = info_at(hooks.get(), e.name.c_str());
+      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) || !is_new(*i, snap_.start.at))
+        continue;
+      offend(join(hooks_path, e.name), "git-hook",
+             "git runs hooks/" + e.name + " on its own (commit, checkout, ...)");
+    }
+  }
+
+  const BackstopInputs& in_;
+  const BackstopSnapshot& snap_;
+  const BackstopLimits lim_;
+  const std::chrono::steady_clock::time_point deadline_;
+  bool stopped_ = false;
+  std::set<std::string> checked_;  // paths already judged ("dir/" for a directory's own state)
+  BackstopFindings out_;
+};
+
+}  // namespace
+
+BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs) {
+  BackstopSnapshot s;
+  ::clock_gettime(CLOCK_REALTIME, &s.start.at);
+  for (const auto& c : configs) {
+    auto text = read_small(AT_FDCWD, c.c_str(), kMaxConfig);
+    if (!text) continue;
+    auto v = git::judge_config(*text);
+    if (!v.safe) s.unsafe_at_launch[c] = std::move(v.unsafe);
+  }
+  return s;
+}
+
+void wait_for_coarse_clock(const BackstopSnapshot& snap) {
+  if (snap.start.floor) return;
+  // A timestamp may be coarse (the last tick) or, with multigrain timestamps, fine: only
+  // once the coarse clock is past the start is either kind of a later change after it.
+  for (;;) {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (timespec_after(now, snap.start.at)) return;
+    const timespec pause{0, 500'000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+BackstopFindings find_offenders(const BackstopInputs& in, const BackstopSnapshot& snap,
+                                const BackstopLimits& limits) {
+  Walk walk(in, snap, limits);
+  for (const auto& root : in.roots) walk.root(root);
+  for (const auto& path : in.written) {
+    for (const auto& root : in.roots) {
+      if (path_is_under(path, root)) walk.written(root, path);
+    }
+  }
+  return std::move(walk).finish();
+}
+
+}  // namespace vigil

@@ -1,0 +1,58 @@
+#include "supervisor/command/command_backstop.h"
+
+#include <cstdlib>
+
+#include "supervisor/core/base/diagnostics.h"
+#include "supervisor/backstop/quarantine.h"
+#include "supervisor/command/sandboxed_command.h"
+
+namespace vigil {
+
+std::vector<std::string> scanned_git_configs(const Plan& plan) {
+  std::set<std::string> configs;
+  for (const auto& op : plan.ops) {
+    if (!op.origin.starts_with("mandatory: .git/")) continue;
+    const auto git = op.path.rfind("/.git/");
+    if (git != std::string::npos) configs.insert(op.path.substr(0, git) + "/.git/config");
+  }
+  return {configs.begin(), configs.end()};
+}
+
+void WrittenPaths::note(const events::FsWrite& w) {
+  if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return;
+  if (paths.size() < kMax) paths.insert(w.resolved);
+  if (w.syscall.starts_with("rename") && renamed_into.size() < kMax) {
+    renamed_into.insert(w.resolved);
+  }
+}
+
+void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPaths written,
+                  const std::vector<std::string>& placeholders, const std::string& session_id,
+                  CommandRecord& record) {
+  BackstopInputs in;
+  for (const auto& root : policy.fs.allow_write) {
+    if (!root.session_temp) in.roots.push_back(root.resolved);
+  }
+  in.written.assign(written.paths.begin(), written.paths.end());
+  in.renamed_into = std::move(written.renamed_into);
+  in.skip.insert(placeholders.begin(), placeholders.end());
+  const auto found = find_offenders(in, snap);
+  if (!found.incomplete.empty()) {
+    record.count("backstop.incomplete");
+    print_warning("the post-run check of the writable roots " + found.incomplete);
+  }
+  if (found.offenders.empty()) return;
+  auto dir = quarantine_dir_for(session_id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  const auto moved = quarantine(found.offenders, dir ? *dir : std::string("/nonexistent"));
+  for (const auto& q : moved) {
+    events::FsQuarantine e;
+    e.path = q.offender.path;
+    e.rule = q.offender.rule;
+    e.reason = q.offender.reason + (q.error.empty() ? "" : " (" + q.error + ")");
+    e.moved_to = q.moved_to;
+    record.count(q.moved_to.empty() ? "backstop.not_moved" : "backstop.quarantined");
+    record.append(events::Source::kSupervisor, std::move(e));
+  }
+}
+
+}  // namespace vigil
