@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "observer/caller_names.h"
 #include "observer/proc_dir.h"
 #include "supervisor/core/policy/path_expand.h"
 

@@ -14,7 +14,7 @@
 
 #include "observer/call_plan.h"
 #include "observer/cwd_cache.h"
-#include "observer/emulate.h"
+#include "observer/emulate_types.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init::caller_view {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "observer/caller_names.h"
 #include "observer/caller_view.h"
 
 namespace vigil::init::caller_view {
