@@ -31,6 +31,11 @@ struct Performed {
   std::string resolved;       // the target's real name in the sandbox's view, "" unknown
   std::string from_resolved;  // rename/link: the old name's
   std::string why;            // set when vigil-init itself could not reach the caller's view
+  // An open that created its file: the file's identity, so that it can be taken back when
+  // the fd cannot be installed after all (caller_view::undo_created).
+  bool created = false;
+  dev_t created_dev = 0;
+  ino_t created_ino = 0;
 };
 
 // Asked before a call creates a name (open with O_CREAT, mkdir, mknod, link, symlink,
@@ -48,6 +53,10 @@ struct Keep {
   std::function<void(int dir, const std::string& rest, std::uint64_t resolve, bool follow)> before;
   std::function<void(int fd, const std::string& name)> opened;
 };
+
+// After an install that failed (`done->error` set, the caller still waiting): takes back
+// what the call made that the caller will never see (a file an open created).
+void take_back(Performed* done);
 
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
 // would wait for a FIFO's peer comes back would_block instead of waiting. `cwds`: the
