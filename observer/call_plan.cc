@@ -1,6 +1,7 @@
 #include "observer/call_plan.h"
 
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/openat2.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -87,6 +88,17 @@ int plan_bind(CallerMemory& mem, pid_t pid, const std::uint64_t* a, CallPlan* p)
   p->target.dirfd = kCwd;
   p->writes = true;
   return 0;
+}
+
+// The trapped ioctl requests that make a name (a btrfs subvolume or snapshot: a directory
+// named in a struct the kernel reads again after a CONTINUE). The gate cannot judge a
+// name the kernel re-reads, so these are refused (EPERM, recorded), never continued.
+bool ioctl_makes_a_name(std::uint64_t request) {
+  const auto r = static_cast<std::uint32_t>(request);  // an unsigned int to the kernel
+  return r == static_cast<std::uint32_t>(BTRFS_IOC_SUBVOL_CREATE) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SUBVOL_CREATE_V2) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SNAP_CREATE) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SNAP_CREATE_V2);
 }
 
 bool all_digits(std::string_view s) {
@@ -205,6 +217,12 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
     p.on_fd = true;
     p.target.dirfd = static_cast<std::int32_t>(a[row->fd_only ? 0 : row->dirfd]);
     p.kind = CallPlan::Kind::kContinue;
+    if (row->trap == Trap::kIoctlRequests && ioctl_makes_a_name(a[1])) {
+      p.kind = mem.id_valid(n.id) ? CallPlan::Kind::kFail : CallPlan::Kind::kGone;
+      p.error = EPERM;
+      p.why = "a btrfs subvolume or snapshot is a name the kernel reads again after vigil-init "
+              "would judge it: refused";
+    }
     return p;
   }
 

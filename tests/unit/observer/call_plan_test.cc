@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/btrfs.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -368,6 +370,21 @@ TEST(CallPlan, BindReadsTheAddressOnceAndNamesOnlyAUnixPath) {
   CallPlan bad = plan_call(call({5, 0x9000, len}), &row("bind"), m);
   EXPECT_EQ(bad.kind, CallPlan::Kind::kFail);
   EXPECT_EQ(bad.error, EFAULT);
+}
+
+// A trapped ioctl that makes a name (a btrfs subvolume or snapshot, named in a struct
+// the kernel would read again) is refused, never continued; the others continue.
+TEST(CallPlan, IoctlsThatMakeANameAreRefusedNotContinued) {
+  FakeMemory m;
+  for (unsigned long request : {BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SUBVOL_CREATE_V2,
+                                BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SNAP_CREATE_V2}) {
+    CallPlan c = plan_call(call({4, request, 0x1000}), &row("ioctl"), m);
+    EXPECT_EQ(c.kind, CallPlan::Kind::kFail) << request;
+    EXPECT_EQ(c.error, EPERM);
+    EXPECT_NE(c.why.find("btrfs"), std::string::npos);
+  }
+  CallPlan flags = plan_call(call({4, FS_IOC_SETFLAGS, 0x1000}), &row("ioctl"), m);
+  EXPECT_EQ(flags.kind, CallPlan::Kind::kContinue);
 }
 
 }  // namespace
