@@ -43,6 +43,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   };
   auto open_made = [&](int dir, const char* rest, std::uint64_t f, mode_t mask,
                        std::uint64_t res) -> long {
+    if (!creates) return openat2_(dir, rest, f, mode, res);
     const CallerUmask scoped(mask);
     return openat2_(dir, rest, f, mode, res);
   };
