@@ -21,6 +21,7 @@
 #include "observer/idle_threads.h"
 #include "observer/protected_names.h"
 #include "observer/unix_broker.h"
+#include "observer/unix_rules.h"
 
 namespace vigil::init {
 namespace {
@@ -186,6 +187,7 @@ void Observer::handle_one() {
     std::string why = protected_name_refusal(mounts_, name);
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
+    if (why.empty() && call == Emulation::kBind) why = listed_socket_refusal(options_.unix_sockets, name);
     return why;
   };
   const Keep keep_it{
