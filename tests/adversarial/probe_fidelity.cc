@@ -25,15 +25,16 @@
 #include <string>
 #include <string_view>
 
+#include "supervisor/core/base/unique_fd.h"
+
 namespace {
 
 long fail_if(long rc) { return rc < 0 ? -errno : rc; }
 
 void put(const char* name, const char* content) {
-  const int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  if (fd < 0) return;
-  if (::write(fd, content, std::strlen(content)) < 0) std::perror("write");
-  ::syscall(SYS_close, fd);
+  const vigil::UniqueFd fd(static_cast<int>(::syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_TRUNC, 0644)));
+  if (!fd) return;
+  if (::write(fd.get(), content, std::strlen(content)) < 0) std::perror("write");
 }
 
 // Every fd slot taken: RLIMIT_NOFILE lowered to 32, then /dev/null opened until EMFILE.
@@ -67,9 +68,8 @@ void ro_dir() {
 void fill_inodes() {
   for (int i = 0; i < 100000; ++i) {
     const std::string n = "fill" + std::to_string(i);
-    const long fd = ::syscall(SYS_openat, AT_FDCWD, n.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) break;
-    ::syscall(SYS_close, fd);
+    const vigil::UniqueFd fd(static_cast<int>(::syscall(SYS_openat, AT_FDCWD, n.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644)));
+    if (!fd) break;
   }
 }
 
