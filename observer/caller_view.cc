@@ -241,8 +241,9 @@ static std::uint64_t nr_open() {
   return value;
 }
 
-// The number of fds open in the caller's table (its /proc fd directory, counted).
-static long open_fds(pid_t pid) {
+// The number of fds below `bound` open in the caller's table (its /proc fd directory,
+// counted): the install finds a free slot only below its bound, whatever is open above.
+static long open_fds_below(pid_t pid, std::uint64_t bound) {
   UniqueFd dir(::open((proc_dir(pid) + "/fd").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return -1;
   long count = 0;
@@ -253,7 +254,7 @@ static long open_fds(pid_t pid) {
     if (n == 0) return count;
     for (long at = 0; at < n;) {
       const auto* d = reinterpret_cast<const dirent64*>(buf + at);
-      if (d->d_name[0] != '.') ++count;
+      if (d->d_name[0] != '.' && std::strtoull(d->d_name, nullptr, 10) < bound) ++count;
       at += d->d_reclen;
     }
   }
@@ -271,7 +272,7 @@ int fd_room(pid_t pid) {
   int err = 0;
   UniqueFd top = caller_fd(pid, static_cast<int>(bound - 1), &err);
   if (!top) return err == EBADF ? 0 : reach_errno(err);
-  const long open = open_fds(pid);
+  const long open = open_fds_below(pid, bound);
   if (open < 0) return reach_errno(errno);
   return static_cast<std::uint64_t>(open) >= bound ? EMFILE : 0;
 }

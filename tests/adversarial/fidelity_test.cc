@@ -148,8 +148,12 @@ void compare(const std::string& c, const std::function<void(const std::string&)>
     // What the log says the call did is what it did.
     const std::size_t colon = direct.find(':');
     const std::string name = direct.substr(colon + 1, direct.find('\n') - colon - 1);
-    if (direct.rfind("result:", 0) == 0 && name != "ok") EXPECT_EQ(last_write_result(log), name);
-    if (direct.rfind("signal:XFSZ", 0) != std::string::npos) EXPECT_EQ(last_write_result(log), "EFBIG");
+    if (direct.rfind("result:", 0) == 0 && name != "ok") {
+      EXPECT_EQ(last_write_result(log), name);
+    }
+    if (direct.rfind("signal:XFSZ", 0) == 0) {
+      EXPECT_EQ(last_write_result(log), "EFBIG");
+    }
   }
   make_writable(direct_ws.path());
   make_writable(vigil_ws.path());
@@ -162,7 +166,7 @@ void compare(const std::string& c, const std::function<void(const std::string&)>
 TEST(Fidelity, NoEmulatedCallChangesWhatTheKernelWouldNot) {
   const std::vector<std::string> all = cases("");
   ASSERT_GT(all.size(), 40u) << "vigil_probe fid-list: " << probe_bin();
-  for (const std::string& prefix : {"emfile-", "efbig-", "enametoolong-", "eacces-", "eexist-", "umask-", "acl-"}) {
+  for (const char* prefix : {"emfile-", "efbig-", "enametoolong-", "eacces-", "eexist-", "umask-", "acl-"}) {
     for (const std::string& c : cases(prefix)) compare(c);
   }
 }
