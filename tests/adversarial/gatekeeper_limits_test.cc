@@ -77,7 +77,7 @@ TEST(GatekeeperLimits, TruncatePastTheFileSizeCapIsRefusedAsTheKernelWould) {
   if (!have_python()) GTEST_SKIP() << "python3 is not installed";
   TempDir ws, cfg;
   const std::string settings = cfg / "s.json";
-  write_file(settings, R"({"vigil":{"limits":{"maxFileBytes":1048576}}})");
+  write_file(settings, R"({"filesystem":{"allowWrite":["."]},"vigil":{"limits":{"maxFileBytes":1048576}}})");
   write_file(ws / "f", "keep");
   const std::string log = cfg / "log.jsonl";
   const std::string script = R"(
@@ -85,9 +85,9 @@ import os, signal
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 try:
     os.truncate("f", 1 << 40)
-    print("grew")
+    print("grew", flush=True)
 except OSError as e:
-    print("errno", e.errno)
+    print("errno", e.errno, flush=True)
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 os.truncate("f", 1 << 40)
 print("survived")
@@ -112,10 +112,10 @@ TEST(GatekeeperCapture, PreImagesOfSparseAndProcfsFilesAreNamedNeverRead) {
   }
   ASSERT_EQ(::truncate((ws / "big").c_str(), off_t{1} << 40), 0);
   const std::string log = cfg / "log.jsonl", settings = cfg / "s.json";
-  write_file(settings, R"({"vigil":{"capture":{"enabled":true}}})");
+  write_file(settings, R"({"filesystem":{"allowWrite":["."]},"vigil":{"capture":{"enabled":true}}})");
   const auto start = std::chrono::steady_clock::now();
   const Outcome o = run_vigil({"run", "--settings", settings, "--log", log, "--timeout", "60", "--", "sh", "-c",
-                               "echo x >> big; : > /proc/self/pagemap; echo done"},
+                               ": >> big; true > /proc/self/pagemap; echo done"},
                               ws.path(), 120);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_NE(o.out.find("done"), std::string::npos) << o.err;

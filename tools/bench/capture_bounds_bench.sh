@@ -46,7 +46,7 @@ one() {  # with|without
   else
     printf 'small\n' >"$work/ws/big"
   fi
-  script="echo x >> big; : > $target 2>/dev/null; for i in \$(seq 0 199); do echo y > s\$i; done"
+  script=": >> big; true > $target 2>/dev/null; for i in \$(seq 0 199); do echo y > s\$i; done"
   t0=$(now)
   (cd "$work/ws" && timeout "$TIMEOUT" "$VIGIL" run --settings "$work/s.json" \
     --log "$work/l.jsonl" -- sh -c "$script" >/dev/null 2>&1) || true
