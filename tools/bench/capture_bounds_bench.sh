@@ -9,7 +9,7 @@
 # 1 TiB sparse file is named with its size, never read) and run
 # `: > /proc/self/pagemap` (O_WRONLY|O_CREAT|O_TRUNC, which the kernel refuses, but
 # whose pre-image vigil-init took before the open: it used to read the 256 GiB it says
-# it holds), then rewrite 200 small files so that the run does a command's worth of
+# it holds; without, a small file it may not write), then rewrite 200 small files so that the run does a command's worth of
 # work. Rounds alternate the order. The target: median(with) / median(without) <= 1.05.
 # A run that takes longer than --timeout is killed and counted at the timeout.
 # (The supervisor's post-run hashing of the same file is the backstop's: gate39b.)
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
     *) echo "capture_bounds_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+VIGIL=$(realpath "$VIGIL" 2>/dev/null || echo "$VIGIL")
 [ -x "$VIGIL" ] || { echo "capture_bounds_bench.sh: give --vigil BUILD/vigil" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/vigil-capture-bounds.XXXXXX)
@@ -36,7 +37,7 @@ printf '{"filesystem": {"allowWrite": ["."]}}\n' >"$work/s.json"
 declare -A times
 now() { date +%s.%N; }
 one() {  # with|without
-  local mode=$1 t0 t1 target=/dev/null
+  local mode=$1 t0 t1 target=ro
   rm -rf "$work/ws" "$XDG_STATE_HOME/vigil/captures"
   mkdir -p "$work/ws"
   for i in $(seq 0 199); do printf 'small %d\n' "$i" >"$work/ws/s$i"; done
@@ -45,11 +46,15 @@ one() {  # with|without
     target=/proc/self/pagemap
   else
     printf 'small\n' >"$work/ws/big"
+    # A small file the command may not write: refused (EACCES) as pagemap is, so the two
+    # runs differ only in what a pre-image would have read.
+    printf 'small\n' >"$work/ws/ro"
+    chmod 0400 "$work/ws/ro"
   fi
   script=": >> big; true > $target 2>/dev/null; for i in \$(seq 0 199); do echo y > s\$i; done"
   t0=$(now)
   (cd "$work/ws" && timeout "$TIMEOUT" "$VIGIL" run --settings "$work/s.json" \
-    --log "$work/l.jsonl" -- sh -c "$script" >/dev/null 2>&1) || true
+    --log "$work/l.jsonl" -- sh -c "$script" >/dev/null 2>"$work/err") || cat "$work/err" >&2
   t1=$(now)
   rm -f "$work/l.jsonl"
   times[$mode]+="$(echo "$t1 - $t0" | bc -l) "
