@@ -22,6 +22,10 @@
 
 namespace vigil::init {
 
+// After an install that failed (`done->error` set, the caller still waiting): takes back
+// what the call made that the caller will never see (a file an open created).
+void take_back(Performed* done);
+
 // Performs `plan` (kind kPerform) for caller `pid`. With may_block false an open that
 // would wait for a FIFO's peer comes back would_block instead of waiting. `cwds`: the
 // notify loop's cache of callers' cwds (nullptr: /proc/PID/cwd is opened for this call).

@@ -3,6 +3,8 @@
 // pre-images' hooks. Their own header, so that neither of the two includes the other.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,6 +24,11 @@ struct Performed {
   std::string resolved;       // the target's real name in the sandbox's view, "" unknown
   std::string from_resolved;  // rename/link: the old name's
   std::string why;            // set when vigil-init itself could not reach the caller's view
+  // An open that created its file: the file's identity, so that it can be taken back when
+  // the fd cannot be installed after all (caller_view::undo_created).
+  bool created = false;
+  dev_t created_dev = 0;
+  ino_t created_ino = 0;
 };
 
 // Asked before a call creates a name (open with O_CREAT, mkdir, mknod, link, symlink,
