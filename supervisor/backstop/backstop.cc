@@ -407,6 +407,7 @@ class Walk {
       if (!added.empty()) {
         offend(at, "git-config",
                "git runs a program named by " + joined(added) + " (keys off vigil's allowlist)");
+        if (text) out.back().keys = added;  // unparsable text has no keys to take out
       } else if (text) {
         if (auto w = worktree_outside(*text, path); !w.empty()) {
           offend(at, "git-config",
