@@ -37,8 +37,8 @@ struct QuarantineResult {
   std::string moved_to;  // "" when it could not be moved
   std::string error;     // why not
   // Only these lines were taken out of the file (offender.keys); `restore` puts them back.
-  std::vector<std::string> removed;
-  std::string restore;
+  std::vector<std::string> removed = {};
+  std::string restore = {};
 };
 
 // Creates `dir` (private) and moves each offender into it, in order, never following a

@@ -350,9 +350,9 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (record != nullptr && store) {
     const DebugPhase timed("capture");
-    CaptureCaps caps = prepared->policy.vigil.capture_caps;
-    caps.max_session_bytes = budget.left;
-    ContentStore post(store->fd.get(), caps);
+    CaptureCaps left = prepared->policy.vigil.capture_caps;
+    left.max_session_bytes = budget.left;
+    ContentStore post(store->fd.get(), left);
     post.count_used(streams.changed.pre_image_bytes());
     const std::size_t capped = streams.changed.take_post_images(
         post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });

@@ -11,6 +11,10 @@ bool path_within(std::string_view path, std::string_view dir) {
 
 namespace {
 
+// kSandboxOwnTrees, and /sys, which vigil-init counts as the sandbox's own with them
+// (read-only from the host: nothing of it is ever the session's change).
+constexpr std::string_view kOwnTrees[] = {"/dev", "/proc", "/sys"};
+
 bool lexically_normal(std::string_view p) {
   if (p.empty() || p[0] != '/') return false;
   if (p.size() > 1 && p.back() == '/') return false;
@@ -36,14 +40,14 @@ void add_own(HostScope* s, const std::string& p) {
 HostScope legacy_host_scope(const std::string& session_base) {
   HostScope s;
   s.writable = {"/"};
-  for (const auto t : kSandboxOwnTrees) add_own(&s, std::string(t));
+  for (const auto t : kOwnTrees) add_own(&s, std::string(t));
   add_own(&s, session_base);
   return s;
 }
 
 HostScope host_scope_of(const Policy& policy, const std::string& session_base) {
   HostScope s;
-  for (const auto t : kSandboxOwnTrees) add_own(&s, std::string(t));
+  for (const auto t : kOwnTrees) add_own(&s, std::string(t));
   add_own(&s, session_base);
   for (const PathRule& r : policy.fs.allow_write) {
     if (r.session_temp) {
