@@ -16,8 +16,9 @@ TEST(ChangeCaptureTest, BudgetIsTheNearerCap) {
   b = capture_budget_of(200, 4700, caps);
   EXPECT_EQ(b.left, 300U);
   EXPECT_TRUE(b.by_total);
-  b = capture_budget_of(2000, 9000, caps);
+  b = capture_budget_of(200, 9000, caps);
   EXPECT_EQ(b.left, 0U);
+  EXPECT_TRUE(b.by_total);
   const auto rec = capture_cap_record(b, caps, 3);
   EXPECT_EQ(rec.limit, "capture");
   EXPECT_NE(rec.detail.find("vigil.capture.maxTotalBytes"), std::string::npos) << rec.detail;

@@ -95,8 +95,9 @@ TEST(LearnCodePlacesTest, NeverProposesAPlaceThatRunsCodeOrOneAboveIt) {
            {{"/home/u/tools/bin/x"}, {}, {"/home/u/tools/bin"}},
            {{"/home/u/tools/lib/x"}, {"~/tools/lib"}, {"/home/u/tools/bin"}},
            {{"/opt/acme/bin/x"}, {}, {"/opt/acme/bin"}},
-           {{"/srv/app/data/x"}, {"/srv/app/data"}, {"/srv/app/bin"}},
-           {{"/srv/app/x"}, {}, {"/srv/app/bin"}},
+           {{"/data2/app/data/x"}, {"/data2/app/data"}, {"/data2/app/bin"}},
+           {{"/data2/app/x"}, {}, {"/data2/app/bin"}},
+           {{"/data2/bin/sub/x"}, {}, {"/data2/bin"}},
            // Outside $HOME never the first two levels.
            {{"/var/cache/x"}, {}},
            {{"/var/log/x"}, {}},
