@@ -10,6 +10,7 @@
 #include <climits>
 
 #include "observer/event_line.h"
+#include "supervisor/core/fs/host_scope.h"  // path_within
 
 namespace vigil::init {
 
@@ -52,6 +53,8 @@ void Capture::keep(int dir, const std::string& rest, std::uint64_t resolve, bool
 
 void Capture::keep_opened(int fd, const std::string& name, std::string* out) {
   if (name.empty() || name[0] != '/' || seen_.contains(name)) return;
+  for (const std::string& t : skip_)
+    if (path_within(name, t)) return;
   // A directory too (an rmdir, a rename over an empty one): its mode and owner, so that
   // undo can make it again as it was.
   struct stat st {};

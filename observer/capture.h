@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "supervisor/core/events/content_store.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -30,12 +31,16 @@ class Capture {
   // The same for a file the gatekeeper has just opened (`fd`, any access mode) under its
   // real `name`: a name seen before costs nothing (no lookup, no syscall).
   void keep_opened(int fd, const std::string& name, std::string* out);
+  // Trees of the sandbox's own (its /dev/shm, its temp dir): their files are not the
+  // host's and are gone after the session, so they are neither imaged nor stored.
+  void skip_below(std::vector<std::string> trees) { skip_ = std::move(trees); }
 
  private:
   UniqueFd store_fd_;
   ContentStore store_;
   bool best_effort_;
   std::set<std::string> seen_;
+  std::vector<std::string> skip_;
 };
 
 // The fs.image line of `img` (pure; exposed for the tests).

@@ -95,6 +95,7 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
   if (options.capture_fd >= 0) {
     o.capture_ = std::make_unique<Capture>(UniqueFd(options.capture_fd), options.capture_caps,
                                            /*best_effort=*/!options.gatekeeper);
+    o.capture_->skip_below(options.capture_skip);
   }
   return o;
 }

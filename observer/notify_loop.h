@@ -47,6 +47,7 @@ struct ObserverOptions {
   // (-1: no capture), and the caps.
   int capture_fd = -1;
   CaptureCaps capture_caps;
+  std::vector<std::string> capture_skip;  // trees of the sandbox's own: no pre-images
 
   // Missing denyWrite targets refused when created (gatekeeper only; refused_names.h).
   std::vector<RefusedName> refused_names;

@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
     observer_options.capture_caps = {args.capture_caps->file_bytes,
                                      args.capture_caps->session_bytes};
   }
+  for (const auto& s : args.capture_skip) observer_options.capture_skip.push_back(s.path);
   for (const auto& r : args.refuse_create)
     observer_options.refused_names.push_back({r.path, r.origin});
   for (const auto& g : args.refuse_glob)

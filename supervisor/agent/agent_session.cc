@@ -14,6 +14,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/launch/session_base.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/launch/resource_caps.h"
 #include "supervisor/launch/sandbox_plan.h"
@@ -181,6 +182,7 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   first.log = s->log_path_;
   first.cwd = s->options_.cwd;
   first.key_id = log_key_id(*key);
+  first.scope = host_scope_of(*policy, session_base_dir());
   if (auto r = s->log_->append(events::Source::kSupervisor, std::move(first)); !r)
     return std::move(r).error();
   return s;

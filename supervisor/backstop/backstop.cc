@@ -177,9 +177,11 @@ class Walk {
     }
     return stopped_;
   }
-  void offend(std::string path, std::string rule, std::string reason) {
+  void offend(std::string path, std::string rule, std::string reason,
+              std::vector<std::string> keys = {}) {
     if (in_.skip.count(path) != 0) return;
-    out_.offenders.push_back(Offender{std::move(path), std::move(rule), std::move(reason)});
+    out_.offenders.push_back(
+        Offender{std::move(path), std::move(rule), std::move(reason), std::move(keys)});
   }
 
   // A directory git would take for a repository: HEAD beside objects/ (or a commondir
@@ -363,7 +365,8 @@ class Walk {
   void git_dir(int fd, const std::string& path) {
     std::vector<Offender> found;
     repo_state(fd, path, found);
-    for (auto& o : found) offend(std::move(o.path), std::move(o.rule), std::move(o.reason));
+    for (auto& o : found)
+      offend(std::move(o.path), std::move(o.rule), std::move(o.reason), std::move(o.keys));
     // A commondir made during the session hands git another repository's config and
     // hooks, as a .git file does (no placeholder caps a missing one under the gatekeeper).
     const std::string at = join(path, "commondir");
@@ -407,6 +410,7 @@ class Walk {
       if (!added.empty()) {
         offend(at, "git-config",
                "git runs a program named by " + joined(added) + " (keys off vigil's allowlist)");
+        if (text) out.back().keys = added;  // unparsable text has no keys to take out
       } else if (text) {
         if (auto w = worktree_outside(*text, path); !w.empty()) {
           offend(at, "git-config",

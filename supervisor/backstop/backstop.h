@@ -68,6 +68,9 @@ struct Offender {
   std::string path;    // absolute
   std::string rule;    // a protected name (".vscode"), "git-hook", "git-config", ".git"
   std::string reason;  // one line: why it matters
+  // git-config: the keys it gained off the allowlist (canonical). The quarantine takes
+  // out only their lines and keeps the rest of the file (quarantine.h).
+  std::vector<std::string> keys = {};
 };
 
 struct BackstopInputs {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/policy/git_config_edit.h"
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/backstop/remove_tree.h"
@@ -89,6 +90,67 @@ Result<void> move_out(const std::string& path, int dir_fd, const std::string& na
   return remove_tree(path);
 }
 
+// A config bigger than this is moved whole: git's own are a few hundred bytes, and the
+// removed lines must fit in one log record.
+constexpr std::size_t kMaxEdited = 256 * 1024;
+constexpr std::size_t kMaxRestore = 32 * 1024;
+
+Result<std::string> read_config(int parent, const std::string& base) {
+  UniqueFd fd(::openat(parent, base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0) return system_error("cannot read " + base);
+  if (!S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > kMaxEdited)
+    return make_error(Errc::kRefused, "not a small regular file");
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return system_error("cannot read " + base);
+    got += static_cast<std::size_t>(n);
+  }
+  return text;
+}
+
+// Takes `keys` out of the config at `path`, keeping the rest: the removed lines go to
+// `dir_fd`/`name`, the rest is written beside the config and renamed over it (same mode).
+Result<git::KeyRemoval> take_keys_out(const std::string& path, const std::vector<std::string>& keys,
+                                      int dir_fd, const std::string& name) {
+  const auto slash = path.rfind('/');
+  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  const std::string base = path.substr(slash + 1);
+  UniqueFd pfd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!pfd) return system_error("cannot open " + parent);
+  auto text = read_config(pfd.get(), base);
+  VIGIL_TRY(text);
+  auto cut = git::remove_config_keys(*text, keys);
+  VIGIL_TRY(cut);
+  if (cut->restore.size() > kMaxRestore) return make_error(Errc::kRefused, "too many lines to take out");
+  struct stat st {};
+  if (::fstatat(pfd.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return system_error("cannot stat " + path);
+  {
+    UniqueFd kept(::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!kept) return system_error("cannot write the removed lines");
+    VIGIL_TRY_VOID(write_all(kept.get(), cut->restore, "the removed lines"));
+  }
+  const std::string tmp = "." + base + ".vigil-kept." + std::to_string(::getpid());
+  ::unlinkat(pfd.get(), tmp.c_str(), 0);
+  UniqueFd out(::openat(pfd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        st.st_mode & 0777));
+  if (!out) return system_error("cannot write beside " + path);
+  auto w = write_all(out.get(), cut->kept, path);
+  if (w && ::fchmod(out.get(), st.st_mode & 0777) != 0) w = system_error("cannot set the mode of " + path);
+  if (w && ::renameat(pfd.get(), tmp.c_str(), pfd.get(), base.c_str()) != 0)
+    w = system_error("cannot put " + path + " back in place");
+  if (!w) {
+    ::unlinkat(pfd.get(), tmp.c_str(), 0);
+    ::unlinkat(dir_fd, name.c_str(), 0);
+    return std::move(w).error();
+  }
+  return cut;
+}
+
 }  // namespace
 
 Result<std::string> quarantine_dir_for(const std::string& id, const char* xdg_state_home,
@@ -121,6 +183,27 @@ std::vector<QuarantineResult> quarantine(const std::vector<Offender>& offenders,
     QuarantineResult r{o, {}, setup_error};
     if (setup_error.empty()) {
       const std::string name = std::to_string(++n);
+      // A config keeps everything but the offending keys; when that cannot be done
+      // exactly (text git cannot parse, a key on a header's line), it is moved whole.
+      if (!o.keys.empty()) {
+        if (auto cut = take_keys_out(o.path, o.keys, dir_fd.get(), name); cut) {
+          r.moved_to = dir + "/" + name;
+          r.removed = std::move(cut->lines);
+          r.restore = std::move(cut->restore);
+          nlohmann::ordered_json j;
+          j["n"] = n;
+          j["path"] = bytes_json(o.path);
+          j["rule"] = bytes_json(o.rule);
+          j["reason"] = bytes_json(o.reason);
+          j["moved_to"] = bytes_json(r.moved_to);
+          nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+          for (const auto& l : r.removed) lines.push_back(bytes_json(l));
+          j["removed"] = std::move(lines);
+          (void)write_all(manifest.get(), j.dump() + "\n", "quarantine manifest");
+          out.push_back(std::move(r));
+          continue;
+        }
+      }
       if (auto m = move_out(o.path, dir_fd.get(), name); m) {
         r.moved_to = dir + "/" + name;
         nlohmann::ordered_json j;

@@ -9,6 +9,14 @@
 //   {"n":1,"path":"/w/r/.git/hooks/post-checkout","rule":"git-hook","reason":"...",
 //    "moved_to":"<dir>/1"}
 // To restore: mv <moved_to> <path>.
+//
+// A git config that gained keys off the allowlist is not moved: only those keys' lines
+// are taken out of it (git_config_edit.h), the rest (remotes, branches, user settings)
+// stays, so the repository keeps working. <dir>/<n> then holds the removed lines under
+// their section headers, and the manifest line says "removed" (the lines) instead:
+//   {"n":2,"path":"/w/r/.git/config","rule":"git-config",...,"moved_to":"<dir>/2",
+//    "removed":["\thooksPath = .husky"]}
+// To restore: append <moved_to> to <path> (`vigil undo --quarantined LOG` does).
 #pragma once
 
 #include <string>
@@ -28,6 +36,9 @@ struct QuarantineResult {
   Offender offender;
   std::string moved_to;  // "" when it could not be moved
   std::string error;     // why not
+  // Only these lines were taken out of the file (offender.keys); `restore` puts them back.
+  std::vector<std::string> removed = {};
+  std::string restore = {};
 };
 
 // Creates `dir` (private) and moves each offender into it, in order, never following a

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <functional>
@@ -92,6 +93,7 @@ int run_learn(const LearnArgs& a) {
   if (!matcher) return fail(matcher.error().message);
   Learner learner(prepared->policy, prepared->plan, *matcher,
                   a.settings ? prepared->policy.source : std::string());
+  if (const char* path_value = std::getenv("PATH")) learner.set_path_dirs(path_dirs_of(path_value));
   for (const auto& log : a.logs) {
     auto verify = verify_log(log, std::nullopt);
     if (!verify) return fail(verify.error().message);

@@ -14,6 +14,7 @@
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/log/log_retention.h"
+#include "supervisor/log/state_size.h"
 #include "supervisor/log/session_log.h"
 
 namespace vigil {
@@ -65,9 +66,16 @@ int prune(const PruneArgs& args) {
       logs_older_than(std::move(*logs), static_cast<std::int64_t>(std::time(nullptr)), *age);
   std::size_t count = 0, failed = 0;
   std::uint64_t bytes = 0;
+  // A log's change capture store goes with it (state_size.h): it lives in the default
+  // state directory whichever directory the log is in.
+  std::string captures;
+  if (auto state = vigil_state_dir(std::getenv("XDG_STATE_HOME"), std::getenv("HOME")); state)
+    captures = *state + "/captures";
+  std::size_t stores = 0;
   for (const auto& e : old) {
     const std::string path = dir + "/" + e.name;
-    if (!d->written_by_vigil(e.name)) {
+    const auto id = d->session_of(e.name);
+    if (!id) {
       print_warning("left " + path +
                     ": it does not begin with a session.start record, so it is not a log "
                     "vigil wrote");
@@ -80,6 +88,19 @@ int prune(const PruneArgs& args) {
         continue;
       }
     }
+    if (!captures.empty()) {
+      const TreeSize store = tree_size(captures + "/" + *id);
+      if (store.entries > 0 || store.bytes > 0) {
+        if (!args.dry_run) {
+          if (auto r = remove_capture_store(captures, *id); !r) {
+            print_warning(r.error().message);
+            ++failed;
+          }
+        }
+        ++stores;
+        bytes += store.bytes;
+      }
+    }
     ++count;
     bytes += e.bytes;
     // display-safe: escaped
@@ -88,9 +109,10 @@ int prune(const PruneArgs& args) {
                 static_cast<unsigned long long>(e.bytes));
   }
   // display-safe: escaped
-  std::printf("%s %zu session logs last written more than %s ago from %s (%llu bytes)%s\n",
+  std::printf("%s %zu session logs last written more than %s ago from %s and %zu change "
+              "capture store(s) (%llu bytes)%s\n",
               args.dry_run ? "would remove" : "removed", count,
-              escape_text(args.older_than).c_str(), escape_text(dir).c_str(),
+              escape_text(args.older_than).c_str(), escape_text(dir).c_str(), stores,
               static_cast<unsigned long long>(bytes),
               args.dry_run ? "; nothing was removed (--dry-run)" : "");
   return failed == 0 ? 0 : 1;

@@ -2,8 +2,10 @@
 // changed, from its log and its content store. The plan is pure (supervisor/replay/undo_plan.h);
 // this file looks at the host, acts, and logs what it did.
 //
-// Safety: the log must verify (a forged log could name any path); only paths the
-// session's own allowed writes named are touched (they are what the change set holds);
+// Safety: the log must verify and be sealed with this user's key (a forged log could name
+// any path; --unsealed opts in, loudly); only paths in the session's host scope (its
+// writable roots, recorded in its session.start: never the sandbox's own /dev, /proc or
+// temp dir) that the session's own allowed writes named are touched (they are what the change set holds);
 // every path is reached without following a symlink on the way (openat2
 // RESOLVE_NO_SYMLINKS on its parent, then *at calls on the last name, which never follow
 // it), so a link planted after the session cannot send a restore elsewhere. Files are
@@ -21,6 +23,8 @@
 #include <memory>
 
 #include "supervisor/backstop/change_capture.h"
+#include "supervisor/backstop/quarantine.h"
+#include "supervisor/cli/undo_quarantine.h"
 #include "supervisor/core/events/content_store.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
@@ -41,6 +45,8 @@ struct UndoArgs {
   std::vector<std::string> paths;
   bool dry_run = false;
   bool force = false;
+  bool unsealed = false;  // act on a log this user's key did not seal (the user's risk)
+  bool quarantined = false;  // put back what the backstop took out, not the session's changes
 };
 
 int fail(const std::string& what) {
@@ -196,19 +202,45 @@ events::FsWrite step_record(const undo::Step& s, const std::string& result, cons
 
 int run_undo(const UndoArgs& a) {
   std::optional<std::string> key;
+  std::string kp_text;
   if (auto kp = log_key_path(); kp) {
+    kp_text = *kp;
     if (auto k = load_log_key(*kp); k) key = std::move(k).value();
   }
   auto verify = verify_log(a.log, key ? std::optional<std::string_view>(*key) : std::nullopt);
   if (!verify) return fail(verify.error().message);
-  if (!verify->ok || !verify->complete || (!verify->key_id.empty() && !verify->sealed)) {
+  if (!verify->ok || !verify->complete || (!verify->key_id.empty() && !verify->sealed && !a.unsealed)) {
     return fail("undo: refusing " + a.log + ": it does not verify (" + verify->why +
                 "); `vigil replay --verify " + a.log + "` says more");
+  }
+  // Only a seal proves vigil wrote the log: an unkeyed chain anyone can compute, and a
+  // command that can write in its workspace can leave one naming any host file it can
+  // read as "created" (issue 31). Such a log is refused unless the person opts in.
+  if (!verify->sealed) {
+    const std::string why = verify->key_id.empty()
+                                ? "it is not sealed (no key id): anyone, the sandboxed command "
+                                  "included, can write such a log"
+                                : "it is sealed with key " + verify->key_id +
+                                      ", not with this user's key";
+    if (!a.unsealed) {
+      return fail("undo: refusing " + a.log + ": " + why +
+                  ". Undo only acts on logs vigil sealed with your key (" +
+                  (kp_text.empty() ? std::string("log.key") : kp_text) +
+                  "); if you know where this log came from, run again with --unsealed");
+    }
+    print_warning("undo: --unsealed: acting on " + a.log + " although " + why +
+                  ". Every path it names is treated as yours to change: check the plan with "
+                  "--dry-run first");
   }
   auto fd = open_session_log(a.log);
   if (!fd) return fail(fd.error().message);
   auto cs = replay::change_set_of(replay::feed_of_fd(fd->get()));
   if (!cs) return fail(cs.error().message);
+  if (a.quarantined) {
+    auto qdir = quarantine_dir_for(cs->session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+    if (!qdir) return fail(qdir.error().message);
+    return undo_quarantined(a.log, cs->scope, *qdir, a.dry_run);
+  }
   if (!cs->capture_seen) {
     return fail("undo: " + a.log + " has no change capture (fs.image records): nothing to restore "
                 "from. Capture is on by default (vigil.capture.enabled)");
@@ -227,7 +259,22 @@ int run_undo(const UndoArgs& a) {
     while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
     only.push_back(abs);
   }
-  const std::vector<undo::Step> plan = undo::plan_undo(*cs, only, look);
+  std::vector<undo::Step> plan = undo::plan_undo(*cs, only, look);
+  // The change set already holds only names in the session's host scope (recorded in its
+  // sealed session.start); every step is checked against it again before anything is
+  // done, its second name too.
+  if (!cs->scope_recorded && verify->sealed) {
+    print_warning("undo: " + a.log + " does not record where the session could write (an "
+                  "older log): acting only outside the sandbox's own trees (/dev, /proc, "
+                  "session temp dirs)");
+  }
+  for (undo::Step& s : plan) {
+    if (!in_host_scope(cs->scope, s.path) ||
+        (s.op == undo::Op::kRenameBack && !in_host_scope(cs->scope, s.to))) {
+      s.cannot = "outside the session's writable roots: not a name the session could write on "
+                 "the host";
+    }
+  }
 
   std::unique_ptr<SessionRecord> rec;
   if (!a.dry_run && !plan.empty()) {
@@ -305,6 +352,12 @@ std::function<int()> add_undo_command(CLI::App& app) {
   cmd->add_flag("--dry-run", args->dry_run, "print what would be done, change nothing");
   cmd->add_flag("--force", args->force,
                 "also put back paths changed on the host since the session (conflicts)");
+  cmd->add_flag("--quarantined", args->quarantined,
+                "put back what the post-run check took out in that session (the removed "
+                "config lines, the moved items) instead of undoing the session's changes");
+  cmd->add_flag("--unsealed", args->unsealed,
+                "act on a log not sealed with your key (anyone can write such a log: check "
+                "it first)");
   return [args] { return run_undo(*args); };
 }
 

@@ -1,5 +1,6 @@
 #include "supervisor/command/command_args.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -71,7 +72,9 @@ InitOptions vigil_init_options(const InitArgsInputs& in) {
   if (in.capture_fd >= 0) {
     opts.capture_fd = in.capture_fd;
     const auto& cc = policy.vigil.capture_caps;
-    opts.capture_caps = wire::CaptureCaps{cc.max_file_bytes, cc.max_session_bytes};
+    opts.capture_caps =
+        wire::CaptureCaps{cc.max_file_bytes, std::min(cc.max_session_bytes, in.capture_left)};
+    for (const auto& t : in.capture_skip) opts.capture_skip.push_back({t, "the sandbox's own"});
   }
   // network.allowUnixSockets: brokered by vigil-init (observer/unix_broker.h). The mode
   // goes to vigil-init explicitly: it must handle the broker's traps whatever the list.

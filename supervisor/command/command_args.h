@@ -4,6 +4,7 @@
 // launch itself is run_sandboxed()'s (sandboxed_command.cc).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ struct InitArgsInputs {
   int program_fd = -1;
   int command_fd = -1;  // a spare's hand-off socket; -1: none
   int capture_fd = -1;  // the change store; -1: no capture
+  // What is left of the store's caps for this command (vigil.capture.maxSessionBytes and
+  // maxTotalBytes, less what the stores hold already).
+  std::uint64_t capture_left = UINT64_MAX;
+  std::vector<std::string> capture_skip;  // the sandbox's own trees: no pre-images
   std::string proxy_socket;
   bool outer_proc = false;            // BwrapInputs::weaker_nested
   bool gatekeeper = false;            // gatekeeper_in_force()

@@ -50,6 +50,8 @@ void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPat
     e.rule = q.offender.rule;
     e.reason = q.offender.reason + (q.error.empty() ? "" : " (" + q.error + ")");
     e.moved_to = q.moved_to;
+    e.removed = q.removed;
+    e.restore = q.restore;
     record.count(q.moved_to.empty() ? "backstop.not_moved" : "backstop.quarantined");
     record.append(events::Source::kSupervisor, std::move(e));
   }

@@ -22,6 +22,7 @@
 #include "supervisor/launch/launch_gate.h"
 #include "supervisor/launch/launch_trace.h"
 #include "supervisor/launch/resource_caps.h"
+#include "supervisor/launch/session_base.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/backstop/backstop.h"
 #include "supervisor/command/block_delivery.h"
@@ -122,6 +123,10 @@ Result<SandboxedOutcome> run_sandboxed(
   // (A spare's proxy serves before its record is open: nothing can reach it then, and
   // nothing is logged if anything did.)
   CommandStreams streams(*prepared, record, owner.ignore_command, forward, cmd.merge_output);
+  // Post-images only of what the sandbox could write on the host (host_scope.h).
+  HostScope scope = host_scope_of(prepared->policy, session_base_dir());
+  scope.sandbox_own.push_back(session->tmp());
+  streams.changed.set_scope(scope);
   auto append = [&streams](events::Source src, events::Body body) {
     streams.append(src, std::move(body));
   };
@@ -205,6 +210,10 @@ Result<SandboxedOutcome> run_sandboxed(
   init_in.program_fd = program_pipe->read.get();
   init_in.command_fd = handoff ? handoff->command_fd() : -1;
   init_in.capture_fd = store ? store->fd.get() : -1;
+  const CaptureBudget budget = store ? capture_budget(*store, prepared->policy.vigil.capture_caps)
+                                     : CaptureBudget{};
+  init_in.capture_left = budget.left;
+  init_in.capture_skip = capture_skip_trees(scope);
   init_in.proxy_socket = session->proxy_socket();
   init_in.outer_proc = in.weaker_nested;
   init_in.gatekeeper = gatekeeper;
@@ -341,11 +350,23 @@ Result<SandboxedOutcome> run_sandboxed(
   }
   if (record != nullptr && store) {
     const DebugPhase timed("capture");
-    ContentStore post(store->fd.get(), prepared->policy.vigil.capture_caps);
+    CaptureCaps left = prepared->policy.vigil.capture_caps;
+    left.max_session_bytes = budget.left;
+    ContentStore post(store->fd.get(), left);
     post.count_used(streams.changed.pre_image_bytes());
-    streams.changed.take_post_images(
+    const std::size_t capped = streams.changed.take_post_images(
         post, [&](events::FsImage e) { append(events::Source::kSupervisor, std::move(e)); });
+    // A cap that stopped capture is said in the log and in the block: what it left out
+    // cannot be undone.
+    if (capped + streams.changed.capped_pre_images() > 0) {
+      append(events::Source::kSupervisor,
+             capture_cap_record(budget, prepared->policy.vigil.capture_caps,
+                                capped + streams.changed.capped_pre_images()));
+    }
   }
+  // A store nothing was kept in is not left behind (rmdir fails on one that holds files):
+  // the caps' accounting walks every store at each launch.
+  if (store) ::rmdir(store->dir.c_str());
   VIGIL_TRY(launched);
 
   // A cap vigil ended the command at goes in the block, first (cap_plan.h). A process

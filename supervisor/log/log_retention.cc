@@ -14,6 +14,7 @@
 
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/log/state_size.h"
 
 namespace vigil {
 
@@ -142,13 +143,21 @@ Result<std::vector<LogEntry>> LogDir::logs() const {
 }
 
 bool LogDir::written_by_vigil(const std::string& name) const {
+  return session_of(name).has_value();
+}
+
+std::optional<std::string> LogDir::session_of(const std::string& name) const {
   UniqueFd fd(::openat(fd_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) return false;
+  if (!fd) return std::nullopt;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return false;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+    return std::nullopt;
   // Reserved (created before session.start is written) but never written: only under a
   // name vigil gives, since nothing else in an empty file says whose it is.
-  if (st.st_size == 0) return is_session_log_name(name);
+  if (st.st_size == 0) {
+    if (!is_session_log_name(name)) return std::nullopt;
+    return name.substr(0, name.size() - 6);  // "<id>.jsonl"
+  }
   // session.start is the first record, well under the longest line a log may hold.
   std::string head(events::Limits::log().max_line + 1, '\0');
   std::size_t got = 0;
@@ -161,9 +170,16 @@ bool LogDir::written_by_vigil(const std::string& name) const {
   }
   head.resize(got);
   const auto nl = head.find('\n');
-  if (nl == std::string::npos) return false;
+  if (nl == std::string::npos) return std::nullopt;
   const auto first = events::parse_log_record(std::string_view(head).substr(0, nl));
-  return first && first->kind() == events::Kind::kSessionStart;
+  if (!first || first->kind() != events::Kind::kSessionStart) return std::nullopt;
+  return first->session;
+}
+
+std::string capture_root_beside(const std::string& sessions_dir) {
+  const auto slash = sessions_dir.rfind('/');
+  return (slash == std::string::npos || slash == 0 ? std::string() : sessions_dir.substr(0, slash)) +
+         "/captures";
 }
 
 Result<void> LogDir::remove(const std::string& name) const {
@@ -184,10 +200,14 @@ std::size_t prune_logs(const std::string& dir, std::uint64_t keep, std::string_v
   names.reserve(logs->size());
   for (auto& e : *logs) names.push_back(std::move(e.name));
   std::size_t removed = 0;
+  const std::string captures = capture_root_beside(dir);
   for (const auto& n : logs_to_prune(std::move(names), keep, current)) {
-    if (!d->written_by_vigil(n)) continue;
+    const auto id = d->session_of(n);
+    if (!id) continue;
     if (d->remove(n)) {
       ++removed;
+      // The log's change capture goes with it: undo needs both, and nothing else does.
+      if (auto r = remove_capture_store(captures, *id); !r && failed != nullptr) ++*failed;
     } else if (failed != nullptr) {
       ++*failed;
     }

@@ -60,6 +60,9 @@ class LogDir {
   // Whether `name` reads as a log vigil wrote: its first line is a session.start record
   // (an empty file under a name vigil gives is a log reserved but never written).
   bool written_by_vigil(const std::string& name) const;
+  // The session id its session.start names (the id of its change capture store); none
+  // when it is not a log vigil wrote (as above).
+  std::optional<std::string> session_of(const std::string& name) const;
   Result<void> remove(const std::string& name) const;
 
  private:
@@ -68,7 +71,11 @@ class LogDir {
   UniqueFd fd_;
 };
 
-// vigil.log.keep: removes the oldest logs from `dir` so that `keep` remain. Returns how
+// <state>/vigil/captures for the log directory <state>/vigil/sessions. Pure.
+std::string capture_root_beside(const std::string& sessions_dir);
+
+// vigil.log.keep: removes the oldest logs from `dir` so that `keep` remain, each with its
+// change capture store (state_size.h). Returns how
 // many went; failures are counted in `failed`.
 std::size_t prune_logs(const std::string& dir, std::uint64_t keep, std::string_view current,
                        std::size_t* failed);

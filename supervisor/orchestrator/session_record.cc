@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "supervisor/launch/session_base.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/core/events/syscall_table.h"
 
@@ -69,6 +70,9 @@ Result<std::unique_ptr<SessionRecord>> SessionRecord::open(SessionLog::Reserved 
   }
   first.cwd = std::move(start.cwd);
   first.key_id = log_key_id(start.log_key);
+  // What the sandbox could write on the host, fixed now: undo acts only inside it.
+  if (start.policy != nullptr && first.backend != "none")
+    first.scope = host_scope_of(*start.policy, session_base_dir());
   rec->append(events::Source::kSupervisor, std::move(first));
   return rec;
 }

@@ -59,6 +59,12 @@ ChangeSetBuilder::Track* ChangeSetBuilder::track(const std::string& path) {
   if (path.empty() || path[0] != '/') return nullptr;
   auto it = tracks_.find(path);
   if (it != tracks_.end()) return &it->second;
+  // A name the sandbox could not write on the host (its own /dev/shm, /proc, temp dir):
+  // never the host's file of that name, so never shown, diffed or undone as one.
+  if (!in_host_scope(scope_, path)) {
+    if (sandbox_only_.size() < kMaxPaths) sandbox_only_.insert(path);
+    return nullptr;
+  }
   if (tracks_.size() >= kMaxPaths) {
     ++unlisted_;
     return nullptr;
@@ -89,6 +95,13 @@ void ChangeSetBuilder::add_step(Track* t, const events::Event& e, const events::
 
 void ChangeSetBuilder::take(const events::Event& e) {
   if (session_.empty()) session_ = e.session;
+  if (const auto* s = std::get_if<events::SessionStart>(&e.body)) {
+    if (s->scope) {
+      scope_ = *s->scope;
+      scope_recorded_ = true;
+    }
+    return;
+  }
   if (const auto* p = std::get_if<events::ProcExec>(&e.body)) {
     if (argv_.size() >= kMaxNamedProcesses) argv_.clear();
     argv_[{e.cmd.value_or(0), p->pid}] =
@@ -115,7 +128,17 @@ void ChangeSetBuilder::on_write(const events::Event& e, const events::FsWrite& w
   if (action == "rename") {
     Track* src = track(w.from_resolved);
     Track* dst = track(w.resolved);
-    if (src == nullptr || dst == nullptr) return;
+    if (dst == nullptr) return;
+    if (src == nullptr) {
+      // From a name that is not the host's (or not followed) onto one that is: for the
+      // host, a new thing appeared at `dst` (a replaced name had its pre image taken).
+      if (!dst->before) dst->before = State{"absent", {}};
+      dst->sim = "file";
+      dst->origin = "";
+      dst->changed_since_move = true;
+      add_step(dst, e, w, "from " + w.from_resolved);
+      return;
+    }
     const bool exchange = (w.flags & RENAME_EXCHANGE) != 0;
     // A rename's source was there; its target was absent unless a pre image said
     // otherwise (vigil-init takes one of a name a rename replaces).
@@ -180,6 +203,9 @@ ChangeSet ChangeSetBuilder::finish() const {
   cs.capture_seen = capture_seen_;
   cs.session = session_;
   cs.unlisted_paths = unlisted_;
+  cs.sandbox_only = sandbox_only_.size();
+  cs.scope = scope_;
+  cs.scope_recorded = scope_recorded_;
   // First the renames: a path whose pre-session thing was moved to another name that
   // still holds it is listed once, under its new name.
   std::map<std::string, std::string> renamed_to;  // old name -> new name

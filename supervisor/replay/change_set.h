@@ -21,11 +21,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "supervisor/core/events/event_schema.h"
+#include "supervisor/core/fs/host_scope.h"
 
 namespace vigil::changes {
 
@@ -79,6 +81,11 @@ struct ChangeSet {
   std::uint64_t unchanged = 0;       // written back as they were
   bool capture_seen = false;         // the log has fs.image records at all
   std::string session;               // the session id (names the content store)
+  // Names the sandbox wrote in its own trees (/dev/shm, its temp dir): not the host's,
+  // left out (host_scope.h).
+  std::uint64_t sandbox_only = 0;
+  HostScope scope;              // the session's (session.start), or the legacy one
+  bool scope_recorded = false;  // session.start recorded it
 };
 
 class ChangeSetBuilder {
@@ -88,6 +95,9 @@ class ChangeSetBuilder {
   static constexpr std::size_t kMaxAllSteps = 500'000;  // in all
   static constexpr std::size_t kMaxNamedProcesses = 65536;
 
+  // `session_base`: where session directories live, for a log that recorded no scope.
+  explicit ChangeSetBuilder(const std::string& session_base = "/nonexistent/vigil-sessions")
+      : scope_(legacy_host_scope(session_base)) {}
   void take(const events::Event& e);
   ChangeSet finish() const;
 
@@ -110,6 +120,9 @@ class ChangeSetBuilder {
   void add_step(Track* t, const events::Event& e, const events::FsWrite& w, std::string other);
 
   std::map<std::string, Track> tracks_;
+  HostScope scope_;
+  bool scope_recorded_ = false;
+  std::set<std::string> sandbox_only_;
   std::uint64_t unlisted_ = 0;
   std::uint64_t all_steps_ = 0;
   bool capture_seen_ = false;

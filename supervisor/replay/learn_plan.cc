@@ -99,7 +99,8 @@ std::string stable_dir(std::string_view path, std::string_view home, bool is_dir
   }
   if (path.size() <= root.size()) return "";
   const std::string_view rel = path.substr(root == "/" ? 1 : root.size() + 1);
-  const std::size_t want = root == "/" ? 2 : depth_below(rel, root == home);
+  // Outside $HOME three components: /var/cache and /var/log are every program's.
+  const std::size_t want = root == "/" ? 3 : depth_below(rel, root == home);
   std::vector<std::string_view> parts;
   for (std::size_t at = 0; at <= rel.size();) {
     const std::size_t slash = std::min(rel.find('/', at), rel.size());
@@ -110,8 +111,8 @@ std::string stable_dir(std::string_view path, std::string_view home, bool is_dir
   const std::size_t dirs = is_dir ? parts.size() : parts.size() - 1;
   std::size_t keep = 0;
   while (keep < std::min(want, dirs) && !is_volatile_name(parts[keep])) ++keep;
-  // A top-level directory of / (/srv, /x) is never narrow enough to name.
-  if (keep == 0 || (root == "/" && keep < 2)) return "";
+  // A directory of / one or two levels down (/srv, /var/cache) is never narrow enough.
+  if (keep == 0 || (root == "/" && keep < 3)) return "";
   std::string out = root == "/" ? "" : root;
   for (std::size_t i = 0; i < keep; ++i) out += "/" + std::string(parts[i]);
   return out;
@@ -119,7 +120,15 @@ std::string stable_dir(std::string_view path, std::string_view home, bool is_dir
 
 Learner::Learner(const Policy& current, const Plan& plan, const proxy::DomainMatcher& matcher,
                  std::string settings_file)
-    : policy_(current), plan_(plan), matcher_(matcher), settings_file_(std::move(settings_file)) {}
+    : policy_(current),
+      plan_(plan),
+      matcher_(matcher),
+      settings_file_(std::move(settings_file)),
+      places_(code_places(current.home, {})) {}
+
+void Learner::set_path_dirs(const std::vector<std::string>& dirs) {
+  places_ = code_places(policy_.home, dirs);
+}
 
 void Learner::leave(const std::string& target, const std::string& why) {
   const auto key = std::make_pair(target, why);
@@ -165,10 +174,16 @@ void Learner::take(const events::Event& e) {
       return leave(path, j.rule_id + " denies it, and a deny wins over any allowWrite");
     if (is_system_path(path)) return leave(path, "a system directory: never made writable");
     const bool is_dir = w->syscall == "mkdir" || w->syscall == "mkdirat";
-    const std::string dir = stable_dir(path, policy_.home, is_dir);
-    if (dir.empty() || dir == "/")
-      return leave(path, "no directory to allow short of $HOME, /tmp or / itself: write it in "
-                         "the workspace or $TMPDIR instead");
+    const std::string stable = stable_dir(path, policy_.home, is_dir);
+    if (stable.empty() || stable == "/")
+      return leave(path, "no directory to allow short of $HOME, /tmp or / itself (or, outside "
+                         "$HOME, one of its first two levels): write it in the workspace or "
+                         "$TMPDIR instead");
+    // Never a place that runs code later, nor one above it: the narrowest directory the
+    // denial needs (~/.local/lib/x is Python's site-packages; ~/.local holds ~/.local/bin).
+    const Narrowed narrowed = narrow_past_code(stable, path, is_dir, places_, policy_.home);
+    if (narrowed.dir.empty()) return leave(path, narrowed.why);
+    const std::string& dir = narrowed.dir;
     if (!settings_file_.empty() && path_is_under(settings_file_, dir))
       return leave(path, tilde(dir, policy_.home) + " holds the settings file (" +
                              tilde(settings_file_, policy_.home) +

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proxy/domain_matcher.h"
+#include "supervisor/core/policy/code_places.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/fs/path_verdict.h"
 #include "supervisor/core/events/event_schema.h"
@@ -38,7 +39,8 @@ bool is_volatile_name(std::string_view name);
 // The directory to allow for a denied write to `path` (absolute), or "" when there is no
 // safe one: below $HOME the first component (two under ~/.cache and ~/.config, three under
 // ~/.local/share and ~/.local/state), below /tmp and /var/tmp the first, elsewhere the
-// first two; stopping above the first volatile name. `is_dir`: the path is itself the
+// first three (never /var/cache or /var/log themselves); stopping above the first
+// volatile name. The caller then narrows it past places that run code (code_places.h). `is_dir`: the path is itself the
 // directory being made (mkdir), so it may be the answer. "" when the answer would be
 // $HOME, /tmp, /var/tmp or / itself.
 std::string stable_dir(std::string_view path, std::string_view home, bool is_dir);
@@ -76,6 +78,8 @@ class Learner {
   // the embedded default), never made writable. The references must outlive the Learner.
   Learner(const Policy& current, const Plan& plan, const proxy::DomainMatcher& matcher,
           std::string settings_file);
+  // The directories on PATH (code_places.h): never proposed, nor anything above them.
+  void set_path_dirs(const std::vector<std::string>& dirs);
   void take(const events::Event& e);
   LearnResult result() const;
 
@@ -86,6 +90,7 @@ class Learner {
   const Plan& plan_;
   const proxy::DomainMatcher& matcher_;
   std::string settings_file_;
+  std::vector<CodePlace> places_;  // code_places(): never proposed, nor above
   std::map<std::string, Proposal> dirs_;
   std::map<std::string, Proposal> hosts_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> left_;

@@ -1,3 +1,4 @@
+#include "supervisor/launch/session_base.h"
 #include "supervisor/replay/replay_changes.h"
 
 #include <fcntl.h>
@@ -137,7 +138,7 @@ ContentFn store_reader(std::string dir) {
 }
 
 Result<changes::ChangeSet> change_set_of(const Feed& feed) {
-  changes::ChangeSetBuilder b;
+  changes::ChangeSetBuilder b(session_base_dir());
   VIGIL_TRY_VOID(feed([&](const LogRecord& r) {
     b.take(r.event);
     return true;
@@ -208,6 +209,11 @@ void print_changes(const changes::ChangeSet& cs, const std::vector<std::string>&
     out("(" + std::to_string(cs.unlisted_paths) + " record(s) name paths past the first " +
         std::to_string(changes::ChangeSetBuilder::kMaxPaths) +
         ", which are not followed: vigil replay --writes lists them)\n");
+  }
+  if (cs.sandbox_only > 0) {
+    out("(" + std::to_string(cs.sandbox_only) +
+        " path(s) in the sandbox's own trees (its /dev, /proc, temp dir) are not the host's "
+        "and not listed: vigil replay --writes lists them)\n");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "supervisor/launch/session_base.h"
 #include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
@@ -266,7 +267,7 @@ struct Report {
   CommandList commands;
   RowMaker rows;
   GroupedTable files, network, timeline;
-  changes::ChangeSetBuilder changed;
+  changes::ChangeSetBuilder changed{session_base_dir()};
 
   void take(const Event& e) {
     if (session.empty()) session = e.session;

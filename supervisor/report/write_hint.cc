@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
+#include "supervisor/core/policy/code_places.h"
 #include "supervisor/core/policy/mandatory_denies.h"
 #include "supervisor/core/policy/path_expand.h"
 
@@ -166,6 +168,24 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
                   [&](std::string_view s) { return path == s; })) {
     return "outside the writable roots: write inside the workspace or $TMPDIR instead";
   }
+  // Outside $HOME never the first two levels (/var/cache, /var/log): every program's.
+  const bool in_scratch = path_is_under(dir, "/tmp") || path_is_under(dir, "/var/tmp");
+  if (!in_home && !in_scratch && path_depth(dir) < 3) {
+    return "outside the writable roots, in " + dir +
+           ", which every program shares: write inside the workspace or $TMPDIR instead";
+  }
+  // Never a place that runs code later, nor one above it (code_places.h): the command
+  // chooses which denial comes first, so the hint must be safe for every one.
+  const char* path_value = std::getenv("PATH");
+  const Narrowed narrowed =
+      narrow_past_code(dir, path, /*is_dir=*/false,
+                       code_places(p.home, path_dirs_of(path_value != nullptr ? path_value : "")),
+                       p.home);
+  if (narrowed.dir.empty()) {
+    return "outside the writable roots; " + narrowed.why +
+           "; write inside the workspace or $TMPDIR instead";
+  }
+  dir = narrowed.dir;
   return "outside the writable roots; " + (tool.empty() ? "" : tool + ", or ") +
          add_to_allow_write(dir, p);
 }

@@ -255,8 +255,11 @@ TEST(ChangeCapture, APostImageNeverFollowsALinkPlantedOnTheWay) {
   ASSERT_NE(post, nullptr) << read_file(r.log);
   EXPECT_NE((*post)["sha256"], hash(secret));
   EXPECT_EQ(post->value("note", ""), "not captured: a symlink on the way to it");
-  ASSERT_NE(r.store, "");
-  EXPECT_FALSE(exists(r.store + "/" + hash(secret)));
+  // A store nothing was kept in is removed after the command (issue 31): none, or one
+  // without the secret.
+  if (!r.store.empty()) {
+    EXPECT_FALSE(exists(r.store + "/" + hash(secret)));
+  }
   for (const std::string& name : entries(r.store)) EXPECT_NE(read_file(r.store + "/" + name), secret);
 }
 

@@ -126,6 +126,15 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.log = r.bytes("log", lim.max_path, false);
       b.key_id = r.word("key_id", false);
       b.witness = r.word("witness", false);
+      if (const json* v = r.object("scope", false)) {
+        Reader sr(*v);
+        HostScope scope;
+        scope.writable = sr.bytes_array("writable", lim.max_argv, lim.max_path);
+        scope.sandbox_own = sr.bytes_array("sandbox_own", lim.max_argv, lim.max_path);
+        if (auto done = sr.finish(); !done)
+          r.fail(done.error().code, "scope." + done.error().message);
+        b.scope = std::move(scope);
+      }
       return Body{std::move(b)};
     }
     case Kind::kProcExec: {
@@ -226,6 +235,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.rule = r.bytes("rule", lim.max_text);
       b.reason = r.bytes("reason", lim.max_text);
       b.moved_to = r.bytes("moved_to", lim.max_path, false);
+      if (r.has("removed")) b.removed = r.bytes_array("removed", lim.max_argv, lim.max_text);
+      b.restore = r.bytes("restore", lim.max_data, false);
       return Body{std::move(b)};
     }
     case Kind::kSessionEnd: {

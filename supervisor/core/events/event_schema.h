@@ -27,6 +27,7 @@
 #include "supervisor/core/base/base64.h"
 #include "supervisor/core/base/display_text.h"  // is_valid_utf8
 #include "supervisor/core/events/net.h"    // NetDecision, NetUpstreamFailure
+#include "supervisor/core/fs/host_scope.h"    // HostScope: what the sandbox could write on the host
 #include "supervisor/core/fs/path_verdict.h"  // Verdict: allowed | denied | ephemeral
 #include "supervisor/core/base/result.h"
 
@@ -92,6 +93,10 @@ struct SessionStart {
   // Linux: "gatekeeper" (vigil-init performs write-intent calls, 5.14+) or "best-effort"
   // (older kernels: opens are only witnessed). "" elsewhere and in older logs.
   std::string witness = {};
+  // Where the session could write on the host (host_scope.h), fixed at its start: `vigil
+  // undo` acts only inside it, replay --changes/--diff show only what is in it. None in
+  // older logs.
+  std::optional<HostScope> scope = {};
   bool operator==(const SessionStart&) const = default;
 };
 
@@ -185,6 +190,12 @@ struct FsQuarantine {
   std::string rule;      // what it broke: a protected name (".vscode"), "git-hook", "git-config"
   std::string reason;    // one line for the model: why it matters
   std::string moved_to;  // where it is now; "" = it could not be moved (reason says why)
+  // A config file that keeps everything else (git-config): only these lines were taken
+  // out of `path` (as written), and `restore`, appended to it, puts them back
+  // (`vigil undo --quarantined`); `moved_to` holds the same text. Empty: the whole thing
+  // was moved.
+  std::vector<std::string> removed = {};
+  std::string restore = {};
   bool operator==(const FsQuarantine&) const = default;
 };
 

@@ -45,6 +45,13 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!path_ok(b.cwd) || !path_ok(b.log)) return bad("cwd/log: too long or a NUL byte");
             if (!b.witness.empty() && b.witness != "gatekeeper" && b.witness != "best-effort")
               return bad("witness: expected gatekeeper or best-effort");
+            if (b.scope) {
+              for (const auto* list : {&b.scope->writable, &b.scope->sandbox_own}) {
+                if (list->size() > lim.max_argv) return bad("scope: too many entries");
+                for (const auto& p : *list)
+                  if (p.empty() || p[0] != '/' || !path_ok(p)) return bad("scope: expected absolute paths");
+              }
+            }
             if (b.backend != "bwrap" && b.backend != "seatbelt" && b.backend != "none") {
               return bad("backend: expected bwrap, seatbelt or none");
             }
@@ -127,6 +134,10 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (b.path.empty() || b.path[0] != '/') return bad("path: must be absolute");
             if (!b.moved_to.empty() && b.moved_to[0] != '/') return bad("moved_to: must be absolute");
             if (!text_ok(b.rule) || !text_ok(b.reason)) return bad("rule, reason: too long or a NUL byte");
+            if (b.removed.size() > lim.max_argv || b.restore.size() > lim.max_data || !no_nul(b.restore))
+              return bad("removed, restore: too many or too long, or a NUL byte");
+            for (const auto& l : b.removed)
+              if (!text_ok(l)) return bad("removed: a line too long or with a NUL byte");
             return {};
           },
           [&](const SessionEnd& b) -> Result<void> {

@@ -76,6 +76,10 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.log.empty()) j["log"] = bytes_json(b.log);
                    if (!b.key_id.empty()) j["key_id"] = b.key_id;
                    if (!b.witness.empty()) j["witness"] = b.witness;
+                   if (b.scope) {
+                     j["scope"] = ojson{{"writable", bytes_array_json(b.scope->writable)},
+                                        {"sandbox_own", bytes_array_json(b.scope->sandbox_own)}};
+                   }
                  },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
@@ -136,6 +140,8 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["rule"] = bytes_json(b.rule);
                    j["reason"] = bytes_json(b.reason);
                    if (!b.moved_to.empty()) j["moved_to"] = bytes_json(b.moved_to);
+                   if (!b.removed.empty()) j["removed"] = bytes_array_json(b.removed);
+                   if (!b.restore.empty()) j["restore"] = bytes_json(b.restore);
                  },
                  [&](const SessionEnd& b) {
                    put_ending(j, b);

@@ -15,10 +15,12 @@ namespace vigil {
 
 enum class PathKind { kMissing, kFile, kDir, kOther };
 
-// vigil.capture: the change capture's caps, per file and per session.
+// vigil.capture: the change capture's caps, per file, per session (every command of an
+// agent session together) and for all the stores kept (<state>/vigil/captures).
 struct CaptureCaps {
-  std::uint64_t max_file_bytes = std::uint64_t{16} << 20;     // vigil.capture.maxFileBytes
-  std::uint64_t max_session_bytes = std::uint64_t{1} << 30;  // vigil.capture.maxSessionBytes
+  std::uint64_t max_file_bytes = std::uint64_t{16} << 20;       // vigil.capture.maxFileBytes
+  std::uint64_t max_session_bytes = std::uint64_t{256} << 20;  // vigil.capture.maxSessionBytes
+  std::uint64_t max_total_bytes = std::uint64_t{1} << 30;      // vigil.capture.maxTotalBytes
   bool operator==(const CaptureCaps&) const = default;
 };
 

@@ -124,6 +124,7 @@ constexpr KeySpec kVigilCaptureKeys[] = {
     {"enabled", Support::kHandled, "", ""},
     {"maxFileBytes", Support::kHandled, "", ""},
     {"maxSessionBytes", Support::kHandled, "", ""},
+    {"maxTotalBytes", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilLogKeys[] = {

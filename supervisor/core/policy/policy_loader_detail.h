@@ -394,7 +394,9 @@ class Loader {
       };
       for (const Cap& c : {Cap{"maxFileBytes", "vigil.capture.maxFileBytes", &caps.max_file_bytes},
                            Cap{"maxSessionBytes", "vigil.capture.maxSessionBytes",
-                               &caps.max_session_bytes}}) {
+                               &caps.max_session_bytes},
+                           Cap{"maxTotalBytes", "vigil.capture.maxTotalBytes",
+                               &caps.max_total_bytes}}) {
         if (auto m = it->find(c.key); m != it->end()) {
           auto n = read_count(*m, c.path, 0);
           VIGIL_TRY(n);

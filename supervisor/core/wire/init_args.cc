@@ -60,6 +60,8 @@ constexpr Flag kFlags[] = {
      "a warm session's spare: the command, its environment and stdio arrive here"},
     {"--capture-caps", Kind::kCaps, &InitArgs::capture_caps,
      "the largest pre-image of one file and of the session, in bytes"},
+    {"--capture-skip", Kind::kNamedPath, &InitArgs::capture_skip,
+     "a tree of the sandbox's own (its /dev, /proc, temp dir): no pre-images there"},
     {"--rlimit", Kind::kRlimit, &InitArgs::rlimits, "a cap set on the command before its exec"},
     {"--unix-broker", Kind::kSwitch, &InitArgs::unix_broker,
      "the unix socket broker's filter is installed"},

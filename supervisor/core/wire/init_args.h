@@ -64,6 +64,7 @@ struct InitArgs {
   int capture_fd = -1;       // --capture-fd N: the pre-image store directory (-1: no capture)
   int command_fd = -1;       // --command-fd N: a spare's command arrives here (observer/command_handoff.h)
   std::optional<CaptureCaps> capture_caps;  // --capture-caps FILE:SESSION
+  std::vector<NamedPath> capture_skip;      // --capture-skip PATH ORIGIN, repeated
   bool overflow_drop = false;               // --overflow drop (default: block)
   bool no_sync_wake_up = false;             // --no-sync-wake-up
   std::vector<Rlimit> rlimits;              // --rlimit NAME=VALUE, repeated

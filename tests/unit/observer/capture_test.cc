@@ -200,7 +200,8 @@ TEST(CaptureSettings, ReadAndChecked) {
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->vigil.capture_enabled);
   EXPECT_EQ(d->vigil.capture_caps.max_file_bytes, std::uint64_t{16} << 20);
-  EXPECT_EQ(d->vigil.capture_caps.max_session_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(d->vigil.capture_caps.max_session_bytes, std::uint64_t{256} << 20);
+  EXPECT_EQ(d->vigil.capture_caps.max_total_bytes, std::uint64_t{1} << 30);
   auto p = parse_policy(
       R"({"vigil": {"capture": {"enabled": false, "maxFileBytes": 5, "maxSessionBytes": 7}}})",
       "s.json", ctx);

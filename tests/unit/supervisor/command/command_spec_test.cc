@@ -156,6 +156,15 @@ TEST(CommandArgs, InitOptionsGoThroughTheWireTable) {
   EXPECT_EQ(spare->capture_caps->file_bytes, 100u);
   EXPECT_EQ(spare->capture_caps->session_bytes, 1000u);
   EXPECT_TRUE(spare->unix_broker);  // the gatekeeper brokers even an empty list
+
+  // What is left of the caps, and the sandbox's own trees (issue 31): no pre-images there.
+  in.capture_left = 400;
+  in.capture_skip = {"/dev", "/run/vigil/s/tmp"};
+  auto left = parsed(vigil_init_options(in).args);
+  ASSERT_TRUE(left) << left.error().message;
+  EXPECT_EQ(left->capture_caps->session_bytes, 400u);
+  ASSERT_EQ(left->capture_skip.size(), 2U);
+  EXPECT_EQ(left->capture_skip[1].path, "/run/vigil/s/tmp");
 }
 
 TEST(CommandArgs, UnixSocketModes) {

@@ -63,7 +63,22 @@ TEST(WriteHintTest, Table) {
            {"/home/u/.config/tool/state.json", {"add ~/.config/tool to filesystem.allowWrite"}, {"state.json"}},
            {"/home/u/other/x.txt", {"add ~/other to filesystem.allowWrite"}, {"x.txt"}},
            {"/home/u/notes.txt", {"a file in your home directory"}, {"add ~ "}},
-           {"/srv2/data/x", {"add /srv2/data to filesystem.allowWrite"}, {}},
+           {"/srv2/data/x", {"which every program shares", "$TMPDIR"}, {"allowWrite"}},
+           {"/srv2/data/app/x", {"add /srv2/data/app to filesystem.allowWrite"}, {}},
+           // Places that run code later, and directories above them (issue 31): never.
+           {"/home/u/.local/lib/x", {"runs code later", "site-packages"}, {"allowWrite"}},
+           {"/home/u/.local/bin/tool", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/.local/foo/x", {"add ~/.local/foo to filesystem.allowWrite"}, {"add ~/.local "}},
+           {"/home/u/.config/systemd/user/evil.service", {"runs code later", "systemd"}, {"allowWrite"}},
+           {"/home/u/.config/autostart/x.desktop", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/.config/Code/User/settings.json", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/.vscode/extensions/x/y.js", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/.claude/settings.json", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/.cursor/mcp.json", {"runs code later"}, {"allowWrite"}},
+           {"/home/u/bin/tool", {"runs code later"}, {"allowWrite"}},
+           {"/var/log/x", {"which every program shares"}, {"allowWrite"}},
+           {"/var/cache/x", {"which every program shares"}, {"allowWrite"}},
+           {"/var/spool/cron/crontabs/u", {"runs code later", "cron"}, {"allowWrite"}},
        }) {
     SCOPED_TRACE(r.path);
     const std::string hint = default_deny_hint(r.path, p);
