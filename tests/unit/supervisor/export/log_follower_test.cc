@@ -120,8 +120,11 @@ TEST(LogFollowerTest, ATamperedLogIsMarkedBrokenNotSkipped) {
     EXPECT_NE(i.why.find("prev does not match"), std::string::npos) << i.why;
   }
   EXPECT_EQ(marks, 1u);
-  for (const auto& i : s.items)
-    if (i.mark == ExportItem::Mark::kNone) EXPECT_EQ(i.verified, i.seq < 4) << i.seq;
+  for (const auto& i : s.items) {
+    if (i.mark == ExportItem::Mark::kNone) {
+      EXPECT_EQ(i.verified, i.seq < 4) << i.seq;
+    }
+  }
 }
 
 TEST(LogFollowerTest, RotatedAndPrunedLogs) {

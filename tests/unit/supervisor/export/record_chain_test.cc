@@ -79,7 +79,9 @@ TEST(RecordChainTest, EachKindOfTamperingBreaksTheChainWhereItIs) {
         at = i;
         why = step.broke;
       }
-      if (at) EXPECT_FALSE(step.verified);
+      if (at) {
+        EXPECT_FALSE(step.verified);
+      }
     }
     ASSERT_TRUE(at.has_value());
     EXPECT_EQ(*at, c.breaks_at);

@@ -107,8 +107,8 @@ TEST(StreamVerifyTest, TheExportersMarksAreProblems) {
 }
 
 TEST(StreamVerifyTest, MalformedVigilLinesAreRefusedOthersIgnored) {
-  for (const std::string bad :
-       {"[vigil@32473 session=\"s\"]", "[vigil@32473 session=\"s\" seq=\"x\" chain=\"" +
+  for (const std::string& bad : std::vector<std::string>{
+           "[vigil@32473 session=\"s\"]", "[vigil@32473 session=\"s\" seq=\"x\" chain=\"" +
                                            std::string(64, 'a') + "\"]",
         "[vigil@32473 session=\"s\" seq=\"1\" chain=\"zz\"]", "[vigil@32473 session=\"s",
         "[vigil@32473 a=\"1\" a=\"2\"]", "[vigil@32473 session=\"s\" seq=\"1\" mark=\"odd\"]"}) {
