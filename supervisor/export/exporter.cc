@@ -122,9 +122,12 @@ Result<bool> SyslogDrain::step() {
     sent_ += *whole;
     inflight_.push_back({sent_, std::nullopt});
   }
-  if (client_->unacked() == 0) {
-    for (auto& f : inflight_)
-      if (!f.tcp_acked) f.tcp_acked = now;
+  // Acknowledged by the peer's TCP: every byte up to the entry's end left the send queue.
+  // Over TLS the queue holds records, not these bytes: only an empty queue counts.
+  const std::uint64_t queued = client_->unacked();
+  for (auto& f : inflight_) {
+    const bool taken = o_.syslog.tls ? queued == 0 : queued <= sent_ - f.end;
+    if (!f.tcp_acked && taken) f.tcp_acked = now;
   }
   std::uint64_t upto = spool_->acked();
   while (!inflight_.empty() && inflight_.front().tcp_acked &&
