@@ -138,7 +138,6 @@ void StreamVerifier::add_line(std::string_view line) {
     problem("lost", r, "the exporter lost records from " + at + " on: " + r.why);
     return;
   }
-  ++rep_.records;
   if (auto it = s.seen.find(r.seq); it != s.seen.end()) {
     ++rep_.duplicates;
     if (it->second.chain == r.chain) {
@@ -155,6 +154,7 @@ void StreamVerifier::add_line(std::string_view line) {
   if (r.fmt == "vigil" && !r.cut && !r.payload.empty() && sha256_hex(r.payload) != r.chain) {
     problem("altered", r, at + "'s record does not hash to its chain hash: it was altered after it was sent");
   }
+  ++rep_.records;  // distinct records: a repeat is counted in `duplicates`
   s.seen.emplace(r.seq, Seen{r.chain, r.prev});
   if (!s.any || r.seq > s.max_seq) s.max_seq = r.seq;
   s.any = true;

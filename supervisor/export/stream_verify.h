@@ -45,6 +45,7 @@ struct StreamProblem {
 };
 
 struct StreamReport {
+  // records: distinct (host, session, seq); a repeat is one of `duplicates`.
   std::size_t lines = 0, records = 0, other_lines = 0, duplicates = 0;
   std::size_t sessions = 0, hosts = 0, complete_sessions = 0;
   std::vector<StreamProblem> problems;

@@ -4,7 +4,8 @@
 // checks what the verifier promises:
 //  - a parsed record has a session of 1..64 bytes, a chain of 64 hex digits (a record)
 //    or a known mark, and a prev that is empty or 64 hex digits;
-//  - the report counts every line: records + other lines + malformed = lines;
+//  - the report counts every line: records + duplicates + other lines + malformed + marks
+//    = lines;
 //  - a stream judged intact has no problem but redeliveries;
 //  - a cursor that parses prints back to text that parses to the same cursor.
 // Built only with -DVIGIL_FUZZ=ON and clang (tests/fuzz/CMakeLists.txt).
@@ -62,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t marks = 0;
   for (const auto& p : rep.problems) marks += p.what == "broken" || p.what == "lost";
   if (rep.lines != lines) fail();
-  if (rep.records + rep.other_lines + malformed + marks != lines) fail();
+  if (rep.records + rep.duplicates + rep.other_lines + malformed + marks != lines) fail();
   if (rep.ok(false)) {
     for (const auto& p : rep.problems)
       if (p.what != "duplicate") fail();
