@@ -147,10 +147,10 @@ struct Fleet {
   }
 };
 
-// verify --stream until it reports `want` records (the exporter drains), at most 90 s.
-Outcome verify_until(const Fleet& f, const Collector& c, std::size_t want, bool exactly_once) {
+// verify --stream until it says `needle` (the exporter drains), at most 90 s.
+Outcome verify_until(const Fleet& f, const Collector& c, const std::string& needle,
+                     bool exactly_once) {
   Outcome v;
-  const std::string needle = ": intact: " + std::to_string(want) + " record(s)";
   for (int i = 0; i < 180; ++i) {
     std::vector<std::string> args = {"verify", "--stream", c.out()};
     if (exactly_once) args.push_back("--exactly-once");
@@ -182,7 +182,7 @@ void whole_fleet(bool tls) {
   // Phase 3: sessions again, and logs pruned while followed.
   f.sessions_at_once(4, 20);
   const std::size_t want = f.records();
-  Outcome v = verify_until(f, c, want, false);
+  Outcome v = verify_until(f, c, ": intact: " + std::to_string(want) + " record(s)", false);
   EXPECT_EQ(v.exit_code, 0) << v.out << "\nexporter: " << exporter->err();
   EXPECT_NE(v.out.find(": intact: " + std::to_string(want) + " record(s) of 14 session(s) from 1 host(s) (14 ended)"),
             std::string::npos)
@@ -196,7 +196,7 @@ void whole_fleet(bool tls) {
   EXPECT_EQ(f.records(), 0u) << "the prune removed every log";
   f.sessions_at_once(2, 10);
   const std::size_t after = want + f.records();
-  v = verify_until(f, c, after, false);
+  v = verify_until(f, c, ": intact: " + std::to_string(after) + " record(s)", false);
   EXPECT_EQ(v.exit_code, 0) << v.out;
   EXPECT_NE(v.out.find(" of 16 session(s)"), std::string::npos) << v.out;
   EXPECT_EQ(v.out.find("gap:"), std::string::npos) << v.out;
@@ -220,7 +220,7 @@ TEST(FleetExportTest, ALogEditedAfterTheFactIsFlaggedByTheExporterAndByVerify) {
   f.sessions_at_once(2, 5);
   // One log is edited after the fact: a file name in a record changes.
   const Outcome edit = run_program(
-      {"sh", "-c", "f=$(ls '" + f.sessions() + "'/*.jsonl | head -1); sed -i '0,/s0_3/s//s0_X/' \"$f\"; grep -c s0_X \"$f\""},
+      {"sh", "-c", "f=$(grep -l s0_3 '" + f.sessions() + "'/*.jsonl | head -1); sed -i '0,/s0_3/s//s0_X/' \"$f\"; grep -c s0_X \"$f\""},
       f.logs.path());
   ASSERT_EQ(edit.exit_code, 0) << edit.out << edit.err;
   const std::size_t want = f.records();
@@ -229,7 +229,7 @@ TEST(FleetExportTest, ALogEditedAfterTheFactIsFlaggedByTheExporterAndByVerify) {
                                f.logs.path(), 120, f.env());
   EXPECT_EQ(ex.exit_code, 0) << ex.err;
   EXPECT_NE(ex.err.find("broken at seq"), std::string::npos) << ex.err;
-  const Outcome v = verify_until(f, c, want, true);  // never intact
+  const Outcome v = verify_until(f, c, "NOT intact: " + std::to_string(want) + " record(s)", true);
   EXPECT_EQ(v.exit_code, 1) << v.out;
   EXPECT_NE(v.out.find(" broken: "), std::string::npos) << v.out;
   EXPECT_NE(v.out.find(" chain: "), std::string::npos) << v.out;
