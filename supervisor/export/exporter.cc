@@ -244,6 +244,10 @@ int run_exporter(const ExporterOptions& o) {
       }
     }
     if (spool && !spool->has_room(batch.size() + piece.size())) {
+      // The file reached the cap. Mostly waiting for the collector (then loudly), or only
+      // for the taken part to go: the file empties once everything in it was taken.
+      const bool backlogged = (spool->pending() + batch.size()) * 2 > spool->cap();
+      if (!backlogged) return false;
       if (!spool->full() || Clock::now() - last_full_warning > std::chrono::seconds(60)) {
         print_error("export: the spool is FULL (" + std::to_string(spool->pending()) + " of " +
                     std::to_string(spool->cap()) + " bytes): " + sink_name(o) +
