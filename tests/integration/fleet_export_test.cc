@@ -211,6 +211,26 @@ TEST(FleetExportTest, PlainTcpManySessionsRestartsAndPruningEveryRecordArrives) 
 
 TEST(FleetExportTest, TlsManySessionsRestartsAndPruningEveryRecordArrives) { whole_fleet(true); }
 
+TEST(FleetExportTest, ASpoolAtItsCapSaysSoLoudlyAndDrainsInOrderWhenTheCollectorIsBack) {
+  std::string why;
+  if (!have_rsyslog(&why)) GTEST_SKIP() << why;
+  Collector c(false);  // not started yet: the collector is unreachable
+  Fleet f;
+  std::vector<std::string> argv = {vigil_bin(), "export", "--follow", "--format", "vigil", "--to",
+                                   c.url(), "--settle-ms", "200", "--spool-max-bytes", "65536"};
+  Background exporter(argv, f.logs.path(), "capped", f.env());
+  f.sessions_at_once(3, 60);  // well over 64 KiB of records
+  ASSERT_TRUE(exporter.wait_for("the spool is FULL", true, 60s).has_value()) << exporter.err();
+  const Outcome doctor = run_vigil({"doctor"}, f.logs.path(), 60, f.env());
+  EXPECT_NE(doctor.out.find("export spool is FULL"), std::string::npos) << doctor.out;
+  ASSERT_TRUE(c.start());
+  const std::size_t want = f.records();
+  const Outcome v = verify_until(f, c, ": intact: " + std::to_string(want) + " record(s)", false);
+  EXPECT_EQ(v.exit_code, 0) << v.out << exporter.err();
+  EXPECT_EQ(exporter.signal_and_wait(SIGTERM), 0) << exporter.err();
+  c.kill(SIGTERM);
+}
+
 TEST(FleetExportTest, ALogEditedAfterTheFactIsFlaggedByTheExporterAndByVerify) {
   std::string why;
   if (!have_rsyslog(&why)) GTEST_SKIP() << why;
