@@ -19,7 +19,6 @@
 #include "supervisor/export/export_spool.h"
 #include "supervisor/export/export_status.h"
 #include "supervisor/export/exporter.h"
-#include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/log/log_stream.h"
 #include "supervisor/log/session_log.h"

@@ -22,8 +22,33 @@ Result<Spool> Spool::open(const std::string& path, std::uint64_t cap, std::uint6
   }
   s.size_ = static_cast<std::uint64_t>(st.st_size);
   s.acked_ = acked <= s.size_ ? acked : 0;
+  // A crash in the middle of an append leaves a torn last frame: cut it off (its records
+  // are read from their logs again, the cursor not having passed them).
+  const std::uint64_t whole = s.whole_frames_end();
+  if (whole < s.size_) {
+    if (::ftruncate(s.fd_.get(), static_cast<off_t>(whole)) != 0)
+      return system_error("cannot cut the torn end off the export spool " + path);
+    s.size_ = whole;
+  }
   s.cap_ = cap;
   return s;
+}
+
+std::uint64_t Spool::whole_frames_end() const {
+  std::uint64_t at = acked_;
+  while (at < size_) {
+    char head[24];
+    const ssize_t n = ::pread(fd_.get(), head, sizeof head, static_cast<off_t>(at));
+    if (n <= 0) break;
+    std::uint64_t len = 0;
+    ssize_t i = 0;
+    while (i < n && i < 10 && head[i] >= '0' && head[i] <= '9') len = len * 10 + static_cast<std::uint64_t>(head[i++] - '0');
+    if (i == 0 || i >= n || head[i] != ' ') break;
+    const std::uint64_t end = at + static_cast<std::uint64_t>(i) + 1 + len;
+    if (end > size_) break;
+    at = end;
+  }
+  return at;
 }
 
 Result<void> Spool::append(std::string_view frames) {

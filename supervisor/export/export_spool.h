@@ -43,6 +43,8 @@ class Spool {
 
  private:
   Spool() = default;
+  // The end of the last whole frame ("LEN SP MSG") from `acked_` on.
+  std::uint64_t whole_frames_end() const;
   UniqueFd fd_;
   std::uint64_t size_ = 0;
   std::uint64_t acked_ = 0;

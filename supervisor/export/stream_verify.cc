@@ -89,6 +89,8 @@ Result<std::optional<StreamRecord>> parse_stream_line(std::string_view line) {
     return bad("unknown mark");
   }
   r.cut = !cut.empty();
+  // The MSGID (the record's kind) is the word just before the structured data.
+  r.ended = r.mark.empty() && line.substr(0, at).ends_with(" session.end ");
   if (*end < line.size() && line[*end] == ' ') r.payload = std::string(line.substr(*end + 1));
   return std::optional<StreamRecord>(std::move(r));
 }
@@ -158,10 +160,7 @@ void StreamVerifier::add_line(std::string_view line) {
   s.seen.emplace(r.seq, Seen{r.chain, r.prev});
   if (!s.any || r.seq > s.max_seq) s.max_seq = r.seq;
   s.any = true;
-  if (r.fmt == "vigil" ? r.payload.find("\"kind\":\"session.end\"") != std::string::npos
-                       : false) {
-    s.ended = true;
-  }
+  if (r.ended) s.ended = true;
   check_link(r.host, r.session, s, r.seq);
   check_link(r.host, r.session, s, r.seq + 1);
 }

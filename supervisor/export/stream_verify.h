@@ -29,6 +29,7 @@ struct StreamRecord {
   std::string chain, prev, fmt, mark, why;
   bool verified = true;
   bool cut = false;     // the payload was replaced (too long for a syslog message)
+  bool ended = false;   // its MSGID is session.end
   std::string payload;  // the MSG after the structured data
 };
 

@@ -22,7 +22,7 @@ std::vector<std::string> session(const std::string& host, const std::string& id,
                  (i == n - 1 ? ",\"kind\":\"session.end\"}" : "}");
     it.chain = sha256_hex(it.payload);
     it.prev = prev;
-    it.kind = "x";
+    it.kind = i == n - 1 ? "session.end" : "x";
     it.verified = true;
     it.format = "vigil";
     out.push_back(syslog_message(it));
