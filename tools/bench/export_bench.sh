@@ -10,12 +10,15 @@
 #      vigil_write_loop (tools/bench/write_loop.cc) times CALLS write-opens from inside
 #      `vigil run`, in interleaved rounds with the exporter following (and shipping that
 #      very session's log to rsyslog) and without; medians of ns per write, and the ratio.
-# Usage: export_bench.sh [--vigil PATH] [--loop PATH] [-n ROUNDS] [--calls N] [--sessions N]
+# Usage: export_bench.sh [--vigil PATH] [--exporter PATH] [--loop PATH] [-n ROUNDS]
+#                        [--calls N] [--sessions N]
+# --exporter: the binary whose `export` subcommand runs (default: --vigil).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 vigil=${VIGIL:-$root/build/supervisor/vigil}
 loop=${VIGIL_WRITE_LOOP:-$root/build/tools/bench/vigil_write_loop}
+exporter=
 rounds=10
 calls=20000
 sessions=8
@@ -23,12 +26,14 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --vigil) vigil=$2; shift 2 ;;
     --loop) loop=$2; shift 2 ;;
+    --exporter) exporter=$2; shift 2 ;;
     -n) rounds=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --sessions) sessions=$2; shift 2 ;;
     *) echo "export_bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
+exporter=${exporter:-$vigil}
 [ -x "$vigil" ] || { echo "export_bench: no vigil at $vigil (build first)" >&2; exit 1; }
 [ -x "$loop" ] || { echo "export_bench: no vigil_write_loop at $loop (build it)" >&2; exit 1; }
 [ -x /usr/sbin/rsyslogd ] || { echo "export_bench: no rsyslogd (tools/bootstrap.sh)" >&2; exit 1; }
@@ -91,7 +96,7 @@ for mode in tcp tls; do
   if [ $mode = tcp ]; then to=syslog://127.0.0.1:$tcp_port; extra=(); else
     to=syslog+tls://127.0.0.1:$tls_port; extra=(--ca "$tmp/rs/ca.pem"); fi
   t0=$(now_ns)
-  "$vigil" export --follow --format vigil --to "$to" "${extra[@]}" --state "$tmp/st-$mode" \
+  "$exporter" export --follow --format vigil --to "$to" "${extra[@]}" --state "$tmp/st-$mode" \
     --settle-ms 0 --until-idle 2>"$tmp/ex-$mode.err"
   t1=$(now_ns)
   for _ in $(seq 600); do
@@ -101,7 +106,7 @@ for mode in tcp tls; do
   got=$(wc -l <"$tmp/rs/$mode.log")
   python3 -c "import sys; r,ns=int(sys.argv[1]),int(sys.argv[2]); print(f'throughput $mode: {r} records in {ns/1e9:.2f} s = {r/(ns/1e9):,.0f} records/s (rsyslog wrote {sys.argv[3]})')" \
     "$records" "$((t1 - t0))" "$got"
-  "$vigil" verify --stream "$tmp/rs/$mode.log" | tail -1
+  "$exporter" verify --stream "$tmp/rs/$mode.log" | tail -1
 done
 
 # 2. The trapped write with and without the exporter following.
@@ -115,7 +120,7 @@ for r in $(seq "$rounds"); do
   [ $((r % 2)) -eq 0 ] && order="without with"
   for o in $order; do
     if [ $o = with ]; then
-      "$vigil" export --follow --format vigil --to "syslog://127.0.0.1:$tcp_port" \
+      "$exporter" export --follow --format vigil --to "syslog://127.0.0.1:$tcp_port" \
         --state "$tmp/st2" --settle-ms 100 2>>"$tmp/ex2.err" &
       ex=$!
       sleep 0.3  # the exporter is up and following before the command starts
