@@ -219,7 +219,7 @@ TEST(FleetExportTest, ASpoolAtItsCapSaysSoLoudlyAndDrainsInOrderWhenTheCollector
   std::vector<std::string> argv = {vigil_bin(), "export", "--follow", "--format", "vigil", "--to",
                                    c.url(), "--settle-ms", "200", "--spool-max-bytes", "65536"};
   Background exporter(argv, f.logs.path(), "capped", f.env());
-  f.sessions_at_once(3, 60);  // well over 64 KiB of records
+  f.sessions_at_once(3, 300);  // well over 64 KiB of records
   ASSERT_TRUE(exporter.wait_for("the spool is FULL", true, 60s).has_value()) << exporter.err();
   const Outcome doctor = run_vigil({"doctor"}, f.logs.path(), 60, f.env());
   EXPECT_NE(doctor.out.find("export spool is FULL"), std::string::npos) << doctor.out;
