@@ -278,7 +278,6 @@ int run_exporter(const ExporterOptions& o) {
     Result<void> wrote;
     if (spool) {
       if (!batch.empty()) wrote = spool->append(batch);
-      if (wrote && spool->full() && spool->has_room(1) && batch.empty()) spool->set_full(false);
     } else if (!batch.empty()) {
       wrote = write_all(out_fd, batch, "the export output");
       if (wrote && o.sink == ExporterOptions::Sink::kFile) ::fdatasync(out_fd);
