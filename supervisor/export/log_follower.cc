@@ -41,6 +41,16 @@ std::optional<std::string> read_line_at(int fd, std::uint64_t offset, std::size_
   return std::nullopt;
 }
 
+// Whether `name` in `dir_fd` begins with the record `log` began with (a log renamed, not
+// a new file on a recycled inode).
+bool same_first_record(int dir_fd, const std::string& name, const FollowedLog& log) {
+  if (log.chain.first_hash.empty()) return log.offset == 0;
+  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return false;
+  const auto first = read_line_at(fd.get(), 0, events::Limits::log().max_line);
+  return first && sha256_hex(*first) == log.chain.first_hash;
+}
+
 std::string stem(const std::string& name) {
   return name.ends_with(".jsonl") ? name.substr(0, name.size() - 6) : name;
 }
@@ -204,6 +214,12 @@ Result<void> LogFollower::poll(const Emit& emit, bool* more) {
     const Id id{st.st_dev, st.st_ino};
     present.insert(id);
     auto [it, fresh] = logs_.try_emplace(id);
+    if (!fresh && it->second.name != name && !same_first_record(dfd.get(), name, it->second)) {
+      // The inode of a log removed since the last pass, recycled for a new one: a new log.
+      open_.erase(id);
+      it->second = FollowedLog{};
+      fresh = true;
+    }
     it->second.name = name;
     if (fresh) {
       it->second.dev = id.first;
