@@ -81,9 +81,9 @@ Result<std::optional<StreamRecord>> parse_stream_line(std::string_view line) {
   if (r.session.empty() || r.session.size() > 64) return bad("no session (or one longer than an id)");
   const auto [e, ec] = std::from_chars(seq.data(), seq.data() + seq.size(), r.seq);
   if (seq.empty() || ec != std::errc() || e != seq.data() + seq.size()) return bad("seq is not a number");
+  if (!r.prev.empty() && !is_hex64(r.prev)) return bad("prev is not 64 hex digits");
   if (r.mark.empty()) {
     if (!is_hex64(r.chain)) return bad("chain is not 64 hex digits");
-    if (!r.prev.empty() && !is_hex64(r.prev)) return bad("prev is not 64 hex digits");
     r.verified = verified == "1";
   } else if (r.mark != "broken" && r.mark != "lost") {
     return bad("unknown mark");
