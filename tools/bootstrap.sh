@@ -13,6 +13,9 @@ packages=(
   # cargo and rustc (Debian's), for the learn test's cargo session (a crate with no
   # dependencies, built with --offline: no network)
   cargo
+  # vigil export --follow: syslog over TLS (OpenSSL through Boost.Asio), and the fleet
+  # integration test's real collector (rsyslogd with its OpenSSL stream driver)
+  libssl-dev rsyslog rsyslog-openssl
   # the libFuzzer targets (tools/fuzz.sh): clang, and libFuzzer + the sanitizer runtimes
   clang libclang-rt-14-dev
 )

@@ -17,6 +17,7 @@ is the architecture (see ARCHITECTURE.md):
                                    cli -> agent -> orchestrator -> command -> backstop
                                        -> {launch, log, report}
                                    cli -> replay -> {launch, log, report}
+                                   cli -> export -> replay
                                (each sub-folder only what is right of it; replay and the
                                running side never include each other, nor launch, log and
                                report one another)
@@ -43,7 +44,7 @@ import sys
 PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
          "supervisor/core/events", "supervisor/core/wire", "supervisor/core", "filters", "bwrap", "seatbelt", "proxy",
          "observer", "supervisor/cli", "supervisor/agent", "supervisor/orchestrator",
-         "supervisor/command", "supervisor/backstop", "supervisor/replay",
+         "supervisor/command", "supervisor/backstop", "supervisor/export", "supervisor/replay",
          "supervisor/launch", "supervisor/log", "supervisor/report", "supervisor", "tests",
          "tools"]
 
@@ -55,7 +56,7 @@ BELOW_SUPERVISOR = {"filters", "bwrap", "seatbelt", "proxy", "observer"} | CORE
 SUPERVISOR_FLOOR = {"supervisor/launch", "supervisor/log", "supervisor/report"}
 SUPERVISOR_ALL = {"supervisor/cli", "supervisor/agent", "supervisor/orchestrator",
                   "supervisor/command", "supervisor/backstop", "supervisor/replay",
-                  "supervisor"} | SUPERVISOR_FLOOR
+                  "supervisor/export", "supervisor"} | SUPERVISOR_FLOOR
 
 ALLOWED = {
     # The foundation's own direction: utilities, then the policy model, then the
@@ -92,6 +93,10 @@ ALLOWED = {
     "supervisor/agent": {"supervisor/agent", "supervisor/orchestrator", "supervisor/command",
                          "supervisor/backstop"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
     "supervisor/replay": {"supervisor/replay"} | SUPERVISOR_FLOOR | BELOW_SUPERVISOR,
+    # Beside replay, over it: `vigil export --follow` reads logs as they grow and ships
+    # them (its OCSF lines are replay's), never runs a sandbox.
+    "supervisor/export": {"supervisor/export", "supervisor/replay"} | SUPERVISOR_FLOOR
+                         | BELOW_SUPERVISOR,
     # The top: one file per subcommand, over everything.
     "supervisor/cli": SUPERVISOR_ALL | BELOW_SUPERVISOR,
     # A file directly in supervisor/ (none today) would be the top too.

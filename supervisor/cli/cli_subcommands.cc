@@ -27,7 +27,7 @@ SubcommandSet subcommands_to_register(std::span<const char* const> args) {
     only.session = true;
   } else if (first == "logs") {
     only.logs = true;
-  } else if (first == "learn" || first == "export") {
+  } else if (first == "learn" || first == "export" || first == "verify") {
     only.forensics = true;
   } else if (first == "--version" && args.size() == 1) {
     // The version flag ends the parse before any subcommand is required.

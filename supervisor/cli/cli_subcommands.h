@@ -25,7 +25,7 @@ struct SubcommandSet {
   bool replay = false;
   bool session = false;  // session, serve, mcp (supervisor/cli/session_command.cc)
   bool logs = false;     // logs prune (supervisor/cli/logs_command.cc)
-  bool forensics = false;  // learn, export (learn_command.cc, export_command.cc)
+  bool forensics = false;  // learn, export, verify (learn_, export_, verify_command.cc)
 
   static SubcommandSet all() { return {true, true, true, true, true, true, true, true}; }
   friend bool operator==(const SubcommandSet&, const SubcommandSet&) = default;

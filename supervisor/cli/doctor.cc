@@ -226,4 +226,23 @@ std::string render_doctor_json(const std::vector<Finding>& findings, const HostF
   return j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+std::vector<Finding> export_spool_findings(const std::optional<ExportStatus>& status,
+                                           std::int64_t now) {
+  if (!status) return {};
+  Finding f;
+  f.id = "export-spool";
+  f.what = "export spool";
+  if (status->spool_full) {
+    f.level = Finding::Level::kWarn;
+    f.detail = spool_full_warning(*status, now);
+    f.fix = "make the collector " + status->target + " reachable again (the exporter drains "
+            "the spool in order), or raise vigil.export.spoolMaxBytes";
+  } else {
+    f.level = Finding::Level::kOk;
+    f.detail = std::to_string(status->spool_bytes) + " of " + std::to_string(status->spool_cap) +
+               " bytes waiting for " + status->target;
+  }
+  return {f};
+}
+
 }  // namespace vigil

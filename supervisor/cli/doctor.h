@@ -6,9 +6,12 @@
 // here and 125 from `vigil run`.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "supervisor/export/export_status.h"
 #include "supervisor/launch/odd_mounts.h"
 
 namespace vigil {
@@ -62,6 +65,10 @@ struct Finding {
 
 // Every finding for these facts, in a fixed order.
 std::vector<Finding> diagnose(const HostFacts& facts);
+// The export spool (`vigil export --follow`'s status, export_status.h): a warning when it
+// is at its cap, a note of where it stands otherwise, nothing when no exporter ran here.
+std::vector<Finding> export_spool_findings(const std::optional<ExportStatus>& status,
+                                           std::int64_t now);
 // Whether vigil can sandbox commands on this machine (no kMiss finding).
 bool can_sandbox(const std::vector<Finding>& findings);
 // The text `vigil doctor` prints, and the --json form (one object, a trailing newline).

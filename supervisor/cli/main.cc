@@ -29,6 +29,7 @@ std::function<int()> add_serve_commands(CLI::App& app, std::vector<std::string> 
 std::function<int()> add_logs_command(CLI::App& app);
 std::function<int()> add_learn_command(CLI::App& app);
 std::function<int()> add_export_command(CLI::App& app);
+std::function<int()> add_verify_command(CLI::App& app);
 }  // namespace vigil
 
 namespace vigil {
@@ -157,10 +158,11 @@ int main(int argc, char** argv) {
 
   std::function<int()> run_logs;
   if (wanted.logs) run_logs = vigil::add_logs_command(app);
-  std::function<int()> run_learn, run_export;
+  std::function<int()> run_learn, run_export, run_verify;
   if (wanted.forensics) {
     run_learn = vigil::add_learn_command(app);
     run_export = vigil::add_export_command(app);
+    run_verify = vigil::add_verify_command(app);
   }
 
   try {
@@ -182,6 +184,7 @@ int main(int argc, char** argv) {
   if (run_logs && app.got_subcommand("logs")) return run_logs();
   if (run_learn && app.got_subcommand("learn")) return run_learn();
   if (run_export && app.got_subcommand("export")) return run_export();
+  if (run_verify && app.got_subcommand("verify")) return run_verify();
   if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
   if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
     return run_serve_cmd();

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -159,7 +160,13 @@ HostFacts gather() {
 
 int cmd_probe(bool json) {
   const HostFacts facts = gather();
-  const auto findings = diagnose(facts);
+  auto findings = diagnose(facts);
+  if (auto dir = default_export_dir(std::getenv("XDG_STATE_HOME"), std::getenv("HOME")); dir) {
+    if (auto status = load_status(*dir + "/status.json"); status) {
+      for (auto& f : export_spool_findings(*status, static_cast<std::int64_t>(std::time(nullptr))))
+        findings.push_back(std::move(f));
+    }
+  }
   const std::string text = json ? render_doctor_json(findings, &facts) : render_doctor(findings);
   // display-safe: render_doctor escapes each detail and fix; the JSON is dumped ensure_ascii
   std::fputs(text.c_str(), stdout);

@@ -106,6 +106,18 @@ struct MacosOptions {
   bool operator==(const MacosOptions&) const = default;
 };
 
+// vigil.export: where `vigil export --follow` sends records when its --to is not given
+// (supervisor/export/exporter.h). Read by the exporter only: no session uses it.
+struct ExportOptions {
+  std::string syslog_host;  // vigil.export.syslog.host ("" = no syslog collector set)
+  std::uint16_t syslog_port = 0;
+  bool syslog_tls = false;  // vigil.export.syslog.tls: RFC 5425 (needs the CA)
+  std::string syslog_ca;    // vigil.export.syslog.ca: the collector's CA file (expanded)
+  bool journald = false;    // vigil.export.journald: to journald instead (off by default)
+  std::uint64_t spool_max_bytes = 0;  // vigil.export.spoolMaxBytes (0 = the default cap)
+  bool operator==(const ExportOptions&) const = default;
+};
+
 // vigil's own options, under the "vigil" key of the settings file.
 struct VigilOptions {
   enum class Overflow { kBlock, kDrop };
@@ -140,6 +152,7 @@ struct VigilOptions {
   bool git_writable_repository = false;
   // vigil.limits: the sandbox's resource caps (supervisor/core/policy/cap_plan.h).
   LimitsOptions limits;
+  ExportOptions export_options;
   bool operator==(const VigilOptions&) const = default;
 };
 

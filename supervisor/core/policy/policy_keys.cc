@@ -102,6 +102,21 @@ constexpr KeySpec kVigilKeys[] = {
     {"limits", Support::kHandled, "", ""},
     {"git", Support::kHandled, "", ""},
     {"capture", Support::kHandled, "", ""},
+    {"export", Support::kHandled, "", ""},
+};
+
+// vigil.export: read by `vigil export --follow` only (docs/fleet.md).
+constexpr KeySpec kVigilExportKeys[] = {
+    {"syslog", Support::kHandled, "", ""},
+    {"journald", Support::kHandled, "", ""},
+    {"spoolMaxBytes", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilExportSyslogKeys[] = {
+    {"host", Support::kHandled, "", ""},
+    {"port", Support::kHandled, "", ""},
+    {"tls", Support::kHandled, "", ""},
+    {"ca", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilGitKeys[] = {
@@ -155,6 +170,8 @@ constexpr KeyLevel kLevels[] = {
     {"vigil.limits", kVigilLimitsKeys},
     {"vigil.git", kVigilGitKeys},
     {"vigil.capture", kVigilCaptureKeys},
+    {"vigil.export", kVigilExportKeys},
+    {"vigil.export.syslog", kVigilExportSyslogKeys},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

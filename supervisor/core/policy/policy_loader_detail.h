@@ -412,9 +412,13 @@ class Loader {
           !r)
         return r;
     }
+    if (auto it = v.find("export"); it != v.end()) VIGIL_TRY_VOID(load_export(*it));
     if (auto it = v.find("limits"); it != v.end()) return load_limits(*it);
     return {};
   }
+
+  // vigil.export (policy_loader_export.cc).
+  Result<void> load_export(const json& e);
 
   // vigil.limits: counts (0 = no cap) and a timeout in seconds (> 0).
   Result<void> load_limits(const json& l) {
