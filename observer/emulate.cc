@@ -121,10 +121,11 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
                        e == Emulation::kLink || e == Emulation::kSymlink ||
                        e == Emulation::kRename;
   if (gate != nullptr && creates) {
-    std::string why = (*gate)(out.resolved);
+    const bool rename = e == Emulation::kRename;
+    std::string why = (*gate)(out.resolved, rename ? out.from_resolved : std::string());
     // RENAME_EXCHANGE puts the source under the target's name too.
-    if (why.empty() && e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
-      why = (*gate)(out.from_resolved);
+    if (why.empty() && rename && (plan.flags & RENAME_EXCHANGE) != 0)
+      why = (*gate)(out.from_resolved, out.resolved);
     if (!why.empty()) {
       out.error = EACCES;
       out.why = std::move(why);

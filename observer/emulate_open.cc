@@ -74,7 +74,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
       const std::string name =
           follows_last ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
-      if (std::string why = (*gate)(name); !why.empty()) {
+      if (std::string why = (*gate)(name, std::string()); !why.empty()) {
         out.error = EACCES;
         out.why = std::move(why);
         out.resolved = name;

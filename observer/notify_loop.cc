@@ -181,8 +181,9 @@ void Observer::handle_one() {
     }
     return;
   }
-  const Gate gate = [this, call = plan.row->emulation](const std::string& name) {
-    std::string why = protected_name_refusal(mounts_, name);
+  const Gate gate = [this, call = plan.row->emulation](const std::string& name,
+                                                       const std::string& from) {
+    std::string why = protected_name_refusal(mounts_, name, from, call);
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
     return why;
@@ -285,8 +286,9 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
 void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
                             std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                             Notification n, CallPlan plan) {
-  const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name) {
-    std::string why = protected_name_refusal(mounts, name);
+  const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name,
+                                                                   const std::string& from) {
+    std::string why = protected_name_refusal(mounts, name, from, call);
     if (why.empty()) why = refused_name_refusal(shared->refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(shared->refused_globs, name);
     return why;

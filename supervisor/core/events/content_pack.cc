@@ -62,7 +62,7 @@ int PackWriter::flush() {
   return 0;
 }
 
-long long PackWriter::append(int from, Sha256::Digest* digest) {
+long long PackWriter::append(int from, Sha256::Digest* digest, std::uint64_t max) {
   if (failed_ != 0) {
     errno = failed_;
     return -1;
@@ -100,6 +100,11 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
       return -1;
     }
     if (n == 0) break;
+    if (total + static_cast<std::uint64_t>(n) > max) {
+      drop_last();
+      errno = EFBIG;
+      return -1;
+    }
     h.update(at, static_cast<std::size_t>(n));
     len_ += static_cast<std::size_t>(n);
     total += static_cast<std::uint64_t>(n);

@@ -7,6 +7,9 @@
 #include <sys/syscall.h>
 #endif
 #include <sys/ioctl.h>
+#if defined(__linux__)
+#include <sys/statfs.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,9 +30,13 @@ std::string errno_text(int err) {
   return n != nullptr ? n : "E" + std::to_string(err);
 }
 
-// Reads all of `from` (from its start), hashing it and, when `to` >= 0, writing it
-// there. The bytes read; -1 and errno on a failure.
-long long hash_copy(int from, int to, Sha256* h) {
+constexpr long long kOverCap = -2;
+
+// Reads `from` (from its start) to its end but never more than `limit` bytes, hashing it
+// and, when `to` >= 0, writing it there. The bytes read; -1 and errno on a failure;
+// kOverCap when there is more than `limit` (a file that grew while it was read, or one
+// whose size says nothing of what a read returns).
+long long hash_copy(int from, int to, Sha256* h, std::uint64_t limit) {
   // On the heap, per call: a thread_local array this size made every process start and
   // every thread of every vigil binary zero 64 KiB of TLS (16 page faults) before main().
   constexpr std::size_t kChunk = 1 << 16;
@@ -40,6 +47,7 @@ long long hash_copy(int from, int to, Sha256* h) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;
     if (n == 0) return total;
+    if (static_cast<std::uint64_t>(total) + static_cast<std::uint64_t>(n) > limit) return kOverCap;
     h->update(buf.get(), static_cast<std::size_t>(n));
     if (to >= 0 &&
         !write_all(to, std::string_view(buf.get(), static_cast<std::size_t>(n)), "a copy"))
@@ -47,6 +55,34 @@ long long hash_copy(int from, int to, Sha256* h) {
     at += n;
     total += n;
   }
+}
+
+// A file of a filesystem whose files are made up when read (procfs, sysfs and their
+// kind): its size says nothing of what a read returns (/proc/self/pagemap is 0 bytes by
+// stat and 256 GiB by read), and reading it may do things. Named, never read.
+const char* pseudo_filesystem(int fd) {
+#if defined(__linux__)
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return nullptr;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0x9fa0: return "procfs";           // PROC_SUPER_MAGIC
+    case 0x62656572: return "sysfs";        // SYSFS_MAGIC
+    case 0x64626720: return "debugfs";      // DEBUGFS_MAGIC
+    case 0x74726163: return "tracefs";      // TRACEFS_MAGIC
+    case 0x73636673: return "securityfs";   // SECURITYFS_MAGIC
+    case 0x27e0eb: return "cgroup";         // CGROUP_SUPER_MAGIC
+    case 0x63677270: return "cgroup2";      // CGROUP2_SUPER_MAGIC
+    case 0x6165676c: return "pstore";       // PSTOREFS_MAGIC
+    case 0xcafe4a11: return "bpf";          // BPF_FS_MAGIC
+    case 0xde5e81e4: return "efivarfs";     // EFIVARFS_MAGIC
+    case 0x42494e4d: return "binfmt_misc";  // BINFMTFS_MAGIC
+    case 0x65735546: return "fuse";         // FUSE_SUPER_MAGIC: its server answers reads
+    default: return nullptr;
+  }
+#else
+  (void)fd;
+  return nullptr;
+#endif
 }
 
 }  // namespace
@@ -136,22 +172,38 @@ void ContentStore::keep_content(int path_fd, Image* img) {
     img->note = "not captured: unreadable (" + errno_text(errno) + ")";
     return;
   }
-  std::string over;
+  if (const char* fs = pseudo_filesystem(src.get())) {
+    img->note = std::string("not captured: a ") + fs + " file (named, not read)";
+    return;
+  }
+  // Over a cap: recorded with its size, neither read nor hashed (a 1 TiB sparse file
+  // costs one fstat, not an hour of reading zeros).
+  const std::string over_file = "not captured: over " + cap_text(caps_.max_file_bytes);
   if (img->size > caps_.max_file_bytes) {
-    over = "not captured: over " + cap_text(caps_.max_file_bytes);
+    img->note = over_file;
+    return;
+  }
+  // Over the session's cap (or no store): hashed, within the file cap, not kept.
+  std::string over;
+  if (dir_ < 0) {
+    over = "not captured: no store";
   } else if (used_ + img->size > caps_.max_session_bytes) {
     over = "not captured: over " + cap_text(caps_.max_session_bytes) + " for the session";
   }
   Sha256 h;
-  if (!over.empty() || dir_ < 0) {
-    const long long n = hash_copy(src.get(), -1, &h);
+  if (!over.empty()) {
+    const long long n = hash_copy(src.get(), -1, &h, caps_.max_file_bytes);
+    if (n == kOverCap) {
+      img->note = over_file;
+      return;
+    }
     if (n < 0) {
       img->note = "not captured: unreadable (" + errno_text(errno) + ")";
       return;
     }
     img->size = static_cast<std::uint64_t>(n);
     img->sha256 = to_hex(h.finish());
-    img->note = dir_ < 0 ? "not captured: no store" : over;
+    img->note = over;
     return;
   }
   if (pack_ && img->size <= kPackedMax) {
@@ -173,9 +225,14 @@ void ContentStore::keep_content(int path_fd, Image* img) {
   const bool cloned = false;
 #endif
   if (cloned) {
-    n = hash_copy(out.get(), -1, &h);
+    n = hash_copy(out.get(), -1, &h, caps_.max_file_bytes);
   } else {
-    n = hash_copy(src.get(), out.get(), &h);
+    n = hash_copy(src.get(), out.get(), &h, caps_.max_file_bytes);
+  }
+  if (n == kOverCap) {
+    img->note = over_file;  // it grew past the cap while it was read
+    ::unlinkat(dir_, tmp.c_str(), 0);
+    return;
   }
   if (n < 0) {
     img->note = "not captured: unreadable (" + errno_text(errno) + ")";
@@ -202,7 +259,11 @@ void ContentStore::use_pack() {
 
 void ContentStore::keep_packed(int src, Image* img) {
   Sha256::Digest digest;
-  const long long n = pack_->append(src, &digest);
+  const long long n = pack_->append(src, &digest, caps_.max_file_bytes);
+  if (n < 0 && errno == EFBIG) {
+    img->note = "not captured: over " + cap_text(caps_.max_file_bytes);
+    return;
+  }
   if (n < 0) {
     img->note = "not captured: the store refused it (" + errno_text(errno) + ")";
     return;
