@@ -292,17 +292,32 @@ class Walk {
     return head && (common || (objects && refs));
   }
 
-  // The path itself, or a directory above it, is where the command renamed something: what
-  // it holds, whatever its age, has the meaning its new name gives it.
-  bool marked(const std::string& path) const {
+  // The command renamed something to `path` or to a directory above it that is no
+  // shorter than `floor` bytes: what it holds, whatever its age, has the meaning its new
+  // name gives it. `floor` is where the protected name begins (".claude" of
+  // ".claude/commands"): a rename above it (proj -> proj2) gives nothing a new meaning.
+  bool marked(const std::string& path, std::size_t floor) const {
     if (in_.renamed_into.empty()) return false;
     std::string_view p = path;
-    for (;;) {
+    while (p.size() >= floor && !p.empty()) {
       if (in_.renamed_into.count(std::string(p)) != 0) return true;
       const auto at = p.rfind('/');
       if (at == std::string_view::npos || at == 0) return false;
       p = p.substr(0, at);
     }
+    return false;
+  }
+  bool marked(const std::string& path) const { return marked(path, path.size()); }
+
+  // Where in `path` the protected name `relpath` begins (its last whole-component
+  // occurrence); path.size() when it is not there.
+  static std::size_t name_start(const std::string& path, std::string_view relpath) {
+    for (std::size_t at = path.rfind(relpath); at != std::string::npos && at > 0;
+         at = path.rfind(relpath, at - 1)) {
+      const std::size_t end = at + relpath.size();
+      if (path[at - 1] == '/' && (end == path.size() || path[end] == '/')) return at;
+    }
+    return path.size();
   }
 
   // Judges one entry of the directory `fd` (at `dir_path`). False when it is an offender
@@ -313,7 +328,9 @@ class Walk {
     if (!info) return true;
     const std::string path = join(dir_path, name);
     if (in_.skip.count(path) != 0) return true;
-    const bool fresh = is_new(*info, snap_.start.at) || marked(path);
+    const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
+    const std::size_t floor = d != nullptr ? name_start(path, d->relpath) : path.size();
+    const bool fresh = is_new(*info, snap_.start.at) || marked(path, floor);
     // A symlink made to the first component of a protected name with more of them
     // (".claude" -> docs, holding commands/): the host follows it into what vigil never
     // judged under that name.
@@ -340,7 +357,6 @@ class Walk {
       }
       return true;
     }
-    const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
     if (d != nullptr && !is_git_rule(*d) && fresh && !is_empty(fd, name, *info)) {
       offend(path, std::string(d->relpath),
              "protected name " + std::string(d->relpath) + " made during the session: " +
@@ -466,8 +482,9 @@ class Walk {
   }
 
   // Whether the directory became a git directory during the session, so that what it
-  // held already has a meaning it did not have: it was made or renamed here (or a
-  // directory above it was), or one of the names git takes it for a repository by
+  // held already has a meaning it did not have: it was made or renamed to this name
+  // (`mv stage r/.git`; not a rename of a directory above it, which changes no meaning),
+  // or one of the names git takes it for a repository by
   // (objects, refs, commondir) is new. (A new HEAD alone is not: git rewrites it on every
   // checkout. One that turns a directory into a repository is refused at the call:
   // observer/git_rules.h.)
@@ -529,6 +546,8 @@ class Walk {
     }
     UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
     if (!hooks) return;
+    // A directory renamed into hooks: every entry it brought is new there.
+    all = all || marked(hooks_path);
     for (const auto& e : list_dir(hooks.get())) {
       auto i = info_at(hooks.get(), e.name.c_str());
       if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) ||
