@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+
 #include "supervisor/core/fs/git_dir.h"
 #include "supervisor/core/policy/git_safety.h"
 #include "supervisor/core/policy/mandatory_denies.h"
@@ -89,6 +92,46 @@ std::string multi_component_refusal(std::string_view rel, std::string_view from)
   return {};
 }
 
+// Reads a regular file of at most 1 MiB (a final symlink not followed); false otherwise.
+bool read_config(std::string_view path, std::string* out) {
+  UniqueFd fd(::open(std::string(path).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  out->clear();
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out->append(buf, static_cast<std::size_t>(n));
+    if (out->size() > (std::size_t{1} << 20)) return false;
+  }
+}
+
+// A config renamed into a git directory (how git writes one: config.lock, then rename):
+// refused when it adds a key off the allowlist that the config it replaces did not hold
+// (a key the user had is theirs; supervisor/core/policy/git_safety.h).
+std::string config_refusal(std::string_view path, std::string_view from) {
+  std::string text;
+  if (!read_config(from, &text)) {
+    return "a git config vigil cannot read whole (a regular file of at most 1 MiB), so cannot "
+           "judge; refused in every repository";
+  }
+  const git::ConfigVerdict now = git::judge_config(text);
+  if (now.safe) return {};
+  std::vector<std::string> before;
+  if (read_config(path, &text)) before = git::judge_config(text).unsafe;
+  std::string added;
+  for (const auto& k : now.unsafe) {
+    if (std::find(before.begin(), before.end(), k) == before.end())
+      added += (added.empty() ? "" : ", ") + k;
+  }
+  if (added.empty()) return {};
+  return "git config " + added + ": git runs a program named by it (keys off vigil's "
+         "allowlist); refused in every repository";
+}
+
 }  // namespace
 
 std::string git_write_refusal(std::string_view rel_in_root) {
@@ -110,9 +153,19 @@ std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_r
   const std::string_view parent = parent_of(path);
   // Cheap names first: most calls make a name none of these rules is about.
   const bool hooks_entry = last_of(parent) == "hooks";
+  const bool config = last == "config" || last == "config.worktree";
   const bool interesting = hooks_entry || git::is_signature_name(last) || last == ".git" ||
-                           last == "hooks" || (!from.empty() && is_mandatory_deny_head(last));
+                           last == "hooks" || config ||
+                           (!from.empty() && is_mandatory_deny_head(last));
   if (!interesting) return {};
+  if (config && (call == Emulation::kRename || call == Emulation::kLink) && is_git_dir_at(parent)) {
+    // A link leaves the bytes writable under another name: git never links a config.
+    if (call == Emulation::kLink) {
+      return "a git config made by a link: its bytes stay writable under the other name; "
+             "refused in every repository";
+    }
+    if (!from.empty()) return config_refusal(path, from);
+  }
   if (hooks_entry && !is_sample(last) && is_git_dir_at(parent_of(parent))) {
     return hook_refusal(last);
   }

@@ -12,13 +12,17 @@
 //   - a signature name (HEAD, objects, refs, commondir) whose arrival turns a directory
 //     into a repository is refused when what the directory already holds, whatever its
 //     age, would make git run a program (a config key off the allowlist, a hook);
+//   - a config renamed into a git directory (git's config.lock, then rename) is refused
+//     when it adds a key off the allowlist that the config it replaces did not hold; a
+//     config made by a link is refused;
 //   - a directory renamed to `.git` or into a git directory's `hooks` is judged on what
 //     it holds; a symlink named `.git` (git follows it to a repository vigil cannot judge
 //     at the call) is refused;
 //   - a directory renamed to the head of a protected name with more components
 //     (`.claude`, holding `commands/`) is refused when it holds the rest.
-// What the gate cannot see at the call (the bytes written into a .git file or a commondir
-// after it is made) is the post-run backstop's (supervisor/backstop/backstop.h).
+// What the gate cannot see at the call (the bytes written into a .git file, a commondir or
+// a config after it is made, or through an fd held across the rename) is the post-run
+// backstop's (supervisor/backstop/backstop.h).
 #pragma once
 
 #include <string>

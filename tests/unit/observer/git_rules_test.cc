@@ -104,3 +104,27 @@ TEST(GitRules, ARenameIsJudgedOnWhatItMoves) {
 
 }  // namespace
 }  // namespace vigil::init
+
+namespace vigil::init {
+namespace {
+
+// git writes a config as config.lock, then renames it: judged on the keys it adds.
+TEST(GitRules, AConfigRenamedIntoAnyRepositoryIsJudgedOnTheKeysItAdds) {
+  Dir d;
+  d.repo(".git/modules/lib", "[core]\n\tbare = false\n");
+  d.repo("had", "[core]\n\tpager = less\n");
+  d.file(".git/modules/lib/config.lock", "[core]\n\tbare = false\n\tfsmonitor = evil\n");
+  d.file(".git/modules/lib/safe.lock", "[core]\n\tbare = false\n[user]\n\tname = x\n");
+  d.file("had/config.lock", "[core]\n\tpager = less\n[user]\n\tname = x\n");
+  d.file("plain/config.lock", "[core]\n\tfsmonitor = evil\n");
+  EXPECT_NE(d.ask(".git/modules/lib/config", ".git/modules/lib/config.lock", Emulation::kRename),
+            "");
+  EXPECT_EQ(d.ask(".git/modules/lib/config", ".git/modules/lib/safe.lock", Emulation::kRename), "");
+  EXPECT_EQ(d.ask("had/config", "had/config.lock", Emulation::kRename), "")
+      << "the user's own key stays theirs";
+  EXPECT_EQ(d.ask("plain/config", "plain/config.lock", Emulation::kRename), "") << "no repository";
+  EXPECT_NE(d.ask("had/config.worktree", "", Emulation::kLink), "");
+}
+
+}  // namespace
+}  // namespace vigil::init
