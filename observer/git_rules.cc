@@ -132,9 +132,16 @@ std::string config_refusal(std::string_view path, std::string_view from) {
          "allowlist); refused in every repository";
 }
 
+std::string_view without_trailing_slashes(std::string_view p) {
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  return p;
+}
+
 }  // namespace
 
 std::string git_write_refusal(std::string_view rel_in_root) {
+  // mkdir("x/.git/hooks/") names the directory itself.
+  rel_in_root = without_trailing_slashes(rel_in_root);
   // ".git/hooks/NAME" at any depth: git runs it (unless it is one of its own samples).
   const auto at = rel_in_root.rfind(".git/hooks");
   if (at != std::string_view::npos && (at == 0 || rel_in_root[at - 1] == '/')) {
@@ -149,6 +156,8 @@ std::string git_write_refusal(std::string_view rel_in_root) {
 
 std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_root,
                                 std::string_view from, Emulation call) {
+  path = without_trailing_slashes(path);
+  rel_in_root = without_trailing_slashes(rel_in_root);
   const std::string_view last = last_of(path);
   const std::string_view parent = parent_of(path);
   // Cheap names first: most calls make a name none of these rules is about.

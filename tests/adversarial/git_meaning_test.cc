@@ -23,11 +23,18 @@ namespace {
 
 bool have_git() { return std::system("git --version >/dev/null 2>&1") == 0; }
 
-// `sh -c script` on the host, in `cwd`, with no user or system git config in the way.
+// `sh FILE` on the host, in `cwd`, FILE holding `script`, with no user or system git
+// config in the way.
 int host_sh(const std::string& cwd, const std::string& script) {
+  char path[] = "/tmp/vigil-git-meaning-XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return -1;
+  UniqueFd owned(fd);
+  if (::write(fd, script.data(), script.size()) != static_cast<ssize_t>(script.size())) return -1;
   const std::string cmd = "cd '" + cwd + "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 " +
-                          "sh -c '" + script + "' >/dev/null 2>&1";
+                          "sh " + path + " >/dev/null 2>&1";
   const int st = std::system(cmd.c_str());
+  ::unlink(path);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -43,15 +50,21 @@ bool stopped(const Outcome& o) {
 }
 
 // The files of the attack on the workspace's root: objects/, refs/ and a config whose
-// fsmonitor touches `marker`, then a HEAD symlinked into refs/ (git accepts it) after
-// the real .git's HEAD was moved aside. `config_last`: the config is written after HEAD.
+// sshCommand (run by the next `git fetch`, an editor's background fetch) and fsmonitor
+// touch `marker`, then a HEAD symlinked into refs/ (git accepts it) after the real .git's
+// HEAD was moved aside: git on the host takes the workspace for a bare repository.
+// `config_last`: the config is written after HEAD.
 std::string symlinked_head_attack(const std::string& marker, bool config_last) {
-  const std::string config = "printf \"[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = "
-                             "touch " + marker + "; false\\n\" > config";
+  const std::string config =
+      "printf \"[core]\\n\\tsshCommand = touch " + marker + "; false\\n\\tfsmonitor = touch " +
+      marker + "; false\\n[remote \\\"origin\\\"]\\n\\turl = ssh://h/r\\n\" > config";
   const std::string head = "ln -s refs/heads/main HEAD";
   return "mv .git/HEAD .git/HEAD.aside; mkdir -p objects refs/heads; " +
          (config_last ? head + "; " + config : config + "; " + head) + "; echo done";
 }
+
+// What a person's tools do next on the host.
+constexpr const char* kHostGit = "git status; git diff; git fetch origin";
 
 TEST(GitMeaning, ASymlinkedHeadMakesNoRepositoryWhoseConfigRunsOnTheHost) {
   if (!have_git()) GTEST_SKIP() << "git is not installed";
@@ -61,7 +74,7 @@ TEST(GitMeaning, ASymlinkedHeadMakesNoRepositoryWhoseConfigRunsOnTheHost) {
     const std::string marker = scratch / "RAN";
     ASSERT_EQ(host_sh(scratch.path(), "git init -q . && echo a > a"), 0);
     host_sh(scratch.path(), symlinked_head_attack(marker, false));
-    host_sh(scratch.path(), "git status");
+    host_sh(scratch.path(), kHostGit);
     ASSERT_TRUE(exists(marker)) << "host git no longer runs it: the test would prove nothing";
   }
   for (const bool config_last : {false, true}) {
@@ -71,8 +84,7 @@ TEST(GitMeaning, ASymlinkedHeadMakesNoRepositoryWhoseConfigRunsOnTheHost) {
     ASSERT_EQ(host_sh(ws.path(), "git init -q . && echo a > a"), 0);
     auto o = run_in(ws.path(), cfg / "log.jsonl", symlinked_head_attack(marker, config_last));
     EXPECT_TRUE(stopped(o)) << o.err;
-    host_sh(ws.path(), "git status");
-    host_sh(ws.path(), "git diff");
+    host_sh(ws.path(), kHostGit);
     EXPECT_FALSE(exists(marker)) << "git on the host ran the command's program\n" << o.err;
   }
 }

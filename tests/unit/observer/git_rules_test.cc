@@ -60,6 +60,8 @@ TEST(GitRules, AHookIsRefusedInEveryRepository) {
   EXPECT_NE(git_write_refusal("a/.git/hooks/post-checkout"), "");
   EXPECT_EQ(git_write_refusal("a/.git/hooks/post-checkout.sample"), "");
   EXPECT_EQ(git_write_refusal("a/.git/hooks"), "");
+  EXPECT_EQ(git_write_refusal("a/.git/hooks/"), "") << "mkdir(\"a/.git/hooks/\"): git init's";
+  EXPECT_EQ(d.ask("bare/hooks/"), "");
 }
 
 TEST(GitRules, ANameThatMakesARepositoryIsJudgedOnWhatIsThere) {
