@@ -189,10 +189,12 @@ std::vector<Danger> repo_dangers(int dir_fd, std::size_t max) {
   config_dangers(dir_fd, "config", &out);
   config_dangers(dir_fd, "config.worktree", &out);
   hook_dangers(dir_fd, &out, max);
-  // A worktree's gitdir takes config and hooks from its common directory.
+  // A worktree's gitdir takes config and hooks from its common directory: judged when
+  // that is no repository yet (one that is has its meaning already: `git worktree add`
+  // in a repository whose config holds the user's own aliases goes on).
   if (exists_nofollow(dir_fd, "commondir") && out.size() < max) {
     UniqueFd common = open_common_dir(dir_fd);
-    if (common) {
+    if (common && !is_git_directory(common.get())) {
       std::vector<Danger> more;
       config_dangers(common.get(), "config", &more);
       hook_dangers(common.get(), &more, max);

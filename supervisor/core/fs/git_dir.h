@@ -54,7 +54,7 @@ struct Danger {
 };
 
 // Everything in the git directory at `dir_fd` (and, for hooks and config, its common
-// directory) that runs a program, whatever its age: a config key off the allowlist
+// directory when that is no repository yet) that runs a program, whatever its age: a config key off the allowlist
 // (config, config.worktree; supervisor/core/policy/git_safety.h), a hooks entry that is
 // not an inert *.sample, a hooks or config that is not a regular file / directory. Stops
 // after `max` findings.

@@ -132,6 +132,12 @@ TEST(GitDir, DangersAreHooksAndKeysWhateverTheirAge) {
   const auto common = repo_dangers(w.get());
   ASSERT_EQ(common.size(), 1u);
   EXPECT_EQ(common[0].name, "commondir: config");
+  // Once the common directory is a repository, its config is its own (the user's aliases
+  // do not stop `git worktree add`).
+  d.file("m/HEAD", "ref: refs/heads/main\n");
+  d.dir("m/objects");
+  d.dir("m/refs");
+  EXPECT_TRUE(repo_dangers(w.get()).empty());
 }
 
 }  // namespace
