@@ -156,6 +156,10 @@ TEST(Backstop, TheRootItselfMadeIntoARepository) {
   t.file("config", "[core]\n\tfsmonitor = x\n");
   BackstopInputs in;
   in.roots = {t.root()};
+  // Without refs/ git takes it for no repository (setup.c's is_git_directory): nothing
+  // of it runs. A later command that adds refs/ makes it one, and is judged then.
+  EXPECT_EQ(found(t, find_offenders(in, snap)), (std::map<std::string, std::string>{}));
+  t.dir("refs");
   EXPECT_EQ(found(t, find_offenders(in, snap)),
             (std::map<std::string, std::string>{{"config", "git-config"},
                                                 {"hooks/post-checkout", "git-hook"}}));
