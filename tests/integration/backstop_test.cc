@@ -74,10 +74,21 @@ void expect_stopped(const Session& s, const std::string& path, const std::string
   EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is on the host\n" << s.o.err;
 }
 
+// Whether the block has a deny line for `path` (any action: create, write, rename, link)
+// whose reason begins with `why`.
+bool denied(const Session& s, const std::string& path, const std::string& why) {
+  for (std::size_t at = s.o.err.find("deny "); at != std::string::npos;
+       at = s.o.err.find("deny ", at + 1)) {
+    const std::string line = s.o.err.substr(at, s.o.err.find('\n', at) - at);
+    if (line.find(" " + path + " (" + why) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // A hook is refused at the call in every repository (observer/git_rules.h); where the
 // gatekeeper is not in force, it is quarantined after the command.
 void expect_hook_stopped(const Session& s, const std::string& path) {
-  const bool refused = s.o.err.find("deny create " + path + " (git hook") != std::string::npos;
+  const bool refused = denied(s, path, "git hook");
   if (!refused) expect_quarantined(s, path, "git-hook");
   struct stat st {};
   EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is on the host\n" << s.o.err;
@@ -86,7 +97,10 @@ void expect_hook_stopped(const Session& s, const std::string& path) {
 void expect_block_first_and_replayed(const Session& s) {
   const auto block = s.o.err.find("<sandbox_violations>\n");
   ASSERT_NE(block, std::string::npos) << s.o.err;
-  EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
+  // (Where everything was refused at the call, the block has deny lines only.)
+  if (s.o.err.find("\nquarantined ") != std::string::npos) {
+    EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
+  }
   // The same state directory: the log is sealed with that user's key (log_key.h).
   const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", s.state}};
   auto a = run_vigil({"replay", "--annotate", s.log}, s.state, 120, env);
@@ -102,15 +116,20 @@ TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
   if (!have_git()) GTEST_SKIP() << "git is not installed";
   TempDir ws, state;
   const std::string marker = ws / "RAN";
+  // git writes the key as store/config.lock, then renames it: refused at the call in every
+  // repository (observer/git_rules.h). The key written straight into the config through
+  // an open file is what the gate cannot see: the backstop's, with the .git file that
+  // points at it.
   auto s = run_in(ws.path(), state,
-                  "git init -q --bare store && git --git-dir=store config core.fsmonitor "
-                  "'touch " + marker + "; false' && mkdir app && "
-                  "printf 'gitdir: ../store\\n' > app/.git && echo done");
+                  "git init -q --bare store && { git --git-dir=store config core.fsmonitor "
+                  "'touch " + marker + "; false'; } 2>/dev/null; "
+                  "printf '[core]\\n\\tfsmonitor = touch " + marker + "; false\\n' >> store/config; "
+                  "mkdir app && printf 'gitdir: ../store\\n' > app/.git && echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_TRUE(denied(s, ws / "store/config", "git config core.fsmonitor")) << s.o.err;
   expect_quarantined(s, ws / "app/.git", ".git");
   expect_quarantined(s, ws / "store/config", "git-config");
   EXPECT_NE(quarantined_line(s, ws / "store/config").find("core.fsmonitor"), std::string::npos);
-  expect_block_first_and_replayed(s);
   host_sh(ws / "app", "git status");
   host_sh(ws / "store", "git status");
   EXPECT_FALSE(exists(marker)) << "git on the host ran the session's fsmonitor";
@@ -123,6 +142,7 @@ TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
                                                   }() +
                                                   "/manifest.jsonl"));
   EXPECT_NE(manifest.find("\"path\":\"" + (ws / "app/.git") + "\""), std::string::npos) << manifest;
+  expect_block_first_and_replayed(s);
 }
 
 TEST(Backstop, ADirectoryRenamedIntoDotGitLosesItsHook) {
@@ -137,7 +157,7 @@ TEST(Backstop, ADirectoryRenamedIntoDotGitLosesItsHook) {
                   "chmod +x r/g/hooks/post-checkout; echo 'ref: refs/heads/main' > r/g/HEAD; "
                   "mv r/g r/.git; echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
-  const bool refused = s.o.err.find("deny create " + (ws / "r/g/HEAD")) != std::string::npos;
+  const bool refused = denied(s, ws / "r/g/HEAD", "HEAD would make");
   if (!refused) expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
   struct stat st {};
   EXPECT_NE(::lstat((ws / "r/.git/hooks/post-checkout").c_str(), &st), 0) << s.o.err;
@@ -279,7 +299,7 @@ TEST(Backstop, MissingNamesInAnExistingRepositoryAreQuarantined) {
   expect_hook_stopped(s, ws / "r/.git/hooks/post-checkout");
   // The commondir: refused at the call (git never writes one straight into a .git), or
   // quarantined after it.
-  if (s.o.err.find("deny create " + (ws / "r/.git/commondir")) == std::string::npos) {
+  if (!denied(s, ws / "r/.git/commondir", "protected name .git/commondir")) {
     expect_quarantined(s, ws / "r/.git/commondir", "git-commondir");
     EXPECT_NE(quarantined_line(s, ws / "r/.git/commondir").find("hooks/post-checkout"),
               std::string::npos);
