@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -x "$VIGIL" ] || { echo "post_run_bounds_bench.sh: give --vigil BUILD/vigil" >&2; exit 2; }
+VIGIL=$(realpath "$VIGIL")  # each run starts in the workspace
 
 work=$(mktemp -d /tmp/vigil-post-run-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
