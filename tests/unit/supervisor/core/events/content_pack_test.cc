@@ -184,7 +184,7 @@ TEST_F(PackTest, ATerabyteSparseFileAndAProcfsFileAreNamedNotRead) {
   EXPECT_EQ(img.note, "not captured: over 16 MiB");
   EXPECT_EQ(img.sha256, "");
   EXPECT_FALSE(img.stored);
-  EXPECT_EQ(proc.note, "not captured: a procfs file (named, not read)");
+  EXPECT_EQ(proc.note, "not captured: a file of procfs (its size says nothing of its content)");
   EXPECT_EQ(proc.sha256, "");
   EXPECT_FALSE(proc.stored);
   ASSERT_EQ(store.sync_pack(), 0);
