@@ -162,12 +162,14 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
                        e == Emulation::kLink || e == Emulation::kSymlink ||
                        e == Emulation::kRename;
   if (gate != nullptr && creates) {
-    std::string why = (*gate)(out.resolved);
-    // RENAME_EXCHANGE puts the source under the target's name too; RENAME_WHITEOUT makes
-    // a node (a whiteout) under the source's name.
-    if (why.empty() && e == Emulation::kRename &&
-        (plan.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) != 0)
-      why = (*gate)(out.from_resolved);
+    const bool rename = e == Emulation::kRename;
+    std::string why = (*gate)(out.resolved, rename ? out.from_resolved : std::string());
+    // RENAME_EXCHANGE puts the source under the target's name too (with what the target
+    // holds); RENAME_WHITEOUT makes a node (a whiteout) under the source's name.
+    if (why.empty() && rename && (plan.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) != 0) {
+      const bool exchange = (plan.flags & RENAME_EXCHANGE) != 0;
+      why = (*gate)(out.from_resolved, exchange ? out.resolved : std::string());
+    }
     if (!why.empty()) {
       out.error = EACCES;
       out.why = std::move(why);

@@ -76,7 +76,7 @@ Performed perform_bind(const CallPlan& plan, pid_t pid, const Gate* gate, CwdCac
   }
   if (out.resolved.empty()) return unnamed(&out);
   if (gate != nullptr) {
-    if (std::string why = (*gate)(out.resolved); !why.empty()) {
+    if (std::string why = (*gate)(out.resolved, std::string()); !why.empty()) {
       out.why = std::move(why);
       return refused(&out, EACCES, out.resolved);
     }

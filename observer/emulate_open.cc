@@ -106,7 +106,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       const std::string name =
           follows_last ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
       if (name.empty()) return unnamed(&out);
-      if (std::string why = (*gate)(name); !why.empty()) {
+      if (std::string why = (*gate)(name, std::string()); !why.empty()) {
         out.error = EACCES;
         out.why = std::move(why);
         out.resolved = name;

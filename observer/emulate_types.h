@@ -32,8 +32,10 @@ struct Performed {
 };
 
 // Asked before a call creates a name (open with O_CREAT, mkdir, mknod, link, symlink,
-// rename's new name), with the name's real path: a reason refuses it with EACCES.
-using Gate = std::function<std::string(const std::string& name)>;
+// bind, rename's new name), with the name's real path and, for a rename, the real path of
+// what it moves there (whose content the new name gives a meaning to; "" for the other
+// calls): a reason refuses it with EACCES.
+using Gate = std::function<std::string(const std::string& name, const std::string& from)>;
 
 // The pre-images' hooks (observer/capture.h). `before` is called just before a call
 // changes or removes what a name is now (an open that truncates, unlink, rename over it,

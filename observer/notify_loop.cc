@@ -184,8 +184,9 @@ void Observer::handle_one() {
     }
     return;
   }
-  const Gate gate = [this, call = plan.row->emulation](const std::string& name) {
-    std::string why = protected_name_refusal(mounts_, name);
+  const Gate gate = [this, call = plan.row->emulation](const std::string& name,
+                                                       const std::string& from) {
+    std::string why = protected_name_refusal(mounts_, name, from, call);
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
     if (why.empty() && call == Emulation::kBind) why = listed_socket_refusal(options_.unix_sockets, name);
@@ -295,8 +296,9 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
   // (caller_view::CallerUmask), is never the loop's at the same moment.
   ::unshare(CLONE_FS);
   ::umask(0);
-  const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name) {
-    std::string why = protected_name_refusal(mounts, name);
+  const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name,
+                                                                   const std::string& from) {
+    std::string why = protected_name_refusal(mounts, name, from, call);
     if (why.empty()) why = refused_name_refusal(shared->refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(shared->refused_globs, name);
     return why;

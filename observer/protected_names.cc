@@ -5,7 +5,8 @@
 
 namespace vigil::init {
 
-std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path) {
+std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path,
+                                   std::string_view from, Emulation call) {
   if (path.empty() || path[0] != '/') return {};
   const Classified c = classify_write(mounts, path);
   // Read-only: the kernel refuses (EROFS). Ephemeral: it vanishes with the sandbox.
@@ -17,7 +18,9 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   }
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
   const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/false);
-  if (d == nullptr) return {};
+  // What the name comes to mean with what is there already (a repository's HEAD, a
+  // directory renamed to .git or .claude): the git rules, with a look at the files.
+  if (d == nullptr) return git_meaning_refusal(path, rel, from, call);
   // git writes a commondir only into a worktree's gitdir (.git/worktrees/NAME/), never
   // straight into a .git: one there would hand git another directory's config and hooks.
   if (d->relpath == ".git/commondir") {
@@ -26,7 +29,10 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   }
   // .gitmodules too: `git submodule add` writes it; what it names is judged by the git
   // rules and, after the command, by the backstop (supervisor/backstop/backstop.h).
-  if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") return git_write_refusal(rel);
+  if (d->relpath.starts_with(".git/") || d->relpath == ".gitmodules") {
+    std::string why = git_write_refusal(rel);
+    return why.empty() ? git_meaning_refusal(path, rel, from, call) : why;
+  }
   return "protected name " + std::string(d->relpath) + " (" + std::string(d->why) +
          "): refused at any depth under a writable root";
 }

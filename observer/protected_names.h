@@ -12,12 +12,17 @@
 #include <vector>
 
 #include "observer/mount_table.h"
+#include "supervisor/core/events/syscall_table.h"
 
 namespace vigil::init {
 
 // Why creating the name `path` (absolute, real: its parent resolved) is refused, or ""
 // when it is not. A path on a read-only mount is not refused here: the kernel does
-// (EROFS). Pure.
-std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path);
+// (EROFS). `from`: a rename's source (its real name), whose content the new name gives a
+// meaning to; `call`: what makes the name. Pure on the names; the git rules
+// (observer/git_rules.h) look at the files for the few names they are about.
+std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string_view path,
+                                   std::string_view from = {},
+                                   Emulation call = Emulation::kOpen);
 
 }  // namespace vigil::init

@@ -11,97 +11,22 @@
 #include <optional>
 #include <utility>
 
+#include "supervisor/core/fs/git_dir.h"
 #include "supervisor/core/policy/git_safety.h"
 #include "supervisor/core/policy/mandatory_denies.h"
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/backstop/backstop_fs.h"
 
 namespace vigil {
 namespace {
+
+using namespace backstop_fs;
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // A config bigger than this is not judged but refused: git's own are a few hundred bytes.
 constexpr std::size_t kMaxConfig = 1 << 20;
 constexpr std::size_t kMaxGitFile = 4096;
-
-struct Info {
-  mode_t mode = 0;
-  std::uint64_t size = 0;
-  statx_timestamp ctime{};
-  statx_timestamp btime{};
-  bool has_btime = false;
-};
-
-std::optional<Info> info_at(int dir_fd, const char* name) {
-  struct statx sx {};
-  if (::statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_BTIME,
-              &sx) != 0) {
-    return std::nullopt;
-  }
-  Info i;
-  i.mode = sx.stx_mode;
-  i.size = sx.stx_size;
-  i.ctime = sx.stx_ctime;
-  i.btime = sx.stx_btime;
-  i.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
-  return i;
-}
-
-bool at_or_after(const statx_timestamp& t, const timespec& start) {
-  if (t.tv_sec != start.tv_sec) return t.tv_sec > start.tv_sec;
-  return static_cast<long>(t.tv_nsec) >= start.tv_nsec;
-}
-
-// Made (or, for a file, changed) during the session. A directory's ctime also moves when
-// an entry is added, which does not make the directory itself new: its birth time does.
-bool is_new(const Info& i, const timespec& start) {
-  if (S_ISDIR(i.mode) && i.has_btime) return at_or_after(i.btime, start);
-  return at_or_after(i.ctime, start);
-}
-
-std::string join(const std::string& dir, std::string_view name) {
-  std::string out = dir;
-  if (out.empty() || out.back() != '/') out.push_back('/');
-  return out.append(name);
-}
-
-Result<std::string> read_small(int dir_fd, const char* name, std::size_t max) {
-  UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return system_error(std::string("cannot open ") + name);
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return system_error(std::string("cannot read ") + name);
-    if (n == 0) return out;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max) return make_error(Errc::kRefused, "larger than vigil judges");
-  }
-}
-
-struct DirEntry {
-  std::string name;
-  unsigned char type;  // d_type: DT_DIR, DT_REG, ..., DT_UNKNOWN when the filesystem does not say
-};
-
-std::vector<DirEntry> list_dir(int fd) {
-  std::vector<DirEntry> entries;
-  UniqueFd dup(::dup(fd));
-  if (!dup) return entries;
-  DIR* d = ::fdopendir(dup.get());
-  if (d == nullptr) return entries;
-  (void)dup.release();  // closedir owns it now
-  ::rewinddir(d);
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view n = e->d_name;
-    if (n != "." && n != "..") entries.push_back(DirEntry{std::string(n), e->d_type});
-  }
-  ::closedir(d);
-  std::sort(entries.begin(), entries.end(),
-            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-  return entries;
-}
 
 bool is_git_rule(const MandatoryDeny& d) { return d.relpath.starts_with(".git/"); }
 
@@ -119,7 +44,7 @@ class Walk {
   void root(const std::string& root) {
     UniqueFd fd(::open(root.c_str(), kDirFlags & ~O_NOFOLLOW));
     if (!fd) return incomplete("cannot open " + root);
-    dir(fd.get(), root, "", 0);
+    tree(std::move(fd), root);
   }
 
   // One path the records name, wherever it lies: each component from the root is looked
@@ -184,59 +109,141 @@ class Walk {
         Offender{std::move(path), std::move(rule), std::move(reason), std::move(keys)});
   }
 
-  // A directory git would take for a repository: HEAD beside objects/ (or a commondir
-  // that borrows them, as a worktree's gitdir does). ".git" directories count always.
+  // A directory git would take for a repository (supervisor/core/fs/git_dir.h: a HEAD git
+  // accepts, symlinked or not, and searchable objects/ and refs/ in its common
+  // directory). ".git" directories count always.
   static bool is_git_dir(int fd, const std::string& path) {
-    if (path.ends_with("/.git")) return true;
-    auto head = info_at(fd, "HEAD");
-    if (!head || !S_ISREG(head->mode)) return false;
-    auto objects = info_at(fd, "objects");
-    auto common = info_at(fd, "commondir");
-    return (objects && S_ISDIR(objects->mode)) || (common && S_ISREG(common->mode));
+    return path.ends_with("/.git") || git::is_git_directory(fd);
   }
 
-  void dir(int fd, const std::string& path, const std::string& rel, int depth) {
-    if (stopped_) return;
-    if (depth >= lim_.max_depth) {
-      return incomplete("deeper than " + std::to_string(lim_.max_depth) + " levels at " + path);
+  // One directory being walked: its listing and where the walk is in it. Only the
+  // innermost kHeldFds frames hold their fd (a walk to any depth must not run out of
+  // descriptors); an outer one is opened again through its child's "..", and must be the
+  // same directory (nothing runs in the sandbox any more, so nothing moves it).
+  struct Frame {
+    UniqueFd fd;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::vector<DirEntry> entries;
+    std::size_t next = 0;
+    std::size_t path_len = 0, rel_len = 0;
+    bool git = false;
+  };
+  static constexpr std::size_t kHeldFds = 64;
+
+  bool push(std::vector<Frame>& stack, UniqueFd fd) {
+    Frame f;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return false;
+    f.dev = st.st_dev;
+    f.ino = st.st_ino;
+    f.entries = list_dir(fd.get());
+    f.git = looks_like_git_dir(f.entries, path_) && is_git_dir(fd.get(), path_);
+    if (f.git) git_dir(fd.get(), path_);
+    f.path_len = path_.size();
+    f.rel_len = rel_.size();
+    f.fd = std::move(fd);
+    stack.push_back(std::move(f));
+    if (stack.size() > kHeldFds) stack[stack.size() - kHeldFds - 1].fd.reset();
+    return true;
+  }
+
+  // Leaves the innermost directory; false when its parent cannot be opened again.
+  bool pop(std::vector<Frame>& stack) {
+    UniqueFd child = std::move(stack.back().fd);
+    stack.pop_back();
+    if (stack.empty() || stack.back().fd) return true;
+    Frame& up = stack.back();
+    up.fd = UniqueFd(::openat(child.get(), "..", kDirFlags));
+    struct stat st {};
+    if (!up.fd || ::fstat(up.fd.get(), &st) != 0 || st.st_dev != up.dev || st.st_ino != up.ino) {
+      incomplete("a directory moved during the check");
+      return false;
     }
-    checked_.insert(path + "/");
-    const auto entries = list_dir(fd);
-    const bool git = looks_like_git_dir(entries, path) && is_git_dir(fd, path);
-    if (git) git_dir(fd, path);
-    std::string child_rel = rel.empty() ? std::string() : rel + "/";
-    const std::size_t base = child_rel.size();
-    for (const auto& e : entries) {
+    return true;
+  }
+
+  // The walk itself: depth-first, to any depth, bounded by entries and time.
+  void tree(UniqueFd top, const std::string& root) {
+    path_ = root;
+    rel_.clear();
+    std::vector<Frame> stack;
+    if (!push(stack, std::move(top))) return incomplete("cannot read " + root);
+    while (!stack.empty() && !stopped_) {
+      Frame& f = stack.back();
+      path_.resize(f.path_len);
+      rel_.resize(f.rel_len);
+      if (f.next == f.entries.size()) {
+        if (!pop(stack)) return;
+        continue;
+      }
       if (over_budget()) return;
-      child_rel.resize(base);
-      child_rel.append(e.name);
+      const DirEntry& e = f.entries[f.next++];
+      if (!rel_.empty()) rel_.push_back('/');
+      rel_.append(e.name);
       bool descend = e.type == DT_DIR;
       // Most entries need no more than their listing: a name no rule covers, of a type
       // the listing gave. Only the others pay for a statx.
       const bool judge = e.type == DT_UNKNOWN || e.name == ".git" || e.name == ".gitmodules" ||
-                         mandatory_deny_within(child_rel, /*allow_git_config=*/true) != nullptr;
-      if (judge && (!entry(fd, path, child_rel, e.name, &descend) || !descend)) continue;
+                         is_mandatory_deny_head(e.name) ||
+                         mandatory_deny_within(rel_, /*allow_git_config=*/true) != nullptr;
+      if (judge) {
+        const std::string dir_path = path_;
+        if (!entry(f.fd.get(), dir_path, rel_, e.name, &descend) || !descend) continue;
+      }
       if (!descend) continue;
       // objects/ is most of a repository and holds nothing git runs.
-      if (git && e.name == "objects") continue;
-      UniqueFd child(::openat(fd, e.name.c_str(), kDirFlags));
+      if (f.git && e.name == "objects") continue;
+      UniqueFd child(::openat(f.fd.get(), e.name.c_str(), kDirFlags));
       if (!child) {
-        if (errno == EACCES || errno == EPERM) incomplete("cannot read " + join(path, e.name));
+        if (errno == EACCES || errno == EPERM) incomplete("cannot read " + join(path_, e.name));
         continue;
       }
-      dir(child.get(), join(path, e.name), child_rel, depth + 1);
+      if (path_.empty() || path_.back() != '/') path_.push_back('/');
+      path_.append(e.name);
+      if (!push(stack, std::move(child))) incomplete("cannot read " + path_);
     }
   }
 
-  // From the listing alone: could this be a repository? (is_git_dir() then checks types.)
+  // From the listing alone: could this be a repository? (is_git_dir() then checks.)
   static bool looks_like_git_dir(const std::vector<DirEntry>& entries, const std::string& path) {
     if (path.ends_with("/.git")) return true;
-    bool head = false, store = false;
+    bool head = false, objects = false, refs = false, common = false;
     for (const auto& e : entries) {
       head = head || e.name == "HEAD";
-      store = store || e.name == "objects" || e.name == "commondir";
+      objects = objects || e.name == "objects";
+      refs = refs || e.name == "refs";
+      common = common || e.name == "commondir";
     }
-    return head && store;
+    return head && (common || (objects && refs));
+  }
+
+  // The command renamed something to `path` or to a directory above it that is no
+  // shorter than `floor` bytes: what it holds, whatever its age, has the meaning its new
+  // name gives it. `floor` is where the protected name begins (".claude" of
+  // ".claude/commands"): a rename above it (proj -> proj2) gives nothing a new meaning.
+  bool marked(const std::string& path, std::size_t floor) const {
+    if (in_.renamed_into.empty()) return false;
+    std::string_view p = path;
+    while (p.size() >= floor && !p.empty()) {
+      if (in_.renamed_into.count(std::string(p)) != 0) return true;
+      const auto at = p.rfind('/');
+      if (at == std::string_view::npos || at == 0) return false;
+      p = p.substr(0, at);
+    }
+    return false;
+  }
+  bool marked(const std::string& path) const { return marked(path, path.size()); }
+
+  // Where in `path` the protected name `relpath` begins (its last whole-component
+  // occurrence); path.size() when it is not there.
+  static std::size_t name_start(const std::string& path, std::string_view relpath) {
+    for (std::size_t at = path.rfind(relpath); at != std::string::npos && at > 0;
+         at = path.rfind(relpath, at - 1)) {
+      const std::size_t end = at + relpath.size();
+      if (path[at - 1] == '/' && (end == path.size() || path[end] == '/')) return at;
+    }
+    return path.size();
   }
 
   // Judges one entry of the directory `fd` (at `dir_path`). False when it is an offender
@@ -247,7 +254,17 @@ class Walk {
     if (!info) return true;
     const std::string path = join(dir_path, name);
     if (in_.skip.count(path) != 0) return true;
-    const bool fresh = is_new(*info, snap_.start.at) || in_.renamed_into.count(path) != 0;
+    const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
+    const std::size_t floor = d != nullptr ? name_start(path, d->relpath) : path.size();
+    const bool fresh = is_new(*info, snap_.start.at) || marked(path, floor);
+    // A symlink made to the first component of a protected name with more of them
+    // (".claude" -> docs, holding commands/): the host follows it into what vigil never
+    // judged under that name.
+    if (S_ISLNK(info->mode) && fresh && name != ".git" && is_multi_head(name)) {
+      offend(path, name, "a symlink made during the session: the host follows it to " + name +
+                             "'s protected names");
+      return false;
+    }
     if (name == ".git" && !S_ISDIR(info->mode) && fresh) {
       if (auto why = git_file_danger(fd, dir_path, *info); !why.empty()) {
         offend(path, ".git", why);
@@ -266,7 +283,6 @@ class Walk {
       }
       return true;
     }
-    const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/true);
     if (d != nullptr && !is_git_rule(*d) && fresh && !is_empty(fd, name, *info)) {
       offend(path, std::string(d->relpath),
              "protected name " + std::string(d->relpath) + " made during the session: " +
@@ -275,6 +291,14 @@ class Walk {
     }
     if (descend != nullptr) *descend = S_ISDIR(info->mode);
     return true;
+  }
+
+  static bool is_multi_head(const std::string& name) {
+    for (const MandatoryDeny& d : mandatory_denies()) {
+      const auto slash = d.relpath.find('/');
+      if (slash != std::string_view::npos && d.relpath.substr(0, slash) == name) return true;
+    }
+    return false;
   }
 
   // An empty file or directory runs nothing. It is also what a placeholder is, and
@@ -315,7 +339,7 @@ class Walk {
   // nothing does. For repositories a new .git file points at.
   std::string repo_danger(int fd, const std::string& path, int follow_commondir = 1) const {
     std::vector<Offender> found;
-    repo_state(fd, path, found);
+    repo_state(fd, path, found, became_repository(fd, path) || !is_git_dir(fd, path));
     if (!found.empty()) return found.front().path + ": " + found.front().reason;
     // A worktree's gitdir takes config and hooks from the repository its commondir names.
     if (follow_commondir == 0) return {};
@@ -364,7 +388,7 @@ class Walk {
   // A repository's own state: hooks and config added during the session.
   void git_dir(int fd, const std::string& path) {
     std::vector<Offender> found;
-    repo_state(fd, path, found);
+    repo_state(fd, path, found, became_repository(fd, path));
     for (auto& o : found)
       offend(std::move(o.path), std::move(o.rule), std::move(o.reason), std::move(o.keys));
     // A commondir made during the session hands git another repository's config and
@@ -384,13 +408,34 @@ class Walk {
       offend(at, "git-commondir", "points git at " + common.named + ", where " + bad);
   }
 
-  void repo_state(int fd, const std::string& path, std::vector<Offender>& out) const {
+  // Whether the directory became a git directory during the session, so that what it
+  // held already has a meaning it did not have: it was made or renamed to this name
+  // (`mv stage r/.git`; not a rename of a directory above it, which changes no meaning),
+  // or one of the names git takes it for a repository by
+  // (objects, refs, commondir) is new. (A new HEAD alone is not: git rewrites it on every
+  // checkout. One that turns a directory into a repository is refused at the call:
+  // observer/git_rules.h.)
+  bool became_repository(int fd, const std::string& path) const {
+    if (marked(path)) return true;
+    auto self = info_at(fd, ".");
+    if (self && is_new(*self, snap_.start.at)) return true;
+    for (const char* sig : {"objects", "refs", "commondir"}) {
+      auto i = info_at(fd, sig);
+      if (i && is_new(*i, snap_.start.at)) return true;
+    }
+    return false;
+  }
+
+  // `all`: the directory became a repository during the session; everything in it is
+  // judged, whatever its age (but the unsafe keys a config had at launch).
+  void repo_state(int fd, const std::string& path, std::vector<Offender>& out,
+                  bool all = true) const {
     const auto offend = [&out](std::string p, std::string rule, std::string reason) {
       out.push_back(Offender{std::move(p), std::move(rule), std::move(reason)});
     };
     for (const char* cfg : {"config", "config.worktree"}) {
       auto i = info_at(fd, cfg);
-      if (!i || !is_new(*i, snap_.start.at)) continue;
+      if (!i || !(all || is_new(*i, snap_.start.at))) continue;
       const std::string at = join(path, cfg);
       if (S_ISLNK(i->mode)) {
         offend(at, "git-config", "a symlink git follows for the repository's config");
@@ -423,14 +468,18 @@ class Walk {
     auto h = info_at(fd, "hooks");
     if (!h) return;
     if (S_ISLNK(h->mode) || !S_ISDIR(h->mode)) {
-      if (is_new(*h, snap_.start.at)) offend(hooks_path, "git-hook", "hooks is not a directory");
+      if (all || is_new(*h, snap_.start.at))
+        offend(hooks_path, "git-hook", "hooks is not a directory");
       return;
     }
     UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
     if (!hooks) return;
+    // A directory renamed into hooks: every entry it brought is new there.
+    all = all || marked(hooks_path);
     for (const auto& e : list_dir(hooks.get())) {
       auto i = info_at(hooks.get(), e.name.c_str());
-      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) || !is_new(*i, snap_.start.at))
+      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) ||
+          !(all || is_new(*i, snap_.start.at)))
         continue;
       offend(join(hooks_path, e.name), "git-hook",
              "git runs hooks/" + e.name + " on its own (commit, checkout, ...)");
@@ -442,7 +491,8 @@ class Walk {
   const BackstopLimits lim_;
   const std::chrono::steady_clock::time_point deadline_;
   bool stopped_ = false;
-  std::set<std::string> checked_;  // paths already judged ("dir/" for a directory's own state)
+  std::set<std::string> checked_;  // record paths already judged ("dir/" for a directory's own state)
+  std::string path_, rel_;          // the walk's current directory, absolute and in its root
   BackstopFindings out_;
 };
 

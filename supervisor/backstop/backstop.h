@@ -2,7 +2,12 @@
 // nothing can race it) and before vigil returns, a bounded pass over the writable roots
 // finds what the session left that breaks the rules, without trusting the observer:
 //   - a protected name (supervisor/core/policy/mandatory_denies.h: .bashrc, .vscode/, .mcp.json,
-//     .claude/commands, ... at any depth) made or changed during the session;
+//     .claude/commands, ... at any depth) made or changed during the session, or given that
+//     name by a rename during the session (a rename marks everything the renamed directory
+//     holds, whatever its age);
+//   - a git directory as git decides it (supervisor/core/fs/git_dir.h: a symlinked HEAD,
+//     objects or refs, a commondir), and, when it became one during the session (made,
+//     renamed, or its objects/refs/commondir new), everything in it whatever its age;
 //   - a git repository (a .git directory, a bare repository, .git/modules/*, a worktree's
 //     gitdir, a directory renamed into .git) whose hooks directory gained an entry that
 //     is not an inert *.sample, or whose config (config, config.worktree) gained a key
@@ -18,8 +23,8 @@
 // host before the session is never an offender: an unsafe key already in a config at
 // launch (the snapshot lists them for the repositories the mandatory scan found) stays.
 //
-// The walk is openat-based and never follows a symlink; it is bounded in entries, depth
-// and time. The session's fs.write records add the paths it wrote (checked even past
+// The walk is openat-based and never follows a symlink; it is bounded in entries and
+// time, not depth. The session's fs.write records add the paths it wrote (checked even past
 // the walk's bounds) and the names it renamed something into (a directory renamed into a
 // protected name keeps its old birth time, so the record is what marks it).
 //
@@ -58,9 +63,10 @@ BackstopSnapshot take_backstop_snapshot(const std::vector<std::string>& configs)
 // floor stamp (ChangeStart::floor).
 void wait_for_coarse_clock(const BackstopSnapshot& snap);
 
+// The walk goes to any depth (a name past PATH_MAX included): bounded by the entries it
+// looks at and by time, never by depth.
 struct BackstopLimits {
   std::size_t max_entries = 500'000;
-  int max_depth = 24;
   std::chrono::milliseconds budget{5000};
 };
 

@@ -6,6 +6,7 @@
 // every path the command changed, taken on the host and logged as fs.image "post".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -64,6 +65,8 @@ class ChangedPaths {
   static constexpr std::size_t kMax = 100'000;
   static constexpr std::size_t kSyncEvery = 1024;  // post-images per pack write, at most
   void set_scope(HostScope scope) { scope_ = std::move(scope); }
+  // The post-images' pass reads for at most this long (each read is bounded by the caps).
+  static constexpr std::chrono::milliseconds kBudget{3000};
   void note(const events::Body& body);
   // Takes the post-image of each path (after the command: nothing races it), keeping
   // content in `store` within its caps, and passes each record to `append`.

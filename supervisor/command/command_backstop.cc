@@ -19,10 +19,16 @@ std::vector<std::string> scanned_git_configs(const Plan& plan) {
 }
 
 void WrittenPaths::note(const events::FsWrite& w) {
-  if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return;
+  if (w.verdict != Verdict::kAllowed) return;
+  if (w.resolved.empty() || w.resolved[0] != '/') {
+    ++unnamed;
+    return;
+  }
   if (paths.size() < kMax) paths.insert(w.resolved);
-  if (w.syscall.starts_with("rename") && renamed_into.size() < kMax) {
-    renamed_into.insert(w.resolved);
+  else ++over_cap;
+  if (w.syscall.starts_with("rename")) {
+    if (renamed_into.size() < kMax) renamed_into.insert(w.resolved);
+    else ++over_cap;
   }
 }
 
@@ -37,6 +43,13 @@ void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPat
   in.renamed_into = std::move(written.renamed_into);
   in.skip.insert(placeholders.begin(), placeholders.end());
   const auto found = find_offenders(in, snap);
+  if (written.unnamed != 0) {
+    record.count("backstop.unnamed", written.unnamed);
+    print_warning(std::to_string(written.unnamed) +
+                  " allowed write(s) of the command had no name vigil could tell; the post-run "
+                  "check covered them by its walk of the writable roots only");
+  }
+  if (written.over_cap != 0) record.count("backstop.records_over_cap", written.over_cap);
   if (!found.incomplete.empty()) {
     record.count("backstop.incomplete");
     print_warning("the post-run check of the writable roots " + found.incomplete);

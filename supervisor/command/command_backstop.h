@@ -27,6 +27,10 @@ struct WrittenPaths {
   static constexpr std::size_t kMax = 100'000;
   std::set<std::string> paths;
   std::set<std::string> renamed_into;
+  // Allowed writes whose name vigil could not tell (empty, not absolute) or past the cap:
+  // never dropped silently, they are reported, and the walk alone covers them.
+  std::size_t unnamed = 0;
+  std::size_t over_cap = 0;
   void note(const events::FsWrite& w);
 };
 

@@ -74,10 +74,33 @@ void expect_stopped(const Session& s, const std::string& path, const std::string
   EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is on the host\n" << s.o.err;
 }
 
+// Whether the block has a deny line for `path` (any action: create, write, rename, link)
+// whose reason begins with `why`.
+bool denied(const Session& s, const std::string& path, const std::string& why) {
+  for (std::size_t at = s.o.err.find("deny "); at != std::string::npos;
+       at = s.o.err.find("deny ", at + 1)) {
+    const std::string line = s.o.err.substr(at, s.o.err.find('\n', at) - at);
+    if (line.find(" " + path + " (" + why) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A hook is refused at the call in every repository (observer/git_rules.h); where the
+// gatekeeper is not in force, it is quarantined after the command.
+void expect_hook_stopped(const Session& s, const std::string& path) {
+  const bool refused = denied(s, path, "git hook");
+  if (!refused) expect_quarantined(s, path, "git-hook");
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << path << " is on the host\n" << s.o.err;
+}
+
 void expect_block_first_and_replayed(const Session& s) {
   const auto block = s.o.err.find("<sandbox_violations>\n");
   ASSERT_NE(block, std::string::npos) << s.o.err;
-  EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
+  // (Where everything was refused at the call, the block has deny lines only.)
+  if (s.o.err.find("\nquarantined ") != std::string::npos) {
+    EXPECT_EQ(s.o.err.compare(block + 21, 12, "quarantined "), 0) << s.o.err.substr(block);
+  }
   // The same state directory: the log is sealed with that user's key (log_key.h).
   const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", s.state}};
   auto a = run_vigil({"replay", "--annotate", s.log}, s.state, 120, env);
@@ -93,11 +116,17 @@ TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
   if (!have_git()) GTEST_SKIP() << "git is not installed";
   TempDir ws, state;
   const std::string marker = ws / "RAN";
+  // git writes the key as store/config.lock, then renames it: refused at the call in every
+  // repository (observer/git_rules.h). The key written straight into the config through
+  // an open file is what the gate cannot see: the backstop's, with the .git file that
+  // points at it.
   auto s = run_in(ws.path(), state,
-                  "git init -q --bare store && git --git-dir=store config core.fsmonitor "
-                  "'touch " + marker + "; false' && mkdir app && "
-                  "printf 'gitdir: ../store\\n' > app/.git && echo done");
+                  "git init -q --bare store && { git --git-dir=store config core.fsmonitor "
+                  "'touch " + marker + "; false'; } 2>/dev/null; "
+                  "printf '[core]\\n\\tfsmonitor = touch " + marker + "; false\\n' >> store/config; "
+                  "mkdir app && printf 'gitdir: ../store\\n' > app/.git && echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
+  EXPECT_TRUE(denied(s, ws / "store/config", "git config core.fsmonitor")) << s.o.err;
   expect_quarantined(s, ws / "app/.git", ".git");
   // A config loses only the offending key (issue 31): the repository keeps the rest.
   const std::string cfg_line = quarantined_line(s, ws / "store/config");
@@ -120,18 +149,25 @@ TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
                                                   }() +
                                                   "/manifest.jsonl"));
   EXPECT_NE(manifest.find("\"path\":\"" + (ws / "app/.git") + "\""), std::string::npos) << manifest;
+  expect_block_first_and_replayed(s);
 }
 
 TEST(Backstop, ADirectoryRenamedIntoDotGitLosesItsHook) {
   if (!have_git()) GTEST_SKIP() << "git is not installed";
   TempDir ws, state;
+  // The hook is made while r/g is no repository yet; then HEAD makes it one, and the
+  // rename gives it the name git discovers. Refused at the call (HEAD, whose arrival would
+  // make a repository of a directory holding a hook), or quarantined after the command.
   auto s = run_in(ws.path(), state,
-                  "mkdir -p r/g/hooks r/g/objects r/g/refs/heads && echo 'ref: refs/heads/main' > "
-                  "r/g/HEAD && printf '#!/bin/sh\\ntouch RAN\\n' > r/g/hooks/post-checkout && "
-                  "chmod +x r/g/hooks/post-checkout && mv r/g r/.git && echo done");
+                  "mkdir -p r/g/hooks r/g/objects r/g/refs/heads && "
+                  "printf '#!/bin/sh\\ntouch RAN\\n' > r/g/hooks/post-checkout && "
+                  "chmod +x r/g/hooks/post-checkout; echo 'ref: refs/heads/main' > r/g/HEAD; "
+                  "mv r/g r/.git; echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
-  expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
-  expect_block_first_and_replayed(s);
+  const bool refused = denied(s, ws / "r/g/HEAD", "HEAD would make");
+  if (!refused) expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
+  struct stat st {};
+  EXPECT_NE(::lstat((ws / "r/.git/hooks/post-checkout").c_str(), &st), 0) << s.o.err;
 }
 
 TEST(Backstop, PlainRoutesAreQuarantinedAndSamplesStay) {
@@ -139,17 +175,19 @@ TEST(Backstop, PlainRoutesAreQuarantinedAndSamplesStay) {
   TempDir ws, state;
   ASSERT_EQ(host_sh(ws.path(), "git init -q ."), 0);  // the workspace's own repository
   auto s = run_in(ws.path(), state,
-                  "git init -q sub && printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit && "
+                  "git init -q sub && { printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit; } "
+                  "2>/dev/null; "
                   "{ mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json; } 2>/dev/null; "
                   "mkdir -p x/y && { echo evil > x/y/.bashrc; } 2>/dev/null; "
                   "git init -q --bare .git/modules/lib && "
-                  "printf '#!/bin/sh\\n' > .git/modules/lib/hooks/post-checkout && echo done");
+                  "{ printf '#!/bin/sh\\n' > .git/modules/lib/hooks/post-checkout; } 2>/dev/null; "
+                  "echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
   EXPECT_EQ(s.o.out, "done\n");
-  expect_quarantined(s, ws / "sub/.git/hooks/pre-commit", "git-hook");
+  expect_hook_stopped(s, ws / "sub/.git/hooks/pre-commit");
   expect_stopped(s, ws / "a/b/.vscode", ".vscode");
   expect_stopped(s, ws / "x/y/.bashrc", ".bashrc");
-  expect_quarantined(s, ws / ".git/modules/lib/hooks/post-checkout", "git-hook");
+  expect_hook_stopped(s, ws / ".git/modules/lib/hooks/post-checkout");
   EXPECT_TRUE(exists(ws / "sub/.git/hooks/pre-commit.sample")) << "stock samples are not touched";
   EXPECT_TRUE(exists(ws / "sub/.git/config")) << "a config git wrote itself is safe";
   EXPECT_TRUE(exists(ws / "a/b")) << "only the protected name goes";
@@ -258,17 +296,23 @@ TEST(Backstop, MissingNamesInAnExistingRepositoryAreQuarantined) {
   ASSERT_EQ(host_sh(ws.path(), "git init -q r && rm -rf r/.git/hooks && test ! -e r/.git/commondir"),
             0);
   auto s = run_in(ws.path(), state,
-                  "mkdir -p r/.git/hooks x/objects x/refs x/hooks && "
-                  "printf '#!/bin/sh\ntouch RAN\n' > r/.git/hooks/post-checkout && "
-                  "cp r/.git/hooks/post-checkout x/hooks/post-checkout && "
-                  "chmod +x r/.git/hooks/post-checkout x/hooks/post-checkout && "
-                  "echo ../../x > r/.git/commondir && echo done");
+                  "mkdir -p r/.git/hooks x/objects x/refs x/hooks; "
+                  "{ printf '#!/bin/sh\ntouch RAN\n' > r/.git/hooks/post-checkout; } 2>/dev/null; "
+                  "printf '#!/bin/sh\ntouch RAN\n' > x/hooks/post-checkout && "
+                  "chmod +x x/hooks/post-checkout; "
+                  "{ echo ../../x > r/.git/commondir; } 2>/dev/null; echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
   EXPECT_EQ(s.o.out, "done\n") << s.o.err;
-  expect_quarantined(s, ws / "r/.git/hooks/post-checkout", "git-hook");
-  expect_quarantined(s, ws / "r/.git/commondir", "git-commondir");
-  EXPECT_NE(quarantined_line(s, ws / "r/.git/commondir").find("hooks/post-checkout"),
-            std::string::npos);
+  expect_hook_stopped(s, ws / "r/.git/hooks/post-checkout");
+  // The commondir: refused at the call (git never writes one straight into a .git), or
+  // quarantined after it.
+  if (!denied(s, ws / "r/.git/commondir", "protected name .git/commondir")) {
+    expect_quarantined(s, ws / "r/.git/commondir", "git-commondir");
+    EXPECT_NE(quarantined_line(s, ws / "r/.git/commondir").find("hooks/post-checkout"),
+              std::string::npos);
+  }
+  struct stat st {};
+  EXPECT_NE(::lstat((ws / "r/.git/commondir").c_str(), &st), 0);
   expect_block_first_and_replayed(s);
 }
 

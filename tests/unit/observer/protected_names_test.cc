@@ -39,7 +39,10 @@ TEST(ProtectedNames, RefusedAtEveryDepthUnderAWritableRoot) {
       {"/w/src/main.cc", false},
       {"/w/.bashrc.d/x", false},          // not the name itself
       {"/w/x/.vscodeX", false},
-      {"/w/.git/hooks/pre-commit", false},  // the git rules' (git_write_refusal)
+      {"/w/.git/hooks/pre-commit", true},  // a hook: refused in every repository
+      {"/w/.git/hooks/pre-commit.sample", false},  // git init's own
+      {"/w/.git/hooks", false},                    // git init makes it
+      {"/w/m/.git/hooks/x/y", true},
       {"/w/sub/.git/config", false},
       {"/w/sub/.git/commondir", true},  // git never writes one straight into a .git
       {"/w/sub/.git/worktrees/w/commondir", false},  // git worktree add's own

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include <filesystem>
 #include <fstream>
@@ -16,6 +19,7 @@
 
 #include "supervisor/backstop/quarantine.h"
 #include "supervisor/command/session_dir.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 namespace {
@@ -152,6 +156,10 @@ TEST(Backstop, TheRootItselfMadeIntoARepository) {
   t.file("config", "[core]\n\tfsmonitor = x\n");
   BackstopInputs in;
   in.roots = {t.root()};
+  // Without refs/ git takes it for no repository (setup.c's is_git_directory): nothing
+  // of it runs. A later command that adds refs/ makes it one, and is judged then.
+  EXPECT_EQ(found(t, find_offenders(in, snap)), (std::map<std::string, std::string>{}));
+  t.dir("refs");
   EXPECT_EQ(found(t, find_offenders(in, snap)),
             (std::map<std::string, std::string>{{"config", "git-config"},
                                                 {"hooks/post-checkout", "git-hook"}}));
@@ -179,27 +187,90 @@ TEST(Backstop, ANewCommondirPointingAtAHookIsFound) {
             (std::map<std::string, std::string>{{"a/.git/commondir", "git-commondir"}}));
 }
 
-TEST(Backstop, ABoundedWalkSaysWhereItStoppedAndTheRecordsReachFurther) {
+TEST(Backstop, ABoundedWalkSaysWhereItStopped) {
   Tree t;
   const auto snap = take_backstop_snapshot({});
   wait_for_coarse_clock(snap);
   t.file("1/2/3/4/5/.bashrc", "evil\n");
   BackstopInputs in;
   in.roots = {t.root()};
-  BackstopLimits shallow;
-  shallow.max_depth = 3;
-  auto f = find_offenders(in, snap, shallow);
-  EXPECT_NE(f.incomplete.find("deeper than 3"), std::string::npos) << f.incomplete;
-  EXPECT_TRUE(f.offenders.empty());
-  in.written = {t / "1/2/3/4/5/.bashrc"};
-  f = find_offenders(in, snap, shallow);
-  EXPECT_EQ(found(t, f), (std::map<std::string, std::string>{{"1/2/3/4/5/.bashrc", ".bashrc"}}));
-
   BackstopLimits few;
   few.max_entries = 3;
-  in.written.clear();
-  f = find_offenders(in, snap, few);
+  auto f = find_offenders(in, snap, few);
   EXPECT_NE(f.incomplete.find("after 3 entries"), std::string::npos) << f.incomplete;
+  // The records reach further than a bounded walk.
+  in.written = {t / "1/2/3/4/5/.bashrc"};
+  f = find_offenders(in, snap, few);
+  EXPECT_EQ(found(t, f), (std::map<std::string, std::string>{{"1/2/3/4/5/.bashrc", ".bashrc"}}));
+}
+
+// No depth bound: a protected name 400 levels down, its path far past PATH_MAX, is found
+// by the walk alone (the old walk stopped at 24 levels).
+TEST(Backstop, TheWalkGoesToAnyDepth) {
+  Tree t;
+  const auto snap = take_backstop_snapshot({});
+  wait_for_coarse_clock(snap);
+  const std::string name(30, 'd');
+  UniqueFd at(::open(t.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::string rel;
+  for (int i = 0; i < 400; ++i) {
+    ASSERT_EQ(::mkdirat(at.get(), name.c_str(), 0755), 0);
+    at = UniqueFd(::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(at);
+    rel += name + "/";
+  }
+  UniqueFd f(::openat(at.get(), ".mcp.json", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  ASSERT_TRUE(f);
+  ASSERT_EQ(::write(f.get(), "{}", 2), 2);
+  ASSERT_GT(rel.size(), std::size_t{PATH_MAX});
+  BackstopInputs in;
+  in.roots = {t.root()};
+  const auto found_now = find_offenders(in, snap);
+  EXPECT_EQ(found_now.incomplete, "");
+  EXPECT_EQ(found(t, found_now), (std::map<std::string, std::string>{{rel + ".mcp.json", ".mcp.json"}}));
+}
+
+// Repository-ness as git decides it: a HEAD symlinked into refs/ and objects/ a symlink
+// make the workspace itself a repository, and its config, written before the session
+// (when it meant nothing), now runs a program on the host's next `git status`.
+TEST(Backstop, ARepositoryAsGitSeesItIsJudgedWholeWhenItBecomesOne) {
+  Tree t;
+  t.file("config", "[core]\n\tfsmonitor = touch RAN\n");
+  t.dir("refs/heads");
+  t.dir("store");
+  t.file("staged/hooks/post-checkout", "#!/bin/sh\n");
+  t.file("staged/HEAD", "ref: refs/heads/main\n");
+  t.dir("staged/objects");
+  t.dir("staged/refs");
+  t.file("docs/commands/x.md", "run me\n");
+  t.file("r/a", "");
+  const auto snap = take_backstop_snapshot({});
+  wait_for_coarse_clock(snap);
+  ASSERT_EQ(::symlink("refs/heads/main", (t / "HEAD").c_str()), 0);
+  ASSERT_EQ(::symlink("store", (t / "objects").c_str()), 0);
+  // Renamed during the session: what they held, whatever its age, means what their new
+  // names say.
+  ASSERT_EQ(::rename((t / "staged").c_str(), (t / "r/.git").c_str()), 0);
+  ASSERT_EQ(::rename((t / "docs").c_str(), (t / ".claude").c_str()), 0);
+  BackstopInputs in;
+  in.roots = {t.root()};
+  in.renamed_into = {t / "r/.git", t / ".claude"};
+  const auto f = find_offenders(in, snap);
+  EXPECT_EQ(found(t, f), (std::map<std::string, std::string>{
+                             {"config", "git-config"},
+                             {".claude/commands", ".claude/commands"},
+                             {"r/.git/hooks/post-checkout", "git-hook"},
+                         }));
+  // A symlink made to .claude leads the host to what vigil never judged there.
+  Tree u;
+  u.file("docs/commands/x.md", "run me\n");
+  const auto snap2 = take_backstop_snapshot({});
+  wait_for_coarse_clock(snap2);
+  ASSERT_EQ(::symlink("docs", (u / ".claude").c_str()), 0);
+  BackstopInputs in2;
+  in2.roots = {u.root()};
+  EXPECT_EQ(found(u, find_offenders(in2, snap2)),
+            (std::map<std::string, std::string>{{".claude", ".claude"}}));
 }
 
 TEST(Quarantine, MovesEachItemOutUnderANumberWithAManifest) {

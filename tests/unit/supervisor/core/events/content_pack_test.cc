@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -152,6 +153,42 @@ TEST_F(PackTest, ATornPackGivesBackItsWholeEntriesOnly) {
   const std::string header(32, '\0');
   std::ofstream(pack, std::ios::binary | std::ios::app) << header << std::string(8, '\xff') << "zz";
   EXPECT_EQ(index_packs(root_ + "/store").size(), 1u);
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// Every read has a bound: a 1 TiB sparse file is described by its size and never read
+// (the old store hashed it to its end), and a procfs file, whose size says nothing of
+// what a read returns, is named and not read at all.
+TEST_F(PackTest, ATerabyteSparseFileAndAProcfsFileAreNamedNotRead) {
+  ContentStore store(store_fd_.get(), CaptureCaps{});
+  store.use_pack();
+  const std::string big = root_ + "/sparse";
+  {
+    UniqueFd fd(::open(big.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::ftruncate(fd.get(), off_t{1} << 40), 0);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const Image img = store.take_image_at(AT_FDCWD, big.c_str());
+  const std::string pagemap = "/proc/" + std::to_string(::getpid()) + "/pagemap";
+  const Image proc = store.take_image_at(AT_FDCWD, pagemap.c_str());
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, std::chrono::seconds(2));
+  EXPECT_EQ(img.type, Image::Type::kFile);
+  EXPECT_EQ(img.size, std::uint64_t{1} << 40);
+  EXPECT_EQ(img.note, "not captured: over 16 MiB");
+  EXPECT_EQ(img.sha256, "");
+  EXPECT_FALSE(img.stored);
+  EXPECT_EQ(proc.note, "not captured: a file of procfs (its size says nothing of its content)");
+  EXPECT_EQ(proc.sha256, "");
+  EXPECT_FALSE(proc.stored);
+  ASSERT_EQ(store.sync_pack(), 0);
+  EXPECT_EQ(store.used_bytes(), 0u);
 }
 
 }  // namespace
