@@ -60,7 +60,9 @@ struct AgentSessionOptions {
   std::optional<std::string> settings;  // absolute; none: the embedded default
   bool allow_writable_settings = false;
   std::optional<std::string> log_path;  // none: $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
-  std::string cwd;                      // where the session started (absolute)
+  // Where the session started (absolute): its workspace, fixed for every command
+  // (supervisor/agent/command_cwd.h).
+  std::string cwd;
   std::vector<std::string> argv;        // how it was started, for session.start
   ProxyTestHooks proxy_test;
   // Every record as it is written (under the log's lock; must not call back in).
@@ -117,8 +119,8 @@ class AgentSession {
   static Result<std::unique_ptr<AgentSession>> open(AgentSessionOptions options);
   ~AgentSession();
 
-  // Runs one command to its end. An error: nothing ran (bad cwd, the sandbox could not
-  // be set up, the session is ending).
+  // Runs one command to its end. An error: nothing ran (a cwd outside the session's
+  // workspace, the sandbox could not be set up, the session is ending).
   Result<CommandOutcome> run(const CommandRun& run);
   // After run() with CommandRun::defer_spare: starts the spare run() made ready to start
   // (a command arriving sooner takes it, and starts it, all the same).
@@ -140,6 +142,8 @@ class AgentSession {
   ChangeStart change_start() { return vigil::change_start(clock_.get()); }
   const std::string& log_path() const { return log_path_; }
   const std::string& id() const { return id_; }
+  // The workspace, resolved: every command's writable root; a command's cwd lies in it.
+  const std::string& workspace() const { return workspace_; }
 
  private:
   class Command;
@@ -156,6 +160,7 @@ class AgentSession {
 
   AgentSessionOptions options_;
   std::string id_, log_path_;
+  std::string workspace_;  // options_.cwd resolved (realpath) at open
   std::unique_ptr<SessionLog> log_;
   std::mutex mu_;  // everything below
   NetworkPolicy net_;

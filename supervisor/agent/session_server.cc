@@ -34,59 +34,15 @@
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/command/session_dir.h"
 #include "supervisor/orchestrator/session_runner.h"
+#include "supervisor/agent/session_socket.h"
 #include "supervisor/agent/session_wire.h"
 
 namespace vigil {
 namespace {
 
-constexpr const char* kSocketName = "agent.sock";
 // How long a connection's thread waits, after the answer, for the client to hang up
 // before it starts the next command's spare anyway.
 constexpr int kClientExitWaitMs = 50;
-
-// A private directory for the socket: $XDG_RUNTIME_DIR when it is ours, else /tmp.
-Result<std::string> make_socket_dir() {
-  std::string parent = "/tmp";
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    struct stat st {};
-    if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) parent = xdg;
-  }
-  std::string templ = parent + "/vigil-session-XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return system_error("cannot create a directory in " + parent);
-  return templ;  // mkdtemp: mode 0700
-}
-
-Result<UniqueFd> listen_on(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return make_error(Errc::kRefused, "socket path too long: " + path);
-  path.copy(addr.sun_path, path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return system_error("socket");
-  const mode_t old = ::umask(0177);  // the socket: 0600
-  const int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::umask(old);
-  if (rc != 0) return system_error("cannot bind " + path);
-  if (::listen(fd.get(), 64) != 0) return system_error("listen");
-  return fd;
-}
-
-Result<UniqueFd> connect_to(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return make_error(Errc::kRefused, "VIGIL_SESSION is too long to be a socket path");
-  path.copy(addr.sun_path, path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return system_error("socket");
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return system_error("cannot reach the vigil session at " + path +
-                        " (ended? start one with `eval \"$(vigil session start)\"`, or unset "
-                        "VIGIL_SESSION)");
-  }
-  return fd;
-}
 
 // The peer must be this user, outside every sandbox. The directory's mode keeps other
 // users out (unless someone loosened it: SO_PEERCRED). A sandboxed command can see the
@@ -274,7 +230,7 @@ int serve(AgentSession& session, UniqueFd listener) {
     ::usleep(10000);
   }
   sweep_stale_sessions(session_base_dir());
-  ::unlink((dir + "/" + kSocketName).c_str());
+  ::unlink((dir + "/" + kSessionSocketName).c_str());
   ::rmdir(dir.c_str());
   ::_exit(0);
 }
@@ -303,10 +259,11 @@ int cmd_session_start(const SessionArgs& args) {
                     "ask: hosts off the allow list are refused");
     }
   }
-  auto dir = make_socket_dir();
+  auto dir = make_session_socket_dir(std::getenv("XDG_RUNTIME_DIR"), std::getenv("XDG_STATE_HOME"),
+                                     std::getenv("HOME"));
   if (!dir) return report(dir.error());
-  const std::string socket_path = *dir + "/" + kSocketName;
-  auto listener = listen_on(socket_path);
+  const std::string socket_path = *dir + "/" + kSessionSocketName;
+  auto listener = bind_session_socket(socket_path);
   if (!listener) {
     ::rmdir(dir->c_str());
     return report(listener.error());
@@ -340,6 +297,11 @@ int cmd_session_start(const SessionArgs& args) {
         opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
           a->ask(p, std::move(r));
         };
+      }
+      // Listened on here: a client's SO_PEERCRED names this process, VIGIL_SESSION_PID.
+      if (::listen(listener->get(), 64) != 0) {
+        (void)write_all(ready_w.get(), "Ecannot listen on " + socket_path, "the ready pipe");
+        ::_exit(to_int(ExitCode::kSandboxSetup));
       }
       auto session = AgentSession::open(*opts);
       if (!session) {
@@ -391,7 +353,11 @@ int cmd_session_start(const SessionArgs& args) {
 }
 
 int cmd_session_end(const std::string& handle) {
-  auto conn = connect_to(handle);
+  // For `eval "$(vigil session end)"`, as `ssh-agent -k` prints them: the shell forgets the
+  // handle whether the session ended now or had ended before (a stale handle).
+  std::fputs("unset VIGIL_SESSION;\nunset VIGIL_SESSION_PID;\n", stdout);
+  std::fflush(stdout);
+  auto conn = connect_to_session(handle, session_pid_from_env());
   if (!conn) return report(conn.error());
   wire::Request req;
   req.op = wire::Op::kEnd;
@@ -404,7 +370,8 @@ int cmd_session_end(const std::string& handle) {
 
 int run_in_session(const std::string& handle, const std::vector<std::string>& command,
                    bool capture_output, std::optional<int> violations_fd) {
-  auto conn = connect_to(handle);
+  // Nothing is sent (argv, cwd, environment, stdio) before the session is known ours.
+  auto conn = connect_to_session(handle, session_pid_from_env());
   if (!conn) return report(conn.error());
   auto cwd = current_dir();
   if (!cwd) return report(cwd.error());
