@@ -71,6 +71,9 @@ struct AgentSessionOptions {
   // the terminal). Must not block. None: nobody can be asked, hosts off the list are
   // refused (a warning says so when vigil.network.ask is on).
   std::function<void(const AskPrompt&, AskReply)> ask_client;
+  // How ask_client's answers are given, for the log (net.ask.answer's `via`): "tty" or
+  // "client".
+  std::string ask_via = "client";
 };
 
 // What `vigil session start`, `vigil serve` and `vigil mcp` take on their command line.
@@ -155,8 +158,9 @@ class AgentSession {
   SessionInputs session_inputs() const;
   // Ask mode (agent_session_ask.cc).
   void ask(std::uint64_t command, const std::shared_ptr<proxy::AskTicket>& ticket);
+  // `via`: how the answer was given ("" when nobody gave it: timeout, cancelled).
   proxy::AskAnswer settle(std::uint64_t command, std::uint64_t ask, const std::string& entry,
-                          proxy::AskAnswer answer, std::string error);
+                          proxy::AskAnswer answer, std::string error, std::string via = "");
 
   AgentSessionOptions options_;
   std::string id_, log_path_;

@@ -77,8 +77,9 @@ struct EndRequest {
 };
 
 // One connection: one request.
+// `asker`: --ask-tty's terminal, or null.
 void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
-                      const ChangeStart& connected) {
+                      const ChangeStart& connected, TtyAsker* asker) {
   // A peer that connects and says nothing must not hold up the session's end.
   const timeval limit{10, 0};
   ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
@@ -107,6 +108,15 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
   run.env = req->run.env;
   run.capture_output = req->run.capture;
   run.stdio = {frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
+  // A command printing on the terminal vigil asks on: its output goes through vigil, held
+  // while a question is on screen (ask_tty.h), so it cannot cover or imitate one.
+  if (asker != nullptr &&
+      (asker->is_this_terminal(run.stdio[1]) || asker->is_this_terminal(run.stdio[2]))) {
+    run.capture_output = true;
+    run.on_output = [asker, &run](OutputStream s, std::string_view bytes) {
+      return asker->write_output(run.stdio[s == OutputStream::kStdout ? 1 : 2], bytes);
+    };
+  }
   run.defer_spare = true;  // started below, once the client has its answer
   run.requested_at = connected;
   std::atomic<pid_t> bwrap{0};
@@ -139,7 +149,11 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
     // was denied (a harness sees the same stderr either way).
     if (!outcome->annotation.empty()) {
       const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
-      (void)write_all_to(run.stdio[2], where);
+      if (run.on_output) {
+        (void)run.on_output(OutputStream::kStderr, where);
+      } else {
+        (void)write_all_to(run.stdio[2], where);
+      }
     }
     answer = {std::nullopt, outcome->exit_code, outcome->violations_json, false};
   }
@@ -158,7 +172,7 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
 }
 
 // The supervisor: serves until `vigil session end` or SIGTERM/SIGINT/SIGHUP.
-int serve(AgentSession& session, UniqueFd listener) {
+int serve(AgentSession& session, UniqueFd listener, TtyAsker* asker) {
   sigset_t stop;
   sigemptyset(&stop);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
@@ -189,7 +203,7 @@ int serve(AgentSession& session, UniqueFd listener) {
       ++active;
     }
     std::thread([&, c = std::move(conn), connected]() mutable {
-      serve_connection(session, std::move(c), &end, connected);
+      serve_connection(session, std::move(c), &end, connected, asker);
       std::lock_guard lock(mu);
       --active;
       idle.notify_all();
@@ -297,6 +311,7 @@ int cmd_session_start(const SessionArgs& args) {
         opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
           a->ask(p, std::move(r));
         };
+        opts->ask_via = "tty";
       }
       // Listened on here: a client's SO_PEERCRED names this process, VIGIL_SESSION_PID.
       if (::listen(listener->get(), 64) != 0) {
@@ -312,7 +327,7 @@ int cmd_session_start(const SessionArgs& args) {
       const std::string ok = "K" + std::to_string(::getpid()) + " " + (*session)->log_path();
       (void)write_all(ready_w.get(), ok, "the ready pipe");
       ready_w.reset();
-      const int rc = serve(**session, std::move(listener).value());
+      const int rc = serve(**session, std::move(listener).value(), asker.get());
       session->reset();
       asker.reset();
       ::_exit(rc);

@@ -63,7 +63,7 @@ std::variant<RunParams, rpc::RpcError> run_params(const json& p, const std::stri
     // The workspace is the session's, fixed at its start: a cwd only says where in it the
     // command starts (command_cwd.h). Checked again by AgentSession::run().
     auto in = command_cwd_in(c->get<std::string>(), workspace);
-    if (!in) return bad_params("cwd: " + in.error().message);
+    if (!in) return bad_params(in.error().message);
     r.cwd = std::move(in).value();
   }
   if (auto e = p.find("env"); e != p.end()) {
