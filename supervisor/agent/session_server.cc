@@ -372,7 +372,7 @@ int cmd_session_end(const std::string& handle) {
   // handle whether the session ended now or had ended before (a stale handle).
   std::fputs("unset VIGIL_SESSION;\nunset VIGIL_SESSION_PID;\n", stdout);
   std::fflush(stdout);
-  auto conn = connect_to_session(handle, session_pid_from_env());
+  auto conn = connect_to_session(handle, session_pid_from_env(handle));
   if (!conn) return report(conn.error());
   wire::Request req;
   req.op = wire::Op::kEnd;
@@ -386,7 +386,7 @@ int cmd_session_end(const std::string& handle) {
 int run_in_session(const std::string& handle, const std::vector<std::string>& command,
                    bool capture_output, std::optional<int> violations_fd) {
   // Nothing is sent (argv, cwd, environment, stdio) before the session is known ours.
-  auto conn = connect_to_session(handle, session_pid_from_env());
+  auto conn = connect_to_session(handle, session_pid_from_env(handle));
   if (!conn) return report(conn.error());
   auto cwd = current_dir();
   if (!cwd) return report(cwd.error());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -98,7 +99,9 @@ Result<UniqueFd> bind_session_socket(const std::string& path) {
   return fd;
 }
 
-std::optional<pid_t> session_pid_from_env() {
+std::optional<pid_t> session_pid_from_env(const std::string& handle) {
+  const char* session = std::getenv("VIGIL_SESSION");
+  if (session == nullptr || handle != session) return std::nullopt;
   const char* v = std::getenv("VIGIL_SESSION_PID");
   if (v == nullptr || *v == '\0') return std::nullopt;
   char* end = nullptr;

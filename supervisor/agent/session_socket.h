@@ -50,7 +50,8 @@ std::string stale_session_fix();
 // `expected_pid`: VIGIL_SESSION_PID when set (the supervisor that must be listening).
 Result<UniqueFd> connect_to_session(const std::string& handle, std::optional<pid_t> expected_pid);
 
-// VIGIL_SESSION_PID of this process, when set to a pid.
-std::optional<pid_t> session_pid_from_env();
+// VIGIL_SESSION_PID of this process, when set to a pid and `handle` is this process's
+// VIGIL_SESSION (a handle given on the command line may be another session's).
+std::optional<pid_t> session_pid_from_env(const std::string& handle);
 
 }  // namespace vigil

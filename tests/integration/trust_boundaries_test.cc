@@ -181,7 +181,7 @@ __attribute__((constructor)) static void probe(void) {
   const char* base = strrchr(exe, '/');
   if (strcmp(base ? base + 1 : exe, "bwrap") != 0) return;
   int fd = open(MARKER, O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd >= 0) { (void)!write(fd, "x", 1); close(fd); }
+  if (fd >= 0) (void)!write(fd, "x", 1);  /* left open: the process goes on */
 }
 )C");
     so_ = ws_ / "libprobe.so";
