@@ -150,10 +150,8 @@ void TtyAsker::prompt_one(Question& q) {
   say(std::string(kTerminalReset) + "\r\nvigil: command " + std::to_string(p.command) +
       " wants " + escape_text(p.entry) + " (" + escape_text(p.proto) + ", " +
       escape_text(p.address) + "), not on the allow list.\r\n");
-  bool prompt = true;  // again after an answer that is not one
-  for (;;) {
-    if (prompt) say("vigil: allow? " + choices + ": ");
-    prompt = true;
+  for (;;) {  // asked again after an answer that is not one
+    say("vigil: allow? " + choices + ": ");
     std::string line;
     if (!read_line(q, line)) {
       if (std::chrono::steady_clock::now() >= q.deadline)
