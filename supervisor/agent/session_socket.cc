@@ -32,7 +32,7 @@ std::string octal_mode(mode_t m) {
 Error refused(const std::string& handle, const std::string& why) {
   // 125 as for a session that cannot be reached: the command did not run.
   return make_error(Errc::kUnsupported, "refusing the vigil session at " + escape_text(handle) + ": " +
-                                        why + " (not a session this user started). " +
+                                        why + " (not the session this user started there). " +
                                         stale_session_fix());
 }
 

@@ -44,7 +44,7 @@ def on_ask(params):
     asks.append(params)
     a = answers.pop(0) if answers else "deny"
     return None if a == "none" else a
-with VigilSession(vigil, settings=settings, log=log, extra_args=extra) as s:
+with VigilSession(vigil, settings=settings, log=log, extra_args=extra, workspace=cwd) as s:
     s.on_ask = on_ask
     for c in commands:
         out = {"stdout": [], "stderr": []}
