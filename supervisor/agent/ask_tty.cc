@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,16 @@ std::string answer_word_yes(const std::string& line) {
 // back to the main screen, so nothing the command set up hides what vigil asks.
 constexpr std::string_view kTerminalReset = "\x1b[0m\x1b[!p\x1b[?1049l\x1b[?25h";
 
+// The terminal device behind `fd` (0: not a terminal). /dev/tty is a device of its own
+// (5,0) that stands for the caller's controlling terminal: TIOCGDEV names the real one.
+dev_t terminal_device(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || !::isatty(fd)) return 0;
+  unsigned int dev = 0;
+  if (::ioctl(fd, TIOCGDEV, &dev) == 0) return static_cast<dev_t>(dev);
+  return st.st_rdev;
+}
+
 }  // namespace
 
 Result<UniqueFd> open_ask_tty() {
@@ -58,8 +69,7 @@ Result<UniqueFd> open_ask_tty() {
 }
 
 TtyAsker::TtyAsker(UniqueFd tty) : tty_(std::move(tty)) {
-  struct stat st {};
-  if (::fstat(tty_.get(), &st) == 0 && S_ISCHR(st.st_mode)) rdev_ = st.st_rdev;
+  rdev_ = terminal_device(tty_.get());
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -83,8 +93,7 @@ void TtyAsker::ask(const AskPrompt& prompt, AskReply reply) {
 }
 
 bool TtyAsker::is_this_terminal(int fd) const {
-  struct stat st {};
-  return rdev_ != 0 && fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == rdev_;
+  return rdev_ != 0 && fd >= 0 && terminal_device(fd) == rdev_;
 }
 
 bool TtyAsker::write_output(int fd, std::string_view bytes) {
