@@ -302,6 +302,27 @@ TEST(Mcp, ACwdOutsideTheWorkspaceIsAToolErrorTheModelSees) {
   EXPECT_FALSE(exists(t.home / "authorized_keys"));
 }
 
+// A parameter of an unexpected JSON type is an invalid-params reply; the server goes on.
+TEST(Mcp, ParamsOfAnUnexpectedTypeAreAnErrorNotACrash) {
+  TempDir ws, state;
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}})"
+      "\n"
+      R"({"jsonrpc":5,"id":2,"method":"ping"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":4,"method":"ping"})"
+      "\n";
+  auto o = run_with_input({vigil_bin(), "mcp", "--log", state / "m.jsonl"}, ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto msgs = lines_of(o.out);
+  EXPECT_EQ(reply_to(msgs, 1)["error"]["code"], -32602) << o.out;
+  EXPECT_EQ(reply_to(msgs, 2)["error"]["code"], -32600) << o.out;
+  EXPECT_EQ(reply_to(msgs, 3)["error"]["code"], -32602) << o.out;
+  EXPECT_TRUE(reply_to(msgs, 4).contains("result")) << o.out;
+}
+
 // The shipped clients: the refusal is the client's error (VigilError, a rejected promise).
 constexpr const char* kPyCwd = R"PY(
 import sys
