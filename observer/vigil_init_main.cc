@@ -41,7 +41,9 @@
 #include "supervisor/core/base/diagnostic_line.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/exit_codes.h"
+#include "supervisor/core/base/regular_file.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/core/wire/env_block.h"
 #include "supervisor/core/wire/init_args.h"
 
 namespace {
@@ -77,13 +79,31 @@ int main(int argc, char** argv) {
   for (const auto& [flag, fd] : {std::pair{"--events-fd", args.events_fd},
                                  std::pair{"--program-fd", args.program_fd},
                                  std::pair{"--capture-fd", args.capture_fd},
-                                 std::pair{"--command-fd", args.command_fd}}) {
+                                 std::pair{"--command-fd", args.command_fd},
+                                 std::pair{"--env-fd", args.env_fd}}) {
     if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
       vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                    std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
                                        " is not an open descriptor: " + std::strerror(errno));
       return vigil::to_int(vigil::ExitCode::kSandboxSetup);
     }
+  }
+  // The command's environment (wire/env_block.h): ours is vigil's own minimal one, the
+  // command's is read now and becomes the worker's just before its exec.
+  std::vector<std::string> command_env_strings;
+  bool have_command_env = false;
+  if (args.env_fd >= 0) {
+    vigil::UniqueFd env_fd(args.env_fd);
+    auto block = vigil::read_fd_text(env_fd.get(), vigil::wire::kMaxEnvBlock, "--env-fd");
+    auto env = block ? vigil::wire::decode_env_block(*block)
+                     : vigil::Result<std::vector<std::string>>(std::move(block).error());
+    if (!env) {
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: " + env.error().message);
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    command_env_strings = std::move(env).value();
+    have_command_env = true;
   }
   // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
   // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
@@ -125,7 +145,7 @@ int main(int argc, char** argv) {
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
   const int capture_fd = observer_options.capture_fd;
-  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};
+  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};  // --env-fd: read
   vigil::close_fds_from_except(3, kept);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
@@ -187,6 +207,11 @@ int main(int argc, char** argv) {
   // when bwrap gave it to us), its environment replaces ours (what bwrap would have set).
   std::vector<std::string> handed_strings;
   std::vector<char*> handed_argv, handed_env;
+  if (have_command_env) {
+    for (auto& e : command_env_strings) handed_env.push_back(e.data());
+    handed_env.push_back(nullptr);
+    environ = handed_env.data();
+  }
   if (args.command_fd >= 0) {
     auto got = [&] {
       vigil::UniqueFd channel(args.command_fd);
@@ -206,6 +231,7 @@ int main(int argc, char** argv) {
         return vigil::to_int(vigil::ExitCode::kSandboxSetup);
       }
     }
+    handed_env.clear();
     handed_strings = std::move(got->cmd.argv);
     const std::size_t argc_handed = handed_strings.size();
     handed_strings.insert(handed_strings.end(), got->cmd.env.begin(), got->cmd.env.end());

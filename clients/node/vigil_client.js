@@ -3,12 +3,16 @@
 // one JSON object per line; docs/protocol.md).
 //
 //   const { VigilSession } = require('./vigil_client.js');
-//   const s = new VigilSession({ settings: 'sandbox.json' });
-//   const r = await s.run(['make', 'test'], { cwd: '/work', onOutput: (stream, buf) => {} });
+//   const s = new VigilSession({ settings: 'sandbox.json', workspace: '/work' });
+//   const r = await s.run(['make', 'test'], { cwd: '/work/sub', onOutput: (stream, buf) => {} });
 //   r.exit_code, r.annotation, r.violations, r.command
 //   await s.updatePolicy({ add: ['registry.npmjs.org'] });
 //   s.onAsk = async (ask) => 'once'; // ask mode: 'once' | 'session' | 'always' | 'deny'
 //   await s.close();
+//
+// The session's workspace (its writable root) is the directory `vigil serve` starts in:
+// `workspace`, else this process's cwd. It is fixed for the session: a command's `cwd`
+// (default: the workspace) must lie inside it, or the run is refused (the promise rejects).
 //
 // As a program it runs one command like `vigil run` does:
 //   vigil_client.js [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]...
@@ -23,11 +27,14 @@ function bytes(value) {
 }
 
 class VigilSession {
-  constructor({ vigil = 'vigil', settings, log, extraArgs = [] } = {}) {
+  constructor({ vigil = 'vigil', settings, log, extraArgs = [], workspace } = {}) {
     const argv = ['serve'];
     if (settings) argv.push('--settings', settings);
     if (log) argv.push('--log', log);
-    this.proc = spawn(vigil, argv.concat(extraArgs), { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.proc = spawn(vigil, argv.concat(extraArgs), {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      cwd: workspace,
+    });
     this.nextId = 1;
     this.pending = new Map(); // request id -> { resolve, reject, onOutput }
     this.onEvent = null; // (command id, record) for every log record
@@ -72,8 +79,9 @@ class VigilSession {
     this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
   }
 
-  run(argv, { cwd = process.cwd(), env, stdin, timeout, onOutput } = {}) {
-    const params = { argv, cwd };
+  run(argv, { cwd, env, stdin, timeout, onOutput } = {}) {
+    const params = { argv };
+    if (cwd !== undefined) params.cwd = cwd;
     if (env !== undefined) params.env = env;
     if (stdin !== undefined) params.stdin = stdin;
     if (timeout !== undefined) params.timeout = timeout;

@@ -2,11 +2,15 @@
 """A vigil client for Python 3, standard library only: drives `vigil serve` (JSON-RPC 2.0,
 one JSON object per line; docs/protocol.md).
 
-    with VigilSession(settings="sandbox.json") as s:
-        r = s.run(["make", "test"], cwd="/work", on_output=lambda stream, data: ...)
+    with VigilSession(settings="sandbox.json", workspace="/work") as s:
+        r = s.run(["make", "test"], cwd="/work/sub", on_output=lambda stream, data: ...)
         r["exit_code"], r["annotation"], r["violations"], r["command"]
         s.update_policy(add=["pypi.org"])
         s.on_ask = lambda ask: "once"  # ask mode: once / session / always / deny
+
+The session's workspace (its writable root) is the directory `vigil serve` starts in:
+`workspace`, else this process's cwd. It is fixed for the session: a command's `cwd`
+(default: the workspace) must lie inside it, or the run is refused (VigilError).
 
 As a program it runs one command like `vigil run` does:
     vigil_client.py [--vigil BIN] [--settings F] [--log L] [--allow DOMAIN]...
@@ -15,7 +19,6 @@ As a program it runs one command like `vigil run` does:
 import base64
 import itertools
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -33,14 +36,15 @@ class VigilError(Exception):
 
 
 class VigilSession:
-    def __init__(self, vigil="vigil", settings=None, log=None, extra_args=()):
+    def __init__(self, vigil="vigil", settings=None, log=None, extra_args=(), workspace=None):
         argv = [vigil, "serve"]
         if settings:
             argv += ["--settings", settings]
         if log:
             argv += ["--log", log]
         argv += list(extra_args)
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      cwd=workspace)
         self._ids = itertools.count(1)
         self._lock, self._wlock = threading.Lock(), threading.Lock()
         self._pending = {}  # request id -> [event, reply]
@@ -100,8 +104,8 @@ class VigilSession:
             self._proc.stdin.flush()
 
     def run(self, argv, cwd=None, env=None, stdin=None, timeout=None, on_output=None):
-        params = {"argv": list(argv), "cwd": cwd or os.getcwd()}
-        for key, value in (("env", env), ("stdin", stdin), ("timeout", timeout)):
+        params = {"argv": list(argv)}
+        for key, value in (("cwd", cwd), ("env", env), ("stdin", stdin), ("timeout", timeout)):
             if value is not None:
                 params[key] = value
         return self.call("run", params, on_output)

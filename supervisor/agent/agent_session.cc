@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "proxy/domain_matcher.h"
+#include "supervisor/agent/command_cwd.h"
 #include "supervisor/report/annotation.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
@@ -134,7 +135,12 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   VIGIL_TRY(policy);
   // The allowlist must compile now, not at the first command.
   VIGIL_TRY_VOID(proxy::DomainMatcher::build(policy->net));
+  // The workspace is decided here, once: no request can name another (command_cwd.h).
+  std::unique_ptr<char, decltype(&::free)> workspace(::realpath(options.cwd.c_str(), nullptr),
+                                                     &::free);
+  if (!workspace) return system_error("the session's workspace " + options.cwd);
   std::unique_ptr<AgentSession> s(new AgentSession());
+  s->workspace_ = workspace.get();
   s->options_ = std::move(options);
   s->net_ = policy->net;
   s->id_ = new_session_id();
@@ -211,9 +217,15 @@ SessionInputs AgentSession::session_inputs() const {
   return in;
 }
 
-Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
+Result<CommandOutcome> AgentSession::run(const CommandRun& request) {
   // The backstop's start for a spare, as a launch takes it: before the plan is refreshed.
-  const ChangeStart request_start = run.requested_at ? *run.requested_at : change_start();
+  const ChangeStart request_start = request.requested_at ? *request.requested_at : change_start();
+  // Refused before anything of it is logged or counted: nothing ran.
+  auto cwd = command_cwd_in(request.cwd, workspace_);
+  VIGIL_TRY(cwd);
+  CommandRun resolved = request;
+  resolved.cwd = std::move(cwd).value();
+  const CommandRun& run = resolved;
   CommandOutcome outcome;
   {
     std::lock_guard lock(mu_);
@@ -226,6 +238,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   CommandInputs one;
   one.argv = run.argv;
   one.cwd = run.cwd;
+  one.workspace = workspace_;
   one.capture_output = run.capture_output;
   one.env = run.env;
   one.stdio = run.stdio;

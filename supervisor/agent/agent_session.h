@@ -60,7 +60,9 @@ struct AgentSessionOptions {
   std::optional<std::string> settings;  // absolute; none: the embedded default
   bool allow_writable_settings = false;
   std::optional<std::string> log_path;  // none: $XDG_STATE_HOME/vigil/sessions/<id>.jsonl
-  std::string cwd;                      // where the session started (absolute)
+  // Where the session started (absolute): its workspace, fixed for every command
+  // (supervisor/agent/command_cwd.h).
+  std::string cwd;
   std::vector<std::string> argv;        // how it was started, for session.start
   ProxyTestHooks proxy_test;
   // Every record as it is written (under the log's lock; must not call back in).
@@ -69,6 +71,9 @@ struct AgentSessionOptions {
   // the terminal). Must not block. None: nobody can be asked, hosts off the list are
   // refused (a warning says so when vigil.network.ask is on).
   std::function<void(const AskPrompt&, AskReply)> ask_client;
+  // How ask_client's answers are given, for the log (net.ask.answer's `via`): "tty" or
+  // "client".
+  std::string ask_via = "client";
 };
 
 // What `vigil session start`, `vigil serve` and `vigil mcp` take on their command line.
@@ -120,8 +125,8 @@ class AgentSession {
   static Result<std::unique_ptr<AgentSession>> open(AgentSessionOptions options);
   ~AgentSession();
 
-  // Runs one command to its end. An error: nothing ran (bad cwd, the sandbox could not
-  // be set up, the session is ending).
+  // Runs one command to its end. An error: nothing ran (a cwd outside the session's
+  // workspace, the sandbox could not be set up, the session is ending).
   Result<CommandOutcome> run(const CommandRun& run);
   // After run() with CommandRun::defer_spare: starts the spare run() made ready to start
   // (a command arriving sooner takes it, and starts it, all the same).
@@ -143,6 +148,8 @@ class AgentSession {
   ChangeStart change_start() { return vigil::change_start(clock_.get()); }
   const std::string& log_path() const { return log_path_; }
   const std::string& id() const { return id_; }
+  // The workspace, resolved: every command's writable root; a command's cwd lies in it.
+  const std::string& workspace() const { return workspace_; }
 
  private:
   class Command;
@@ -153,11 +160,13 @@ class AgentSession {
   SessionInputs session_inputs() const;
   // Ask mode (agent_session_ask.cc).
   void ask(std::uint64_t command, const std::shared_ptr<proxy::AskTicket>& ticket);
+  // `via`: how the answer was given ("" when nobody gave it: timeout, cancelled).
   proxy::AskAnswer settle(std::uint64_t command, std::uint64_t ask, const std::string& entry,
-                          proxy::AskAnswer answer, std::string error);
+                          proxy::AskAnswer answer, std::string error, std::string via = "");
 
   AgentSessionOptions options_;
   std::string id_, log_path_;
+  std::string workspace_;  // options_.cwd resolved (realpath) at open
   std::unique_ptr<SessionLog> log_;
   std::mutex mu_;  // everything below
   NetworkPolicy net_;

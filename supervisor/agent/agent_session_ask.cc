@@ -51,14 +51,17 @@ void AgentSession::ask(std::uint64_t command, const std::shared_ptr<proxy::AskTi
               "\" (expected once, session, always or deny)";
     }
     return ticket->answer(parsed.value_or(AskAnswer::kDeny),
-                          [&](AskAnswer a) { return settle(command, n, entry, a, error); });
+                          [&](AskAnswer a) {
+                            return settle(command, n, entry, a, error, options_.ask_via);
+                          });
   });
 }
 
 AskAnswer AgentSession::settle(std::uint64_t command, std::uint64_t ask, const std::string& entry,
-                               AskAnswer answer, std::string error) {
+                               AskAnswer answer, std::string error, std::string via) {
   events::NetAskAnswer rec;
   rec.ask = ask;
+  rec.via = std::move(via);
   if (answer == AskAnswer::kAlways) {
     std::lock_guard lock(settings_mu_);
     if (!options_.settings) {

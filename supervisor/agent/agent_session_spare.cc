@@ -88,6 +88,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch
   }
   one.argv = {"vigil-spare"};  // a placeholder (in ps too): the command comes at hand-off
   one.cwd = cwd;
+  one.workspace = workspace_;
   one.capture_output = capture;
   if (ask_) {
     spare->asker = std::make_shared<CommandAsker>(

@@ -41,7 +41,10 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
       if (on_response) on_response(req);
       return;
     }
-    if (req.value("jsonrpc", "") != "2.0" || !req.contains("method") || !req["method"].is_string()) {
+    // Compared, never converted: a "jsonrpc" of another type is not a request, not a throw.
+    const auto version = req.find("jsonrpc");
+    if (version == req.end() || *version != "2.0" || !req.contains("method") ||
+        !req["method"].is_string()) {
       if (has_id) out.post(error_reply(id, kInvalidRequest, "not a JSON-RPC 2.0 request"));
       return;
     }
@@ -57,7 +60,14 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
       ++active;
     }
     std::thread([&, id, has_id, params, fn = it->second] {
-      auto result = fn(params, out, id);
+      // A parameter of an unexpected JSON type (a method reading it with json's typed
+      // accessors) is the caller's mistake: an invalid-params reply, never a crash.
+      std::variant<json, RpcError> result;
+      try {
+        result = fn(params, out, id);
+      } catch (const json::exception& e) {
+        result = RpcError{kInvalidParams, std::string("params of an unexpected type: ") + e.what()};
+      }
       if (has_id) {
         if (auto* r = std::get_if<json>(&result)) {
           out.send(json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*r)}});

@@ -34,59 +34,15 @@
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/command/session_dir.h"
 #include "supervisor/orchestrator/session_runner.h"
+#include "supervisor/agent/session_socket.h"
 #include "supervisor/agent/session_wire.h"
 
 namespace vigil {
 namespace {
 
-constexpr const char* kSocketName = "agent.sock";
 // How long a connection's thread waits, after the answer, for the client to hang up
 // before it starts the next command's spare anyway.
 constexpr int kClientExitWaitMs = 50;
-
-// A private directory for the socket: $XDG_RUNTIME_DIR when it is ours, else /tmp.
-Result<std::string> make_socket_dir() {
-  std::string parent = "/tmp";
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    struct stat st {};
-    if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) parent = xdg;
-  }
-  std::string templ = parent + "/vigil-session-XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return system_error("cannot create a directory in " + parent);
-  return templ;  // mkdtemp: mode 0700
-}
-
-Result<UniqueFd> listen_on(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return make_error(Errc::kRefused, "socket path too long: " + path);
-  path.copy(addr.sun_path, path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return system_error("socket");
-  const mode_t old = ::umask(0177);  // the socket: 0600
-  const int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::umask(old);
-  if (rc != 0) return system_error("cannot bind " + path);
-  if (::listen(fd.get(), 64) != 0) return system_error("listen");
-  return fd;
-}
-
-Result<UniqueFd> connect_to(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return make_error(Errc::kRefused, "VIGIL_SESSION is too long to be a socket path");
-  path.copy(addr.sun_path, path.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return system_error("socket");
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return system_error("cannot reach the vigil session at " + path +
-                        " (ended? start one with `eval \"$(vigil session start)\"`, or unset "
-                        "VIGIL_SESSION)");
-  }
-  return fd;
-}
 
 // The peer must be this user, outside every sandbox. The directory's mode keeps other
 // users out (unless someone loosened it: SO_PEERCRED). A sandboxed command can see the
@@ -121,8 +77,9 @@ struct EndRequest {
 };
 
 // One connection: one request.
+// `asker`: --ask-tty's terminal, or null.
 void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
-                      const ChangeStart& connected) {
+                      const ChangeStart& connected, TtyAsker* asker) {
   // A peer that connects and says nothing must not hold up the session's end.
   const timeval limit{10, 0};
   ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
@@ -151,6 +108,15 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
   run.env = req->run.env;
   run.capture_output = req->run.capture;
   run.stdio = {frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
+  // A command printing on the terminal vigil asks on: its output goes through vigil, held
+  // while a question is on screen (ask_tty.h), so it cannot cover or imitate one.
+  if (asker != nullptr &&
+      (asker->is_this_terminal(run.stdio[1]) || asker->is_this_terminal(run.stdio[2]))) {
+    run.capture_output = true;
+    run.on_output = [asker, &run](OutputStream s, std::string_view bytes) {
+      return asker->write_output(run.stdio[s == OutputStream::kStdout ? 1 : 2], bytes);
+    };
+  }
   run.defer_spare = true;  // started below, once the client has its answer
   run.requested_at = connected;
   std::atomic<pid_t> bwrap{0};
@@ -183,7 +149,11 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
     // was denied (a harness sees the same stderr either way).
     if (!outcome->annotation.empty()) {
       const std::string where = "vigil: session log: " + escape_text(session.log_path()) + "\n";
-      (void)write_all_to(run.stdio[2], where);
+      if (run.on_output) {
+        (void)run.on_output(OutputStream::kStderr, where);
+      } else {
+        (void)write_all_to(run.stdio[2], where);
+      }
     }
     answer = {std::nullopt, outcome->exit_code, outcome->violations_json, false};
   }
@@ -202,7 +172,7 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
 }
 
 // The supervisor: serves until `vigil session end` or SIGTERM/SIGINT/SIGHUP.
-int serve(AgentSession& session, UniqueFd listener) {
+int serve(AgentSession& session, UniqueFd listener, TtyAsker* asker) {
   sigset_t stop;
   sigemptyset(&stop);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
@@ -233,7 +203,7 @@ int serve(AgentSession& session, UniqueFd listener) {
       ++active;
     }
     std::thread([&, c = std::move(conn), connected]() mutable {
-      serve_connection(session, std::move(c), &end, connected);
+      serve_connection(session, std::move(c), &end, connected, asker);
       std::lock_guard lock(mu);
       --active;
       idle.notify_all();
@@ -274,7 +244,7 @@ int serve(AgentSession& session, UniqueFd listener) {
     ::usleep(10000);
   }
   sweep_stale_sessions(session_base_dir());
-  ::unlink((dir + "/" + kSocketName).c_str());
+  ::unlink((dir + "/" + kSessionSocketName).c_str());
   ::rmdir(dir.c_str());
   ::_exit(0);
 }
@@ -303,10 +273,11 @@ int cmd_session_start(const SessionArgs& args) {
                     "ask: hosts off the allow list are refused");
     }
   }
-  auto dir = make_socket_dir();
+  auto dir = make_session_socket_dir(std::getenv("XDG_RUNTIME_DIR"), std::getenv("XDG_STATE_HOME"),
+                                     std::getenv("HOME"));
   if (!dir) return report(dir.error());
-  const std::string socket_path = *dir + "/" + kSocketName;
-  auto listener = listen_on(socket_path);
+  const std::string socket_path = *dir + "/" + kSessionSocketName;
+  auto listener = bind_session_socket(socket_path);
   if (!listener) {
     ::rmdir(dir->c_str());
     return report(listener.error());
@@ -340,6 +311,12 @@ int cmd_session_start(const SessionArgs& args) {
         opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
           a->ask(p, std::move(r));
         };
+        opts->ask_via = "tty";
+      }
+      // Listened on here: a client's SO_PEERCRED names this process, VIGIL_SESSION_PID.
+      if (::listen(listener->get(), 64) != 0) {
+        (void)write_all(ready_w.get(), "Ecannot listen on " + socket_path, "the ready pipe");
+        ::_exit(to_int(ExitCode::kSandboxSetup));
       }
       auto session = AgentSession::open(*opts);
       if (!session) {
@@ -350,7 +327,7 @@ int cmd_session_start(const SessionArgs& args) {
       const std::string ok = "K" + std::to_string(::getpid()) + " " + (*session)->log_path();
       (void)write_all(ready_w.get(), ok, "the ready pipe");
       ready_w.reset();
-      const int rc = serve(**session, std::move(listener).value());
+      const int rc = serve(**session, std::move(listener).value(), asker.get());
       session->reset();
       asker.reset();
       ::_exit(rc);
@@ -391,7 +368,11 @@ int cmd_session_start(const SessionArgs& args) {
 }
 
 int cmd_session_end(const std::string& handle) {
-  auto conn = connect_to(handle);
+  // For `eval "$(vigil session end)"`, as `ssh-agent -k` prints them: the shell forgets the
+  // handle whether the session ended now or had ended before (a stale handle).
+  std::fputs("unset VIGIL_SESSION;\nunset VIGIL_SESSION_PID;\n", stdout);
+  std::fflush(stdout);
+  auto conn = connect_to_session(handle, session_pid_from_env(handle));
   if (!conn) return report(conn.error());
   wire::Request req;
   req.op = wire::Op::kEnd;
@@ -404,7 +385,8 @@ int cmd_session_end(const std::string& handle) {
 
 int run_in_session(const std::string& handle, const std::vector<std::string>& command,
                    bool capture_output, std::optional<int> violations_fd) {
-  auto conn = connect_to(handle);
+  // Nothing is sent (argv, cwd, environment, stdio) before the session is known ours.
+  auto conn = connect_to_session(handle, session_pid_from_env(handle));
   if (!conn) return report(conn.error());
   auto cwd = current_dir();
   if (!cwd) return report(cwd.error());

@@ -1,7 +1,7 @@
 // `vigil session start|end` and the thin client `vigil run` becomes inside a session.
 //
 // start: validates the settings, binds a unix socket in a private directory (0700) under
-// $XDG_RUNTIME_DIR (else /tmp), and leaves two processes behind, detached from the
+// $XDG_RUNTIME_DIR (else the user's state directory; session_socket.h), and leaves two processes behind, detached from the
 // terminal, printing the handle in the style of ssh-agent:
 //
 //   VIGIL_SESSION=/run/user/1000/vigil-session-Ab12Cd/agent.sock; export VIGIL_SESSION;
@@ -13,7 +13,9 @@
 //              removes the socket directory and exits.
 //   supervisor (VIGIL_SESSION_PID) holds the AgentSession (policy, log) and serves the
 //              socket: one thread per connection. Only the same user may connect: the
-//              directory's mode, and SO_PEERCRED checked for each connection.
+//              directory's mode, and SO_PEERCRED checked for each connection. The
+//              client checks the server as well (session_socket.h).
+// end: prints `unset VIGIL_SESSION; unset VIGIL_SESSION_PID;` for `eval`, as `ssh-agent -k`.
 //
 // Every sandbox's bwrap runs with --die-with-parent (the supervisor's thread that
 // started it), and the watchdog catches whatever survives.

@@ -18,13 +18,19 @@
 #include "supervisor/cli/doctor.h"
 #include "supervisor/launch/odd_mounts.h"
 #include "supervisor/launch/resource_caps.h"
+#include "supervisor/core/wire/env_block.h"
 #include "supervisor/orchestrator/session_runner.h"
 
 namespace vigil {
 namespace {
 
 // Runs argv (absolute path) with stdout+stderr on a pipe; returns (exit status, output).
+// bwrap runs with vigil's own minimal environment, as for a command (wire/env_block.h).
 std::pair<int, std::string> run_capture(const std::vector<std::string>& argv) {
+  static const std::vector<std::string> host_env = wire::host_helper_environment();
+  std::vector<char*> cenv;
+  for (const auto& e : host_env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
   auto pipe = make_pipe();
   if (!pipe) return {-1, pipe.error().message};
   UniqueFd rd = std::move(pipe->read), wr = std::move(pipe->write);
@@ -35,7 +41,7 @@ std::pair<int, std::string> run_capture(const std::vector<std::string>& argv) {
   if (pid == 0) {
     ::dup2(wr.get(), 1);
     ::dup2(wr.get(), 2);
-    ::execv(cargv[0], cargv.data());
+    ::execve(cargv[0], cargv.data(), cenv.data());
     ::_exit(127);
   }
   wr.reset();

@@ -14,6 +14,7 @@
 #include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/agent/agent_session.h"
+#include "supervisor/agent/command_cwd.h"
 #include "supervisor/cli/commands.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -30,6 +31,9 @@ using json = nlohmann::json;
 
 rpc::RpcError bad_params(const std::string& why) { return {rpc::kInvalidParams, why}; }
 
+// Far above any real command, far below what a clock's duration can hold.
+constexpr double kMaxTimeoutS = 30.0 * 24 * 3600;
+
 // What one `run` (or MCP tools/call) asks for, checked.
 struct RunParams {
   std::vector<std::string> argv;
@@ -39,7 +43,8 @@ struct RunParams {
   double timeout_s = 0;  // 0: none
 };
 
-std::variant<RunParams, rpc::RpcError> run_params(const json& p, const std::string& default_cwd) {
+// `workspace`: the session's, resolved (AgentSession::workspace()); `cwd` must lie in it.
+std::variant<RunParams, rpc::RpcError> run_params(const json& p, const std::string& workspace) {
   RunParams r;
   if (!p.is_object()) return bad_params("params must be an object");
   if (auto a = p.find("argv"); a != p.end() && a->is_array() && !a->empty()) {
@@ -51,11 +56,15 @@ std::variant<RunParams, rpc::RpcError> run_params(const json& p, const std::stri
   } else {
     return bad_params("argv: a non-empty array of strings is required");
   }
-  r.cwd = default_cwd;
+  r.cwd = workspace;
   if (auto c = p.find("cwd"); c != p.end()) {
     if (!c->is_string() || c->get<std::string>().empty() || c->get<std::string>()[0] != '/')
-      return bad_params("cwd: an absolute path");
-    r.cwd = c->get<std::string>();
+      return bad_params("cwd: an absolute path inside the session's workspace " + workspace);
+    // The workspace is the session's, fixed at its start: a cwd only says where in it the
+    // command starts (command_cwd.h). Checked again by AgentSession::run().
+    auto in = command_cwd_in(c->get<std::string>(), workspace);
+    if (!in) return bad_params(in.error().message);
+    r.cwd = std::move(in).value();
   }
   if (auto e = p.find("env"); e != p.end()) {
     if (!e->is_object()) return bad_params("env: an object of NAME: value strings");
@@ -72,7 +81,8 @@ std::variant<RunParams, rpc::RpcError> run_params(const json& p, const std::stri
     r.stdin_data = std::move(*b);
   }
   if (auto t = p.find("timeout"); t != p.end()) {
-    if (!t->is_number() || t->get<double>() <= 0) return bad_params("timeout: seconds, > 0");
+    if (!t->is_number() || !(t->get<double>() > 0) || t->get<double>() > kMaxTimeoutS)
+      return bad_params("timeout: seconds, > 0 and at most 30 days");
     r.timeout_s = t->get<double>();
   }
   return r;
@@ -145,7 +155,8 @@ json violations_object(const std::string& line) {
   return v ? std::move(*v) : json::object();
 }
 
-std::map<std::string, rpc::Method> serve_methods(AgentSession& session, const std::string& cwd) {
+std::map<std::string, rpc::Method> serve_methods(AgentSession& session) {
+  const std::string cwd = session.workspace();
   std::map<std::string, rpc::Method> m;
   m["run"] = [&session, cwd](const json& params, rpc::Out& out,
                                           const json& request)
@@ -248,7 +259,8 @@ class RpcAsks {
 };
 
 // MCP (2024-11-05 and later): one tool, a sandboxed shell.
-std::map<std::string, rpc::Method> mcp_methods(AgentSession& session, const std::string& cwd) {
+std::map<std::string, rpc::Method> mcp_methods(AgentSession& session) {
+  const std::string cwd = session.workspace();
   std::map<std::string, rpc::Method> m;
   m["initialize"] = [](const json& params, rpc::Out&, const json&) -> std::variant<json, rpc::RpcError> {
     const std::string version = params.value("protocolVersion", "2024-11-05");
@@ -262,12 +274,15 @@ std::map<std::string, rpc::Method> mcp_methods(AgentSession& session, const std:
   m["ping"] = [](const json&, rpc::Out&, const json&) -> std::variant<json, rpc::RpcError> {
     return json::object();
   };
-  m["tools/list"] = [](const json&, rpc::Out&, const json&) -> std::variant<json, rpc::RpcError> {
+  m["tools/list"] = [cwd](const json&, rpc::Out&, const json&) -> std::variant<json, rpc::RpcError> {
     json schema = {
         {"type", "object"},
         {"properties",
          {{"command", {{"type", "string"}, {"description", "shell command (bash -c)"}}},
-          {"cwd", {{"type", "string"}, {"description", "absolute working directory"}}},
+          {"cwd",
+           {{"type", "string"},
+            {"description", "absolute working directory inside the workspace " + cwd +
+                                " (the default)"}}},
           {"timeout", {{"type", "number"}, {"description", "seconds before it is killed"}}}}},
         {"required", json::array({"command"})}};
     return json{{"tools", json::array({{{"name", "run_command"},
@@ -287,7 +302,12 @@ std::map<std::string, rpc::Method> mcp_methods(AgentSession& session, const std:
     if (args.contains("cwd")) run["cwd"] = args["cwd"];
     if (args.contains("timeout")) run["timeout"] = args["timeout"];
     auto p = run_params(run, cwd);
-    if (auto* e = std::get_if<rpc::RpcError>(&p)) return *e;
+    // A tool's refusal is the tool's result (isError), which the model is shown; a
+    // protocol error may be hidden from it.
+    if (auto* e = std::get_if<rpc::RpcError>(&p)) {
+      return json{{"content", {{{"type", "text"}, {"text", "vigil: " + e->message}}}},
+                  {"isError", true}};
+    }
     auto ran = run_one(session, std::get<RunParams>(p), {}, [](OutputStream, std::string_view) {});
     if (!ran) {
       return json{{"content", {{{"type", "text"}, {"text", "vigil: " + ran.error().message}}}},
@@ -307,7 +327,6 @@ std::map<std::string, rpc::Method> mcp_methods(AgentSession& session, const std:
 int cmd_serve(const SessionArgs& args, bool mcp) {
   auto opts = session_options(args);
   if (!opts) return report(opts.error());
-  const std::string cwd = opts->cwd;
   std::signal(SIGPIPE, SIG_IGN);
   // stdout is the protocol's: the events go there as notifications (serve), nothing else.
   rpc::Out out(STDOUT_FILENO);
@@ -324,7 +343,7 @@ int cmd_serve(const SessionArgs& args, bool mcp) {
   auto session = AgentSession::open(std::move(*opts));
   if (!session) return report(session.error());
   print_notice("session log " + (*session)->log_path());
-  rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session, cwd) : serve_methods(**session, cwd),
+  rpc::serve(STDIN_FILENO, out, mcp ? mcp_methods(**session) : serve_methods(**session),
              [&asks](const json& reply) { asks.on_reply(reply); });
   if (auto r = (*session)->end(); !r) return report(r.error());
   return 0;

@@ -7,11 +7,26 @@
 
 #include "filters/sandbox_program.h"
 #include "supervisor/core/policy/path_expand.h"
+#include "supervisor/core/wire/env_block.h"
 #include "supervisor/core/wire/init_args.h"
 #include "supervisor/launch/deny_at_call.h"
+#include "supervisor/launch/launch_pipes.h"
 #include "supervisor/command/log_guard.h"
+#include "supervisor/command/spare_sandbox.h"
+
+extern char** environ;
 
 namespace vigil {
+
+Result<UniqueFd> command_env_block(const std::optional<std::vector<std::string>>& env,
+                                   const std::vector<std::pair<std::string, std::string>>& set) {
+  std::vector<std::string> inherited;
+  if (!env) {
+    for (char** e = environ; *e != nullptr; ++e) inherited.emplace_back(*e);
+  }
+  return sealed_memfd(wire::encode_env_block(handed_environment(env, inherited, set)),
+                      "the command's environment");
+}
 
 std::vector<std::string> writable_mounts(const Plan& plan) {
   std::vector<std::string> out;
@@ -65,6 +80,7 @@ InitOptions vigil_init_options(const InitArgsInputs& in) {
   opts.events_fd = in.events_fd;
   opts.program_fd = in.program_fd;
   opts.command_fd = in.command_fd;
+  opts.env_fd = in.env_fd;
   opts.proxy_socket = in.proxy_socket;
   opts.overflow_drop = policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
   opts.no_sync_wake_up = !policy.vigil.observer_sync_wake_up;

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "filters/filter_specs.h"
 #include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/launch/sandbox_plan.h"
 
@@ -39,6 +41,13 @@ UnixSockets unix_sockets_mode(const NetworkPolicy& net, bool gatekeeper);
 // each once. With `reads` (vigil.observer.reads), the program that traps read-only opens too.
 Result<std::string> compiled_program(UnixSockets unix, bool reads);
 
+// The command's whole environment as a sealed memfd for vigil-init's --env-fd
+// (supervisor/core/wire/env_block.h): `env` (none: this process's own) with each `set`
+// entry (the proxy's variables, git's safe directories) in place, as bwrap's --setenv
+// would have made it.
+Result<UniqueFd> command_env_block(const std::optional<std::vector<std::string>>& env,
+                                   const std::vector<std::pair<std::string, std::string>>& set);
+
 // What vigil-init's options are made of: the descriptors the launch made, and what the
 // other builders add for their part.
 struct InitArgsInputs {
@@ -47,6 +56,7 @@ struct InitArgsInputs {
   int events_fd = -1;
   int program_fd = -1;
   int command_fd = -1;  // a spare's hand-off socket; -1: none
+  int env_fd = -1;      // the command's environment (wire/env_block.h); -1: none
   int capture_fd = -1;  // the change store; -1: no capture
   // What is left of the store's caps for this command (vigil.capture.maxSessionBytes and
   // maxTotalBytes, less what the stores hold already).

@@ -13,6 +13,7 @@ SandboxedCommand sandboxed_command(const SessionInputs& session, CommandInputs c
   cmd.net = session.net;
   cmd.command = std::move(command.argv);
   cmd.cwd = std::move(command.cwd);
+  cmd.workspace = std::move(command.workspace);
   cmd.env = std::move(command.env);
   cmd.stdio = command.stdio;
   cmd.capture_output = command.capture_output;

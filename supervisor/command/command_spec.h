@@ -35,7 +35,10 @@ struct SessionInputs {
 // What one command brings.
 struct CommandInputs {
   std::vector<std::string> argv;
-  std::string cwd;  // absolute
+  std::string cwd;  // absolute: where the command starts
+  // The workspace (the plan's default writable root, what relative settings paths are
+  // resolved against): an agent session's, fixed when it started. Empty: `cwd`.
+  std::string workspace;
   std::optional<std::vector<std::string>> env;
   std::array<int, 3> stdio = {0, 1, 2};
   bool capture_output = true;

@@ -57,7 +57,11 @@ class CommandLogSink {
 
 struct SandboxedCommand {
   std::vector<std::string> command;  // argv; argv[0] is looked up on the sandbox's PATH
-  std::string cwd;                   // absolute: the workspace
+  std::string cwd;                   // absolute: where the command starts
+  // The workspace: the plan's default writable root and what relative settings paths are
+  // resolved against. Empty: `cwd` (`vigil run`). An agent session's is fixed when it
+  // starts, and `cwd` lies inside it (supervisor/agent/command_cwd.h).
+  std::string workspace;
   std::optional<std::string> settings;
   bool allow_writable_settings = false;
   bool capture_output = true;   // SessionRequest::capture_output

@@ -16,6 +16,7 @@
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/core/policy/ignore_violations.h"
 #include "supervisor/core/policy/path_expand.h"
+#include "supervisor/core/wire/env_block.h"
 #include "supervisor/launch/external_proxy.h"
 #include "supervisor/launch/git_safe_env.h"
 #include "supervisor/launch/init_locator.h"
@@ -44,7 +45,7 @@ PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string&
   req.settings_path = cmd.settings;
   req.allow_writable_settings = cmd.allow_writable_settings;
   req.session_tmp = session_tmp;
-  req.cwd = cmd.cwd;
+  req.cwd = cmd.workspace.empty() ? cmd.cwd : cmd.workspace;
   // Placeholders stay on the best-effort witness only. Where vigil-init refuses protected
   // names at the call (the gatekeeper) they would only break everyday git; what git
   // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
@@ -202,6 +203,15 @@ Result<SandboxedOutcome> run_sandboxed(
     VIGIL_TRY(h);
     handoff = std::move(h).value();
   }
+  // The command's environment goes in through vigil-init (wire/env_block.h), never
+  // through bwrap's: bwrap runs on the host, where LD_PRELOAD, LD_LIBRARY_PATH or
+  // GCONV_PATH of the caller's choosing would run code (a spare's comes at hand-off).
+  std::optional<UniqueFd> env_block;
+  if (!spare) {
+    auto block = command_env_block(cmd.env, in.setenv);
+    VIGIL_TRY(block);
+    env_block = std::move(block).value();
+  }
   const bool gatekeeper = gatekeeper_in_force();
   InitArgsInputs init_in;
   init_in.policy = &prepared->policy;
@@ -209,6 +219,7 @@ Result<SandboxedOutcome> run_sandboxed(
   init_in.events_fd = events->write.get();
   init_in.program_fd = program_pipe->read.get();
   init_in.command_fd = handoff ? handoff->command_fd() : -1;
+  init_in.env_fd = env_block ? env_block->get() : -1;
   init_in.capture_fd = store ? store->fd.get() : -1;
   const CaptureBudget budget = store ? capture_budget(*store, prepared->policy.vigil.capture_caps)
                                      : CaptureBudget{};
@@ -269,7 +280,10 @@ Result<SandboxedOutcome> run_sandboxed(
                       "refusing to run the command: " + checked.error().message);
   };
   if (store) io.pass_fds.push_back(store->fd.get());
-  if (cmd.env) io.env = &*cmd.env;
+  // bwrap's own environment: vigil's minimal one, whatever the command's is.
+  static const std::vector<std::string> host_env = wire::host_helper_environment();
+  io.env = &host_env;
+  if (env_block) io.pass_fds.push_back(env_block->get());
   io.stdio = cmd.stdio;
   pid_t bwrap_pid = -1;
   io.on_spawned = [&](pid_t pid) {

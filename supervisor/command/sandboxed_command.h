@@ -19,9 +19,9 @@ namespace vigil {
 // a spare's hand-off refreshes the plan with exactly this.
 PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string& session_tmp);
 
-// Loads the policy, refreshes the plan for `cmd.cwd`, launches, streams the events into
-// the record and the output to `on_output` (and into the record), and appends the block
-// to stderr as `vigil run` always has. The record stays open: the caller ends it. An
+// Loads the policy, refreshes the plan for the workspace (`cmd.workspace`, else
+// `cmd.cwd`), launches, streams the events into the record and the output to `on_output`
+// (and into the record), and appends the block to stderr as `vigil run` always has. The record stays open: the caller ends it. An
 // error before the record was opened means nothing ran.
 Result<SandboxedOutcome> run_sandboxed(const SandboxedCommand& cmd, CommandLogSink& sink,
                                        const std::function<bool(OutputStream, std::string_view)>&

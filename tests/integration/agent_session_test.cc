@@ -196,7 +196,13 @@ TEST(AgentSession, TheSocketRefusesAnotherUser) {
   auto reply = wire::recv_frame(conn.fd.get());
   EXPECT_FALSE(reply) << "another user (uid " << other.uid << ") was served";
   EXPECT_FALSE(exists(target));
-  // The session still serves its own user.
+  // Opened up, the directory is no longer trusted by the session's own clients either
+  // (supervisor/agent/session_socket.h): refused before anything is sent.
+  auto loose = s.run({"true"});
+  EXPECT_EQ(loose.exit_code, 125) << loose.err;
+  EXPECT_NE(loose.err.find("open to other users"), std::string::npos) << loose.err;
+  // Private again, the session still serves its own user.
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
   EXPECT_EQ(s.run({"true"}).exit_code, 0);
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "supervisor/log/session_log.h"
@@ -43,7 +44,7 @@ def on_ask(params):
     asks.append(params)
     a = answers.pop(0) if answers else "deny"
     return None if a == "none" else a
-with VigilSession(vigil, settings=settings, log=log, extra_args=extra) as s:
+with VigilSession(vigil, settings=settings, log=log, extra_args=extra, workspace=cwd) as s:
     s.on_ask = on_ask
     for c in commands:
         out = {"stdout": [], "stderr": []}
@@ -349,6 +350,122 @@ TEST_F(AskMode, AskTtyAsksOnTheTerminal) {
   EXPECT_EQ(count(text, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"session\""), 1u)
       << text;
   EXPECT_EQ(count(text, "\"rule\":\"ask:session\""), 1u) << text;
+}
+
+// Waits (10 s at most) for a file the command makes.
+bool wait_for_file(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!exists(path) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  return exists(path);
+}
+
+// Reads what the pty has now, without waiting.
+void drain(int master, std::string& seen) {
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return;
+    char buf[1024];
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) return;
+    seen.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// --ask-tty when the command prints on the same terminal (a thin client run from it):
+// the command waits until vigil's question is on screen, then prints a look-alike that
+// names a harmless host. Nothing it prints shows between the question and the answer (it
+// comes after), `always` echoes the exact host and needs a confirmation, and the log
+// says the answer came from the terminal.
+TEST_F(AskMode, AskTtyQuestionsCannotBeCoveredOrImitatedByTheCommand) {
+  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  ASSERT_TRUE(master) << "no pty";
+  ASSERT_EQ(::grantpt(master.get()), 0);
+  ASSERT_EQ(::unlockpt(master.get()), 0);
+  const std::string slave = ::ptsname(master.get());
+  const std::string log = state_ / "spoof.jsonl";
+  std::vector<std::string> argv = {"/bin/sh", "-c", "\"$0\" \"$@\"; exec sleep 300", vigil_bin(),
+                                   "session", "start", "--settings", settings_, "--log", log,
+                                   "--ask-tty", "--test-allow-loopback", "--test-resolve",
+                                   "asked.test=127.0.0.1"};
+  const auto vars = env();
+  const auto start = [&](const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& extra, bool leader) {
+    std::vector<char*> cargv;
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (leader) ::setsid();
+      // The leader makes the pty its controlling terminal; the client only writes on it.
+      UniqueFd tty(::open(slave.c_str(), leader ? O_RDWR : O_RDWR | O_NOCTTY));
+      if (!tty) ::_exit(120);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(tty.get(), fd);
+      for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
+      for (const auto& [k, v] : extra) ::setenv(k.c_str(), v.c_str(), 1);
+      if (::chdir(ws_.path().c_str()) != 0) ::_exit(121);
+      ::execv(cargv[0], cargv.data());
+      ::_exit(122);
+    }
+    return pid;
+  };
+  struct Reaped {
+    pid_t pid;
+    ~Reaped() {
+      if (pid > 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+  } leader{start(argv, {}, true)};
+  std::string seen;
+  read_until(master.get(), "export VIGIL_SESSION_PID;", seen);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(seen, m, std::regex("VIGIL_SESSION='([^']+)'"))) << seen;
+  const std::string handle = m[1].str();
+  const std::string fake =
+      "\\033[2K\\rvigil: command 1 wants harmless.test:443 (http, 127.0.0.1), not on the allow "
+      "list.\\nvigil: allow? [o]nce, [s]ession, [a]lways, [d]eny: ";
+  const std::string script = curl("asked.test") + " > curl.out & while [ ! -e go ]; do sleep 0.05; " +
+                             "done; printf '" + fake + "'; touch fake-written; wait";
+  Reaped client{start({vigil_bin(), "run", "--", "sh", "-c", script}, {{"VIGIL_SESSION", handle}},
+                      false)};
+  seen.clear();
+  read_until(master.get(), "allow?", seen);
+  ASSERT_NE(seen.find("wants " + entry()), std::string::npos) << seen << read_file(log);
+  // The question is on screen: now the command prints its look-alike.
+  write_file(ws_ / "go", "");
+  ASSERT_TRUE(wait_for_file(ws_ / "fake-written")) << seen;
+  drain(master.get(), seen);
+  EXPECT_EQ(seen.find("harmless.test"), std::string::npos)
+      << "the command's look-alike reached the terminal while vigil's question was on it:\n"
+      << seen;
+  // `always` echoes the exact host and asks again; not confirmed, nothing is written.
+  ASSERT_EQ(::write(master.get(), "a\n", 2), 2);
+  std::string confirm;
+  read_until(master.get(), "[y/N]", confirm);
+  ASSERT_NE(confirm.find("always allow exactly " + entry()), std::string::npos) << confirm;
+  ASSERT_EQ(::write(master.get(), "n\n", 2), 2);
+  std::string again;
+  read_until(master.get(), "allow?", again);
+  EXPECT_NE(again.find("not confirmed"), std::string::npos) << again;
+  ASSERT_EQ(::write(master.get(), "d\n", 2), 2);
+  // Held, not lost: the command's output comes once the question is answered.
+  std::string after;
+  read_until(master.get(), "harmless.test", after);
+  EXPECT_NE(after.find("harmless.test"), std::string::npos) << after;
+  int status = 0;
+  ASSERT_EQ(::waitpid(client.pid, &status, 0), client.pid);
+  client.pid = -1;
+  EXPECT_EQ(read_file(ws_ / "curl.out"), "403 ");
+  EXPECT_EQ(read_file(settings_).find("asked.test"), std::string::npos) << read_file(settings_);
+  auto end = run_program({vigil_bin(), "session", "end", handle}, ws_.path(), 60, vars);
+  EXPECT_EQ(end.exit_code, 0) << end.err;
+  const std::string text = read_file(log);
+  EXPECT_EQ(count(text, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"deny\",\"via\":\"tty\""),
+            1u)
+      << text;
 }
 
 }  // namespace

@@ -20,15 +20,16 @@
 namespace vigil::test {
 
 // One act of the other user: its name, then its path arguments.
-enum class OtherOp { kMkdir, kSymlink, kUnlink, kRmdir, kConnect };
+enum class OtherOp { kMkdir, kSymlink, kUnlink, kRmdir, kConnect, kListen };
 
 struct OtherResult {
   int error = 0;  // errno of the act, 0 when it succeeded
-  UniqueFd fd;    // kConnect: the connected AF_UNIX stream socket
+  UniqueFd fd;    // kConnect: the connected AF_UNIX stream socket; kListen: the listening one
 };
 
 // Performs `op` with this process's own credentials (the helper and the forked child
-// call it). kMkdir makes a 0777 directory; kSymlink(target, path); kConnect(path).
+// call it). kMkdir makes a 0777 directory; kSymlink(target, path); kConnect(path);
+// kListen(path): binds a stream socket there (0777) and listens (SO_PEERCRED: this user).
 OtherResult perform_other_op(OtherOp op, const std::vector<std::string>& args);
 
 // (other_user_wire.cc, shared with the helper.) The helper's protocol over a SOCK_SEQPACKET socket:

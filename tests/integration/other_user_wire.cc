@@ -46,6 +46,22 @@ OtherResult perform_other_op(OtherOp op, const std::vector<std::string>& args) {
       if (rc == 0) r.fd = std::move(fd);
       break;
     }
+    case OtherOp::kListen: {
+      UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      const std::string path = arg(0);
+      if (!fd || path.size() >= sizeof addr.sun_path) {
+        r.error = fd ? ENAMETOOLONG : errno;
+        return r;
+      }
+      path.copy(addr.sun_path, path.size());
+      rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+      if (rc == 0) rc = ::chmod(path.c_str(), 0777);
+      if (rc == 0) rc = ::listen(fd.get(), 8);
+      if (rc == 0) r.fd = std::move(fd);
+      break;
+    }
   }
   r.error = rc == 0 ? 0 : errno;
   return r;
@@ -61,7 +77,7 @@ bool send_other_request(int sock, OtherOp op, const std::vector<std::string>& ar
 bool recv_other_request(int sock, OtherOp* op, std::vector<std::string>* args) {
   char buf[kMaxRequest];
   const ssize_t n = ::recv(sock, buf, sizeof buf, 0);
-  if (n < 1 || buf[0] > static_cast<char>(OtherOp::kConnect) || buf[0] < 0) return false;
+  if (n < 1 || buf[0] > static_cast<char>(OtherOp::kListen) || buf[0] < 0) return false;
   *op = static_cast<OtherOp>(buf[0]);
   args->clear();
   std::size_t from = 1;

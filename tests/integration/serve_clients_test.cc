@@ -223,5 +223,170 @@ TEST(Mcp, InitializeListCall) {
   EXPECT_FALSE(exists(outside / "m"));
 }
 
+// The workspace is the one `vigil serve` / `vigil mcp` started in; a request's cwd only
+// says where in it a command starts. Outside it (the user's home, a link in the workspace
+// that leads out, `..`), the request is refused and nothing runs: a model cannot make its
+// own writable root.
+struct Outside {
+  TempDir ws, home, state;
+  Outside() {
+    ::mkdir((ws / "sub").c_str(), 0755);
+    EXPECT_EQ(::symlink(home.path().c_str(), (ws / "to-home").c_str()), 0);
+  }
+  // Every spelling of a directory outside the workspace.
+  std::vector<std::string> cwds() const {
+    const std::string base = home.path().substr(home.path().rfind('/') + 1);
+    return {home.path(), ws / "to-home", ws / ("../" + base), ws / ("sub/../../" + base), "/"};
+  }
+  static std::string key_append() { return "echo key >> authorized_keys; pwd"; }
+};
+
+TEST(Serve, ACwdOutsideTheWorkspaceIsRefusedHoweverItIsSpelled) {
+  Outside t;
+  std::string input;
+  int id = 0;
+  for (const auto& cwd : t.cwds()) {
+    const json req = {{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "run"},
+                      {"params", {{"argv", {"sh", "-c", Outside::key_append()}}, {"cwd", cwd}}}};
+    input += req.dump() + "\n";
+  }
+  const int inside = ++id;
+  input += json{{"jsonrpc", "2.0"}, {"id", inside}, {"method", "run"},
+                {"params", {{"argv", {"sh", "-c", Outside::key_append()}}, {"cwd", t.ws / "sub"}}}}
+               .dump() +
+           "\n";
+  auto o = run_with_input({vigil_bin(), "serve", "--log", t.state / "s.jsonl"}, t.ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto msgs = lines_of(o.out);
+  for (int i = 1; i < inside; ++i) {
+    const json r = reply_to(msgs, i);
+    ASSERT_TRUE(r.contains("error")) << t.cwds()[i - 1] << ": " << r;
+    EXPECT_EQ(r["error"]["code"], -32602) << r;
+    EXPECT_NE(r["error"]["message"].get<std::string>().find("outside this session's workspace"),
+              std::string::npos)
+        << r;
+  }
+  EXPECT_FALSE(exists(t.home / "authorized_keys"));
+  const json ok = reply_to(msgs, inside);
+  ASSERT_TRUE(ok.contains("result")) << ok;
+  EXPECT_EQ(ok["result"]["exit_code"], 0) << ok;
+  EXPECT_TRUE(exists(t.ws / "sub/authorized_keys"));
+}
+
+TEST(Mcp, ACwdOutsideTheWorkspaceIsAToolErrorTheModelSees) {
+  Outside t;
+  std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+      "\n";
+  int id = 1;
+  for (const auto& cwd : t.cwds()) {
+    input += json{{"jsonrpc", "2.0"},
+                  {"id", ++id},
+                  {"method", "tools/call"},
+                  {"params",
+                   {{"name", "run_command"},
+                    {"arguments", {{"command", Outside::key_append()}, {"cwd", cwd}}}}}}
+                 .dump() +
+             "\n";
+  }
+  auto o = run_with_input({vigil_bin(), "mcp", "--log", t.state / "m.jsonl"}, t.ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto msgs = lines_of(o.out);
+  for (int i = 2; i <= id; ++i) {
+    const json r = reply_to(msgs, i);
+    ASSERT_TRUE(r.contains("result")) << r;
+    EXPECT_EQ(r["result"]["isError"], true) << r;
+    const std::string text = r["result"]["content"][0]["text"];
+    EXPECT_NE(text.find("outside this session's workspace"), std::string::npos) << text;
+  }
+  EXPECT_FALSE(exists(t.home / "authorized_keys"));
+}
+
+// A parameter of an unexpected JSON type is an invalid-params reply; the server goes on.
+TEST(Mcp, ParamsOfAnUnexpectedTypeAreAnErrorNotACrash) {
+  TempDir ws, state;
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}})"
+      "\n"
+      R"({"jsonrpc":5,"id":2,"method":"ping"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":4,"method":"ping"})"
+      "\n";
+  auto o = run_with_input({vigil_bin(), "mcp", "--log", state / "m.jsonl"}, ws.path(), input);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto msgs = lines_of(o.out);
+  EXPECT_EQ(reply_to(msgs, 1)["error"]["code"], -32602) << o.out;
+  EXPECT_EQ(reply_to(msgs, 2)["error"]["code"], -32600) << o.out;
+  EXPECT_EQ(reply_to(msgs, 3)["error"]["code"], -32602) << o.out;
+  EXPECT_TRUE(reply_to(msgs, 4).contains("result")) << o.out;
+}
+
+// The shipped clients: the refusal is the client's error (VigilError, a rejected promise).
+constexpr const char* kPyCwd = R"PY(
+import sys
+sys.path.insert(0, sys.argv[1])
+from vigil_client import VigilSession, VigilError
+vigil, ws, home = sys.argv[2:5]
+with VigilSession(vigil, workspace=ws) as s:
+    try:
+        s.run(["sh", "-c", "echo key >> authorized_keys"], cwd=home)
+        print("ran")
+    except VigilError as e:
+        print("refused: " + str(e))
+    out = []
+    r = s.run(["pwd"], on_output=lambda st, d: out.append(d))
+    print("pwd: " + b"".join(out).decode().strip() + " " + str(r["exit_code"]))
+)PY";
+
+constexpr const char* kNodeCwd = R"JS(
+const [clients, vigil, ws, home] = process.argv.slice(1);
+const { VigilSession } = require(clients + '/vigil_client.js');
+(async () => {
+  const s = new VigilSession({ vigil, workspace: ws });
+  try {
+    await s.run(['sh', '-c', 'echo key >> authorized_keys'], { cwd: home });
+    console.log('ran');
+  } catch (e) {
+    console.log('refused: ' + e.message);
+  }
+  let out = '';
+  const r = await s.run(['pwd'], { onOutput: (stream, buf) => { out += buf.toString(); } });
+  console.log('pwd: ' + out.trim() + ' ' + r.exit_code);
+  await s.close();
+})();
+)JS";
+
+void check_client_refusal(const Outcome& o, const Outside& t) {
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("refused: cwd " + t.home.path() + " is outside this session's workspace"),
+            std::string::npos)
+      << o.out << o.err;
+  EXPECT_NE(o.out.find("pwd: " + t.ws.path() + " 0"), std::string::npos) << o.out << o.err;
+  EXPECT_FALSE(exists(t.home / "authorized_keys"));
+}
+
+TEST(ServeClients, PythonClientIsRefusedACwdOutsideTheWorkspace) {
+  const std::string py = find_on_path("python3");
+  if (py.empty()) GTEST_SKIP() << "python3 is not installed (tools/bootstrap.sh installs it)";
+  Outside t;
+  check_client_refusal(run_with_input({py, "-c", kPyCwd, source_dir() + "/clients/python",
+                                       vigil_bin(), t.ws.path(), t.home.path()},
+                                      t.state.path(), ""),
+                       t);
+}
+
+TEST(ServeClients, NodeClientIsRefusedACwdOutsideTheWorkspace) {
+  std::string node = find_on_path("node");
+  if (node.empty()) node = find_on_path("nodejs");
+  if (node.empty()) GTEST_SKIP() << "node is not installed (tools/bootstrap.sh installs nodejs)";
+  Outside t;
+  check_client_refusal(run_with_input({node, "-e", kNodeCwd, source_dir() + "/clients/node",
+                                       vigil_bin(), t.ws.path(), t.home.path()},
+                                      t.state.path(), ""),
+                       t);
+}
+
 }  // namespace
 }  // namespace vigil::test

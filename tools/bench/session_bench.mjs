@@ -2,8 +2,8 @@
 //
 //   node tools/bench/session_bench.mjs --vigil build/supervisor/vigil [--n 40] [--warm 3]
 //        [--srt-pkg DIR]   (srt's package dir, e.g. node_modules/@anthropic-ai/sandbox-runtime)
-//        [--vigil-before PATH]  (an earlier build: its rpc and session ways join the same
-//                                rounds, as rpc-before and session-before)
+//        [--vigil-before PATH]  (an earlier build: its rpc, session and alone ways join the
+//                                same rounds, as rpc-before, session-before and alone-before)
 //        [--no-alone]      (leave out `vigil run` without a session)
 //        [--gap MS]        (a pause after each timed command, as an agent's think time:
 //                           what a way leaves running in the background, a warm session's
@@ -95,6 +95,7 @@ if (process.env.SESSION_BENCH_SRT) {
     rmSync(runtime, { recursive: true, force: true });
   });
   if (ALONE) ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env }).status;
+  if (ALONE && BEFORE) ways['alone-before'] = () => spawnSync(BEFORE, ['run', '--', 'true'], { cwd: ws, env }).status;
 
   if (SRT) {
     srt = fork(fileURLToPath(import.meta.url), [], { cwd: ws, env: { ...process.env, SESSION_BENCH_SRT: SRT } });

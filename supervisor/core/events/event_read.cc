@@ -289,6 +289,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.entry = r.bytes("entry", lim.max_text, false);
       b.written = r.bytes("written", lim.max_path, false);
       b.error = r.bytes("error", lim.max_text, false);
+      b.via = r.word("via", false);
       return Body{std::move(b)};
     }
     case Kind::kLimitReached: {

@@ -249,6 +249,9 @@ struct NetAskAnswer {
   std::string entry;    // "host:port", the allowedDomains entry "session"/"always" add
   std::string written;  // "always": the settings file the entry was written into
   std::string error;    // "" or why the answer was refused (then the request is denied)
+  // How the answer was given: "tty" (vigil's own terminal; `always` confirmed there) or
+  // "client" (`vigil serve`'s JSON-RPC client); "" for timeout / cancelled.
+  std::string via;
   bool operator==(const NetAskAnswer&) const = default;
 };
 

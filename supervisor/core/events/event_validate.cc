@@ -172,6 +172,8 @@ Result<void> validate(const Body& body, const Limits& lim) {
               return bad("answer: expected once, session, always, deny, timeout or cancelled");
             if (!text_ok(b.entry) || !path_ok(b.written) || !text_ok(b.error))
               return bad("entry/written/error: too long or a NUL byte");
+            if (!b.via.empty() && b.via != "tty" && b.via != "client")
+              return bad("via: expected tty or client");
             return {};
           },
           [&](const LimitReached& b) -> Result<void> {

@@ -172,6 +172,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.entry.empty()) j["entry"] = bytes_json(b.entry);
                    if (!b.written.empty()) j["written"] = bytes_json(b.written);
                    if (!b.error.empty()) j["error"] = bytes_json(b.error);
+                   if (!b.via.empty()) j["via"] = b.via;
                  },
                  [&](const LimitReached& b) {
                    j["limit"] = bytes_json(b.limit);

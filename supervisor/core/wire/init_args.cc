@@ -58,6 +58,8 @@ constexpr Flag kFlags[] = {
     {"--capture-fd", Kind::kFd, &InitArgs::capture_fd, "the pre-image store's directory"},
     {"--command-fd", Kind::kFd, &InitArgs::command_fd,
      "a warm session's spare: the command, its environment and stdio arrive here"},
+    {"--env-fd", Kind::kFd, &InitArgs::env_fd,
+     "the command's whole environment (a sealed memfd; supervisor/core/wire/env_block.h)"},
     {"--capture-caps", Kind::kCaps, &InitArgs::capture_caps,
      "the largest pre-image of one file and of the session, in bytes"},
     {"--capture-skip", Kind::kNamedPath, &InitArgs::capture_skip,

@@ -35,7 +35,8 @@ SessionInputs a_session() {
 TEST(CommandSpec, EveryInputReachesItsField) {
   CommandInputs c;
   c.argv = {"make", "test"};
-  c.cwd = "/ws";
+  c.cwd = "/ws/sub";
+  c.workspace = "/ws";
   c.env = std::vector<std::string>{"A=1"};
   c.stdio = {5, 6, 7};
   c.capture_output = false;
@@ -56,7 +57,10 @@ TEST(CommandSpec, EveryInputReachesItsField) {
   ASSERT_TRUE(cmd.net.has_value());
   EXPECT_EQ(cmd.net->allowed_domains, std::vector<std::string>{"example.com"});
   EXPECT_EQ(cmd.command, (std::vector<std::string>{"make", "test"}));
-  EXPECT_EQ(cmd.cwd, "/ws");
+  EXPECT_EQ(cmd.cwd, "/ws/sub");
+  EXPECT_EQ(cmd.workspace, "/ws");
+  // The plan is the workspace's; the cwd is only where the command starts.
+  EXPECT_EQ(command_plan_request(cmd, "/tmp/s").cwd, "/ws");
   EXPECT_EQ(cmd.env, (std::vector<std::string>{"A=1"}));
   EXPECT_EQ(cmd.stdio, (std::array<int, 3>{5, 6, 7}));
   EXPECT_FALSE(cmd.capture_output);

@@ -282,8 +282,9 @@ std::vector<Event> one_of_each() {
   add(Source::kSupervisor, FsQuarantine{"/w/\xff/.bashrc", ".bashrc", "not moved", ""});
   add(Source::kProxy, NetAsk{3, NetProto::kConnect, "pypi.org", 443, "151.101.0.223", 60000});
   add(Source::kSupervisor,
-      NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", ""});
-  add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\""});
+      NetAskAnswer{3, "always", "pypi.org:443", "/w/sandbox.json", "", "tty"});
+  add(Source::kSupervisor, NetAskAnswer{4, "deny", "", "", "not an answer: \"\xff\"", "client"});
+  add(Source::kSupervisor, NetAskAnswer{5, "timeout", "", "", "", ""});
   add(Source::kSupervisor, LimitReached{"pids", "the sandbox reached its cap of 64 \xff"});
   add(Source::kObserver, NetUnix{7, "connect", "SOCK_STREAM", "rel/\xff.sock", "/w/rel/\xff.sock",
                                  NetVerdict::kDenied, "not listed", "EACCES"});
