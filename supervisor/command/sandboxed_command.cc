@@ -364,6 +364,9 @@ Result<SandboxedOutcome> run_sandboxed(
   outcome.exit_code = launched->exit_code;
   outcome.annotation = record->annotation();
   if (cmd.violations_json) outcome.violations_json = record->violations_json();
+  // Outside the block: a harness reading the block as "something was stopped" must not
+  // see what was allowed (git init's own hooks).
+  if (const std::string n = record->note(); !n.empty()) print_debug(n);
   if (cmd.annotate_stderr) {
     deliver_block(*record, outcome.annotation,
                   block_needs_newline(cmd.capture_output, streams.stderr_ends_line()),

@@ -400,6 +400,14 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
     out("<section class=\"unguarded\" id=\"unguarded\"><h2>Not stopped: " +
         count_of(t.rows(), "protected name(s) written") + "</h2>\n" + t.html(5) + "</section>\n");
   }
+  // Allowed and only worth knowing: the repositories git made (their hooks and config).
+  if (!violations.repositories().empty()) {
+    const auto t =
+        violation_table(violations.repositories(), "repo", "allowed", true, see_writes);
+    out("<section id=\"repositories\"><h2>Allowed, for review: " +
+        count_of(t.rows(), "new repositor(y/ies) whose hooks and config git wrote") + "</h2>\n" +
+        t.html(5) + "</section>\n");
+  }
   // Denials next: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
     const auto t = violation_table(violations.denied(), "deny", "denied", false, see_writes);

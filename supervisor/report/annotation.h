@@ -91,6 +91,13 @@ class ViolationCollector {
   // entry per protected instance (".../r/.git/hooks"), counting every write into it; its
   // op is the first write's.
   const std::deque<Violation>& unguarded() const { return unguarded_.list; }
+  // The same for the names inside a repository's own .git (.git/hooks, .git/config): what
+  // `git init` and `git clone` make as a matter of course. Allowed and only worth knowing,
+  // so never in the block (docs/annotation.md, "What goes in the block"): the log, replay,
+  // --violations json and annotation_note() tell them. What breaks the git rules there is
+  // quarantined by the post-run backstop, and a quarantined line is in the block. One
+  // entry per repository (".../r/.git").
+  const std::deque<Violation>& repositories() const { return repositories_.list; }
   // What the post-run backstop moved out of the workspace (events::FsQuarantine): one
   // entry per path; op is the rule it broke, reason says where it went.
   const std::deque<Violation>& quarantined() const { return quarantined_.list; }
@@ -114,7 +121,7 @@ class ViolationCollector {
   };
   void note(List& l, Violation v, events::WriteAction action);
 
-  List denied_, ephemeral_, unguarded_, quarantined_;
+  List denied_, ephemeral_, unguarded_, repositories_, quarantined_;
   std::vector<events::LimitReached> limits_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
@@ -140,6 +147,11 @@ struct AnnotationOptions {
 // line is dropped. Every variable part goes through escape_for_annotation(), cut at
 // kAnnotationMaxPartBytes.
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o);
+
+// One informational line for what was allowed and is only worth knowing (the
+// repositories git made: repositories()), "" when there is none. Never part of the
+// block: the caller prints it as a diagnostic (at `vigil -v`), outside the block.
+std::string annotation_note(const ViolationCollector& c);
 
 // The same, from a whole session's events (what replay recomputes).
 std::string annotation_from_events(std::span<const events::Event> events,
