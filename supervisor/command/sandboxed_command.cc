@@ -49,6 +49,7 @@ PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string&
   // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
   req.placeholders = !gatekeeper_in_force();
   req.refuse_missing_at_call = gatekeeper_in_force();
+  req.make_missing_roots = true;
   return req;
 }
 
