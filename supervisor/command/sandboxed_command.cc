@@ -328,6 +328,8 @@ Result<SandboxedOutcome> run_sandboxed(
     };
   }
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
+  // The output is over: the tail of a long one goes to the log now (vigil.log.maxOutputBytes).
+  streams.finish();
   // A spare never handed a command leaves no store behind (nothing wrote to it).
   if (spare && owner.handed == nullptr && store) ::rmdir(store->dir.c_str());
   (*proxy)->stop();

@@ -264,6 +264,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     if (limits_.size() < 8) limits_.push_back(*l);  // one per command; bounded all the same
     return;
   }
+  if (const auto* t = std::get_if<events::LogTruncated>(&body)) {
+    output_cut_ += t->omitted_bytes;
+    return;
+  }
   if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
     std::string reason =
         q->reason + (q->moved_to.empty()
@@ -376,6 +380,13 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
     out += std::to_string(hidden) + (c.untracked_attempts() > 0 ? "+" : "") + " more: ";
     out += o.log_path.empty() ? std::string("no session log was kept") : "see " + part(o.log_path);
     out += "\n";
+  }
+  // The block names the log: it says when the log lacks part of the output (never a
+  // block of its own: nothing was stopped).
+  if (c.output_cut_bytes() > 0) {
+    out += "output: " + std::to_string(c.output_cut_bytes()) +
+           " bytes of the command's output are not in the log, which keeps its head and tail "
+           "(vigil.log.maxOutputBytes); the output itself was not cut\n";
   }
   out += "</sandbox_violations>\n";
   return out;

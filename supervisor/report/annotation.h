@@ -103,6 +103,8 @@ class ViolationCollector {
   const std::deque<Violation>& quarantined() const { return quarantined_.list; }
   // The resource caps vigil ended the command at (events::LimitReached), in order.
   const std::vector<events::LimitReached>& limits() const { return limits_; }
+  // Output bytes the log left out between head and tail (events::LogTruncated).
+  std::uint64_t output_cut_bytes() const { return output_cut_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   // Attempts on targets past kMaxTrackedTargets / kMaxTrackedBytes.
   std::uint64_t untracked_attempts() const { return untracked_; }
@@ -127,6 +129,7 @@ class ViolationCollector {
   std::uint64_t untracked_ = 0;
   std::size_t bytes_ = 0;
   std::uint64_t ignored_attempts_ = 0;
+  std::uint64_t output_cut_ = 0;
 };
 
 struct AnnotationOptions {
@@ -142,6 +145,7 @@ struct AnnotationOptions {
 //   deny <actions> <target> (<reason>)[ (xN)]
 //   deny <actions> N paths in <dir>/ (<reason>): a, b, c and M more[ (xN)]
 //   N more: see <log>
+//   output: N bytes of the command's output are not in the log ...   (only in a block)
 // Denials with one cause (reason) in one directory are one line; when they still do not
 // fit max_lines, the groups climb to their parent directories, deepest first, before any
 // line is dropped. Every variable part goes through escape_for_annotation(), cut at
