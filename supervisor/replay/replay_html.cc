@@ -442,7 +442,8 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
   const ContentFn no_store = [](const events::FsImage&) {
     return Content{false, {}, "not at hand (no content store given)"};
   };
-  out(html_changes_section(changed, store ? store(changed.session) : no_store, log));
+  out(html_changes_section(changed, store ? store(changed.session) : no_store, log,
+                           rep.start ? std::string_view(rep.start->cwd) : std::string_view()));
   out(rep.commands.html());
   out("<section id=\"files\"><h2>Files touched</h2>\n" + rep.files.html(6) + "</section>\n");
   out("<section id=\"network\"><h2>Network decisions</h2>\n" + rep.network.html(6) +
