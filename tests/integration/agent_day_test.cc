@@ -420,7 +420,7 @@ TEST(AgentDay, GitInitAndCloneOfALocalRepositoryLeaveNoBlock) {
   EXPECT_NE(o.out.find("day-ok"), std::string::npos) << o.out;
   EXPECT_EQ(block_of(o.out), "") << "a successful git init / git clone made a block:\n" << o.out;
   // The repositories are whole on the host: nothing of git's own was taken away.
-  for (const std::string repo : {d.ws + "/fresh", d.ws + "/copy", d.ws + "/cloned"}) {
+  for (const std::string& repo : {d.ws + "/fresh", d.ws + "/copy", d.ws + "/cloned"}) {
     const std::string check = "git -C '" + repo + "' status --porcelain >/dev/null 2>&1";
     EXPECT_EQ(std::system(check.c_str()), 0) << repo;
   }

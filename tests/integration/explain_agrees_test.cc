@@ -97,7 +97,7 @@ TEST(ExplainAgrees, EveryProtectedNameInTheWorkspaceMissingOrExisting) {
   int i = 0;
   for (const MandatoryDeny& d : mandatory_denies()) {
     // Missing at launch, at the top of a subdirectory and deeper.
-    for (const std::string dir : {ws / ("m" + std::to_string(i)),
+    for (const std::string& dir : {ws / ("m" + std::to_string(i)),
                                   ws / ("n" + std::to_string(i) + "/a/b")}) {
       make_dirs(dir);
       targets.push_back(explain_write(target_in(dir, d), ws.path(), {}, env));
