@@ -20,7 +20,7 @@ struct StatePart {
 };
 
 struct StateFacts {
-  std::string dir;    // <state>/vigil; "" when there is no place (error says why)
+  std::string dir;  // <state>/vigil; "" when there is no place (error says why)
   std::string error;
   std::vector<StatePart> parts;  // in the order of state_rows()
 };

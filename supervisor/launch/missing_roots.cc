@@ -37,8 +37,9 @@ bool makes_missing_root(const PathRule& r, std::string_view home, unsigned uid) 
 Result<void> make_missing_root(const PathRule& r) {
   const std::string parent = parent_of(r.first_missing);
   auto failed = [&](const std::string& at) -> Result<void> {
-    return make_error(Errc::kSystem, r.origin + ": cannot make " + at + " (" + std::strerror(errno) +
-                                     "); create it yourself (mkdir -p " + r.resolved + ")");
+    return make_error(Errc::kSystem, r.origin + ": cannot make " + at + " (" +
+                                         std::strerror(errno) + "); create it yourself (mkdir -p " +
+                                         r.resolved + ")");
   };
   UniqueFd dir(::open(parent.c_str(), kDirOpen));
   if (!dir) return failed(parent);

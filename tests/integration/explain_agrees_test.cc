@@ -19,9 +19,9 @@ namespace vigil::test {
 namespace {
 
 struct Target {
-  std::string path;      // absolute
-  std::string explain;   // "allowed", "denied", "ephemeral"
-  std::string reason;    // explain's "(rule: reason)"
+  std::string path;     // absolute
+  std::string explain;  // "allowed", "denied", "ephemeral"
+  std::string reason;   // explain's "(rule: reason)"
 };
 
 // The path a write into the entry makes: the name itself for a file, a file in it for a
@@ -54,7 +54,8 @@ Target explain_write(const std::string& path, const std::string& cwd,
 
 // One `vigil run` that tries each write (making its parent first, as a tool would) and
 // prints "W path" when its bytes landed, "D path" when not.
-std::map<std::string, bool> run_writes(const std::vector<std::string>& paths, const std::string& cwd,
+std::map<std::string, bool> run_writes(const std::vector<std::string>& paths,
+                                       const std::string& cwd,
                                        const std::vector<std::string>& settings,
                                        const std::map<std::string, std::string>& env) {
   std::string script;
@@ -97,8 +98,8 @@ TEST(ExplainAgrees, EveryProtectedNameInTheWorkspaceMissingOrExisting) {
   int i = 0;
   for (const MandatoryDeny& d : mandatory_denies()) {
     // Missing at launch, at the top of a subdirectory and deeper.
-    for (const std::string& dir : {ws / ("m" + std::to_string(i)),
-                                  ws / ("n" + std::to_string(i) + "/a/b")}) {
+    for (const std::string& dir :
+         {ws / ("m" + std::to_string(i)), ws / ("n" + std::to_string(i) + "/a/b")}) {
       make_dirs(dir);
       targets.push_back(explain_write(target_in(dir, d), ws.path(), {}, env));
     }
@@ -120,7 +121,8 @@ TEST(ExplainAgrees, EveryProtectedNameInTheWorkspaceMissingOrExisting) {
   // Protected names are refused whatever the mounts: never the advice to list them.
   for (const auto& t : targets) {
     if (t.explain != "allowed") {
-      EXPECT_EQ(t.reason.find("filesystem.allowWrite"), std::string::npos) << t.path << " " << t.reason;
+      EXPECT_EQ(t.reason.find("filesystem.allowWrite"), std::string::npos)
+          << t.path << " " << t.reason;
     }
   }
 }

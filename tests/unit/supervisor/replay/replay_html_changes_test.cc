@@ -45,8 +45,11 @@ TEST(ReplayHtmlChangesTest, GroupsByRootWorkspaceFirstAndFoldsStores) {
   EXPECT_EQ(groups[2].root, "/tmp/scratch");
 
   const std::string h = html_changes_section(
-      cs, [](const events::FsImage&) { return Content{false, "", "not in the store"}; }, "s.jsonl",
-      "/home/u/proj");
+      cs,
+      [](const events::FsImage&) {
+        return Content{false, "", "not in the store"};
+      },
+      "s.jsonl", "/home/u/proj");
   const auto ws = h.find("workspace <code>/home/u/proj</code>: 42 path(s)");
   const auto npm = h.find("<code>/home/u/.npm</code>: 301 path(s)");
   ASSERT_NE(ws, std::string::npos) << h.substr(0, 2000);
