@@ -22,7 +22,7 @@ struct StatePart {
 struct StateFacts {
   std::string dir;  // <state>/vigil; "" when there is no place (error says why)
   std::string error;
-  std::vector<StatePart> parts;  // in the order of state_rows()
+  std::vector<StatePart> parts;  // sessions, captures, quarantine, log.key
 };
 
 // <state>/vigil of this environment (XDG_STATE_HOME, else HOME/.local/state), walked.

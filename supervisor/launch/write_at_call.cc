@@ -1,5 +1,7 @@
 #include "supervisor/launch/write_at_call.h"
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "observer/protected_names.h"
@@ -48,6 +50,10 @@ Decision write_verdict(const Plan& plan, const FilesystemPolicy& fs, std::string
                        bool gatekeeper) {
   Decision d = decide(plan, path, Access::kWrite);
   if (d.verdict != Verdict::kAllowed || !gatekeeper) return d;
+  // vigil-init's gate judges a name only when a call would create it (an existing file is
+  // opened without O_CREAT first: observer/emulate_open.cc): so here too.
+  struct stat st {};
+  if (::lstat(std::string(path).c_str(), &st) == 0) return d;
   // As vigil-init's gate (observer/notify_loop.cc), in its order: protected names, missing
   // denyWrite targets (the plan's at_call ops: decide() has already refused those), deny
   // globs. The call is a create: the strictest kind, what "may this be written" asks.

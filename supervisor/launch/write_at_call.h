@@ -4,8 +4,7 @@
 // second part is not a second reading of the policy: it calls the very functions
 // vigil-init's gate calls (observer/protected_names.h, observer/refused_names.h) on the
 // mount table the plan becomes, so explain cannot disagree with run about a protected
-// name, a git rule or a deny glob. Linux-only (vigil-init is). Pure but for the deny
-// globs' bases, whose symlinks are resolved as at launch (real_glob_pattern).
+// name, a git rule or a deny glob. Linux-only (vigil-init is).
 #pragma once
 
 #include <string_view>
@@ -24,7 +23,9 @@ namespace vigil {
 std::vector<init::Mount> mounts_of_plan(const Plan& plan);
 
 // The write verdict for `path` (absolute, real): decide(plan, path, kWrite), then, when
-// that allows it and `gatekeeper`, vigil-init's refusal at the call (rule "at the call").
+// that allows it, `gatekeeper` holds and `path` does not exist yet (vigil-init's gate
+// judges names a call creates), vigil-init's refusal at the call. Reads whether `path`
+// exists (lstat).
 Decision write_verdict(const Plan& plan, const FilesystemPolicy& fs, std::string_view path,
                        bool gatekeeper);
 
