@@ -46,7 +46,6 @@ TEST(WriteHintTest, Table) {
            {"/home/u/p/.claude/commands/x.md", {"a protected directory, .claude/commands"},
             {"allowWrite"}},
            {"/home/u/p/.mcp.json", {"a protected file (agent harnesses"}, {"allowWrite"}},
-           {"/srv/r/.git/hooks/pre-commit", {"a protected directory, .git/hooks"}, {"allowWrite"}},
            {"/home/u/.gitconfig.lock", {"allowGitConfig", "GIT_CONFIG_GLOBAL"}, {"add ~/.gitconfig"}},
            {"/home/u/.gitconfig", {"allowGitConfig"}, {}},
            {"/home/u/.npm/_cacache/tmp/30044ce5-1b2c",
