@@ -25,10 +25,13 @@ constexpr int kDirOpen = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 bool makes_missing_root(const PathRule& r, std::string_view home, unsigned uid) {
   if (r.kind != PathKind::kMissing || r.session_temp || r.first_missing_exists) return false;
   if (home.empty() || home == "/" || r.first_missing.empty()) return false;
+  // The rule's paths are real (symlinks resolved): so is the home they are compared with.
+  const std::string real_home = resolve_symlinks(home);
+  if (real_home == "/") return false;
   // first_missing lies on the way to the entry (it is the entry or an ancestor of it).
   if (!path_is_under(r.resolved, r.first_missing)) return false;
   const std::string parent = parent_of(r.first_missing);
-  if (!path_is_under(parent, home)) return false;
+  if (!path_is_under(parent, real_home)) return false;
   struct stat st {};
   if (::lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   return st.st_uid == uid;
