@@ -110,9 +110,10 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
   // A protected name at any depth (a shell's startup file, ~/.vscode/settings.json): no
   // allowWrite makes it writable (vigil-init refuses it under every writable root), so the
   // hint never names one (issue 38.1). The names inside a .git are the git rules' (a new
-  // repository's hooks and config are git's to write), so not said here.
+  // repository's hooks and config are git's to write), so not said here; but a commondir,
+  // which vigil-init refuses straight in any .git.
   if (const MandatoryDeny* d = mandatory_deny_within(path.substr(1), /*allow_git_config=*/true);
-      d != nullptr && !d->relpath.starts_with(".git/")) {
+      d != nullptr && (!d->relpath.starts_with(".git/") || d->relpath == ".git/commondir")) {
     if (d->shape == DenyShape::kDir) {
       return "a protected directory, " + std::string(d->relpath) + " (" + std::string(d->why) +
              "): a sandboxed command may not change what is in it, and no setting makes it "

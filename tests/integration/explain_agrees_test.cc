@@ -60,7 +60,7 @@ std::map<std::string, bool> run_writes(const std::vector<std::string>& paths,
                                        const std::map<std::string, std::string>& env) {
   std::string script;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    script += "p=\"$" + std::to_string(i + 1) +
+    script += "p=\"${" + std::to_string(i + 1) + "}" +
               "\"; mkdir -p \"${p%/*}\" 2>/dev/null; printf mark-38 >> \"$p\" 2>/dev/null; "
               "if grep -q mark-38 \"$p\" 2>/dev/null; then echo \"W $p\"; else echo \"D $p\"; fi\n";
   }

@@ -282,9 +282,10 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
             std::string::npos)
       << o.err;
   // One line, however many writes went into it (git's sample hooks).
-  EXPECT_EQ(o.err.find("pre-commit.sample"), std::string::npos) << o.err;
-  EXPECT_EQ(o.err.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
-  EXPECT_EQ(o.err.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
+  // (In the block: -v's debug lines name what they like.)
+  EXPECT_EQ(shown.find("pre-commit.sample"), std::string::npos) << o.err;
+  EXPECT_EQ(shown.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
+  EXPECT_EQ(shown.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
   const std::string text = read_file(log);
   EXPECT_EQ(text.find("\"unguarded\":\".vscode\""), std::string::npos);
   EXPECT_NE(text.find("\"result\":\"EACCES\""), std::string::npos);
@@ -307,8 +308,11 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   auto h = run_vigil({"replay", "--html", logs / "r.html", log}, logs.path());
   ASSERT_EQ(h.exit_code, 0) << h.err;
   const std::string page = read_file(logs / "r.html");
-  EXPECT_NE(page.find("protected name(s) written and NOT stopped"), std::string::npos);
-  EXPECT_NE(page.find("<tr class=\"ung\"><td class=\"v\">UNGUARDED</td>"), std::string::npos);
+  // A new repository's own names: allowed, for review, not "NOT stopped" (issue 38.2).
+  EXPECT_NE(page.find("<section id=\"repositories\"><h2>Allowed, for review: 1 new repositor"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr class=\"repo\"><td class=\"v\">allowed</td>"), std::string::npos);
+  EXPECT_EQ(page.find("protected name(s) written and NOT stopped"), std::string::npos);
 }
 
 // A protected name that is a symlink is guarded at its target; the link itself can be
