@@ -49,6 +49,12 @@ void CommandStreams::on_event_line(std::string_view line) {
     return;
   }
   if (auto* w = std::get_if<events::FsWrite>(&*body)) {
+    if (is_cross_mount_link(*w)) {
+      // Refused by the kernel as any link across mounts is; the tool copies instead.
+      w->verdict = Verdict::kAllowed;
+      w->reason = "the call failed with EXDEV: a hard link from outside the writable roots "
+                  "(tools copy instead): its own result, not the sandbox's refusal";
+    }
     written.note(*w);
     w->reason = fs_denial_reason(*w, prepared_.plan, &prepared_.policy);
     w->unguarded = unguarded_protected_name(*w, prepared_.policy.fs);

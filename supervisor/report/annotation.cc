@@ -448,6 +448,11 @@ std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan, const P
   return w.reason;
 }
 
+bool is_cross_mount_link(const events::FsWrite& w) {
+  return (w.syscall == "link" || w.syscall == "linkat") && w.verdict == Verdict::kDenied &&
+         w.result == "EXDEV" && w.reason.ends_with("(the source)");
+}
+
 std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs) {
   if (w.verdict != Verdict::kAllowed || w.resolved.empty() || w.resolved[0] != '/') return {};
   // A call the gatekeeper performed and that failed wrote nothing.

@@ -183,6 +183,14 @@ std::string escape_for_annotation(std::string_view bytes);
 std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan,
                              const Policy* policy = nullptr);
 
+// Whether `w` is a hard link the kernel refused with EXDEV because its source lies on a
+// read-only mount (outside the writable roots): the kernel never links across mounts, and
+// every tool that links (git clone of a local repository, cp -l, npm's cache) falls back
+// to a copy. Nothing got out and nothing is to be done, so it is an ordinary result of
+// the call, like EEXIST (docs/annotation.md, "What goes in the block"), not a denial.
+// Pure.
+bool is_cross_mount_link(const events::FsWrite& w);
+
 // FsWrite::unguarded for an event the observer reported: for a write the kernel allowed
 // (deletions aside: they plant nothing) whose resolved path, relative to the deepest
 // writable root holding it (the session's own temp dir aside: it vanishes with the

@@ -413,6 +413,9 @@ TEST(AgentDay, GitInitAndCloneOfALocalRepositoryLeaveNoBlock) {
                               [&] {
                                 auto env = d.env();
                                 env["REPO"] = d.repo;
+                                env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "agent";
+                                env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] =
+                                    "agent@example.invalid";
                                 return env;
                               }(),
                               "", kMerged);

@@ -617,3 +617,31 @@ TEST(AnnotationTest, UnguardedWritesAreToldAfterTheDenials) {
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// Issue 38.2: `git clone` of a repository outside the writable roots tries hard links first;
+// the kernel refuses a link across mounts (EXDEV) and git copies: an ordinary result.
+TEST(AnnotationCrossMountLinkTest, OnlyAnEXDEVLinkFromAReadOnlySourceIsOrdinary) {
+  events::FsWrite w;
+  w.syscall = "linkat";
+  w.verdict = Verdict::kDenied;
+  w.result = "EXDEV";
+  w.reason = "read-only: outside the writable roots (the source)";
+  EXPECT_TRUE(is_cross_mount_link(w));
+  w.syscall = "link";
+  EXPECT_TRUE(is_cross_mount_link(w));
+  events::FsWrite target = w;  // the new name itself read-only: a real refusal
+  target.reason = "read-only: outside the writable roots";
+  EXPECT_FALSE(is_cross_mount_link(target));
+  events::FsWrite erofs = w;
+  erofs.result = "EROFS";
+  EXPECT_FALSE(is_cross_mount_link(erofs));
+  events::FsWrite rename = w;
+  rename.syscall = "renameat2";
+  EXPECT_FALSE(is_cross_mount_link(rename));
+}
+
+}  // namespace
+}  // namespace vigil
