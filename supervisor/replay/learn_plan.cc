@@ -195,7 +195,7 @@ void Learner::take(const events::Event& e) {
     // The user refused it on purpose (a deniedDomains entry of the session's policy):
     // never proposed, whatever settings learn now runs against (issue 38.7).
     if (d->refused_by == events::refused_by::kDeniedDomain) {
-      return leave(target, "network.deniedDomains " + nlohmann::json(d->rule).dump() +
+      return leave(target, shown_rule_id(*d) +
                                " refused it in the session: what the user denied is never "
                                "proposed");
     }
