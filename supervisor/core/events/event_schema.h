@@ -222,8 +222,9 @@ struct LogTruncated {
   std::uint64_t omitted_bytes = 0;     // left out between the head and the tail
   std::uint64_t stdout_bytes = 0;      // all the command wrote to stdout
   std::uint64_t stderr_bytes = 0;      // ... and to stderr
-  std::string stdout_sha256;           // lower-case hex of all of stdout ("" in old logs)
-  std::string stderr_sha256;
+  // (Default member initializers: a positional {cap} need not name them.)
+  std::string stdout_sha256 = {};  // lower-case hex of all of stdout ("" in old logs)
+  std::string stderr_sha256 = {};
   bool operator==(const LogTruncated&) const = default;
 };
 
