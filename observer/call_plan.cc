@@ -1,13 +1,17 @@
 #include "observer/call_plan.h"
 
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/openat2.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/time.h>
 #include <utime.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 
 namespace vigil::init {
@@ -60,6 +64,41 @@ int read_exact(CallerMemory& mem, pid_t pid, std::uint64_t addr, void* out, std:
   const long n = mem.read(pid, addr, out, len);
   if (n == static_cast<long>(len)) return 0;
   return read_errno(n < 0 ? errno : EFAULT);
+}
+
+// bind(fd, addr, len): the address read whole, once (the kernel copies at most a
+// sockaddr_storage: EINVAL past that). An AF_UNIX path (neither abstract nor autobind) is
+// the call's target, cut at its first NUL within `len` as the kernel cuts it; any other
+// address makes no name: performed unrecorded. 0 or the errno the caller gets.
+int plan_bind(CallerMemory& mem, pid_t pid, const std::uint64_t* a, CallPlan* p) {
+  const auto len = static_cast<std::int32_t>(a[2] & 0xffffffffu);  // socklen_t, an int
+  if (len < 0 || static_cast<std::size_t>(len) > sizeof(sockaddr_storage)) return EINVAL;
+  p->address.resize(static_cast<std::size_t>(len));
+  if (len > 0) {
+    if (const int err = read_exact(mem, pid, a[1], p->address.data(), p->address.size()); err != 0)
+      return err;
+  }
+  p->writes = false;
+  constexpr std::size_t kPathAt = offsetof(sockaddr_un, sun_path);
+  sa_family_t family = 0;
+  if (p->address.size() >= sizeof family) std::memcpy(&family, p->address.data(), sizeof family);
+  if (family != AF_UNIX || p->address.size() <= kPathAt || p->address[kPathAt] == '\0') return 0;
+  const std::string_view path(p->address.data() + kPathAt, p->address.size() - kPathAt);
+  p->target.path = std::string(path.substr(0, path.find('\0')));
+  p->target.dirfd = kCwd;
+  p->writes = true;
+  return 0;
+}
+
+// The trapped ioctl requests that make a name (a btrfs subvolume or snapshot: a directory
+// named in a struct the kernel reads again after a CONTINUE). The gate cannot judge a
+// name the kernel re-reads, so these are refused (EPERM, recorded), never continued.
+bool ioctl_makes_a_name(std::uint64_t request) {
+  const auto r = static_cast<std::uint32_t>(request);  // an unsigned int to the kernel
+  return r == static_cast<std::uint32_t>(BTRFS_IOC_SUBVOL_CREATE) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SUBVOL_CREATE_V2) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SNAP_CREATE) ||
+         r == static_cast<std::uint32_t>(BTRFS_IOC_SNAP_CREATE_V2);
 }
 
 bool all_digits(std::string_view s) {
@@ -178,9 +217,21 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
     p.on_fd = true;
     p.target.dirfd = static_cast<std::int32_t>(a[row->fd_only ? 0 : row->dirfd]);
     p.kind = CallPlan::Kind::kContinue;
+    if (row->trap == Trap::kIoctlRequests && ioctl_makes_a_name(a[1])) {
+      p.kind = mem.id_valid(n.id) ? CallPlan::Kind::kFail : CallPlan::Kind::kGone;
+      p.error = EPERM;
+      p.why = "a btrfs subvolume or snapshot is a name the kernel reads again after vigil-init "
+              "would judge it: refused";
+    }
     return p;
   }
 
+  if (row->emulation == Emulation::kBind) {
+    if (const int err = plan_bind(mem, pid, a, &p); err != 0)
+      return fail(err, "could not read the socket address");
+    p.kind = CallPlan::Kind::kPerform;
+    return p;
+  }
   auto take = [&](int dirfd_arg, int path_arg, PlannedPath* out) -> int {
     out->dirfd = dirfd_arg >= 0 ? static_cast<std::int32_t>(a[dirfd_arg]) : kCwd;
     return read_string(mem, pid, a[path_arg], &out->path, PATH_MAX);

@@ -42,12 +42,15 @@ struct CallPlan {
   std::uint64_t resolve = 0;   // openat2's RESOLVE_* bits
   std::uint64_t at_flags = 0;  // AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH / AT_SYMLINK_FOLLOW
   std::uint32_t mode = 0;
-  bool writes = true;  // an open with write intent (a read-only one is performed unlogged)
+  // Whether the call is recorded: false for an open without write intent and for a bind
+  // that makes no name (not AF_UNIX, abstract, autobind); both are performed unlogged.
+  bool writes = true;
   std::uint64_t args[6] = {};  // the registers (uid, gid, dev, length, ...)
   // utime*: the times as timespec[2] (tv_nsec UTIME_NOW for a NULL pointer).
   std::int64_t times[4] = {0, (1L << 30) - 1, 0, (1L << 30) - 1};
   std::string xattr_name;
   std::string xattr_value;
+  std::string address;  // bind: the struct sockaddr as read (at most a sockaddr_storage)
   std::vector<std::string> argv;  // exec
   bool argv_truncated = false;
 };

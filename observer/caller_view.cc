@@ -1,6 +1,8 @@
 #include "observer/caller_view.h"
 
+#include <dirent.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,8 +11,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "observer/caller_names.h"
 #include "observer/proc_dir.h"
 #include "supervisor/core/policy/path_expand.h"
 
@@ -226,9 +230,83 @@ std::string followed_name(const PlannedPath& p, pid_t pid, CwdCache* cwds) {
   return {};
 }
 
+// fs.nr_open, the ceiling on every table whatever its RLIMIT_NOFILE (read once: only the
+// host's root can change it, and not while a sandbox is up in practice).
+static std::uint64_t nr_open() {
+  static const std::uint64_t value = [] {
+    char buf[32] = {};
+    UniqueFd fd(::open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC));
+    const ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+    return n > 0 ? std::strtoull(buf, nullptr, 10) : std::uint64_t{1} << 20;
+  }();
+  return value;
+}
+
+// The number of fds below `bound` open in the caller's table (its /proc fd directory,
+// counted): the install finds a free slot only below its bound, whatever is open above.
+static long open_fds_below(pid_t pid, std::uint64_t bound) {
+  UniqueFd dir(::open((proc_dir(pid) + "/fd").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return -1;
+  long count = 0;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, dir.get(), buf, sizeof buf);
+    if (n < 0) return -1;
+    if (n == 0) return count;
+    for (long at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const dirent64*>(buf + at);
+      if (d->d_name[0] != '.' && std::strtoull(d->d_name, nullptr, 10) < bound) ++count;
+      at += d->d_reclen;
+    }
+  }
+}
+
+int fd_room(pid_t pid) {
+  rlimit lim{};
+  if (::prlimit(pid, RLIMIT_NOFILE, nullptr, &lim) != 0) return reach_errno(errno);
+  const std::uint64_t bound = std::min<std::uint64_t>(lim.rlim_cur, nr_open());
+  if (bound == 0) return EMFILE;
+  // The install takes the lowest free slot: when the highest slot allowed is free, there
+  // is one (the common case: one pidfd_getfd that fails EBADF). Otherwise the table is
+  // counted. A bound past INT_MAX leaves room however many are open.
+  if (bound > static_cast<std::uint64_t>(INT_MAX)) return 0;
+  int err = 0;
+  UniqueFd top = caller_fd(pid, static_cast<int>(bound - 1), &err);
+  if (!top) return err == EBADF ? 0 : reach_errno(err);
+  const long open = open_fds_below(pid, bound);
+  if (open < 0) return reach_errno(errno);
+  return static_cast<std::uint64_t>(open) >= bound ? EMFILE : 0;
+}
+
+Performed unnamed(Performed* out) {
+  out->why = "vigil-init cannot name the call's target (its path is longer than PATH_MAX): "
+             "refused with ENAMETOOLONG rather than performed under no name";
+  return refused(out, ENAMETOOLONG, std::string());
+}
+
 }  // namespace caller_view
 
 using namespace caller_view;
+
+void take_back(Performed* done) {
+  if (!done->created || done->resolved.empty() || done->resolved[0] != '/') return;
+  done->created = false;
+  // The parent, reached with no symlink anywhere (the name is canonical), then the name
+  // unlinked only while it is still the empty file this call made.
+  const std::size_t slash = done->resolved.rfind('/');
+  const std::string parent = slash == 0 ? "/" : done->resolved.substr(0, slash);
+  const std::string last = done->resolved.substr(slash + 1);
+  const long dir = openat2_(AT_FDCWD, parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                            RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  UniqueFd d(static_cast<int>(dir));
+  struct stat st {};
+  if (d && ::fstatat(d.get(), last.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_dev == done->created_dev && st.st_ino == done->created_ino && st.st_size == 0 &&
+      ::unlinkat(d.get(), last.c_str(), 0) == 0)
+    return;
+  done->why = "the file was created, then the caller's fd table filled before it could be "
+              "installed; it is still there (changed meanwhile)";
+}
 
 std::string name_of(const PlannedPath& p, pid_t pid) { return name_in(p, pid, nullptr); }
 

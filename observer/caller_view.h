@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cerrno>
@@ -14,7 +15,7 @@
 
 #include "observer/call_plan.h"
 #include "observer/cwd_cache.h"
-#include "observer/emulate.h"
+#include "observer/emulate_types.h"
 #include "supervisor/core/base/unique_fd.h"
 
 namespace vigil::init::caller_view {
@@ -83,6 +84,36 @@ inline void done(Performed* out, long rc) {
     out->value = rc;
   }
 }
+
+// Whether the caller's fd table can take the fd an open will install (SECCOMP_IOCTL_NOTIF_ADDFD
+// allocates it in the caller, under the caller's RLIMIT_NOFILE and fs.nr_open): 0, EMFILE
+// when every slot below that bound is taken, or the errno that kept vigil-init from
+// telling. Asked before an open creates or truncates anything, so that a caller that
+// could not receive the fd gets EMFILE with nothing changed, as from the kernel.
+int fd_room(pid_t pid);
+
+// The caller's umask for one creating call, as vigil-init's own (per thread group, so
+// only on the thread that performs, and put back after). The kernel then applies it as it
+// would for the caller: not at all where the parent has a default ACL, whose mask the
+// mode narrows instead (vigil-init runs with umask 0 otherwise).
+class CallerUmask {
+ public:
+  explicit CallerUmask(mode_t mask) : old_(::umask(mask)) {}
+  ~CallerUmask() { ::umask(old_); }
+  CallerUmask(const CallerUmask&) = delete;
+  CallerUmask& operator=(const CallerUmask&) = delete;
+
+ private:
+  mode_t old_;
+};
+
+// The refusal of a call whose target vigil-init cannot name (its path is longer than
+// PATH_MAX): ENAMETOOLONG, as the kernel answers for a path that long, never a call
+// performed and recorded with no name.
+Performed unnamed(Performed* out);
+
+// bind() of the caller's socket: emulate_bind.cc.
+Performed perform_bind(const CallPlan& plan, pid_t pid, const Gate* gate, CwdCache* cwds);
 
 // The open family (open, openat, openat2, creat): emulate_open.cc.
 Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,

@@ -1,4 +1,4 @@
-// A pre-started sandbox's command (the warm sessions' spare, supervisor/spare_sandbox.h):
+// A pre-started sandbox's command (the warm sessions' spare, supervisor/command/spare_sandbox.h):
 // vigil-init is started with --command-fd N (one end of a unix socketpair), sets up
 // everything it sets up for a command (the mount table, the bridges, the seccomp program)
 // and then waits on N for the command itself: its argv, its whole environment and the

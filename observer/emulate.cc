@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/fs.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -19,6 +21,7 @@
 
 #include "filters/syscall_names.h"
 #include "observer/caller_view.h"
+#include "observer/proc_dir.h"
 #include "supervisor/core/policy/path_expand.h"
 
 namespace vigil::init {
@@ -66,12 +69,48 @@ long xattr_call(const CallPlan& plan, const std::string& at, bool nofollow) {
                   : ::setxattr(at.c_str(), name, value, size, xflags);
 }
 
+// truncate(2) under the caller's RLIMIT_FSIZE. A growing truncate past it fails EFBIG
+// and sends the calling thread SIGXFSZ (inode_newsize_ok), after every check the kernel
+// makes first (EISDIR, EROFS, EACCES, ETXTBSY, ...): so the call is made with the caller's
+// soft limit in force in vigil-init (which ignores the signal it then gets itself), and
+// the signal goes to the caller when the limit was what refused it. Only for a regular
+// file that grows under a finite limit; the limit is put back after.
+long truncate_as_caller(pid_t pid, int target, const std::string& via, std::uint64_t length) {
+  const auto size = static_cast<off_t>(length);
+  struct stat st {};
+  rlimit theirs{}, ours{};
+  const bool grows = ::fstat(target, &st) == 0 && S_ISREG(st.st_mode) && size > st.st_size;
+  if (!grows || ::prlimit(pid, RLIMIT_FSIZE, nullptr, &theirs) != 0 ||
+      theirs.rlim_cur == RLIM_INFINITY || ::getrlimit(RLIMIT_FSIZE, &ours) != 0)
+    return ::truncate(via.c_str(), size);
+  // Ignored from the first such call on, never before: the worker, forked earlier, keeps
+  // the default, and so does every command.
+  static const bool ignored = ::signal(SIGXFSZ, SIG_IGN) != SIG_ERR;
+  (void)ignored;
+  const rlimit scoped{std::min(theirs.rlim_cur, ours.rlim_max), ours.rlim_max};
+  ::setrlimit(RLIMIT_FSIZE, &scoped);
+  const long rc = ::truncate(via.c_str(), size);
+  const int err = errno;
+  ::setrlimit(RLIMIT_FSIZE, &ours);
+  if (rc != 0 && err == EFBIG && length > theirs.rlim_cur) {
+    // To the thread that made the call (PIDFD_SIGNAL_THREAD, 6.9); before that its pidfd
+    // is its group's, which takes the signal for it.
+    constexpr unsigned kSignalThread = 1;
+    UniqueFd pidfd = task_pidfd(pid);
+    if (pidfd && ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGXFSZ, nullptr, kSignalThread) != 0)
+      ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGXFSZ, nullptr, 0);
+  }
+  errno = err;
+  return rc;
+}
+
 }  // namespace
 
 Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* gate,
                   CwdCache* cwds, const Keep* keep) {
   if (plan.row->emulation == Emulation::kOpen)
     return perform_open(plan, pid, may_block, gate, cwds, keep);
+  if (plan.row->emulation == Emulation::kBind) return perform_bind(plan, pid, gate, cwds);
   Performed out;
   const Emulation e = plan.row->emulation;
   const bool nofollow = (plan.at_flags & AT_SYMLINK_NOFOLLOW) != 0;
@@ -117,13 +156,17 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
     }
   }
   if (target) out.resolved = fd_name(target.get());
+  // A target (or source) vigil-init cannot name is refused before anything is done.
+  if (out.resolved.empty() || (two_names && out.from_resolved.empty())) return unnamed(&out);
   const bool creates = e == Emulation::kMkdir || e == Emulation::kMknod ||
                        e == Emulation::kLink || e == Emulation::kSymlink ||
                        e == Emulation::kRename;
   if (gate != nullptr && creates) {
     std::string why = (*gate)(out.resolved);
-    // RENAME_EXCHANGE puts the source under the target's name too.
-    if (why.empty() && e == Emulation::kRename && (plan.flags & RENAME_EXCHANGE) != 0)
+    // RENAME_EXCHANGE puts the source under the target's name too; RENAME_WHITEOUT makes
+    // a node (a whiteout) under the source's name.
+    if (why.empty() && e == Emulation::kRename &&
+        (plan.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) != 0)
       why = (*gate)(out.from_resolved);
     if (!why.empty()) {
       out.error = EACCES;
@@ -158,14 +201,17 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
         out.would_block = true;  // performed, waiting for the break, on a thread of its own
         break;
       }
-      done(&out, ::truncate(via.c_str(), static_cast<off_t>(plan.args[1])));
+      done(&out, truncate_as_caller(pid, target.get(), via, plan.args[1]));
       break;
-    case Emulation::kMkdir:
-      done(&out, ::mkdirat(dir, last, static_cast<mode_t>(plan.mode & 07777 & ~umask)));
+    case Emulation::kMkdir: {
+      const CallerUmask scoped(umask);
+      done(&out, ::mkdirat(dir, last, static_cast<mode_t>(plan.mode & 07777)));
       break;
+    }
     case Emulation::kMknod: {
       const mode_t m = static_cast<mode_t>(plan.mode);
-      done(&out, ::mknodat(dir, last, (m & S_IFMT) | (m & 07777 & ~umask),
+      const CallerUmask scoped(umask);
+      done(&out, ::mknodat(dir, last, (m & S_IFMT) | (m & 07777),
                            static_cast<dev_t>(plan.args[plan.row->mode + 1])));
       break;
     }
@@ -198,6 +244,7 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
           break;
         }
         out.from_resolved = fd_name(src.get());
+        if (out.from_resolved.empty()) return unnamed(&out);
         done(&out, ::linkat(AT_FDCWD, self_fd(src.get()).c_str(), dir, last, AT_SYMLINK_FOLLOW));
       } else {
         done(&out, ::linkat(from.parent.get(), from.last.c_str(), dir, last, 0));

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <string>
 
+#include "observer/caller_names.h"
 #include "observer/caller_view.h"
 
 namespace vigil::init::caller_view {
@@ -27,16 +29,34 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   if (plan.row->name != "openat2") mode = creates ? (mode & 07777) : 0;
   // The caller's umask costs a read of /proc/PID/status: only when a file is made. When
   // it cannot be read the call is refused (EPERM), never performed under a guessed mask.
+  // It is put in force for the open itself (CallerUmask), so the kernel applies it, or
+  // the parent's default ACL instead, exactly as for the caller.
   bool umask_failed = false;
-  auto umasked = [&]() -> std::uint64_t {
-    if (!creates) return mode;
+  auto caller_mask = [&]() -> mode_t {
+    if (!creates) return 0;
     Result<mode_t> um = caller_umask(pid);
     if (!um) {
       umask_failed = true;
       out.why = um.error().message;
       return 0;
     }
-    return mode & ~static_cast<std::uint64_t>(*um);
+    return *um;
+  };
+  auto open_made = [&](int dir, const char* rest, std::uint64_t f, mode_t mask,
+                       std::uint64_t res) -> long {
+    if (!creates) return openat2_(dir, rest, f, mode, res);
+    const CallerUmask scoped(mask);
+    return openat2_(dir, rest, f, mode, res);
+  };
+  // What the caller must be able to receive before anything changes: a slot in its fd
+  // table, and a name for the target. Asked once, before the first open that may create
+  // or truncate; the error the call is refused with, or 0.
+  bool checked = false;
+  auto before_change = [&](const std::string& name) -> int {
+    if (name.empty()) return ENAMETOOLONG;
+    if (checked) return 0;
+    checked = true;
+    return fd_room(pid);
   };
   // Unless the caller asked for O_NONBLOCK, the first try adds it: an open that would
   // wait (a FIFO with no peer) must not hold every other process's calls.
@@ -52,6 +72,18 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   }
   long fd = -1;
   const bool reopen = b.caller_fd && b.rest.empty();
+  const bool truncates = (flags & O_TRUNC) != 0 && (flags & O_PATH) == 0;
+  const bool follows_last = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+  if (truncates) {
+    // O_TRUNC changes the file at the open: the fd slot and the name come first.
+    const std::string name = reopen ? fd_name(b.fd.get())
+                             : follows_last ? followed_name(plan.target, pid, cwds)
+                                            : name_in(plan.target, pid, cwds);
+    if (const int err = before_change(name); err != 0) {
+      if (err == ENAMETOOLONG) return unnamed(&out);
+      return refused(&out, err, name);
+    }
+  }
   // An O_CREAT|O_EXCL open never touches an existing file. One without O_TRUNC changes
   // nothing by itself: its pre-image is taken from the fd it opens (keep->opened below),
   // when the open found the file there, before the caller can write through it.
@@ -71,18 +103,25 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       existed = fd >= 0;
     }
     if (excl || (fd < 0 && errno == ENOENT)) {
-      const bool follows_last = (flags & O_NOFOLLOW) == 0 && !excl;
       const std::string name =
           follows_last ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
+      if (name.empty()) return unnamed(&out);
       if (std::string why = (*gate)(name); !why.empty()) {
         out.error = EACCES;
         out.why = std::move(why);
         out.resolved = name;
         return out;
       }
-      const std::uint64_t m = umasked();
+      if (const int err = before_change(name); err != 0) return refused(&out, err, name);
+      const mode_t m = caller_mask();
       if (umask_failed) return refused(&out, EPERM, name);
-      fd = openat2_(b.dir, b.rest.c_str(), ours, m, resolve);
+      // O_EXCL added where the caller did not ask for it tells that this open made the
+      // file (its identity kept, to take it back if the fd cannot be installed after
+      // all); EEXIST there (a dangling symlink followed, a racing creator) opens as asked.
+      fd = open_made(b.dir, b.rest.c_str(), ours | O_EXCL, m, resolve);
+      out.created = fd >= 0;
+      if (fd < 0 && errno == EEXIST && !excl)
+        fd = open_made(b.dir, b.rest.c_str(), ours, m, resolve);
     }
   } else if (reopen) {
     // /dev/fd/N itself: reopen the caller's file through our copy of its fd (this one
@@ -91,14 +130,21 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       fd = -1;
       errno = ELOOP;
     } else {
-      const std::uint64_t m = umasked();
+      const mode_t m = caller_mask();
       if (umask_failed) return refused(&out, EPERM, fd_name(b.fd.get()));
-      fd = openat2_(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, m, 0);
+      fd = open_made(AT_FDCWD, self_fd(b.fd.get()).c_str(), ours, m, 0);
     }
   } else {
-    const std::uint64_t m = umasked();
+    const mode_t m = caller_mask();
     if (umask_failed) return refused(&out, EPERM, name_in(plan.target, pid, cwds));
-    fd = openat2_(b.dir, b.rest.c_str(), ours, m, resolve);
+    if ((flags & O_CREAT) != 0) {
+      const std::string name = name_in(plan.target, pid, cwds);
+      if (const int err = before_change(name); err != 0) {
+        if (err == ENAMETOOLONG) return unnamed(&out);
+        return refused(&out, err, name);
+      }
+    }
+    fd = open_made(b.dir, b.rest.c_str(), ours, m, resolve);
     // Without O_CREAT an open only ever finds the name; with it (no gate: tests) the
     // open may have made it, and nothing it made has a pre-image.
     existed = fd >= 0 && (flags & O_CREAT) == 0;
@@ -114,8 +160,7 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
       out.would_block = true;
       return out;
     }
-    const bool follows = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
-    out.resolved = follows ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
+    out.resolved = follows_last ? followed_name(plan.target, pid, cwds) : name_in(plan.target, pid, cwds);
     return out;
   }
   UniqueFd opened(static_cast<int>(fd));
@@ -138,6 +183,20 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     }
   }
   out.resolved = fd_name(opened.get());
+  if (out.resolved.empty() && plan.writes) {
+    // Found, not made or changed (a name checked before any change would have refused
+    // first): closed again, and the caller told what the kernel says of a path that long.
+    return unnamed(&out);
+  }
+  if (out.created) {
+    struct stat st {};
+    if (::fstat(opened.get(), &st) == 0) {
+      out.created_dev = st.st_dev;
+      out.created_ino = st.st_ino;
+    } else {
+      out.created = false;
+    }
+  }
   if (keep_after && existed) keep->opened(opened.get(), out.resolved);
   out.fd = std::move(opened);
   return out;

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "observer/idle_threads.h"
 #include "observer/protected_names.h"
 #include "observer/unix_broker.h"
+#include "observer/unix_rules.h"
 
 namespace vigil::init {
 namespace {
@@ -185,6 +187,7 @@ void Observer::handle_one() {
     std::string why = protected_name_refusal(mounts_, name);
     if (why.empty()) why = refused_name_refusal(options_.refused_names, name, call);
     if (why.empty()) why = refused_glob_refusal(options_.refused_globs, name);
+    if (why.empty() && call == Emulation::kBind) why = listed_socket_refusal(options_.unix_sockets, name);
     return why;
   };
   const Keep keep_it{
@@ -233,7 +236,7 @@ void Observer::keep(int dir, const std::string& rest, std::uint64_t resolve, boo
 }
 
 void Observer::queued_if(const CallPlan& plan) {
-  if (plan.row->emulation != Emulation::kOpen || plan.writes) queued();
+  if (plan.writes) queued();
 }
 
 bool Observer::install(NotifyListener& listener, const Notification& n, Performed* done) {
@@ -248,6 +251,7 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
   // failure (EMFILE in its table) is its result, and the call still waits for it.
   if (got == -ENOENT) return false;
   done->error = static_cast<int>(-got);
+  take_back(done);
   return true;
 }
 
@@ -273,18 +277,23 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
       // Not installed (EMFILE in the caller's table, say): the call still waits, and
       // that is its result. ENOENT: the caller is gone; the open still happened.
       done.error = static_cast<int>(-got);
+      take_back(&done);  // a file it created, which the caller will never see
       listener.answer(n.id, -1, done.error);
     }
   } else {
     listener.answer(n.id, done.value, done.error);
   }
-  if (plan.row->emulation == Emulation::kOpen && !plan.writes) return;  // a read: no event
+  if (!plan.writes) return;  // a read, a bind that makes no name: no event
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }
 
 void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
                             std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                             Notification n, CallPlan plan) {
+  // Its own umask (and cwd), so that the caller's, put in force for a creating call
+  // (caller_view::CallerUmask), is never the loop's at the same moment.
+  ::unshare(CLONE_FS);
+  ::umask(0);
   const Gate gate = [&mounts, &shared, call = plan.row->emulation](const std::string& name) {
     std::string why = protected_name_refusal(mounts, name);
     if (why.empty()) why = refused_name_refusal(shared->refused_names, name, call);
@@ -300,7 +309,7 @@ void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
   // The line goes to the loop before the answer: once every process has ended the loop
   // writes what it holds and exits, and the caller's answer can be what lets the last
   // one end, so a line queued after it could be left behind.
-  if (plan.row->emulation != Emulation::kOpen || plan.writes) {
+  if (plan.writes) {
     std::string line;
     record_write(&line, mounts, n, plan, done, done.error, done.why, false);
     const std::lock_guard<std::mutex> lock(shared->mu);

@@ -74,4 +74,12 @@ UnixDecision decide_unix(const UnixRequest& r, const std::vector<std::string>& a
   return {V::kDeny, EACCES, "not in network.allowUnixSockets (exact paths only)"};
 }
 
+std::string listed_socket_refusal(const std::vector<std::string>& allowed, const std::string& name) {
+  for (const std::string& listed : allowed) {
+    if (listed == name)
+      return "a listed unix socket (network.allowUnixSockets): only its own service may bind it";
+  }
+  return {};
+}
+
 }  // namespace vigil::init

@@ -61,6 +61,12 @@ struct UnixDecision {
 // abstract names as written ("@name").
 UnixDecision decide_unix(const UnixRequest& r, const std::vector<std::string>& allowed);
 
+// The gate's word on a bind() that would make the socket file `name` (canonical): a path
+// listed in `allowed` is a service the policy trusts, which the command must not stand
+// in for by binding its own socket there (a host client would talk to the command). The
+// reason it is refused, or "".
+std::string listed_socket_refusal(const std::vector<std::string>& allowed, const std::string& name);
+
 // "SOCK_STREAM", "SOCK_DGRAM", ...; "type N" for a number the kernel does not name.
 std::string sock_type_name(int type);
 

@@ -28,6 +28,7 @@
 #include "proxy/ask.h"
 #include "proxy/egress.h"
 #include "proxy/http_head.h"
+#include "proxy/connection_handle.h"
 #include "proxy/server_impl.h"
 #include "proxy/socks5.h"
 
@@ -44,7 +45,7 @@ struct UpstreamResult {
   std::string message;  // kFailed: for the 502 body
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public std::enable_shared_from_this<Connection>, public ConnectionHandle {
  public:
   enum class Phase {
     kFirstByte,   // accepted, nothing received yet
@@ -66,9 +67,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start();
   Phase phase() const { return phase_; }
+  bool idle() const override { return phase_ == Phase::kFirstByte || phase_ == Phase::kIdle; }
   // Closes both sockets: every pending operation completes with an error and the
   // coroutines unwind.
-  void abort();
+  void abort() override;
 
  private:
   enum class Next { kKeep, kClose, kAbort };

@@ -1,6 +1,6 @@
 // HTTP/1.x message heads for the egress proxy, as pure functions: bytes in, a parsed
 // head or an error out. No sockets, no allocation beyond the returned values, no
-// globals; safe from any thread. The Asio shell (server.cc, connection*.cc) only moves bytes.
+// globals; safe from any thread. The Asio shell (server_impl.cc, listener.cc, connection*.cc) only moves bytes.
 //
 // Strictness is deliberate. The proxy forwards bodies byte for byte, so it and the
 // upstream server must agree on where every message ends; anything whose framing two
@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/head_error.h"
 #include "proxy/host_canon.h"
 
 namespace vigil::proxy::http {
@@ -46,12 +47,6 @@ struct ResponseHead {
   int status = 0;
   std::string reason;
   std::vector<Header> headers;
-};
-
-// Why a head was refused, and the status to answer with (400, 431, 501, 505).
-struct HeadError {
-  int status = 400;
-  std::string message;  // short, printable, for the body and the event log
 };
 
 enum class ParseState { kIncomplete, kComplete, kError };

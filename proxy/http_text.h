@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#include "proxy/http_head.h"
+#include "proxy/head_error.h"
 
 namespace vigil::proxy::http::detail {
 

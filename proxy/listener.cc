@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <cstring>
 
+#include "proxy/connection.h"
 #include "proxy/server_impl.h"
 #include "supervisor/core/base/display_text.h"
 
@@ -177,5 +179,30 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
   return a;
 }
 
+
+// A new client: its Connection (connection.h), in the set the lifecycle (server_impl.cc)
+// holds by ConnectionHandle.
+void Server::Impl::spawn_connection(UniqueFd fd) {
+  if (!metadata_started_) {
+    // Runs while this client sends its request and its own host is resolved; a request
+    // waits for it (bounded) only after that.
+    metadata_started_ = true;
+    asio::co_spawn(io_, guard_inputs_.lookup_metadata(*resolver_),
+                   [self = shared_from_this()](std::exception_ptr) {});
+  }
+  const bool is_tcp = protocol_.family() != AF_UNIX;
+  if (is_tcp) set_nodelay(fd.get());
+  GenericSocket sock(io_);
+  error_code ec;
+  sock.assign(protocol_, fd.get(), ec);
+  if (ec) return;  // fd closed by UniqueFd
+  (void)fd.release();
+  auto c = std::make_shared<Connection>(shared_from_this(), std::move(sock));
+  connections_.insert(c.get());
+  ++stats_.accepted;
+  stats_.active = connections_.size();
+  stats_.peak_active = std::max(stats_.peak_active, stats_.active);
+  c->start();
+}
 
 }  // namespace vigil::proxy

@@ -1,5 +1,5 @@
 // The server's internals, shared by the files that implement it: the listener and the
-// connection set (server.cc, listener.cc) and what every connection uses (connection*.cc).
+// connection set (server_impl.cc, listener.cc) and what every connection uses (connection*.cc).
 // Not part of the proxy's interface: include proxy/server.h.
 #pragma once
 
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "proxy/buffer_pool.h"
+#include "proxy/connection_handle.h"
 #include "proxy/domain_matcher.h"
 #include "proxy/guard_inputs.h"
 #include "proxy/parent_proxy.h"
@@ -41,7 +42,6 @@ inline constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // TCP_NODELAY on a proxied socket: heads and small bodies go out at once.
 void set_nodelay(int fd);
 
-class Connection;
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
@@ -54,7 +54,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void start();
   void begin_shutdown();
   void force_abort();
-  void connection_finished(Connection* c);
+  void connection_finished(ConnectionHandle* c);
 
   // --- used by connections ---
   asio::io_context& io() { return io_; }
@@ -103,7 +103,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   dev_t unix_dev_ = 0;
   ino_t unix_ino_ = 0;
 
-  std::unordered_set<Connection*> connections_;
+  std::unordered_set<ConnectionHandle*> connections_;
   asio::steady_timer slot_event_;  // cancelled when a connection slot frees up
   asio::steady_timer grace_timer_;
   asio::steady_timer trim_timer_;

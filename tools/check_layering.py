@@ -22,8 +22,16 @@ is the architecture (see ARCHITECTURE.md):
                                report one another)
     tests tools                may include anything
 
-It also fails on a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor
-lives in a UniqueFd, whose destructor is the one place that closes.
+It also fails on:
+- a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor lives in a
+  UniqueFd, whose destructor is the one place that closes;
+- an include loop: a unit (x.h with x.cc) that reaches itself through the includes of
+  the product code (tests/ and tools/ are not units of the product). A loop is a knot
+  the direction table cannot see: two files that each need the other are one job split
+  in two, or a shared part that wants a header of its own;
+- a stale path in a comment: a comment that names a file of this repository
+  (`supervisor/command/session_dir.h`, `core/cap_plan.h`, `emulate.cc`) which does not
+  exist, because it moved or never did. A reader follows these names.
 
 Exit 0 when clean; 1 with one line per violation ("file:line: what, and the fix").
 """
@@ -102,6 +110,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 # syscall(SYS_close, ...).
 RAW_CLOSE = re.compile(r'(?<![\w.>:])(?:::)?close\s*\(\s*[^\s)]|\bSYS_close\b')
 SOURCE_EXT = (".cc", ".h", ".cpp", ".hpp", ".c")
+# Also read for stale paths in their comments.
+OTHER_EXT = (".py", ".cmake", "CMakeLists.txt")
 SKIP_DIRS = {".git", "corpus"}
 
 
@@ -140,6 +150,8 @@ def strip_comments_and_strings(text):
 
 def check_file(root, rel):
     problems = []
+    if not rel.endswith(SOURCE_EXT):
+        return problems
     part = part_of(rel)
     with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
         text = f.read()
@@ -166,12 +178,188 @@ def check_file(root, rel):
     return problems
 
 
+# Include loops: the units of the product code and the include edges between them.
+UNIT_EXCLUDE = ("tests/", "tools/")
+
+
+def unit_of(rel):
+    return os.path.splitext(rel)[0]
+
+
+def include_loops(root, rels):
+    """One problem line per loop (a strongly connected set of two or more units)."""
+    edges = {}   # unit -> {unit: (file, line)} (the first include that makes the edge)
+    for rel in rels:
+        if rel.startswith(UNIT_EXCLUDE) or not rel.endswith(SOURCE_EXT):
+            continue
+        u = unit_of(rel)
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m or not os.path.isfile(os.path.join(root, m.group(1))):
+                    continue
+                v = unit_of(m.group(1))
+                if v != u:
+                    edges.setdefault(u, {}).setdefault(v, (rel, lineno))
+    # Tarjan's algorithm, iteratively (no recursion limit on a long chain).
+    index, low, on_stack, stack, loops = {}, {}, set(), [], []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, {}))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    loops.append(sorted(comp))
+    problems = []
+    for comp in sorted(loops):
+        members = set(comp)
+        hops = []
+        for u in comp:
+            for v, (rel, lineno) in sorted(edges.get(u, {}).items()):
+                if v in members:
+                    hops.append(f"{rel}:{lineno} -> {v}")
+        first = hops[0].split(" -> ")[0]
+        problems.append(
+            f"{first}: include loop between {', '.join(comp)} ({'; '.join(hops)}). Move what "
+            f"both need into a header of its own that includes neither, or join them if they "
+            f"are one job.")
+    return problems
+
+
+# Stale paths in comments. A path is checked when it starts at a folder of this repository
+# (a top-level one, or one inside supervisor/ or supervisor/core/, as comments abbreviate
+# them); a bare file name when it is not a system header. Placeholders (NAME, <part>, *)
+# are not names.
+NAMED_PATH = re.compile(
+    r"(?<![\w./<*-])((?:[\w.-]+/)*[\w-]+\.(?:h|cc|py|sh|mjs|inc|sb|cmake))(?![\w/*-])")
+COMMENTED_EXT = (".cc", ".h", ".py", ".cmake", "CMakeLists.txt")
+
+
+def comment_of(line, hash_comments):
+    """The comment on a line ("" when none): from the first // (C++) or # (Python, CMake)
+    outside a string literal; a C++ preprocessor line has none."""
+    marker = "#" if hash_comments else "//"
+    if not hash_comments and line.lstrip().startswith("#"):
+        return ""
+    quote = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif line.startswith(marker, i) and not line[max(0, i - 1):i] == ":":
+            return line[i + len(marker):]
+        i += 1
+    return ""
+
+
+def system_header_names():
+    names = set()
+    for base in ("/usr/include", "/usr/include/linux", "/usr/include/sys",
+                 "/usr/include/x86_64-linux-gnu/sys", "/usr/include/asm-generic"):
+        if os.path.isdir(base):
+            names.update(os.listdir(base))
+    return names
+
+
+def stale_comment_paths(root, rels, all_files):
+    top = {p.split("/", 1)[0] for p in all_files if "/" in p}
+    inner = {p.split("/")[1] for p in all_files if p.startswith("supervisor/") and p.count("/") > 1}
+    inner |= {p.split("/")[2] for p in all_files
+              if p.startswith("supervisor/core/") and p.count("/") > 2}
+    basenames = {os.path.basename(p) for p in all_files}
+    system = None
+    problems = []
+    for rel in rels:
+        if not rel.endswith(COMMENTED_EXT):
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+        hash_comments = not rel.endswith((".cc", ".h"))
+        for lineno, line in enumerate(lines, 1):
+            comment = comment_of(line, hash_comments)
+            if not comment:
+                continue
+            for pm in NAMED_PATH.finditer(comment):
+                name = pm.group(1)
+                parts = name.split("/")
+                if any(c.isupper() and c == c.upper() and len(c) > 1 for c in parts[:-1]) or \
+                        parts[-1].startswith("_") or parts[-1].split(".")[0].isupper():
+                    continue
+                if len(parts) == 1:
+                    if name in basenames:
+                        continue
+                    if system is None:
+                        system = system_header_names()
+                    if name in system or not name.endswith((".h", ".cc")):
+                        continue
+                elif parts[0] not in top and parts[0] not in inner:
+                    continue  # outside this repository (include/uapi/..., a peer's tree)
+                else:
+                    here = os.path.dirname(rel)
+                    candidates = {name, "supervisor/" + name, "supervisor/core/" + name}
+                    while True:
+                        candidates.add(os.path.normpath(os.path.join(here, name)))
+                        if not here:
+                            break
+                        here = os.path.dirname(here)
+                    if candidates & all_files:
+                        continue
+                problems.append(
+                    f"{rel}:{lineno}: the comment names {name}, which does not exist (moved or "
+                    f"never was): name the file where it is now, or drop the name.")
+    return problems
+
+
+def all_files(root):
+    """Every file of the tree (not only sources): what a comment may name."""
+    out = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build")]
+        for name in filenames:
+            out.add(os.path.normpath(os.path.relpath(os.path.join(dirpath, name), root)))
+    return out
+
+
 def sources(root):
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames
                              if d not in SKIP_DIRS and not d.startswith("build"))
         for name in sorted(filenames):
-            if name.endswith(SOURCE_EXT):
+            if name.endswith(SOURCE_EXT + OTHER_EXT):
                 yield os.path.relpath(os.path.join(dirpath, name), root)
 
 
@@ -179,10 +367,12 @@ def main(argv):
     root = os.path.abspath(argv[1] if len(argv) > 1 else
                            os.path.join(os.path.dirname(__file__), ".."))
     problems = []
-    count = 0
-    for rel in sources(root):
-        count += 1
+    rels = list(sources(root))
+    count = len(rels)
+    for rel in rels:
         problems.extend(check_file(root, rel))
+    problems.extend(include_loops(root, rels))
+    problems.extend(stale_comment_paths(root, rels, all_files(root)))
     for p in problems:
         print(p)
     if problems:

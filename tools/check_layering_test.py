@@ -73,6 +73,57 @@ PLANTS = [
     ("supervisor/planted.cc", 'const char* s = "close(fd)";', False),
 ]
 
+# Trees of several files, for the checks that look across files: include loops and stale
+# paths in comments. (files, expected to fail, the file the failure must name).
+TREES = [
+    # Two units that include each other (the source of one includes the header of the other).
+    ({"observer/a.h": "", "observer/a.cc": '#include "observer/b.h"',
+      "observer/b.h": '#include "observer/a.h"'}, True, "observer/a.cc"),
+    # Three in a ring, through .cc files only.
+    ({"proxy/a.h": "", "proxy/a.cc": '#include "proxy/b.h"', "proxy/b.h": "",
+      "proxy/b.cc": '#include "proxy/c.h"', "proxy/c.h": "",
+      "proxy/c.cc": '#include "proxy/a.h"'}, True, "proxy/a.cc"),
+    # A chain is not a loop; nor is a .cc that includes its own header.
+    ({"proxy/a.h": "", "proxy/a.cc": '#include "proxy/a.h"\n#include "proxy/b.h"',
+      "proxy/b.h": '#include "proxy/c.h"', "proxy/c.h": ""}, False, None),
+    # Tests may include each other's helpers: not product units.
+    ({"tests/x.h": '#include "tests/y.h"', "tests/y.h": '#include "tests/x.h"'}, False, None),
+    # A comment naming a file that is not there, by a full path, a folder-relative path
+    # (as comments abbreviate supervisor/...) and a bare name.
+    ({"observer/a.cc": "// see observer/gone.h for why"}, True, "observer/a.cc"),
+    ({"supervisor/cli/a.cc": "// the table (core/gone_table.h)", "supervisor/core/base/x.h": ""},
+     True, "supervisor/cli/a.cc"),
+    ({"proxy/a.cc": "// as in gone_helper.cc"}, True, "proxy/a.cc"),
+    ({"tools/a.py": "# reads proxy/gone.h", "proxy/x.h": ""}, True, "tools/a.py"),
+    # Not comments: a string, an include line, a URL.
+    ({"proxy/a.cc": 'const char* s = "proxy/gone.h"; // https://example.test/x.h',
+      "proxy/b.cc": '#include "proxy/gone.h"', "tools/a.py": 'p = "proxy/gone.h"'}, False, None),
+    # Names that exist, system headers, placeholders and paths outside the repository.
+    ({"observer/a.cc": "// see observer/b.h and b.h; <fcntl.h> (fcntl.h)",
+      "observer/b.h": "",
+      "supervisor/core/policy/c.h": "// core/policy/c.h, policy/c.h, tests/fuzz/NAME.cc, "
+                                    "include/uapi/linux/seccomp.h"}, False, None),
+]
+
+
+def run_trees(tmp_root):
+    failures = 0
+    for i, (files, should_fail, named_file) in enumerate(TREES):
+        tree = os.path.join(tmp_root, f"tree{i}")
+        for rel, text in files.items():
+            path = os.path.join(tree, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        r = subprocess.run([sys.executable, CHECK, tree], capture_output=True, text=True)
+        if should_fail and (r.returncode == 0 or named_file + ":" not in r.stdout):
+            print(f"planted tree {i} not caught ({sorted(files)}):\n{r.stdout}")
+            failures += 1
+        elif not should_fail and r.returncode != 0:
+            print(f"allowed tree {i} refused ({sorted(files)}):\n{r.stdout}")
+            failures += 1
+    return failures
+
 
 def main():
     failures = 0
@@ -95,7 +146,8 @@ def main():
             elif not should_fail and r.returncode != 0:
                 print(f"allowed line refused: {rel}: {line!r}\n{r.stdout}")
                 failures += 1
-    print(f"layering test: {len(PLANTS)} plants, {failures} wrong")
+        failures += run_trees(tmp)
+    print(f"layering test: {len(PLANTS)} plants and {len(TREES)} trees, {failures} wrong")
     return 1 if failures else 0
 
 

@@ -1,5 +1,5 @@
 #include "supervisor/agent/agent_session.h"
-#include "supervisor/agent/agent_session_spare.h"
+#include "supervisor/agent/agent_spare.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -233,7 +233,8 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& run) {
   one.stdio = run.stdio;
   one.quarantine_id = id_ + "-" + std::to_string(outcome.id);
   if (ask_) {
-    one.ask.asker = std::make_shared<CommandAsker>(*this, outcome.id);
+    one.ask.asker = std::make_shared<CommandAsker>(
+        [this](std::uint64_t c, const std::shared_ptr<proxy::AskTicket>& t) { ask(c, t); }, outcome.id);
     one.ask.timeout = ask_timeout_;
   }
   one.on_spawned = [this, &run, id = outcome.id](pid_t bwrap) {

@@ -111,6 +111,9 @@ struct CommandOutcome {
   std::string violations_json;  // one line
 };
 
+class AgentSpare;    // agent_spare.h
+class CommandAsker;  // agent_spare.h
+
 class AgentSession {
  public:
   // Loads the policy (an error names the fix) and opens the log with session.start.
@@ -143,8 +146,7 @@ class AgentSession {
 
  private:
   class Command;
-  class CommandAsker;
-  class Spare;
+  using Spare = AgentSpare;
   AgentSession() = default;
   void dispatch(const events::Event& e);
   // What every command of this session is built from (command_spec.h). Under mu_.
@@ -176,7 +178,7 @@ class AgentSession {
   std::mutex settings_mu_;             // one "always" write at a time
 
   // The spare sandbox kept ready for the next command (agent_session_spare.cc,
-  // supervisor/spare_sandbox.h). A command takes it when its refreshed plan is the
+  // supervisor/command/spare_sandbox.h). A command takes it when its refreshed plan is the
   // spare's, else discards it; the next one is started when a command ends.
   // Counted in session.end: commands.warm (ran in a spare), spares.discarded.
   std::unique_ptr<Spare> take_spare(const std::string& cwd, bool capture);

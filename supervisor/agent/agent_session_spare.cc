@@ -1,4 +1,4 @@
-// A warm session's spare sandbox (supervisor/spare_sandbox.h): one kept ready, started
+// A warm session's spare sandbox (supervisor/command/spare_sandbox.h): one kept ready, started
 // when a command ends, taken by the next command whose refreshed plan is the spare's.
 #include <signal.h>
 #include <time.h>
@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "supervisor/agent/agent_session.h"
-#include "supervisor/agent/agent_session_spare.h"
+#include "supervisor/agent/agent_spare.h"
 #include "supervisor/command/command_spec.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/launch/launch_gate.h"
@@ -90,7 +90,8 @@ void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch
   one.cwd = cwd;
   one.capture_output = capture;
   if (ask_) {
-    spare->asker = std::make_shared<CommandAsker>(*this, 0);
+    spare->asker = std::make_shared<CommandAsker>(
+        [this](std::uint64_t c, const std::shared_ptr<proxy::AskTicket>& t) { ask(c, t); }, 0);
     one.ask.asker = spare->asker;
     one.ask.timeout = ask_timeout_;
   }

@@ -42,7 +42,7 @@ struct HostFacts {
   std::vector<OddMount> odd_mounts;
   // The trial sandbox's failure, bwrap's first line ("" = it ran, or was not tried).
   std::string trial_error;
-  // The default vigil.limits on this host (core/cap_plan.h): the mechanism per cap
+  // The default vigil.limits on this host (core/policy/cap_plan.h): the mechanism per cap
   // ("cgroup v2", "cgroup v1", "rlimit", "none"), or why none can be enforced.
   struct Caps {
     bool enforced = false;

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/command/sandboxed_command.h"
+#include "supervisor/command/command_types.h"
 
 namespace vigil {
 

@@ -4,7 +4,7 @@
 
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/backstop/quarantine.h"
-#include "supervisor/command/sandboxed_command.h"
+#include "supervisor/command/command_types.h"
 
 namespace vigil {
 

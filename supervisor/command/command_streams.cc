@@ -7,7 +7,7 @@
 #include "supervisor/launch/deny_at_call.h"
 #include "supervisor/report/annotation.h"
 #include "supervisor/report/policy_judge.h"
-#include "supervisor/command/sandboxed_command.h"
+#include "supervisor/command/command_types.h"
 
 namespace vigil {
 

@@ -9,7 +9,7 @@
 #include "supervisor/launch/git_safe_env.h"
 #include "supervisor/launch/launch_gate.h"
 #include "supervisor/command/command_backstop.h"
-#include "supervisor/command/sandboxed_command.h"
+#include "supervisor/command/command_types.h"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 #include "supervisor/core/base/result.h"
 #include "supervisor/launch/bwrap_status.h"
 #include "supervisor/launch/launch_pipes.h"
-#include "supervisor/launch/sandbox_launch.h"
+#include "supervisor/launch/launch_io.h"
 
 namespace vigil {
 

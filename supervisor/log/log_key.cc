@@ -11,7 +11,6 @@
 #include "supervisor/core/base/sha256.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
-#include "supervisor/log/session_log.h"
 
 namespace vigil {
 namespace {
@@ -88,6 +87,20 @@ std::string log_key_id(std::string_view key) { return sha256_hex(key).substr(0, 
 
 std::string log_seal(std::string_view key, std::string_view line) {
   return to_hex(hmac_sha256(key, line));
+}
+
+Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home) {
+  std::string base;
+  if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
+    base = xdg_state_home;
+  } else if (home != nullptr && home[0] == '/') {
+    base = std::string(home) + "/.local/state";
+  } else {
+    return make_error(Errc::kNotFound, "neither XDG_STATE_HOME nor HOME is an absolute path");
+  }
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base == "/") base.clear();
+  return base + "/vigil";
 }
 
 }  // namespace vigil

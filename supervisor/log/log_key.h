@@ -38,4 +38,8 @@ std::string log_key_id(std::string_view key);
 // The seal: lower-case hex HMAC-SHA256 of `line` under `key`.
 std::string log_seal(std::string_view key, std::string_view line);
 
+// $XDG_STATE_HOME/vigil (or ~/.local/state/vigil), by the same rules: where the logs and
+// their key live. Pure.
+Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home);
+
 }  // namespace vigil

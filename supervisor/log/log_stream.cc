@@ -10,6 +10,7 @@
 
 #include "supervisor/core/base/regular_file.h"
 #include "supervisor/core/base/sha256.h"
+#include "supervisor/core/events/event_schema.h"
 
 namespace vigil {
 
@@ -309,6 +310,21 @@ Result<void> for_each_record_line(int fd, std::string_view filter,
     const std::string_view kind = events::to_string(e->kind());
     if (all || (prefix ? kind.substr(0, stem.size()) == stem : kind == filter)) take(line);
   }
+}
+
+VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key) {
+  LineReader in(text, events::Limits::log().max_line);
+  return verify_log_lines(in, key);
+}
+
+Result<VerifyReport> verify_log(const std::string& path, std::optional<std::string_view> key) {
+  auto fd = open_regular_file(path, "session log");
+  VIGIL_TRY(fd);
+  LineReader in(fd->get(), events::Limits::log().max_line);
+  VerifyReport report = verify_log_lines(in, key);
+  if (!in.error().empty())
+    return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
+  return report;
 }
 
 }  // namespace vigil

@@ -12,9 +12,34 @@
 #include <string_view>
 
 #include "supervisor/core/base/result.h"
-#include "supervisor/log/session_log.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
+
+struct VerifyReport {
+  bool ok = false;                       // every record present, in order, unaltered
+  std::size_t records = 0;               // complete lines examined
+  std::optional<std::size_t> broken_at;  // first broken record (0-based line index)
+  std::string why;                       // one line
+  std::string head;                      // hash of the last record, when ok
+  bool complete = false;                 // ends with session.end
+  std::string key_id;  // the key session.start names; "" = an unkeyed log
+  bool sealed = false;  // keyed, and session.end's seal checked under `key` and matched
+};
+
+// Pure: checks parse + canonical form, session id, seq order, the prev chain, time
+// order, session.start first and nothing after session.end, and a final newline.
+// A changed record is named as the changed one (not its successor): an edit inside
+// record k breaks only the link k -> k+1; an edit of k's prev breaks k-1 -> k and
+// k -> k+1. A deleted record shows as a gap in seq, a reordered one as seq out of order.
+//
+// Keyed logs (supervisor/log/log_key.h): a session.end without its seal, or whose seal does not
+// match under `key`, breaks the log there (it was replaced, or its end forged). When the
+// seal cannot be checked (no key given, or another key), the report is ok but not
+// `sealed`, and `why` says so. An unkeyed log is ok but not sealed, `key_id` empty.
+VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key = {});
+Result<VerifyReport> verify_log(const std::string& path,
+                                std::optional<std::string_view> key = {});
 
 class LineReader {
  public:
@@ -40,7 +65,7 @@ class LineReader {
   std::string error_;
 };
 
-// The chain check of verify_log_text() (session_log.h), over a stream; with `key`, the
+// The chain check of verify_log_text() (above), over a stream; with `key`, the
 // seal of a keyed log is checked too (supervisor/log/log_key.h).
 VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> key = {});
 

@@ -20,7 +20,6 @@
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/log/log_key.h"
-#include "supervisor/log/log_stream.h"
 #include "supervisor/core/events/record_line.h"
 
 namespace vigil {
@@ -110,20 +109,6 @@ std::string new_session_id() {
     id += kHex[b & 0xf];
   }
   return id;
-}
-
-Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home) {
-  std::string base;
-  if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
-    base = xdg_state_home;
-  } else if (home != nullptr && home[0] == '/') {
-    base = std::string(home) + "/.local/state";
-  } else {
-    return make_error(Errc::kNotFound, "neither XDG_STATE_HOME nor HOME is an absolute path");
-  }
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  if (base == "/") base.clear();
-  return base + "/vigil";
 }
 
 Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
@@ -465,21 +450,6 @@ Result<LoadedLog> load_log(const std::string& path) {
   auto text = read_log_file(path);
   VIGIL_TRY(text);
   return load_log_text(*text);
-}
-
-VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key) {
-  LineReader in(text, events::Limits::log().max_line);
-  return verify_log_lines(in, key);
-}
-
-Result<VerifyReport> verify_log(const std::string& path, std::optional<std::string_view> key) {
-  auto fd = open_regular_file(path, "session log");
-  VIGIL_TRY(fd);
-  LineReader in(fd->get(), events::Limits::log().max_line);
-  VerifyReport report = verify_log_lines(in, key);
-  if (!in.error().empty())
-    return make_error(Errc::kSystem, "cannot read " + path + ": " + in.error());
-  return report;
 }
 
 }  // namespace vigil

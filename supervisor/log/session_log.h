@@ -31,6 +31,8 @@
 
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
+#include "supervisor/log/log_key.h"     // vigil_state_dir(): where the logs and their key live
+#include "supervisor/log/log_stream.h"  // verify_log(): the chain check
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/events/event_schema.h"
 
@@ -45,9 +47,6 @@ std::string new_session_id();
 // environment values are arguments. Error when HOME is unusable too.
 Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,
                                      const char* home);
-// $XDG_STATE_HOME/vigil (or ~/.local/state/vigil), by the same rules: where the logs and
-// their key (supervisor/log/log_key.h) live. Pure.
-Result<std::string> vigil_state_dir(const char* xdg_state_home, const char* home);
 // <state>/vigil/captures/<id>: the change store of session `id` (not created), beside
 // its log (default_log_path's rules). Pure.
 Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
@@ -163,30 +162,5 @@ struct LoadedLog {
 LoadedLog load_log_text(std::string_view text);
 Result<LoadedLog> load_log(const std::string& path);
 Result<std::string> read_log_file(const std::string& path);  // bounded by kMaxLogFileBytes
-
-struct VerifyReport {
-  bool ok = false;                       // every record present, in order, unaltered
-  std::size_t records = 0;               // complete lines examined
-  std::optional<std::size_t> broken_at;  // first broken record (0-based line index)
-  std::string why;                       // one line
-  std::string head;                      // hash of the last record, when ok
-  bool complete = false;                 // ends with session.end
-  std::string key_id;  // the key session.start names; "" = an unkeyed log
-  bool sealed = false;  // keyed, and session.end's seal checked under `key` and matched
-};
-
-// Pure: checks parse + canonical form, session id, seq order, the prev chain, time
-// order, session.start first and nothing after session.end, and a final newline.
-// A changed record is named as the changed one (not its successor): an edit inside
-// record k breaks only the link k -> k+1; an edit of k's prev breaks k-1 -> k and
-// k -> k+1. A deleted record shows as a gap in seq, a reordered one as seq out of order.
-//
-// Keyed logs (supervisor/log/log_key.h): a session.end without its seal, or whose seal does not
-// match under `key`, breaks the log there (it was replaced, or its end forged). When the
-// seal cannot be checked (no key given, or another key), the report is ok but not
-// `sealed`, and `why` says so. An unkeyed log is ok but not sealed, `key_id` empty.
-VerifyReport verify_log_text(std::string_view text, std::optional<std::string_view> key = {});
-Result<VerifyReport> verify_log(const std::string& path,
-                                std::optional<std::string_view> key = {});
 
 }  // namespace vigil

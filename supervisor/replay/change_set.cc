@@ -6,7 +6,6 @@
 #include <set>
 #include <variant>
 
-#include "supervisor/replay/replay_command.h"
 #include "supervisor/replay/replay_rows.h"
 
 namespace vigil::changes {

@@ -32,13 +32,6 @@ std::function<int()> add_replay_command(CLI::App& app);
 
 namespace replay {
 
-// "create", "write", "truncate", "delete", "rmdir", "mkdir", "mknod", "rename", "link",
-// "symlink", "chmod", "chown", "touch", "xattr" -- what a write-intent call does.
-std::string write_action(const events::FsWrite& w);
-// Symbolic flags for the open family ("O_WRONLY|O_CREAT|O_TRUNC"), hex for the rest,
-// "" for 0.
-std::string describe_flags(std::string_view syscall, std::uint64_t flags);
-
 // The views. Each reads its records from a Feed (supervisor/replay/replay_feed.h) and writes
 // through an Out as it goes, holding only bounded aggregates: a view with totals at its
 // top (the timeline's command list, the HTML report's summary) reads the log twice or
@@ -103,11 +96,6 @@ inline constexpr std::size_t kMaxListedCommands = 100;
 // The colour of the denial highlight (the banner over the denied list, and each denied
 // row's marker); the screenshot test looks for it.
 inline constexpr std::string_view kDenyColour = "#b3261e";
-// The verdict word every view shows for a write that was allowed into a protected name no
-// mount guarded (FsWrite::unguarded): not stopped.
-inline constexpr const char* kUnguardedWord = "UNGUARDED";
-// ... and for what the post-run backstop moved out of the workspace (fs.quarantine).
-inline constexpr const char* kQuarantinedWord = "QUARANTINED";
 
 }  // namespace replay
 }  // namespace vigil

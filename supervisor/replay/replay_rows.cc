@@ -10,7 +10,6 @@
 
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/report/policy_judge.h"
-#include "supervisor/replay/replay_command.h"
 
 namespace vigil::replay {
 namespace {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,19 @@ std::string net_target(const std::string& host, std::uint16_t port);
 // The directory part of a path ("/a/b/c" -> "/a/b", "c" -> "."): the rows past a view's
 // listed ones are grouped by it.
 std::string parent_dir(const std::string& path);
+
+// The verdict word every view shows for a write that was allowed into a protected name no
+// mount guarded (FsWrite::unguarded): not stopped.
+inline constexpr const char* kUnguardedWord = "UNGUARDED";
+// ... and for what the post-run backstop moved out of the workspace (fs.quarantine).
+inline constexpr const char* kQuarantinedWord = "QUARANTINED";
+
+// "create", "write", "truncate", "delete", "rmdir", "mkdir", "mknod", "rename", "link",
+// "symlink", "chmod", "chown", "touch", "xattr" -- what a write-intent call does.
+std::string write_action(const events::FsWrite& w);
+// Symbolic flags for the open family ("O_WRONLY|O_CREAT|O_TRUNC"), hex for the rest,
+// "" for 0.
+std::string describe_flags(std::string_view syscall, std::uint64_t flags);
 
 // An allowed write into a protected name no mount guarded was not stopped: every view
 // says so in the verdict column, in capitals, like a denial.

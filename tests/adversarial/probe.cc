@@ -41,6 +41,7 @@
 #include "filters/bpf_compile.h"
 #include "filters/sandbox_program.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "tests/adversarial/probe_fidelity.h"
 #include "tests/adversarial/probe_order.h"
 
 namespace {
@@ -191,6 +192,7 @@ int main(int argc, char** argv) {
   if (at >= argc) return 2;
   const std::string op = argv[at];
   const char* arg = argc > at + 1 ? argv[at + 1] : "";
+  if (op.rfind("fid-", 0) == 0) return fidelity_probe(op.c_str());
   if (op.rfind("order-", 0) == 0)
     return order_probe(op.c_str(), arg, argc > at + 2 ? std::atol(argv[at + 2]) : 1);
   if (op == "socket-unix-stream") return report(raw_socket(AF_UNIX, SOCK_STREAM));

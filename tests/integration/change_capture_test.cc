@@ -175,7 +175,9 @@ TEST(ChangeCapture, AnAppendOrAWriteInPlaceKeepsTheBytesFromBeforeIt) {
   EXPECT_EQ((*image(r.post, ws / "fresh.txt"))["sha256"], hash("made\n"));
 }
 
-TEST(ChangeCapture, OverTheFileCapTheHashAndSizeAreRecordedNotTheBytes) {
+// Over the cap by its size a file is named with its size and never read (#39: every read
+// has a bound; a 1 TiB sparse file must not be hashed to its end).
+TEST(ChangeCapture, OverTheFileCapTheSizeIsRecordedNeverTheBytes) {
   TempDir ws, state, cfg;
   const std::string big(5000, 'b');
   write_file(ws / "big.txt", big);
@@ -186,7 +188,7 @@ TEST(ChangeCapture, OverTheFileCapTheHashAndSizeAreRecordedNotTheBytes) {
   ASSERT_EQ(r.o.exit_code, 0) << r.o.err;
   const json* pre = image(r.pre, ws / "big.txt");
   ASSERT_NE(pre, nullptr) << read_file(r.log);
-  EXPECT_EQ((*pre)["sha256"], hash(big));
+  EXPECT_FALSE(pre->contains("sha256"));
   EXPECT_EQ((*pre)["size"], 5000);
   EXPECT_EQ(pre->value("stored", false), false);
   EXPECT_EQ((*pre)["note"], "not captured: over 1000 bytes");

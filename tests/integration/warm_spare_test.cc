@@ -1,4 +1,4 @@
-// A warm session's spare sandbox (supervisor/spare_sandbox.h), with the real vigil, bwrap
+// A warm session's spare sandbox (supervisor/command/spare_sandbox.h), with the real vigil, bwrap
 // and vigil-init: taken by the next command when nothing changed (session.end counts
 // commands.warm), discarded when the workspace or the settings changed the plan (the
 // command then runs under the new plan), and gone with a killed supervisor.

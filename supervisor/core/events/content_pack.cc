@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -62,7 +63,7 @@ int PackWriter::flush() {
   return 0;
 }
 
-long long PackWriter::append(int from, Sha256::Digest* digest) {
+long long PackWriter::append(int from, Sha256::Digest* digest, std::uint64_t limit) {
   if (failed_ != 0) {
     errno = failed_;
     return -1;
@@ -85,13 +86,14 @@ long long PackWriter::append(int from, Sha256::Digest* digest) {
   len_ += kPackEntryHeader;
   Sha256 h;
   std::uint64_t total = 0;
-  for (;;) {
+  while (total <= limit) {
     if (len_ >= kFlushAt && flush() != 0) {
       errno = failed_;
       return -1;
     }
     char* const at = buf_.get() + len_;
-    const ssize_t n = ::pread(from, at, kChunk, static_cast<off_t>(total));
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, limit + 1 - total));
+    const ssize_t n = ::pread(from, at, want, static_cast<off_t>(total));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int e = errno;

@@ -33,10 +33,11 @@ class PackWriter {
  public:
   explicit PackWriter(int store_dir) : dir_(store_dir) {}
 
-  // Copies all of `from` (from its start) into a new entry; `digest`: its SHA-256. The
-  // bytes copied, or -1 with errno (the entry is dropped). The pack is made on the first
-  // call.
-  long long append(int from, Sha256::Digest* digest);
+  // Copies `from` (from its start) into a new entry, at most `limit` bytes and one more
+  // (a result past `limit` says there was more: the caller drops the entry); `digest`:
+  // its SHA-256. The bytes copied, or -1 with errno (the entry is dropped). The pack is
+  // made on the first call.
+  long long append(int from, Sha256::Digest* digest, std::uint64_t limit = UINT64_MAX - 1);
   // Takes back the entry append() just added (its bytes were in the store already).
   void drop_last();
   // Writes what is buffered. 0, or the errno of the first write that failed (every entry

@@ -66,7 +66,7 @@ class ContentStore {
 
  private:
   void keep_content(int fd, Image* img);
-  void keep_packed(int src, Image* img);
+  void keep_packed(int src, Image* img, std::uint64_t limit);
   int dir_;
   std::unique_ptr<PackWriter> pack_;
   std::unordered_set<std::string> packed_;  // hashes in pack_

@@ -69,7 +69,7 @@ Limits Limits::log() {
 namespace {
 
 // The plain word the model is shown for a write (the syscall stays in the log). Linux
-// calls take theirs from the one syscall table's action word (core/syscall_table.h);
+// calls take theirs from the one syscall table's action word (core/events/syscall_table.h);
 // the Seatbelt operations a macOS kernel report names (supervisor/orchestrator/macos_session.h), where
 // no syscall is known, are listed here.
 struct WriteName {

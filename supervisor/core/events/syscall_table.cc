@@ -99,6 +99,13 @@ constexpr WriteSyscall kTable[] = {
     {.name = "file_setattr", .dirfd = 0, .path = 1, .flags = 4, .at_flags = 4,
      .follows = true, .emulation = E::kFileSetattr, .action = "xattr",
      .why = "sets an inode's fsxattr flags (Linux 6.17)"},
+    // The address is a struct sockaddr, not a string: an AF_UNIX path in it makes a socket
+    // file (its mode under the caller's umask) exactly as mknod(S_IFSOCK) would. Every
+    // bind is trapped (the family is in memory, out of the filter's reach); vigil-init
+    // performs each on the caller's own socket with the bytes it read, and records those
+    // that name a path.
+    {.name = "bind", .path = 1, .emulation = E::kBind, .action = "mknod",
+     .why = "an AF_UNIX path makes a socket file: judged like mknod, performed by vigil-init"},
     // Only the requests that change a file, or make or remove a name, through an fd that
     // need not be open for writing (the list is in filters/notify_filter.cc).
     {.name = "ioctl", .fd_only = true, .trap = Trap::kIoctlRequests, .action = "write",
@@ -160,9 +167,10 @@ constexpr SocketSyscall kSocketTable[] = {
      .why = "msg_name, as sendto's address"},
     {.name = "sendmmsg", .fd = 0, .addr = 1, .handling = SH::kAddressIgnored,
      .why = "msg_name of each message, as sendto's address"},
-    {.name = "bind", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kMountTable,
-     .why = "makes a socket file where the mount table lets the command write; an abstract "
-            "name lives in the sandbox's own network namespace"},
+    {.name = "bind", .fd = 0, .addr = 1, .addrlen = 2, .handling = SH::kGated,
+     .why = "makes a socket file: a row of the write table, so the gate judges the name "
+            "(protected and refused names) and vigil-init binds the caller's socket itself; "
+            "an abstract name lives in the sandbox's own network namespace"},
     {.name = "recvmsg", .fd = 0, .handling = SH::kPeersChoice,
      .why = "SCM_RIGHTS: a socket received over a listed connection is a capability that "
             "service chose to hand over (as it could relay anything itself); a datagram one "

@@ -32,6 +32,8 @@ enum class Emulation : std::uint8_t {
   kSetxattr,     // setxattr/lsetxattr/setxattrat
   kRemovexattr,  // removexattr/lremovexattr/removexattrat
   kFileSetattr,  // file_setattr (Linux 6.17)
+  kBind,         // bind(fd, addr, len): an AF_UNIX path makes a socket file; vigil-init binds
+                 // the caller's own socket (pidfd_getfd) to the address it read and judged
   kOnFd,         // fchmod/fchown/f*xattr/ioctl: the fd cannot change under the kernel, so
                  // the call continues; the record names the fd's target
   kExec,         // execve/execveat: continues; the record names what ran
@@ -120,7 +122,8 @@ enum class SocketHandling : std::uint8_t {
   kTypeChecked,     // AF_UNIX: stream and seqpacket allowed, other types refused
   kPairOnly,        // joined to its twin at birth: never reaches a path
   kAddressIgnored,  // the address only matters for datagram sockets, which cannot exist
-  kMountTable,      // creates a name in the filesystem: the mount table decides where
+  kGated,           // creates a name in the filesystem: a row of the write table, judged
+                    // by the gate like every other name-making call
   kBlocked,         // refused outright by the unix-block/broker filters
   kPeersChoice,     // fd passing: what crosses a connection is the two ends' business
 };

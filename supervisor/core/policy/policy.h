@@ -154,7 +154,7 @@ struct IgnoreRule {
 
 // Every struct here compares field by field (operator== = default): a warm session's
 // spare sandbox is used only when a fresh load gives an equal Policy
-// (supervisor/spare_sandbox.h), so a field added later is compared without anyone
+// (supervisor/command/spare_sandbox.h), so a field added later is compared without anyone
 // remembering to.
 struct Policy {
   std::string source;  // realpath of the settings file, or "<embedded default>"

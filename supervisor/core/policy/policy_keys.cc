@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/core/policy/policy_keys.h"
 #include "supervisor/core/policy/settings_json.h"
 
 namespace vigil {

@@ -17,7 +17,9 @@
 
 #include "supervisor/core/policy/glob.h"
 #include "supervisor/core/policy/path_expand.h"
-#include "supervisor/core/policy/policy_loader.h"
+#include "supervisor/core/policy/load_context.h"
+#include "supervisor/core/policy/policy.h"
+#include "supervisor/core/policy/policy_keys.h"
 #include "supervisor/core/base/regular_file.h"
 #include "supervisor/core/policy/settings_json.h"
 #include "supervisor/core/base/unique_fd.h"

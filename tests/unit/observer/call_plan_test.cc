@@ -4,10 +4,16 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/btrfs.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <string>
@@ -309,6 +315,76 @@ TEST(Gatekeeper, TheResultIsTheVerdict) {
   for (const Case& c : cases) {
     EXPECT_EQ(judge_result(none, "/x/y", "", c.error, c.refused).verdict, c.verdict) << c.error;
   }
+}
+
+}  // namespace
+}  // namespace vigil::init
+
+namespace vigil::init {
+namespace {
+
+sockaddr_un unix_address(std::string_view path, socklen_t* len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.data(), path.size());
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+  return a;
+}
+
+// bind() is a row of the write table (#39): an AF_UNIX path in the address read once is
+// the call's target (cut at its first NUL, as the kernel cuts it); an abstract name,
+// autobind or another family makes no name and is performed unrecorded; an address past
+// a sockaddr_storage is EINVAL, as the kernel answers.
+TEST(CallPlan, BindReadsTheAddressOnceAndNamesOnlyAUnixPath) {
+  FakeMemory m;
+  socklen_t len = 0;
+  sockaddr_un a = unix_address(std::string_view(".mcp.json\0tail", 14), &len);
+  const auto at = m.put(0x1000, std::string(reinterpret_cast<char*>(&a), sizeof a));
+  CallPlan c = plan_call(call({5, at, len}), &row("bind"), m);
+  EXPECT_EQ(c.kind, CallPlan::Kind::kPerform);
+  EXPECT_TRUE(c.writes);
+  EXPECT_EQ(c.target.path, ".mcp.json");
+  EXPECT_EQ(c.target.dirfd, kCwd);
+  EXPECT_EQ(c.address.size(), len);
+  EXPECT_EQ(c.args[0], 5u);
+  EXPECT_EQ(action_word("bind", 0), "mknod");
+
+  sockaddr_un abstract = unix_address(std::string_view("\0name", 5), &len);
+  const auto ab = m.put(0x2000, std::string(reinterpret_cast<char*>(&abstract), sizeof abstract));
+  CallPlan c2 = plan_call(call({5, ab, len}), &row("bind"), m);
+  EXPECT_EQ(c2.kind, CallPlan::Kind::kPerform);
+  EXPECT_FALSE(c2.writes);
+  CallPlan autobind = plan_call(call({5, ab, sizeof(sa_family_t)}), &row("bind"), m);
+  EXPECT_FALSE(autobind.writes);
+
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  const auto ip = m.put(0x3000, std::string(reinterpret_cast<char*>(&in), sizeof in));
+  CallPlan c3 = plan_call(call({5, ip, sizeof in}), &row("bind"), m);
+  EXPECT_EQ(c3.kind, CallPlan::Kind::kPerform);
+  EXPECT_FALSE(c3.writes);
+
+  CallPlan big = plan_call(call({5, at, sizeof(sockaddr_storage) + 1}), &row("bind"), m);
+  EXPECT_EQ(big.kind, CallPlan::Kind::kFail);
+  EXPECT_EQ(big.error, EINVAL);
+  CallPlan bad = plan_call(call({5, 0x9000, len}), &row("bind"), m);
+  EXPECT_EQ(bad.kind, CallPlan::Kind::kFail);
+  EXPECT_EQ(bad.error, EFAULT);
+}
+
+// A trapped ioctl that makes a name (a btrfs subvolume or snapshot, named in a struct
+// the kernel would read again) is refused, never continued; the others continue.
+TEST(CallPlan, IoctlsThatMakeANameAreRefusedNotContinued) {
+  FakeMemory m;
+  for (unsigned long request : {BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SUBVOL_CREATE_V2,
+                                BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SNAP_CREATE_V2}) {
+    CallPlan c = plan_call(call({4, request, 0x1000}), &row("ioctl"), m);
+    EXPECT_EQ(c.kind, CallPlan::Kind::kFail) << request;
+    EXPECT_EQ(c.error, EPERM);
+    EXPECT_NE(c.why.find("btrfs"), std::string::npos);
+  }
+  CallPlan flags = plan_call(call({4, FS_IOC_SETFLAGS, 0x1000}), &row("ioctl"), m);
+  EXPECT_EQ(flags.kind, CallPlan::Kind::kContinue);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <variant>
@@ -132,6 +133,57 @@ TEST_F(StoreTest, KeepsOnceByHashWithinTheCaps) {
   EXPECT_EQ(store.take_image_at(AT_FDCWD, (root_ + "/missing").c_str()).type, Image::Type::kAbsent);
   // No temporary file is left behind.
   EXPECT_EQ(std::system(("test -z \"$(ls '" + root_ + "/store' | grep tmp)\"").c_str()), 0);
+}
+
+// Every read has a bound (#39): a file over the cap by its size is named with its size
+// and never read (a 1 TiB sparse file costs an fstat, not 1 TiB of zeros hashed), and a
+// procfs file, whose size says nothing (/proc/self/pagemap reads as 256 GiB with
+// st_size 0), is named and never read, with a store or without (the supervisor's undo
+// hashes without one).
+TEST_F(StoreTest, SparseAndPseudoSourcesAreNamedNeverRead) {
+  const std::string sparse = root_ + "/sparse";
+  {
+    UniqueFd f(::open(sparse.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    ASSERT_TRUE(f);
+    ASSERT_EQ(::ftruncate(f.get(), off_t{1} << 40), 0);
+  }
+  for (int dir : {store_fd_.get(), -1}) {
+    ContentStore store(dir, CaptureCaps{1 << 20, 1 << 30});
+    const auto start = std::chrono::steady_clock::now();
+    const Image big = store.take_image_at(AT_FDCWD, sparse.c_str());
+    EXPECT_EQ(big.type, Image::Type::kFile);
+    EXPECT_EQ(big.size, std::uint64_t{1} << 40);
+    EXPECT_EQ(big.note, "not captured: over 1 MiB");
+    EXPECT_TRUE(big.sha256.empty());
+    EXPECT_FALSE(big.stored);
+    // Without a symlink on the way (take_image_at refuses those): /proc/PID, not /proc/self.
+    const std::string own = "/proc/" + std::to_string(::getpid()) + "/pagemap";
+    const Image pagemap = store.take_image_at(AT_FDCWD, own.c_str());
+    EXPECT_EQ(pagemap.type, Image::Type::kFile);
+    EXPECT_EQ(pagemap.note, "not captured: a file of procfs (its size says nothing of its content)");
+    EXPECT_TRUE(pagemap.sha256.empty());
+    EXPECT_FALSE(pagemap.stored);
+    EXPECT_EQ(store.used_bytes(), 0u);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  }
+}
+
+// The store is charged what it kept, packed or not, and a file never costs more than
+// the room left: one that fits the file cap but not the session's room is hashed, not kept.
+TEST_F(StoreTest, TheSessionIsChargedWhatWasKept) {
+  ContentStore store(store_fd_.get(), CaptureCaps{1000, 1500});
+  store.use_pack();
+  put("p", std::string(700, 'p'));
+  put("q", std::string(900, 'q'));
+  const Image p = store.take_image_at(AT_FDCWD, (root_ + "/p").c_str());
+  EXPECT_TRUE(p.stored);
+  EXPECT_EQ(store.used_bytes(), 700u);
+  const Image q = store.take_image_at(AT_FDCWD, (root_ + "/q").c_str());
+  EXPECT_FALSE(q.stored);
+  EXPECT_EQ(q.note, "not captured: over 1500 bytes for the session");
+  EXPECT_EQ(q.sha256, sha256_hex(std::string(900, 'q')));
+  EXPECT_EQ(store.used_bytes(), 700u);
+  EXPECT_EQ(store.sync_pack(), 0);
 }
 
 TEST(CapText, NamesCapsAsPeopleWriteThem) {

@@ -115,5 +115,14 @@ TEST(UnixDecision, Table) {
             V::kDeny);
 }
 
+// A bind() onto a listed path would stand in for the service the policy trusts: refused;
+// any other name is the mount table's and the gate's other rules' to judge.
+TEST(UnixRules, ABindOntoAListedSocketIsRefused) {
+  const std::vector<std::string> listed = {"/run/svc.sock"};
+  EXPECT_NE(listed_socket_refusal(listed, "/run/svc.sock").find("allowUnixSockets"), std::string::npos);
+  EXPECT_EQ(listed_socket_refusal(listed, "/run/svc.sock2"), "");
+  EXPECT_EQ(listed_socket_refusal({}, "/run/svc.sock"), "");
+}
+
 }  // namespace
 }  // namespace vigil::init

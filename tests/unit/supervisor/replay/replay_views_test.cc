@@ -10,6 +10,7 @@
 
 #include "supervisor/report/annotation.h"
 #include "supervisor/replay/replay_command.h"
+#include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {
 namespace {

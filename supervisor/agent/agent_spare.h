@@ -1,4 +1,7 @@
-// AgentSession's private classes shared by agent_session.cc and agent_session_spare.cc.
+// The parts of an agent session's command that agent_session.cc and agent_session_spare.cc
+// share: how a command's proxy asks (CommandAsker) and the warm spare sandbox waiting for a
+// command (AgentSpare). Neither knows AgentSession (agent_session.h holds them by pointer),
+// so this header is below it and nothing here includes it back.
 #pragma once
 
 #include <atomic>
@@ -11,29 +14,31 @@
 #include <thread>
 
 #include "proxy/ask.h"
-#include "supervisor/agent/agent_session.h"
+#include "supervisor/command/sandboxed_command.h"
 
 namespace vigil {
 
 // Ask mode: the proxy of one command asks through the session, which knows the command.
-class AgentSession::CommandAsker final : public proxy::Asker {
+class CommandAsker final : public proxy::Asker {
  public:
-  CommandAsker(AgentSession& s, std::uint64_t command) : s_(s), command_(command) {}
-  void ask(const std::shared_ptr<proxy::AskTicket>& ticket) override { s_.ask(command_, ticket); }
+  // `ask` is the session's: it knows the command by its number.
+  using AskFn = std::function<void(std::uint64_t, const std::shared_ptr<proxy::AskTicket>&)>;
+  CommandAsker(AskFn ask, std::uint64_t command) : ask_(std::move(ask)), command_(command) {}
+  void ask(const std::shared_ptr<proxy::AskTicket>& ticket) override { ask_(command_, ticket); }
   // A spare's proxy asks as the command it is handed (set before that command runs).
   void set_command(std::uint64_t id) { command_ = id; }
 
  private:
-  AgentSession& s_;
+  const AskFn ask_;
   std::atomic<std::uint64_t> command_;
 };
 
 // Between the spare's own thread (which runs run_sandboxed up to the hand-off and, once
 // handed a command, to its end) and the session. It is also the spare's log sink and
 // output: both lead to the command it is handed.
-class AgentSession::Spare final : public SpareWait, public CommandLogSink {
+class AgentSpare final : public SpareWait, public CommandLogSink {
  public:
-  Spare(std::string cwd_in, bool capture_in, std::string log_path)
+  AgentSpare(std::string cwd_in, bool capture_in, std::string log_path)
       : cwd(std::move(cwd_in)), capture(capture_in), log_path_(std::move(log_path)) {}
 
   const std::string cwd;

@@ -1,8 +1,8 @@
 // The proxy server's lifecycle: the accept loop (bounded by max_connections), the set of
 // connections, idle trimming of buffers, graceful shutdown and abort, and the public
-// Server facade. Each connection is a Connection (connection.h); where the server listens
-// is listener.cc.
-#include "proxy/server.h"
+// Server facade. Connections are held by their handle (connection_handle.h); where the
+// server listens, and the making of each Connection, is listener.cc.
+#include "proxy/server_impl.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -20,7 +20,7 @@
 #include <exception>
 #include <utility>
 
-#include "proxy/connection.h"
+#include "proxy/connection_handle.h"
 
 namespace vigil::proxy {
 
@@ -99,30 +99,7 @@ asio::awaitable<void> Server::Impl::accept_loop() {
   }
 }
 
-void Server::Impl::spawn_connection(UniqueFd fd) {
-  if (!metadata_started_) {
-    // Runs while this client sends its request and its own host is resolved; a request
-    // waits for it (bounded) only after that.
-    metadata_started_ = true;
-    asio::co_spawn(io_, guard_inputs_.lookup_metadata(*resolver_),
-                   [self = shared_from_this()](std::exception_ptr) {});
-  }
-  const bool is_tcp = protocol_.family() != AF_UNIX;
-  if (is_tcp) set_nodelay(fd.get());
-  GenericSocket sock(io_);
-  error_code ec;
-  sock.assign(protocol_, fd.get(), ec);
-  if (ec) return;  // fd closed by UniqueFd
-  (void)fd.release();
-  auto c = std::make_shared<Connection>(shared_from_this(), std::move(sock));
-  connections_.insert(c.get());
-  ++stats_.accepted;
-  stats_.active = connections_.size();
-  stats_.peak_active = std::max(stats_.peak_active, stats_.active);
-  c->start();
-}
-
-void Server::Impl::connection_finished(Connection* c) {
+void Server::Impl::connection_finished(ConnectionHandle* c) {
   connections_.erase(c);
   stats_.active = connections_.size();
   slot_event_.cancel();
@@ -165,12 +142,12 @@ void Server::Impl::begin_shutdown() {
   }
   stop_listening();
   // Connections with nothing in flight go now; the rest get the grace period.
-  std::vector<Connection*> idle;
-  for (Connection* c : connections_) {
-    if (c->phase() == Connection::Phase::kFirstByte || c->phase() == Connection::Phase::kIdle)
+  std::vector<ConnectionHandle*> idle;
+  for (ConnectionHandle* c : connections_) {
+    if (c->idle())
       idle.push_back(c);
   }
-  for (Connection* c : idle) c->abort();
+  for (ConnectionHandle* c : idle) c->abort();
   grace_timer_.expires_after(options_.shutdown_grace);
   auto self = shared_from_this();
   grace_timer_.async_wait([self](const error_code& wec) {
@@ -181,8 +158,8 @@ void Server::Impl::begin_shutdown() {
 
 void Server::Impl::force_abort() {
   if (!stopping_) stop_listening();
-  std::vector<Connection*> all(connections_.begin(), connections_.end());
-  for (Connection* c : all) c->abort();
+  std::vector<ConnectionHandle*> all(connections_.begin(), connections_.end());
+  for (ConnectionHandle* c : all) c->abort();
   // Their sockets are closed: nothing more reaches or leaves them. A coroutine may still
   // be parked on a DNS answer or the metadata lookup (bounded by their own deadlines);
   // it finds closed sockets when it wakes. Stopping does not wait for that.
