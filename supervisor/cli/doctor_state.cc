@@ -8,7 +8,7 @@
 
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/unique_fd.h"
-#include "supervisor/log/session_log.h"
+#include "supervisor/log/log_key.h"
 
 namespace vigil {
 namespace {
