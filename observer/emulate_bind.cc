@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "observer/caller_names.h"
 #include "observer/caller_view.h"
 
 namespace vigil::init::caller_view {
