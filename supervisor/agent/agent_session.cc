@@ -51,6 +51,10 @@ class AgentSession::Command final : public CommandRecord, public CommandLogSink 
     std::lock_guard lock(mu_);
     return render_annotation(collector_, {kAnnotationMaxLines, s_.log_path_});
   }
+  std::string note() const override {
+    std::lock_guard lock(mu_);
+    return annotation_note(collector_);
+  }
   std::string violations_json() const override {
     std::lock_guard lock(mu_);
     return render_violations_json(collector_, {kAnnotationMaxLines, s_.log_path_}, s_.id_);

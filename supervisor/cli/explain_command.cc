@@ -19,6 +19,10 @@
 #include "supervisor/launch/git_safe_env.h"
 #include "supervisor/launch/init_locator.h"
 #include "supervisor/launch/sandbox_plan.h"
+#if !defined(__APPLE__)
+#include "supervisor/launch/write_at_call.h"
+#endif
+#include "supervisor/report/write_hint.h"
 
 namespace vigil {
 
@@ -102,6 +106,21 @@ std::vector<std::string> network_lines(const NetworkPolicy& net) {
   return out;
 }
 
+// The write verdict `vigil run` gives `path` (issue 38.1), with the reason its block would
+// give: what vigil-init refuses at the call by the same functions (write_at_call.h), and
+// for a write the default rule refuses the fix that works for that path, by the hint the
+// block uses (report/write_hint.h): never an allowWrite entry for a protected name.
+Decision explain_write(const PreparedSandbox& prepared, const std::string& path) {
+#if defined(__APPLE__)
+  Decision w = decide(prepared.plan, path, Access::kWrite);
+#else
+  Decision w = write_verdict(prepared.plan, prepared.policy.fs, path, gatekeeper_in_force());
+#endif
+  if (w.verdict == Verdict::kDenied && w.rule == "default")
+    w.reason = default_deny_hint(path, prepared.policy);
+  return w;
+}
+
 }  // namespace
 
 int cmd_explain(const ExplainArgs& args) {
@@ -125,7 +144,7 @@ int cmd_explain(const ExplainArgs& args) {
     const std::string abs = (*args.path)[0] == '/' ? *args.path : *cwd + "/" + *args.path;
     const std::string resolved = resolve_symlinks(abs);
     const Decision r = decide(prepared->plan, resolved, Access::kRead);
-    const Decision w = decide(prepared->plan, resolved, Access::kWrite);
+    const Decision w = explain_write(*prepared, resolved);
     std::printf("path:  %s\n", escape_text(resolved).c_str());
     std::printf("read:  %s (%s: %s)\n", to_string(r.verdict), escape_text(r.rule).c_str(),
                 escape_text(r.reason).c_str());

@@ -52,6 +52,7 @@ int run_export(const ExportArgs& a) {
   auto fd = open_session_log(a.log);
   if (!fd) return fail(fd.error().message);
   OcsfContext ctx;
+  OcsfProcesses processes;  // actor.process's command line, executable and parent
   std::string error;
   auto fed = replay::feed_of_fd(fd->get())([&](const LogRecord& r) {
     if (const auto* s = std::get_if<events::SessionStart>(&r.event.body)) {
@@ -61,7 +62,7 @@ int run_export(const ExportArgs& a) {
                         "YYYYMMDDTHHMMSSZ-...)";
         return false;
       }
-      ctx = OcsfContext{*start, r.event.session, s->versions.vigil};
+      ctx = OcsfContext{*start, r.event.session, s->versions.vigil, &processes};
       return true;
     }
     if (ctx.session.empty()) {
@@ -70,6 +71,7 @@ int run_export(const ExportArgs& a) {
     }
     // display-safe: JSON with every non-ASCII byte replaced or escaped by the serialiser
     if (auto line = ocsf_line(r.event, ctx)) std::printf("%s\n", line->c_str());
+    processes.note(r.event);  // after its line: an exec's actor is its parent
     return true;
   });
   if (!fed) return fail(fed.error().message);

@@ -16,6 +16,7 @@
 #include "supervisor/core/base/unique_fd.h"
 #include "observer/mount_table.h"
 #include "supervisor/cli/doctor.h"
+#include "supervisor/cli/doctor_state.h"
 #include "supervisor/launch/odd_mounts.h"
 #include "supervisor/launch/resource_caps.h"
 #include "supervisor/core/wire/env_block.h"
@@ -173,7 +174,16 @@ int cmd_probe(bool json) {
         findings.push_back(std::move(f));
     }
   }
-  const std::string text = json ? render_doctor_json(findings, &facts) : render_doctor(findings);
+  // The state vigil keeps (issue 38.6): where, how big, how to prune.
+  const StateFacts state = gather_state(std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  std::string text;
+  if (json) {
+    auto j = nlohmann::ordered_json::parse(render_doctor_json(findings, &facts));
+    j["state"] = state_json(state);
+    text = j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+  } else {
+    text = render_doctor(findings) + render_state(state);
+  }
   // display-safe: render_doctor escapes each detail and fix; the JSON is dumped ensure_ascii
   std::fputs(text.c_str(), stdout);
   return can_sandbox(findings) ? 0 : 1;

@@ -37,7 +37,9 @@ void run_backstop(const Policy& policy, const BackstopSnapshot& snap, WrittenPat
                   CommandRecord& record) {
   BackstopInputs in;
   for (const auto& root : policy.fs.allow_write) {
-    if (!root.session_temp) in.roots.push_back(root.resolved);
+    // A root that was no directory at launch mounted nothing: nothing to check there, and
+    // no second warning about it (issue 38.3; the launch said it once).
+    if (!root.session_temp && root.kind == PathKind::kDir) in.roots.push_back(root.resolved);
   }
   in.written.assign(written.paths.begin(), written.paths.end());
   in.renamed_into = std::move(written.renamed_into);

@@ -21,9 +21,10 @@ CommandStreams::CommandStreams(const PreparedSandbox& prepared, CommandRecord* c
       merge_output_(merge_output),
       max_chunk_(events::Limits::log().max_data),
       // vigil.log.maxOutputBytes bounds the log, never the output: past it the command's
-      // output still reaches its destination whole, only its copy in the log stops (once,
-      // said by a log.truncated record; the bytes left out are counted).
-      log_cap_(prepared.policy.vigil.log_max_output_bytes) {}
+      // output still reaches its destination whole, only its copy in the log keeps the
+      // head and the tail (said by a log.truncated record; the bytes left out are counted).
+      log_cap_(prepared.policy.vigil.log_max_output_bytes),
+      head_cap_(log_cap_ / 2) {}
 
 void CommandStreams::append(events::Source src, events::Body body) {
   if (record_ != nullptr) record_->append(src, std::move(body));
@@ -48,6 +49,12 @@ void CommandStreams::on_event_line(std::string_view line) {
     return;
   }
   if (auto* w = std::get_if<events::FsWrite>(&*body)) {
+    if (is_cross_mount_link(*w)) {
+      // Refused by the kernel as any link across mounts is; the tool copies instead.
+      w->verdict = Verdict::kAllowed;
+      w->reason = "the call failed with EXDEV: a hard link from outside the writable roots "
+                  "(tools copy instead): its own result, not the sandbox's refusal";
+    }
     written.note(*w);
     w->reason = fs_denial_reason(*w, prepared_.plan, &prepared_.policy);
     w->unguarded = unguarded_protected_name(*w, prepared_.policy.fs);
@@ -67,15 +74,28 @@ void CommandStreams::on_event_line(std::string_view line) {
   append(events::Source::kObserver, std::move(body).value());
 }
 
-// The command's output: logged chunk by chunk (the exact bytes, for replay), then
-// passed on. Nothing in it is ever parsed: a command printing event JSON only prints.
+// The command's output: logged chunk by chunk (the exact bytes, for replay) while the
+// head lasts, then kept in the tail's ring; passed on whole either way. Nothing in it is
+// ever parsed: a command printing event JSON only prints.
 bool CommandStreams::on_output(OutputStream s, std::string_view bytes) {
-  const std::uint64_t room = log_cap_ - logged_output_;
-  const std::string_view kept =
+  const int i = s == OutputStream::kStdout ? 0 : 1;
+  stream_bytes_[i] += bytes.size();
+  stream_sha_[i].update(bytes);
+  const std::uint64_t room = head_cap_ - logged_output_;
+  const std::string_view head =
       bytes.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(room, bytes.size())));
-  logged_output_ += kept.size();
+  logged_output_ += head.size();
+  log_chunks(s, head);
+  if (head.size() < bytes.size()) keep_tail(s, bytes.substr(head.size()));
+  if (s == OutputStream::kStderr || merge_output_) stderr_ends_line_ = bytes.back() == '\n';
+  const bool open = forward_(s, bytes);
+  if (!open) record_->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
+  return open;
+}
+
+void CommandStreams::log_chunks(OutputStream s, std::string_view bytes) {
   // A record holds at most the log's chunk size: split bigger reads.
-  for (std::string_view rest = kept; !rest.empty();) {
+  for (std::string_view rest = bytes; !rest.empty();) {
     const std::string_view chunk = rest.substr(0, max_chunk_);
     rest.remove_prefix(chunk.size());
     if (s == OutputStream::kStdout)
@@ -83,15 +103,52 @@ bool CommandStreams::on_output(OutputStream s, std::string_view bytes) {
     else
       append(events::Source::kSupervisor, events::IoStderr{std::string(chunk)});
   }
-  if (kept.size() < bytes.size()) {
-    if (!output_cut_) append(events::Source::kSupervisor, events::LogTruncated{log_cap_});
-    output_cut_ = true;
-    record_->count("io.unlogged_bytes", bytes.size() - kept.size());
+}
+
+void CommandStreams::keep_tail(OutputStream s, std::string_view bytes) {
+  const std::uint64_t tail_cap = log_cap_ - head_cap_;
+  if (bytes.size() > tail_cap) {  // only its end can stay
+    omitted_ += bytes.size() - tail_cap;
+    bytes.remove_prefix(static_cast<std::size_t>(bytes.size() - tail_cap));
   }
-  if (s == OutputStream::kStderr || merge_output_) stderr_ends_line_ = bytes.back() == '\n';
-  const bool open = forward_(s, bytes);
-  if (!open) record_->count(s == OutputStream::kStdout ? "io.stdout_closed" : "io.stderr_closed");
-  return open;
+  if (bytes.empty()) return;
+  if (!tail_.empty() && tail_.back().first == s && tail_.back().second.size() < max_chunk_) {
+    tail_.back().second.append(bytes);  // small writes: fewer, fuller records
+  } else {
+    tail_.emplace_back(s, std::string(bytes));
+  }
+  tail_bytes_ += bytes.size();
+  while (tail_bytes_ > tail_cap) {
+    std::string& front = tail_.front().second;
+    const std::uint64_t over = tail_bytes_ - tail_cap;
+    if (over >= front.size()) {
+      omitted_ += front.size();
+      tail_bytes_ -= front.size();
+      tail_.pop_front();
+    } else {
+      omitted_ += over;
+      tail_bytes_ -= over;
+      front.erase(0, static_cast<std::size_t>(over));
+    }
+  }
+}
+
+void CommandStreams::finish() {
+  if (omitted_ > 0) {
+    events::LogTruncated t;
+    t.max_output_bytes = log_cap_;
+    t.omitted_bytes = omitted_;
+    t.stdout_bytes = stream_bytes_[0];
+    t.stderr_bytes = stream_bytes_[1];
+    t.stdout_sha256 = to_hex(stream_sha_[0].finish());
+    t.stderr_sha256 = to_hex(stream_sha_[1].finish());
+    append(events::Source::kSupervisor, std::move(t));
+    if (record_ != nullptr) record_->count("io.unlogged_bytes", omitted_);
+  }
+  for (auto& [s, bytes] : tail_) log_chunks(s, bytes);
+  tail_.clear();
+  tail_bytes_ = 0;
+  omitted_ = 0;
 }
 
 }  // namespace vigil

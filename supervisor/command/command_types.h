@@ -36,6 +36,9 @@ class CommandRecord {
   // exactly what this command logged.
   virtual std::string annotation() const = 0;
   virtual std::string violations_json() const = 0;
+  // What was allowed and is only worth knowing (annotation_note(), report/annotation.h),
+  // "" when nothing: shown outside the block, at `vigil -v`.
+  virtual std::string note() const { return {}; }
   virtual void log_annotation(const std::string& block, bool newline_before) = 0;
   // Between hold_writes(true) and hold_writes(false) the records may be written to the
   // log together (SessionLog::hold_writes); a failed write is counted.

@@ -51,6 +51,7 @@ PlanRequest command_plan_request(const SandboxedCommand& cmd, const std::string&
   // itself writes inside a .git (hooks, config, commondir) is judged by the backstop below.
   req.placeholders = !gatekeeper_in_force();
   req.refuse_missing_at_call = gatekeeper_in_force();
+  req.make_missing_roots = true;
   return req;
 }
 
@@ -350,6 +351,8 @@ Result<SandboxedOutcome> run_sandboxed(
     };
   }
   auto launched = launch_bwrap(bwrap, bwrap_args, std::move(status).value(), io);
+  // The output is over: the tail of a long one goes to the log now (vigil.log.maxOutputBytes).
+  streams.finish();
   // A spare never handed a command leaves no store behind (nothing wrote to it).
   if (spare && owner.handed == nullptr && store) ::rmdir(store->dir.c_str());
   (*proxy)->stop();
@@ -399,6 +402,9 @@ Result<SandboxedOutcome> run_sandboxed(
   outcome.exit_code = launched->exit_code;
   outcome.annotation = record->annotation();
   if (cmd.violations_json) outcome.violations_json = record->violations_json();
+  // Outside the block: a harness reading the block as "something was stopped" must not
+  // see what was allowed (git init's own hooks).
+  if (const std::string n = record->note(); !n.empty()) print_debug(n);
   if (cmd.annotate_stderr) {
     deliver_block(*record, outcome.annotation,
                   block_needs_newline(cmd.capture_output, streams.stderr_ends_line()),

@@ -7,14 +7,9 @@
 #include "supervisor/core/wire/init_args.h"
 
 namespace vigil {
-namespace {
-
-// "filesystem.denyRead[0] "**/.env"": where the refusal came from, as the block says it.
 std::string glob_origin(const GlobRule& g) {
   return g.origin + " " + nlohmann::json(g.written).dump();
 }
-
-}  // namespace
 
 std::vector<std::string> refuse_glob_args(const FilesystemPolicy& fs) {
   wire::InitArgs init;

@@ -18,6 +18,9 @@
 
 namespace vigil {
 
+// "filesystem.denyRead[0] "**/.env"": where a glob's refusal came from, as the block says it.
+std::string glob_origin(const GlobRule& g);
+
 // `--refuse-glob PATTERN ORIGIN` for every deny glob, the pattern's base with its
 // symlinks resolved (vigil-init matches real names). Only where the gatekeeper is in
 // force: without it vigil-init performs no creating call, so it could refuse none.

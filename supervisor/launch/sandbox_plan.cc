@@ -22,6 +22,7 @@
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/launch/missing_roots.h"
 #include "supervisor/launch/workspace_checks.h"
 #include "supervisor/core/wire/init_args.h"
 
@@ -127,13 +128,25 @@ Result<void> check_settings_out_of_reach(const Plan& plan, const std::string& sp
   for (const auto& d : dirs) {
     const Decision decision = decide(plan, d, Access::kWrite);
     if (decision.verdict == Verdict::kDenied) continue;
+    // Named by the writable root it lies in and the entry that made it one: the op that
+    // decided may be a pin, whose origin is a protected name (issue 38.3: "under
+    // mandatory: .bashrc" said nothing a user could act on).
+    const PlanOp* root = nullptr;
+    for (const auto& op : plan.ops) {
+      if (op.kind == OpKind::kWritable && path_is_under(d, op.path)) root = &op;
+    }
+    const std::string where =
+        root == nullptr ? "writable (" + decision.rule + ")"
+        : root->path == d
+            ? "a writable root (" + root->origin + ")"
+            : "inside the writable root " + root->path + " (" + root->origin + ")";
     return make_error(Errc::kRefused,
-                      "settings file " + shown + " is reachable through " + d +
-                          ", which is writable inside the sandbox it configures (under " +
-                          decision.rule +
-                          "); a session could swap it and widen its own next launch. Move it "
-                          "to a directory outside the writable roots and name it without "
-                          "symlinks there, or pass --allow-writable-settings");
+                      "settings file " + shown + " is refused: it is reachable through " + d +
+                          ", which is " + where +
+                          " of the sandbox it configures, so a command in the session could "
+                          "rewrite it and widen its own next launch. Move the file to a "
+                          "directory no writable root covers (and name it without symlinks), "
+                          "or pass --allow-writable-settings if that is what you mean");
   }
   return {};
 }
@@ -217,11 +230,32 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     std::erase_if(out.policy.fs.allow_write,
                   [&](const PathRule& r) { return !seen.insert(r.resolved).second; });
   }
+  // A missing allowWrite directory under the user's home whose parent is theirs is made
+  // now (missing_roots.h), said once, the first time; explain says run would make it.
+  std::vector<std::string> would_make;
+  for (auto& r : out.policy.fs.allow_write) {
+    if (!makes_missing_root(r, out.policy.home, ::geteuid())) continue;
+    if (!req.make_missing_roots) {
+      would_make.push_back(r.origin + ": " + r.resolved +
+                           " does not exist; vigil run makes it at launch (under your home, in "
+                           "a directory of yours)");
+      continue;
+    }
+    if (auto made = make_missing_root(r); !made) {
+      out.warnings.push_back(made.error().message);
+      continue;
+    }
+    print_notice("made " + r.resolved + " (" + r.origin +
+                 " lists it; it did not exist): it is writable in this session");
+    r.kind = PathKind::kDir;
+    r.first_missing.clear();
+  }
   // An allowWrite entry that is a file or does not exist mounts nothing: said at launch, in
   // one line, rather than discovered when a write there is refused.
   std::string skipped;
   for (const auto& r : out.policy.fs.allow_write) {
     if (r.kind == PathKind::kDir) continue;
+    if (!req.make_missing_roots && makes_missing_root(r, out.policy.home, ::geteuid())) continue;
     skipped += (skipped.empty() ? "" : ", ") + r.written + " (" +
                (r.kind == PathKind::kMissing ? "missing" : "not a directory") + ")";
   }
@@ -278,6 +312,7 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   for (auto& w : home_root_warnings(out.policy)) out.warnings.push_back(std::move(w));
   out.plan = build_plan(out.policy, out.protected_paths);
   if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
+  for (auto& n : would_make) out.plan.notes.push_back(std::move(n));
 
   if (settings && !req.allow_writable_settings) {
     const std::string opened = fd_path(settings_fd.get());

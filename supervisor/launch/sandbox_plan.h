@@ -51,6 +51,9 @@ struct PlanRequest {
   // placeholder on its first missing component, which would block the whole parent
   // (`"denyWrite": ["config/production.json"]` with no config/ would stop `mkdir config`).
   bool refuse_missing_at_call = false;
+  // A missing allowWrite directory that vigil may make (missing_roots.h) is made at
+  // launch (`vigil run`, sessions); false (explain) only says that run would make it.
+  bool make_missing_roots = false;
 };
 
 // Whether this host's kernel lets vigil-init perform the calls itself (5.14+: the

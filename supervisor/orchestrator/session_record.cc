@@ -98,6 +98,8 @@ std::string SessionRecord::annotation() const {
   return render_annotation(collector_, {kAnnotationMaxLines, log_.path()});
 }
 
+std::string SessionRecord::note() const { return annotation_note(collector_); }
+
 std::string SessionRecord::violations_json() const {
   return render_violations_json(collector_, {kAnnotationMaxLines, log_.path()}, id_);
 }

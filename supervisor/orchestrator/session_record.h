@@ -66,6 +66,7 @@ class SessionRecord final : public CommandRecord {
   // What the model is told: the block ("" when nothing was denied) and the same as JSON
   // (one line, newline included), from exactly what was logged so far.
   std::string annotation() const override;
+  std::string note() const override;
   std::string violations_json() const override;
   // Logs the block as delivered after the command's stderr.
   void log_annotation(const std::string& block, bool newline_before) override;

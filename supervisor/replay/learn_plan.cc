@@ -206,8 +206,15 @@ void Learner::take(const events::Event& e) {
   if (const auto* d = std::get_if<events::NetDecision>(&e.body)) {
     if (d->verdict != events::NetVerdict::kDenied) return;
     ++denials_;
-    const NetJudged j = judge_net(policy_.net, matcher_, *d);
     const std::string target = host_port(d->host, d->port);
+    // The user refused it on purpose (a deniedDomains entry of the session's policy):
+    // never proposed, whatever settings learn now runs against (issue 38.7).
+    if (d->refused_by == events::refused_by::kDeniedDomain) {
+      return leave(target, shown_rule_id(*d) +
+                               " refused it in the session: what the user denied is never "
+                               "proposed");
+    }
+    const NetJudged j = judge_net(policy_.net, matcher_, *d);
     if (!j.verdict) return leave(target, j.rule_id + ": not the allowlist's to decide");
     if (*j.verdict == events::NetVerdict::kAllowed) {
       ++already_;

@@ -79,9 +79,51 @@ json unmapped(const events::Event& e, json extra) {
   return extra;
 }
 
+std::string joined_argv(const std::vector<std::string>& argv) {
+  std::string cmd_line;
+  for (const auto& a : argv) cmd_line += (cmd_line.empty() ? "" : " ") + a;
+  return cmd_line;
+}
+
+json exe_file(const std::string& exe) {
+  return {{"name", base_name(exe)}, {"path", exe}, {"type_id", 1}};
+}
+
+// OCSF's Process object for `pid` of the event's command: what its exec said (command
+// line, name, executable) and its parent, one level up, the same way. A pid no exec
+// told of is the pid alone.
+json process_of(const events::Event& e, const OcsfContext& ctx, std::int64_t pid, int depth = 0) {
+  json p = {{"pid", pid}};
+  const OcsfProcess* known = ctx.processes ? ctx.processes->find(e.cmd, pid) : nullptr;
+  if (known == nullptr) return p;
+  p["cmd_line"] = known->cmd_line;
+  if (!known->name.empty()) p["name"] = known->name;
+  if (!known->exe.empty()) p["file"] = exe_file(known->exe);
+  p["parent_process"] = depth == 0 ? process_of(e, ctx, known->ppid, 1) : json{{"pid", known->ppid}};
+  return p;
+}
+
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
+
+void OcsfProcesses::note(const events::Event& e) {
+  const auto* p = std::get_if<events::ProcExec>(&e.body);
+  if (p == nullptr) return;
+  const std::pair<std::uint64_t, std::int64_t> key{e.cmd.value_or(0), p->pid};
+  auto it = procs_.find(key);
+  if (it == procs_.end() && procs_.size() >= kMaxProcesses) return;
+  OcsfProcess& known = procs_[key];
+  known.cmd_line = joined_argv(p->argv);
+  known.exe = p->exe;
+  known.name = p->argv.empty() ? std::string() : base_name(p->argv[0]);
+  known.ppid = p->ppid;
+}
+
+const OcsfProcess* OcsfProcesses::find(std::optional<std::uint64_t> cmd, std::int64_t pid) const {
+  const auto it = procs_.find({cmd.value_or(0), pid});
+  return it == procs_.end() ? nullptr : &it->second;
+}
 
 std::optional<std::uint64_t> session_start_ms(std::string_view id) {
   if (id.size() < 16 || id[8] != 'T' || id[15] != 'Z') return std::nullopt;
@@ -108,14 +150,14 @@ std::optional<std::uint64_t> session_start_ms(std::string_view id) {
 std::optional<std::string> ocsf_line(const events::Event& e, const OcsfContext& ctx) {
   if (const auto* p = std::get_if<events::ProcExec>(&e.body)) {
     json j = envelope(e, ctx, kSystemCategory, kProcessActivity, 1, true);  // Launch
-    std::string cmd_line;
-    for (const auto& a : p->argv) cmd_line += (cmd_line.empty() ? "" : " ") + a;
-    json proc = {{"pid", p->pid}, {"cmd_line", cmd_line}};
+    json proc = {{"pid", p->pid}, {"cmd_line", joined_argv(p->argv)}};
     if (!p->argv.empty()) proc["name"] = base_name(p->argv[0]);
-    if (!p->exe.empty()) proc["file"] = {{"name", base_name(p->exe)}, {"path", p->exe}, {"type_id", 1}};
-    proc["parent_process"] = {{"pid", p->ppid}};
+    if (!p->exe.empty()) proc["file"] = exe_file(p->exe);
+    // The actor of a launch is the parent that exec'd or forked it.
+    json parent = process_of(e, ctx, p->ppid);
+    proc["parent_process"] = parent;
     j["process"] = std::move(proc);
-    j["actor"] = {{"process", {{"pid", p->ppid}}}};
+    j["actor"] = {{"process", std::move(parent)}};
     j["device"] = device(ctx);
     j["unmapped"] = unmapped(e, {{"cwd", p->cwd}});
     return dump(j);
@@ -126,7 +168,7 @@ std::optional<std::string> ocsf_line(const events::Event& e, const OcsfContext& 
     const std::string& path = w->resolved.empty() ? w->path : w->resolved;
     const bool dir = w->syscall == "mkdir" || w->syscall == "mkdirat" || w->syscall == "rmdir";
     j["file"] = {{"name", base_name(path)}, {"path", path}, {"type_id", dir ? 2 : 0}};
-    j["actor"] = {{"process", {{"pid", w->pid}}}};
+    j["actor"] = {{"process", process_of(e, ctx, w->pid)}};
     j["device"] = device(ctx);
     if (!w->reason.empty()) j["message"] = w->reason;
     json extra = {{"syscall", w->syscall}, {"verdict", to_string(w->verdict)},

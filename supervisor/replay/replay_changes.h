@@ -50,10 +50,28 @@ struct ChangeDiff {
 };
 ChangeDiff diff_of(const changes::PathChange& c, const ContentFn& read);
 
+// The changes grouped for a reader at the scale of an agent session (issue 38.7): by
+// root (the workspace first, then each other top directory: ~/.npm, /tmp/x), and within a
+// root, the bulk stores a tool fills by the thousand (.git/objects, npm's _cacache,
+// node_modules, __pycache__, a cargo registry) folded into one entry with its counts.
+// Pure.
+struct ChangeStore {
+  std::string path;  // ".../.git/objects"
+  std::vector<const changes::PathChange*> paths;
+};
+struct ChangeGroup {
+  std::string root;
+  bool workspace = false;
+  std::vector<const changes::PathChange*> paths;  // listed one by one
+  std::vector<ChangeStore> stores;                // folded
+  std::size_t total = 0;
+};
+std::vector<ChangeGroup> group_changes(const changes::ChangeSet& cs, std::string_view workspace);
+
 // The HTML report's Changes section, and its one-line summary (replay_html_changes.cc).
-// `log`: the log's name, HTML-escaped.
+// `log`: the log's name, HTML-escaped; `workspace`: session.start's cwd.
 std::string html_changes_section(const changes::ChangeSet& cs, const ContentFn& read,
-                                 const std::string& log);
+                                 const std::string& log, std::string_view workspace = {});
 std::string html_changes_summary(const changes::ChangeSet& cs);
 
 // The --diff view: each selected change's diff, in path order.

@@ -401,6 +401,14 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
     out("<section class=\"unguarded\" id=\"unguarded\"><h2>Not stopped: " +
         count_of(t.rows(), "protected name(s) written") + "</h2>\n" + t.html(5) + "</section>\n");
   }
+  // Allowed and only worth knowing: the repositories git made (their hooks and config).
+  if (!violations.repositories().empty()) {
+    const auto t =
+        violation_table(violations.repositories(), "repo", "allowed", true, see_writes);
+    out("<section id=\"repositories\"><h2>Allowed, for review: " +
+        count_of(t.rows(), "new repositor(y/ies) whose hooks and config git wrote") + "</h2>\n" +
+        t.html(5) + "</section>\n");
+  }
   // Denials next: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
     const auto t = violation_table(violations.denied(), "deny", "denied", false, see_writes);
@@ -435,7 +443,8 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
   const ContentFn no_store = [](const events::FsImage&) {
     return Content{false, {}, "not at hand (no content store given)"};
   };
-  out(html_changes_section(changed, store ? store(changed.session) : no_store, log));
+  out(html_changes_section(changed, store ? store(changed.session) : no_store, log,
+                           rep.start ? std::string_view(rep.start->cwd) : std::string_view()));
   out(rep.commands.html());
   out("<section id=\"files\"><h2>Files touched</h2>\n" + rep.files.html(6) + "</section>\n");
   out("<section id=\"network\"><h2>Network decisions</h2>\n" + rep.network.html(6) +

@@ -212,8 +212,19 @@ Row RowMaker::row(const Event& e) {
                          (b.error.empty() ? "" : " (" + b.error + ")");
           },
           [&](const events::LogTruncated& b) {
-            row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
-                         " bytes is not in this log (vigil.log.maxOutputBytes)";
+            if (b.stdout_sha256.empty()) {  // a log before issue 38.4: the head only
+              row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
+                           " bytes is not in this log (vigil.log.maxOutputBytes)";
+              return;
+            }
+            row.detail = std::to_string(b.omitted_bytes) +
+                         " bytes of output cut from this log here (it keeps the head and the "
+                         "tail, vigil.log.maxOutputBytes " +
+                         std::to_string(b.max_output_bytes) +
+                         "; the command's own output was whole): stdout " +
+                         std::to_string(b.stdout_bytes) + " bytes, sha256 " + b.stdout_sha256 +
+                         "; stderr " + std::to_string(b.stderr_bytes) + " bytes, sha256 " +
+                         b.stderr_sha256;
           },
           [&](const events::LimitReached& b) {
             row.verdict = "limit";

@@ -2,7 +2,9 @@
 // annotation check, each one pass over a Feed (the timeline two: its command list comes
 // first), printing as it reads.
 #include <algorithm>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "supervisor/report/annotation.h"
 #include "supervisor/report/policy_judge.h"
@@ -20,6 +22,9 @@ std::string collect(const std::function<Result<void>(const Out&)>& view) {
   return s;
 }
 
+// Output rows held back for the exec records that may follow them (stream_timeline).
+constexpr std::size_t kMaxHeldOutputRows = 256;
+
 }  // namespace
 
 Result<void> stream_timeline(const Feed& feed, const Out& out) {
@@ -32,6 +37,15 @@ Result<void> stream_timeline(const Feed& feed, const Out& out) {
   out(commands.text() + pad("TIME", 12) + pad("PID", 8) + pad("COMMAND", 17) + pad("EVENT", 21) +
       pad("VERDICT", 10) + "DETAIL\n");
   RowMaker rows;
+  // Causal order (issue 38.7): vigil-init records an exec once it has happened (its
+  // /proc/PID/exe), which can reach the log after the first output the new program
+  // wrote. So output rows wait for the record after them: an exec is listed before the
+  // output it may have written; any other record, the end, or a full buffer lets them go.
+  std::vector<std::string> held;
+  const auto flush = [&] {
+    for (const auto& l : held) out(l);
+    held.clear();
+  };
   VIGIL_TRY_VOID(feed([&](const LogRecord& rec) {
     const Row r = rows.row(rec.event);
     std::string line = pad(seconds(r.t), 12) + pad(escape_for_terminal(r.pid), 8) +
@@ -39,9 +53,18 @@ Result<void> stream_timeline(const Feed& feed, const Out& out) {
                        pad(r.verdict == "denied" ? std::string("DENIED") : r.verdict, 10) +
                        escape_for_terminal(r.detail);
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    out(line + "\n");
+    line += "\n";
+    const events::Kind k = rec.event.kind();
+    if (k == events::Kind::kIoStdout || k == events::Kind::kIoStderr) {
+      held.push_back(std::move(line));
+      if (held.size() >= kMaxHeldOutputRows) flush();
+      return true;
+    }
+    if (k != events::Kind::kProcExec) flush();
+    out(line);
     return true;
   }));
+  flush();
   return {};
 }
 

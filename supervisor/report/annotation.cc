@@ -264,6 +264,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     if (limits_.size() < 8) limits_.push_back(*l);  // one per command; bounded all the same
     return;
   }
+  if (const auto* t = std::get_if<events::LogTruncated>(&body)) {
+    output_cut_ += t->omitted_bytes;
+    return;
+  }
   if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
     std::string reason = q->reason;
     if (!q->removed.empty()) {
@@ -304,7 +308,10 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
       const bool in_git = w->unguarded.starts_with(".git/");
       v.target = protected_instance(v.target, in_git ? ".git" : w->unguarded);
       v.reason = in_git ? unguarded_repository_reason() : unguarded_reason(w->unguarded);
-      note(unguarded_, std::move(v), action);
+      // A repository's own names are what git init and git clone make: only worth knowing
+      // (the backstop judges them and quarantines what breaks the git rules, and that is
+      // in the block). Anything else was planted and must be reviewed: the block.
+      note(in_git ? repositories_ : unguarded_, std::move(v), action);
     } else if (w->verdict == Verdict::kDenied) {
       ++denied_attempts_;
       v.reason = w->reason;
@@ -384,8 +391,26 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
     out += o.log_path.empty() ? std::string("no session log was kept") : "see " + part(o.log_path);
     out += "\n";
   }
+  // The block names the log: it says when the log lacks part of the output (never a
+  // block of its own: nothing was stopped).
+  if (c.output_cut_bytes() > 0) {
+    out += "output: " + std::to_string(c.output_cut_bytes()) +
+           " bytes of the command's output are not in the log, which keeps its head and tail "
+           "(vigil.log.maxOutputBytes); the output itself was not cut\n";
+  }
   out += "</sandbox_violations>\n";
   return out;
+}
+
+std::string annotation_note(const ViolationCollector& c) {
+  const auto& repos = c.repositories();
+  if (repos.empty()) return {};
+  std::string line = "git wrote the protected names (hooks, config) of " +
+                     std::to_string(repos.size()) +
+                     (repos.size() == 1 ? " new repository: " : " new repositories: ") +
+                     part(repos.front().target);
+  if (repos.size() > 1) line += " and " + std::to_string(repos.size() - 1) + " more";
+  return line + "; allowed, judged after the command (vigil replay --writes lists them)";
 }
 
 std::string annotation_from_events(std::span<const events::Event> evs, const AnnotationOptions& o) {
@@ -406,12 +431,15 @@ std::string render_violations_json(const ViolationCollector& c, const Annotation
   for (const auto& v : c.ephemeral()) eph.push_back(violation_json(v));
   ojson unguarded = ojson::array();
   for (const auto& v : c.unguarded()) unguarded.push_back(violation_json(v));
+  ojson repositories = ojson::array();
+  for (const auto& v : c.repositories()) repositories.push_back(violation_json(v));
   ojson quarantined = ojson::array();
   for (const auto& v : c.quarantined()) quarantined.push_back(violation_json(v));
   j["quarantined"] = std::move(quarantined);
   j["denied"] = std::move(denied);
   j["ephemeral"] = std::move(eph);
   j["unguarded"] = std::move(unguarded);
+  j["repositories"] = std::move(repositories);
   j["denied_attempts"] = c.denied_attempts();
   j["untracked_attempts"] = c.untracked_attempts();
   j["ignored_attempts"] = c.ignored_attempts();
@@ -428,6 +456,11 @@ std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan, const P
     return default_deny_hint(w.resolved, *policy);
   return d.reason;
   return w.reason;
+}
+
+bool is_cross_mount_link(const events::FsWrite& w) {
+  return (w.syscall == "link" || w.syscall == "linkat") && w.verdict == Verdict::kDenied &&
+         w.result == "EXDEV" && w.reason.ends_with("(the source)");
 }
 
 std::string unguarded_protected_name(const events::FsWrite& w, const FilesystemPolicy& fs) {

@@ -91,11 +91,20 @@ class ViolationCollector {
   // entry per protected instance (".../r/.git/hooks"), counting every write into it; its
   // op is the first write's.
   const std::deque<Violation>& unguarded() const { return unguarded_.list; }
+  // The same for the names inside a repository's own .git (.git/hooks, .git/config): what
+  // `git init` and `git clone` make as a matter of course. Allowed and only worth knowing,
+  // so never in the block (docs/annotation.md, "What goes in the block"): the log, replay,
+  // --violations json and annotation_note() tell them. What breaks the git rules there is
+  // quarantined by the post-run backstop, and a quarantined line is in the block. One
+  // entry per repository (".../r/.git").
+  const std::deque<Violation>& repositories() const { return repositories_.list; }
   // What the post-run backstop moved out of the workspace (events::FsQuarantine): one
   // entry per path; op is the rule it broke, reason says where it went.
   const std::deque<Violation>& quarantined() const { return quarantined_.list; }
   // The resource caps vigil ended the command at (events::LimitReached), in order.
   const std::vector<events::LimitReached>& limits() const { return limits_; }
+  // Output bytes the log left out between head and tail (events::LogTruncated).
+  std::uint64_t output_cut_bytes() const { return output_cut_; }
   std::uint64_t denied_attempts() const { return denied_attempts_; }
   // Attempts on targets past kMaxTrackedTargets / kMaxTrackedBytes.
   std::uint64_t untracked_attempts() const { return untracked_; }
@@ -114,12 +123,13 @@ class ViolationCollector {
   };
   void note(List& l, Violation v, events::WriteAction action);
 
-  List denied_, ephemeral_, unguarded_, quarantined_;
+  List denied_, ephemeral_, unguarded_, repositories_, quarantined_;
   std::vector<events::LimitReached> limits_;
   std::uint64_t denied_attempts_ = 0;
   std::uint64_t untracked_ = 0;
   std::size_t bytes_ = 0;
   std::uint64_t ignored_attempts_ = 0;
+  std::uint64_t output_cut_ = 0;
 };
 
 struct AnnotationOptions {
@@ -135,11 +145,17 @@ struct AnnotationOptions {
 //   deny <actions> <target> (<reason>)[ (xN)]
 //   deny <actions> N paths in <dir>/ (<reason>): a, b, c and M more[ (xN)]
 //   N more: see <log>
+//   output: N bytes of the command's output are not in the log ...   (only in a block)
 // Denials with one cause (reason) in one directory are one line; when they still do not
 // fit max_lines, the groups climb to their parent directories, deepest first, before any
 // line is dropped. Every variable part goes through escape_for_annotation(), cut at
 // kAnnotationMaxPartBytes.
 std::string render_annotation(const ViolationCollector& c, const AnnotationOptions& o);
+
+// One informational line for what was allowed and is only worth knowing (the
+// repositories git made: repositories()), "" when there is none. Never part of the
+// block: the caller prints it as a diagnostic (at `vigil -v`), outside the block.
+std::string annotation_note(const ViolationCollector& c);
 
 // The same, from a whole session's events (what replay recomputes).
 std::string annotation_from_events(std::span<const events::Event> events,
@@ -166,6 +182,14 @@ std::string escape_for_annotation(std::string_view bytes);
 // (default_deny_hint, supervisor/report/write_hint.h) instead of the generic advice.
 std::string fs_denial_reason(const events::FsWrite& w, const Plan& plan,
                              const Policy* policy = nullptr);
+
+// Whether `w` is a hard link the kernel refused with EXDEV because its source lies on a
+// read-only mount (outside the writable roots): the kernel never links across mounts, and
+// every tool that links (git clone of a local repository, cp -l, npm's cache) falls back
+// to a copy. Nothing got out and nothing is to be done, so it is an ordinary result of
+// the call, like EEXIST (docs/annotation.md, "What goes in the block"), not a denial.
+// Pure.
+bool is_cross_mount_link(const events::FsWrite& w);
 
 // FsWrite::unguarded for an event the observer reported: for a write the kernel allowed
 // (deletions aside: they plant nothing) whose resolved path, relative to the deepest

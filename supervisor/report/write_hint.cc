@@ -109,9 +109,18 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
              tilde(repo, p.home);
     }
   }
-  // A protected name (a shell's startup file): no allowWrite makes it writable.
-  if (const MandatoryDeny* d = mandatory_deny_named(base);
-      d != nullptr && d->shape == DenyShape::kFile && !d->git_config) {
+  // A protected name at any depth (a shell's startup file, ~/.vscode/settings.json): no
+  // allowWrite makes it writable (vigil-init refuses it under every writable root), so the
+  // hint never names one (issue 38.1). The names inside a .git are the git rules' (a new
+  // repository's hooks and config are git's to write), so not said here; but a commondir,
+  // which vigil-init refuses straight in any .git.
+  if (const MandatoryDeny* d = mandatory_deny_within(path.substr(1), /*allow_git_config=*/true);
+      d != nullptr && (!d->relpath.starts_with(".git/") || d->relpath == ".git/commondir")) {
+    if (d->shape == DenyShape::kDir) {
+      return "a protected directory, " + std::string(d->relpath) + " (" + std::string(d->why) +
+             "): a sandboxed command may not change what is in it, and no setting makes it "
+             "writable; write elsewhere";
+    }
     const bool startup = base == ".bashrc" || base == ".bash_profile" || base == ".zshrc" ||
                          base == ".zprofile" || base == ".profile";
     return std::string(startup ? "a protected startup file (" : "a protected file (") +

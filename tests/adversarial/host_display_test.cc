@@ -102,8 +102,8 @@ TEST(HostDisplay, ScanWarningEscapesTheName) {
 // Issue 21.1: 30 junk denials, then a write into a protected name no mount guards. The
 // block shows the write that was not stopped, first.
 TEST(HostDisplay, JunkDenialsCannotHideAnUnguardedWrite) {
-  // What is not stopped at the call (a new repository's .git: left to the git rules) is
-  // told as `unguarded`, and what breaks the rules is quarantined after the command: 60
+  // What is not stopped at the call (a new repository's .git: left to the git rules) and
+  // breaks the rules is quarantined after the command: 60
   // junk denials first must push neither out of the block. (A new sub/.vscode is refused
   // at the call by the gatekeeper: its deny line must be there too.)
   TempDir ws;
@@ -123,8 +123,9 @@ TEST(HostDisplay, JunkDenialsCannotHideAnUnguardedWrite) {
   ASSERT_NE(block, std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("quarantined " + (ws / "r/.git/hooks/post-checkout") + " ("), block + 21)
       << o.err;
-  EXPECT_NE(o.err.find("unguarded create, write"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find(" " + (ws / "r/.git") + " (protected names of a repository"),
+  // The repository's sample hooks git made are allowed and only worth knowing (issue
+  // 38.2): not in the block; the planted hook is, as quarantined, above.
+  EXPECT_EQ(o.err.find(" " + (ws / "r/.git") + " (protected names of a repository"),
             std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find("deny create " + (ws / "sub/.vscode") + " ("), std::string::npos) << o.err;

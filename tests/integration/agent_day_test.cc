@@ -393,5 +393,131 @@ TEST(AgentDay, WhatWorksOutsideWorksInsideAndEveryHintWorksWhenApplied) {
   EXPECT_EQ(interleaved(again.out), expected_il);
 }
 
+// Issue 38: the same day's friction, each in its own world.
+
+std::string block_of(const std::string& out) {
+  const std::size_t open = out.find("<sandbox_violations>");
+  return open == std::string::npos ? std::string() : out.substr(open);
+}
+
+// 38.2: a successful `git init` and `git clone` of a local repository are not "the sandbox
+// stopped something": no block, and the repositories work on the host afterwards.
+TEST(AgentDay, GitInitAndCloneOfALocalRepositoryLeaveNoBlock) {
+  if (!have("git")) GTEST_SKIP() << "git is missing (tools/bootstrap.sh installs it)";
+  const Day d;
+  const std::string script =
+      "git init -q fresh && cd fresh && echo one > f && git add f && git commit -qm one && cd .. "
+      "&& git clone -q fresh copy && git -C copy log --oneline | grep -q one && "
+      "git clone -q \"$REPO\" cloned && test -f cloned/README && echo day-ok";
+  const Outcome o = run_vigil({"run", "--", "/bin/sh", "-c", script}, d.ws, 120,
+                              [&] {
+                                auto env = d.env();
+                                env["REPO"] = d.repo;
+                                env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "agent";
+                                env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] =
+                                    "agent@example.invalid";
+                                return env;
+                              }(),
+                              "", kMerged);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("day-ok"), std::string::npos) << o.out;
+  EXPECT_EQ(block_of(o.out), "") << "a successful git init / git clone made a block:\n" << o.out;
+  // The repositories are whole on the host: nothing of git's own was taken away.
+  for (const std::string& repo : {d.ws + "/fresh", d.ws + "/copy", d.ws + "/cloned"}) {
+    const std::string check = "git -C '" + repo + "' status --porcelain >/dev/null 2>&1";
+    EXPECT_EQ(std::system(check.c_str()), 0) << repo;
+  }
+}
+
+// 38.3: a settings file naming an allowWrite directory that does not exist yet (~/.npm on a
+// fresh machine) starts, says so once, and a tool filling it during the run works.
+TEST(AgentDay, ASettingsFileWithAMissingAllowWriteDirectoryStarts) {
+  const Day d;
+  write_file(d.cfg / "settings.json", R"({"filesystem":{"allowWrite":[".","~/.npm"]}})");
+  ASSERT_FALSE(exists(d.home + "/.npm"));
+  const Outcome o = run_vigil(
+      {"run", "--settings", d.cfg / "settings.json", "--", "/bin/sh", "-c",
+       "mkdir -p ~/.npm/_cacache/tmp && echo cached > ~/.npm/_cacache/tmp/x && echo day-ok"},
+      d.ws, 60, d.env(), "", kMerged);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("day-ok"), std::string::npos) << o.out;
+  EXPECT_EQ(read_file(d.home + "/.npm/_cacache/tmp/x"), "cached\n");
+  EXPECT_EQ(block_of(o.out), "") << o.out;
+  // Said once, and no warning at all (the post-run check has nothing to say of it either).
+  std::size_t said = 0;
+  for (const auto& l : lines_of(o.out)) said += l.find(d.home + "/.npm") != std::string::npos;
+  EXPECT_EQ(said, 1u) << o.out;
+  EXPECT_EQ(o.out.find("warning"), std::string::npos) << o.out;
+  // The next run has nothing to make or say.
+  const Outcome again = run_vigil({"run", "--settings", d.cfg / "settings.json", "--", "true"},
+                                  d.ws, 60, d.env(), "", kMerged);
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(again.out.find(".npm"), std::string::npos) << again.out;
+}
+
+// 38.4: 30 MB of output, alternating stdout and stderr under 2>&1: the model sees all of
+// it in order, the log stays under its cap (vigil.log.maxOutputBytes, 4 MiB by default)
+// and keeps head and tail in order around one record of what was cut.
+TEST(AgentDay, ThirtyMegabytesOfOutputKeepTheLogUnderTheCapAndTheOrder) {
+  if (!have("python3")) GTEST_SKIP() << "python3 is missing";
+  const Day d;
+  TempDir logs;
+  const std::string log = logs / "day.jsonl";
+  constexpr int kLines = 30000;  // of 1000 bytes: 30 MB
+  const std::string py =
+      "import sys\n"
+      "for i in range(30000):\n"
+      "    s = sys.stdout if i % 2 == 0 else sys.stderr\n"
+      "    s.write('%07d ' % i + 'x' * 991 + '\\n')\n"
+      "    s.flush()\n";
+  const Outcome o = run_vigil({"run", "--log", log, "--", "python3", "-c", py}, d.ws, 180,
+                              d.env(), "", kMerged);
+  ASSERT_EQ(o.exit_code, 0) << o.out.substr(0, 2000);
+  // What the model saw: every line, in the order written.
+  int next = 0;
+  bool ordered = true;
+  for (const auto& l : lines_of(o.out)) {
+    if (l.size() != 999 || l[7] != ' ') continue;
+    ordered = ordered && std::stoi(l.substr(0, 7)) == next;
+    ++next;
+  }
+  EXPECT_TRUE(ordered);
+  EXPECT_EQ(next, kLines);
+  // The log: under the cap (and its records' overhead), head and tail in order.
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  const std::uint64_t cap = std::uint64_t{4} << 20;
+  EXPECT_LT(static_cast<std::uint64_t>(st.st_size), cap + cap / 4) << "the log is not capped";
+  std::string logged;
+  bool cut_seen = false;
+  int last = -1;
+  bool log_ordered = true;
+  for (const auto& line : lines_of(read_file(log))) {
+    if (line.find("\"kind\":\"log.truncated\"") != std::string::npos) {
+      cut_seen = true;
+      EXPECT_NE(line.find("\"omitted_bytes\":" + std::to_string(kLines * 1000 - cap)),
+                std::string::npos)
+          << line;
+      continue;
+    }
+    const auto data = line.find("\"data\":\"");
+    if (data == std::string::npos) continue;
+    logged += line.substr(data + 8, line.find('"', data + 8) - data - 8);
+  }
+  EXPECT_TRUE(cut_seen);
+  // Every whole line the log kept, in increasing order: the head's, then the tail's.
+  for (std::size_t at = logged.find("\\n"); at != std::string::npos;
+       at = logged.find("\\n", at + 2)) {
+    const std::size_t start = at + 2;
+    if (start + 8 > logged.size() || logged[start + 7] != ' ') continue;
+    const int n = std::stoi(logged.substr(start, 7));
+    log_ordered = log_ordered && n > last;
+    last = n;
+  }
+  EXPECT_TRUE(log_ordered);
+  EXPECT_EQ(last, kLines - 1) << "the tail ends with the last line";
+  EXPECT_NE(logged.find("0000000 "), std::string::npos) << "the head begins with the first";
+}
+
 }  // namespace
 }  // namespace vigil::test

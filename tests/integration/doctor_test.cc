@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
+#include <string>
+
 #include "tests/integration/proxy_harness.h"
 
 namespace vigil::test {
@@ -50,6 +53,24 @@ TEST(Doctor, RefusedUserNamespacesAreAMissWithTheirFix) {
       {{"XDG_STATE_HOME", ws / "state"}, {"HOME", ws.path()}, {"XDG_RUNTIME_DIR", ws / "run"}});
   EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
   EXPECT_EQ(r.out.find("UNCONFINED"), std::string::npos) << r.out;
+}
+
+// Issue 38.6: doctor shows the state vigil keeps, with sizes and how to prune it.
+TEST(Doctor, ShowsTheStateVigilKeepsWithSizesAndThePruneCommand) {
+  TempDir ws, state;
+  const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", state.path()}};
+  const Outcome r = run_vigil({"run", "--", "sh", "-c", "echo some output"}, ws.path(), 60, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Outcome o = run_vigil({"doctor"}, ws.path(), 60, env);
+  EXPECT_NE(o.out.find("state: " + state.path() + "/vigil "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  sessions    1 logs, "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("prune: vigil logs prune --older-than 30d"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  log.key     32 B"), std::string::npos) << o.out;
+  const Outcome j = run_vigil({"doctor", "--json"}, ws.path(), 60, env);
+  EXPECT_NE(j.out.find("\"state\":{\"dir\":\"" + state.path() + "/vigil\""), std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find("{\"name\":\"sessions\",\"exists\":true,\"items\":1,"), std::string::npos)
+      << j.out;
 }
 
 }  // namespace

@@ -249,14 +249,15 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
 // stop it (vigil cannot bind every name into every directory, nor into directories made
 // during the session): vigil-init refuses creating it at the call (EACCES), a deny line
 // each. The names inside a new repository's .git are left to the git rules: those writes
-// go through and are told, once for the repository (issue 19.3), in the same block; the
-// log records which name each write was; replay recomputes the same block from the log.
+// go through, and being what git init makes they are only worth knowing (issue 38.2): the
+// log records which name each write was, `vigil -v` says it in one note outside the
+// block, and the block holds none of it; replay recomputes the same block from the log.
 TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   TempDir ws;
   TempDir logs;
   make_dirs(ws / "sub/deep");
   const std::string log = logs / "s.jsonl";
-  auto o = run_vigil({"run", "--log", log, "--", "sh", "-c",
+  auto o = run_vigil({"-v", "run", "--log", log, "--", "sh", "-c",
                       "mkdir -p sub/.vscode && echo x > sub/.vscode/tasks.json; "
                       "echo y > sub/deep/.bashrc; git init -q r; rm sub/deep/.bashrc; "
                       "echo fine > sub/notes.txt; echo done"},
@@ -267,24 +268,24 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   EXPECT_FALSE(exists(ws / "sub/deep/.bashrc"));
   for (const std::string& line :
        {"deny create " + (ws / "sub/.vscode") + " (protected name .vscode ",
-        "deny write " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc ",
-        " " + (ws / "r/.git") + " (protected names of a repository (.git/hooks, .git/config"}) {
+        "deny write " + (ws / "sub/deep/.bashrc") + " (protected name .bashrc "}) {
     EXPECT_NE(o.err.find(line), std::string::npos) << line << "\n" << o.err;
   }
-  EXPECT_NE(o.err.find("not stopped: they did not exist when the sandbox started"),
-            std::string::npos)
-      << o.err;
-  EXPECT_EQ(o.err.find(" " + (ws / "r/.git/")), std::string::npos) << "one line for r/.git";
-  // Safe to act on (issue 19.3): git init's own hooks are not to be "removed" by a model.
-  const std::string shown = o.err.substr(std::min(o.err.find("<sandbox_violations>"), o.err.size()));
-  EXPECT_EQ(shown.find("remove"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("Nothing to do if a tool you ran made them (git init and git clone do)"),
+  const std::size_t open = o.err.find("<sandbox_violations>");
+  ASSERT_NE(open, std::string::npos) << o.err;
+  const std::string shown = o.err.substr(open, o.err.find("</sandbox_violations>") - open);
+  EXPECT_EQ(shown.find(ws / "r/.git"), std::string::npos) << "git init's own names: " << o.err;
+  EXPECT_EQ(shown.find("unguarded"), std::string::npos) << o.err;
+  // The one note outside the block, at -v.
+  EXPECT_NE(o.err.find("git wrote the protected names (hooks, config) of 1 new repository: " +
+                       (ws / "r/.git") + "; allowed"),
             std::string::npos)
       << o.err;
   // One line, however many writes went into it (git's sample hooks).
-  EXPECT_EQ(o.err.find("pre-commit.sample"), std::string::npos) << o.err;
-  EXPECT_EQ(o.err.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
-  EXPECT_EQ(o.err.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
+  // (In the block: -v's debug lines name what they like.)
+  EXPECT_EQ(shown.find("pre-commit.sample"), std::string::npos) << o.err;
+  EXPECT_EQ(shown.find("notes.txt"), std::string::npos) << "an ordinary write is not told";
+  EXPECT_EQ(shown.find("unguarded unlink"), std::string::npos) << "a deletion plants nothing";
   const std::string text = read_file(log);
   EXPECT_EQ(text.find("\"unguarded\":\".vscode\""), std::string::npos);
   EXPECT_NE(text.find("\"result\":\"EACCES\""), std::string::npos);
@@ -307,8 +308,11 @@ TEST(RunConfinement, UnguardedProtectedNamesAreToldToTheModel) {
   auto h = run_vigil({"replay", "--html", logs / "r.html", log}, logs.path());
   ASSERT_EQ(h.exit_code, 0) << h.err;
   const std::string page = read_file(logs / "r.html");
-  EXPECT_NE(page.find("protected name(s) written and NOT stopped"), std::string::npos);
-  EXPECT_NE(page.find("<tr class=\"ung\"><td class=\"v\">UNGUARDED</td>"), std::string::npos);
+  // A new repository's own names: allowed, for review, not "NOT stopped" (issue 38.2).
+  EXPECT_NE(page.find("<section id=\"repositories\"><h2>Allowed, for review: 1 new repositor"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr class=\"repo\"><td class=\"v\">allowed</td>"), std::string::npos);
+  EXPECT_EQ(page.find("protected name(s) written and NOT stopped"), std::string::npos);
 }
 
 // A protected name that is a symlink is guarded at its target; the link itself can be

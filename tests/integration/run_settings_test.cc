@@ -124,6 +124,61 @@ TEST(RunSettings, SettingsReachableFromAnyWritableRootAreRefused) {
   }
 }
 
+// Issue 38.3: the refusal names the writable root the file lies in and the entry that
+// made it one, even when the directory that decided is a pin beside a protected name
+// (it said "under mandatory: .bashrc").
+TEST(RunSettings, ASettingsFileInAWritableRootIsRefusedNamingThatRoot) {
+  TempDir ws;
+  make_dirs(ws / "conf");
+  write_file(ws / "conf/.bashrc", "# the user's\n");
+  write_file(ws / "conf/s.json", R"({"filesystem": {"allowWrite": ["."]}})");
+  auto o = run_vigil({"run", "--settings", ws / "conf/s.json", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+  EXPECT_NE(o.err.find("inside the writable root " + ws.path() + " (filesystem.allowWrite[0])"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("mandatory"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--allow-writable-settings"), std::string::npos) << o.err;
+}
+
+// Issue 38.3: every problem of a settings file in one error, not one per attempt.
+TEST(RunSettings, EveryProblemOfTheFileIsReportedAtOnce) {
+  TempDir ws, cfg;
+  write_file(cfg / "s.json",
+             R"({"filesystm": {}, "network": {"allowedDomain": []},
+                 "filesystem": {"denyWrites": [], "allowWrite": ["*.x"]}})");
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "touch", "ran"}, ws.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_FALSE(exists(ws / "ran"));
+  EXPECT_NE(o.err.find("4 problems"), std::string::npos) << o.err;
+  for (const char* key : {"filesystm", "network.allowedDomain", "filesystem.denyWrites",
+                          "filesystem.allowWrite[0]"}) {
+    EXPECT_NE(o.err.find(key), std::string::npos) << key << "\n" << o.err;
+  }
+}
+
+// Issue 38.3: a missing allowWrite directory vigil does not make (outside the home) is
+// said once, with the fix, and the post-run check has no second word about it.
+TEST(RunSettings, AMissingAllowWriteDirectoryOutsideTheHomeIsSaidOnceWithTheFix) {
+  TempDir ws, cfg, home, other;
+  write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": [".", ")" + other / "cache" +
+                                 R"("]}})");
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--", "touch", "ran"}, ws.path(), 60,
+                     {{"HOME", home.path()}});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_FALSE(exists(other / "cache")) << "made outside the home";
+  std::size_t lines = 0, at = 0;
+  while ((at = o.err.find(other / "cache", at)) != std::string::npos) {
+    ++lines;
+    at += 1;
+  }
+  EXPECT_EQ(lines, 1u) << o.err;
+  EXPECT_NE(o.err.find("create them first"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("post-run check"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("cannot open"), std::string::npos) << o.err;
+}
+
 TEST(RunSettings, DuplicateRootsAreFoldedBeforeScanning) {
   // 1 MB of "." entries is one root: scanned and mounted once (it took 34-55 s before).
   TempDir ws, cfg;
@@ -210,7 +265,9 @@ TEST(Explain, PrintsOneMountPerLineWithItsRuleAndPathVerdicts) {
   auto p = run_vigil({"explain", "--path", ".git/hooks/pre-commit"}, ws.path());
   EXPECT_NE(p.out.find("write: denied (mandatory: .git/hooks"), std::string::npos) << p.out;
   auto q = run_vigil({"explain", "--path", "/etc/passwd"}, ws.path());
-  EXPECT_NE(q.out.find("write: denied (default: outside the writable roots"), std::string::npos)
+  // The block's hint for the path, as run would give it (issue 38.1).
+  EXPECT_NE(q.out.find("write: denied (default: a system directory, outside the writable roots"),
+            std::string::npos)
       << q.out;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "supervisor/core/base/base64.h"
+#include "supervisor/core/base/sha256.h"
 #include "tests/integration/harness.h"
 
 namespace vigil::test {
@@ -296,19 +297,33 @@ TEST(LogBounds, MaxOutputBytesCutsTheLogNeverTheOutput) {
   std::string expected;
   for (int i = 1; i <= 20000; ++i) expected += std::to_string(i) + "\n";
   EXPECT_EQ(o.out, expected) << "the command's own output is never cut";
-  std::size_t logged = 0, truncated = 0;
+  std::size_t truncated = 0;
+  std::string head, tail;  // the output logged before and after the log.truncated record
   std::uint64_t unlogged = 0;
   for (const auto& r : records(logs / "l.jsonl")) {
-    if (r["kind"] == "io.stdout") logged += r["data"].get<std::string>().size();
+    if (r["kind"] == "io.stdout") (truncated == 0 ? head : tail) += r["data"].get<std::string>();
     if (r["kind"] == "log.truncated") {
       ++truncated;
       EXPECT_EQ(r["max_output_bytes"], 1000) << r.dump();
+      // Issue 38.4: what the gap holds, and each stream whole, checkable by its digest.
+      EXPECT_EQ(r["omitted_bytes"], expected.size() - 1000) << r.dump();
+      EXPECT_EQ(r["stdout_bytes"], expected.size()) << r.dump();
+      EXPECT_EQ(r["stderr_bytes"], 0) << r.dump();
+      EXPECT_EQ(r["stdout_sha256"], sha256_hex(expected)) << r.dump();
+      EXPECT_EQ(r["stderr_sha256"], sha256_hex("")) << r.dump();
     }
     if (r["kind"] == "session.end") unlogged = r["counters"].value("io.unlogged_bytes", 0u);
   }
-  EXPECT_EQ(logged, 1000u);
+  // Head and tail: half the cap each, the first and the last bytes.
+  EXPECT_EQ(head, expected.substr(0, 500));
+  EXPECT_EQ(tail, expected.substr(expected.size() - 500));
   EXPECT_EQ(truncated, 1u);
   EXPECT_EQ(unlogged, expected.size() - 1000);
+  // Replay says what was cut.
+  auto t = run_vigil({"replay", logs / "l.jsonl"}, ws.path());
+  EXPECT_NE(t.out.find(std::to_string(expected.size() - 1000) + " bytes of output cut"),
+            std::string::npos)
+      << t.out;
   auto v = run_vigil({"replay", "--verify", logs / "l.jsonl"}, ws.path());
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   // A bad value is refused like any other setting.

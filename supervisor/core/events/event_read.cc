@@ -263,8 +263,17 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.remove = r.bytes_array("remove", lim.max_argv, lim.max_text);
       return Body{std::move(b)};
     }
-    case Kind::kLogTruncated:
-      return Body{LogTruncated{r.count("max_output_bytes")}};
+    case Kind::kLogTruncated: {
+      LogTruncated b;
+      b.max_output_bytes = r.count("max_output_bytes");
+      // Optional: a log before issue 38.4 has the cap alone.
+      b.omitted_bytes = r.count("omitted_bytes", false);
+      b.stdout_bytes = r.count("stdout_bytes", false);
+      b.stderr_bytes = r.count("stderr_bytes", false);
+      b.stdout_sha256 = r.word("stdout_sha256", false);
+      b.stderr_sha256 = r.word("stderr_sha256", false);
+      return Body{std::move(b)};
+    }
     case Kind::kNetAsk: {
       NetAsk b;
       b.ask = r.count("ask");

@@ -222,11 +222,20 @@ struct PolicyUpdate {
   bool operator==(const PolicyUpdate&) const = default;
 };
 
-// The session reached vigil.log.maxOutputBytes: the command's output goes on (to its
-// destination, uncut) but from here no more of it is logged; session.end's counters
-// io.unlogged_bytes says how much was left out.
+// A command's output went past vigil.log.maxOutputBytes: its destination got it whole,
+// the log keeps its head and its tail (issue 38.4). Logged at the command's end, between
+// the head's io records and the tail's, so it marks the gap; it says how much the gap
+// holds and each stream's whole size and SHA-256 (a copy kept elsewhere can be checked).
+// session.end's counter io.unlogged_bytes says it too. Logs before issue 38.4 carry
+// max_output_bytes alone (the cap was a head only).
 struct LogTruncated {
   std::uint64_t max_output_bytes = 0;  // the cap that was reached
+  std::uint64_t omitted_bytes = 0;     // left out between the head and the tail
+  std::uint64_t stdout_bytes = 0;      // all the command wrote to stdout
+  std::uint64_t stderr_bytes = 0;      // ... and to stderr
+  // (Default member initializers: a positional {cap} need not name them.)
+  std::string stdout_sha256 = {};  // lower-case hex of all of stdout ("" in old logs)
+  std::string stderr_sha256 = {};
   bool operator==(const LogTruncated&) const = default;
 };
 

@@ -160,7 +160,18 @@ Result<void> validate(const Body& body, const Limits& lim) {
             }
             return {};
           },
-          [&](const LogTruncated&) -> Result<void> { return {}; },
+          [&](const LogTruncated& b) -> Result<void> {
+            // Empty (a log before issue 38.4) or 64 lower-case hex digits.
+            const auto digest_ok = [](const std::string& d) {
+              return d.empty() ||
+                     (d.size() == 64 && std::all_of(d.begin(), d.end(), [](char c) {
+                        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                      }));
+            };
+            if (!digest_ok(b.stdout_sha256) || !digest_ok(b.stderr_sha256))
+              return bad("stdout_sha256/stderr_sha256: expected 64 lower-case hex digits");
+            return {};
+          },
           [&](const NetAsk& b) -> Result<void> {
             if (!text_ok(b.host) || !text_ok(b.address)) return bad("host/address: too long or a NUL byte");
             return {};

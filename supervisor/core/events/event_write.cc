@@ -157,7 +157,15 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["add"] = bytes_array_json(b.add);
                    j["remove"] = bytes_array_json(b.remove);
                  },
-                 [&](const LogTruncated& b) { j["max_output_bytes"] = b.max_output_bytes; },
+                 [&](const LogTruncated& b) {
+                   j["max_output_bytes"] = b.max_output_bytes;
+                   if (b.stdout_sha256.empty()) return;  // an old record, read back
+                   j["omitted_bytes"] = b.omitted_bytes;
+                   j["stdout_bytes"] = b.stdout_bytes;
+                   j["stderr_bytes"] = b.stderr_bytes;
+                   j["stdout_sha256"] = b.stdout_sha256;
+                   j["stderr_sha256"] = b.stderr_sha256;
+                 },
                  [&](const NetAsk& b) {
                    j["ask"] = b.ask;
                    j["proto"] = to_string(b.proto);

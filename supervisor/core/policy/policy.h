@@ -129,10 +129,12 @@ struct VigilOptions {
   // denyRead path ("deny read PATH (hidden by denyRead ...)"). Off by default: every open
   // then costs a round trip to vigil-init (docs/performance.md).
   bool observer_reads = false;
-  // vigil.log.maxOutputBytes: how much of the command's output the session log keeps
-  // (the command's own output is never cut, only its copy in the log; the cut is
-  // recorded as a log.truncated record). 0: no output is logged.
-  std::uint64_t log_max_output_bytes = std::uint64_t{64} << 20;
+  // vigil.log.maxOutputBytes: how much of each command's output the session log keeps,
+  // half from its head and half from its tail (the command's own output is never cut,
+  // only its copy in the log; the cut is a log.truncated record with each stream's size
+  // and SHA-256). 0: no output is logged. 4 MiB: a build's or a test run's output whole,
+  // while 30 MB of a runaway loop costs the log 4 MiB, not 31 (issue 38.4).
+  std::uint64_t log_max_output_bytes = std::uint64_t{4} << 20;
   // vigil.log.keep: after a session, only the newest N logs in the default log directory
   // are kept (none removed when unset). Logs given with --log are never touched.
   std::optional<std::uint64_t> log_keep;

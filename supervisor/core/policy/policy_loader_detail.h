@@ -48,40 +48,15 @@ class Loader {
   Result<void> load() {
     const json& root = doc_.root;
     if (!root.is_object()) return type_error("", root, "an object");
-    if (auto r = check_keys(root, "", keys_at("")); !r) return r;
-    if (auto it = root.find("network"); it != root.end()) {
-      if (auto r = load_network(*it); !r) return r;
-    }
-    if (auto it = root.find("filesystem"); it != root.end()) {
-      if (auto r = load_filesystem(*it); !r) return r;
-    }
-    if (auto it = root.find("mandatoryDenySearchDepth"); it != root.end()) {
-      if (!it->is_number_integer())
-        return type_error("mandatoryDenySearchDepth", *it, "an integer");
-      const auto depth = it->get<std::int64_t>();
-      if (depth < 1 || depth > 10) {
-        // dump(), not the int64 value: a huge unsigned number would print as negative.
-        return fail("mandatoryDenySearchDepth", "must be between 1 and 10, got " + it->dump());
-      }
-      p_->fs.mandatory_deny_search_depth = static_cast<int>(depth);
-    }
-    if (auto it = root.find("bwrapPath"); it != root.end()) {
-      if (!it->is_string()) return type_error("bwrapPath", *it, "a string");
-      const auto& s = it->get_ref<const std::string&>();
-      if (s.empty() || s[0] != '/') {
-        return fail("bwrapPath", "must be an absolute path (a relative one could be hijacked)");
-      }
-      p_->bwrap_path = s;
-    }
-    if (auto r = read_bool(root, "", "enableWeakerNetworkIsolation",
-                           &p_->macos.enable_weaker_network_isolation);
-        !r)
-      return r;
-    if (auto r = read_bool(root, "", "allowAppleEvents", &p_->macos.allow_apple_events); !r)
-      return r;
-    if (auto r = read_bool(root, "", "allowPty", &p_->macos.allow_pty); !r) return r;
-    if (auto r = read_bool(root, "", "enableWeakerNestedSandbox", &p_->weaker_nested_sandbox); !r)
-      return r;
+    check_keys(root, "", keys_at(""));
+    if (auto it = root.find("network"); it != root.end()) ok(load_network(*it));
+    if (auto it = root.find("filesystem"); it != root.end()) ok(load_filesystem(*it));
+    if (auto it = root.find("mandatoryDenySearchDepth"); it != root.end()) ok(load_depth(*it));
+    if (auto it = root.find("bwrapPath"); it != root.end()) ok(load_bwrap_path(*it));
+    ok(read_bool(root, "", "enableWeakerNetworkIsolation", &p_->macos.enable_weaker_network_isolation));
+    ok(read_bool(root, "", "allowAppleEvents", &p_->macos.allow_apple_events));
+    ok(read_bool(root, "", "allowPty", &p_->macos.allow_pty));
+    ok(read_bool(root, "", "enableWeakerNestedSandbox", &p_->weaker_nested_sandbox));
     if (p_->weaker_nested_sandbox) {
 #if defined(__APPLE__)
       p_->warnings.push_back(std::string(source_) +
@@ -90,19 +65,56 @@ class Loader {
       p_->warnings.push_back(std::string(source_) + ": " + std::string(kWeakerNestedWarning));
 #endif
     }
-    if (auto it = root.find("vigil"); it != root.end()) {
-      if (auto r = load_vigil(*it); !r) return r;
-    }
-    if (auto it = root.find("ignoreViolations"); it != root.end()) {
-      if (auto r = load_ignore_violations(*it); !r) return r;
-    }
-    if (auto it = root.find("git"); it != root.end()) {
-      if (auto r = load_git(*it); !r) return r;
-    }
-    return {};
+    if (auto it = root.find("vigil"); it != root.end()) ok(load_vigil(*it));
+    if (auto it = root.find("ignoreViolations"); it != root.end()) ok(load_ignore_violations(*it));
+    if (auto it = root.find("git"); it != root.end()) ok(load_git(*it));
+    return finish();
   }
 
  private:
+  // Notes a problem and lets the load go on: a file is reported whole, every problem at
+  // once, rather than one fix-and-retry per key (issue 38.3). False on a problem.
+  bool ok(const Result<void>& r) {
+    if (r) return true;
+    problems_.push_back(r.error().message);
+    return false;
+  }
+
+  // The load's verdict: its one problem as it was, or all of them in one error.
+  Result<void> finish() const {
+    if (problems_.empty()) return {};
+    if (problems_.size() == 1) return make_error(Errc::kInvalidPolicy, problems_.front());
+    const std::string prefix = std::string(source_) + ": ";
+    std::string msg = prefix + std::to_string(problems_.size()) + " problems";
+    for (std::size_t i = 0; i < problems_.size(); ++i) {
+      std::string_view one = problems_[i];
+      if (one.starts_with(prefix)) one.remove_prefix(prefix.size());
+      msg += (i == 0 ? ": (1) " : "; (" + std::to_string(i + 1) + ") ") + std::string(one);
+    }
+    return make_error(Errc::kInvalidPolicy, msg);
+  }
+
+  Result<void> load_depth(const json& v) {
+    if (!v.is_number_integer()) return type_error("mandatoryDenySearchDepth", v, "an integer");
+    const auto depth = v.get<std::int64_t>();
+    if (depth < 1 || depth > 10) {
+      // dump(), not the int64 value: a huge unsigned number would print as negative.
+      return fail("mandatoryDenySearchDepth", "must be between 1 and 10, got " + v.dump());
+    }
+    p_->fs.mandatory_deny_search_depth = static_cast<int>(depth);
+    return {};
+  }
+
+  Result<void> load_bwrap_path(const json& v) {
+    if (!v.is_string()) return type_error("bwrapPath", v, "a string");
+    const auto& s = v.get_ref<const std::string&>();
+    if (s.empty() || s[0] != '/') {
+      return fail("bwrapPath", "must be an absolute path (a relative one could be hijacked)");
+    }
+    p_->bwrap_path = s;
+    return {};
+  }
+
   Error fail(const std::string& path, const std::string& what) const {
     auto pos = doc_.offsets.find(path);
     std::string msg(source_);
@@ -117,8 +129,9 @@ class Loader {
     return fail(path, "expected " + std::string(expected) + ", got " + type_name(v));
   }
 
-  Result<void> check_keys(const json& obj, const std::string& path,
-                          std::span<const KeySpec> specs) {
+  // Every key of `obj` against its level's row; each unknown or refused key is noted
+  // (ok()), and the load goes on: what it does not know it does not read.
+  void check_keys(const json& obj, const std::string& path, std::span<const KeySpec> specs) {
     for (const auto& [key, value] : obj.items()) {
       const KeySpec* spec = nullptr;
       for (const auto& s : specs) {
@@ -131,16 +144,21 @@ class Loader {
         std::string msg = "unknown key " + sub;
         if (auto near = nearest_key(key, names); !near.empty())
           msg += "; did you mean " + near + "?";
-        return fail(sub, msg);
+        ok(fail(sub, msg));
+        continue;
       }
       switch (spec->support) {
         case Support::kHandled:
           break;
         case Support::kUnsupported:
-          return fail(sub, refusal(*spec));
+          ok(fail(sub, refusal(*spec)));
+          break;
         case Support::kUnsupportedIfOn:
-          if (!value.is_boolean()) return type_error(sub, value, "a boolean");
-          if (value.template get<bool>()) return fail(sub, refusal(*spec) + " (false is accepted)");
+          if (!value.is_boolean()) {
+            ok(type_error(sub, value, "a boolean"));
+          } else if (value.template get<bool>()) {
+            ok(fail(sub, refusal(*spec) + " (false is accepted)"));
+          }
           break;
         case Support::kNotApplicable:
           p_->warnings.push_back(std::string(source_) + ": " + sub +
@@ -148,7 +166,6 @@ class Loader {
           break;
       }
     }
-    return {};
   }
 
   Result<void> read_bool(const json& obj, const std::string& path, const char* key, bool* out) {
@@ -219,68 +236,70 @@ class Loader {
     if (it == fs.end()) return {};
     const std::string sub = json_path_key("filesystem", key);
     if (!it->is_array()) return type_error(sub, *it, "an array of paths");
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& e = (*it)[i];
-      const std::string ep = json_path_index(sub, i);
-      std::string written;
-      bool literal = false;
-      if (e.is_string()) {
-        written = e.get<std::string>();
-      } else if (e.is_object()) {
-        for (const auto& [k, v] : e.items()) {
-          if (k != "path" && k != "literal") {
-            return fail(json_path_key(ep, k),
-                        "unknown key; an entry object has only \"path\" and \"literal\"");
-          }
+    for (std::size_t i = 0; i < it->size(); ++i)
+      ok(load_path((*it)[i], json_path_index(sub, i), key, is_allow, out, globs));
+    return {};
+  }
+
+  // One entry of a path list (load_paths).
+  Result<void> load_path(const json& e, const std::string& ep, const char* key, bool is_allow,
+                         std::vector<PathRule>* out, std::vector<GlobRule>* globs) {
+    std::string written;
+    bool literal = false;
+    if (e.is_string()) {
+      written = e.get<std::string>();
+    } else if (e.is_object()) {
+      for (const auto& [k, v] : e.items()) {
+        if (k != "path" && k != "literal") {
+          return fail(json_path_key(ep, k),
+                      "unknown key; an entry object has only \"path\" and \"literal\"");
         }
-        auto pit = e.find("path");
-        auto lit = e.find("literal");
-        if (pit == e.end() || !pit->is_string()) {
-          return fail(ep, "expected {\"path\": \"<path>\", \"literal\": true}");
-        }
-        if (lit == e.end() || !lit->is_boolean() || !lit->get<bool>()) {
-          return fail(ep, "expected {\"path\": \"<path>\", \"literal\": true}");
-        }
-        written = pit->get<std::string>();
-        literal = true;
-      } else {
-        return type_error(ep, e, "a path string or {\"path\": ..., \"literal\": true}");
       }
-      if (!literal && has_glob_chars(written)) {
-        // JSON-quoted: a control character in the spelling must not break the one-line error.
-        const std::string quoted = json(written).dump();
-        if (is_allow) {
-          return fail(ep, quoted + " is a glob pattern; " + key +
-                              " takes directories, not patterns (list each one)");
-        }
-        if (auto r = load_deny_glob(written, ep, globs, out); !r) return r;
-        continue;
+      auto pit = e.find("path");
+      auto lit = e.find("literal");
+      if (pit == e.end() || !pit->is_string()) {
+        return fail(ep, "expected {\"path\": \"<path>\", \"literal\": true}");
       }
-      auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
-      if (!expanded) return fail(ep, expanded.error().message);
-      PathRule rule;
-      rule.written = written;
-      rule.literal = *expanded;
-      rule.resolved = resolve_symlinks(rule.literal);
-      rule.origin = ep;
-      auto state = stat_path(rule.resolved);
-      rule.kind = state.kind;
-      rule.first_missing = std::move(state.first_missing);
-      rule.first_missing_exists = state.blocked_by_existing;
-      out->push_back(std::move(rule));
+      if (lit == e.end() || !lit->is_boolean() || !lit->get<bool>()) {
+        return fail(ep, "expected {\"path\": \"<path>\", \"literal\": true}");
+      }
+      written = pit->get<std::string>();
+      literal = true;
+    } else {
+      return type_error(ep, e, "a path string or {\"path\": ..., \"literal\": true}");
     }
+    if (!literal && has_glob_chars(written)) {
+      // JSON-quoted: a control character in the spelling must not break the one-line error.
+      const std::string quoted = json(written).dump();
+      if (is_allow) {
+        return fail(ep, quoted + " is a glob pattern; " + key +
+                            " takes directories, not patterns (list each one)");
+      }
+      return load_deny_glob(written, ep, globs, out);
+    }
+    auto expanded = expand_settings_path(written, ctx_.cwd, ctx_.home);
+    if (!expanded) return fail(ep, expanded.error().message);
+    PathRule rule;
+    rule.written = written;
+    rule.literal = *expanded;
+    rule.resolved = resolve_symlinks(rule.literal);
+    rule.origin = ep;
+    auto state = stat_path(rule.resolved);
+    rule.kind = state.kind;
+    rule.first_missing = std::move(state.first_missing);
+    rule.first_missing_exists = state.blocked_by_existing;
+    out->push_back(std::move(rule));
     return {};
   }
 
   Result<void> load_filesystem(const json& fs) {
     if (!fs.is_object()) return type_error("filesystem", fs, "an object");
-    if (auto r = check_keys(fs, "filesystem", keys_at("filesystem")); !r) return r;
+    check_keys(fs, "filesystem", keys_at("filesystem"));
     auto& f = p_->fs;
-    if (auto r = load_paths(fs, "denyRead", false, &f.deny_read, &f.deny_read_globs); !r) return r;
-    if (auto r = load_paths(fs, "allowRead", true, &f.allow_read); !r) return r;
-    if (auto r = load_paths(fs, "allowWrite", true, &f.allow_write); !r) return r;
-    if (auto r = load_paths(fs, "denyWrite", false, &f.deny_write, &f.deny_write_globs); !r)
-      return r;
+    ok(load_paths(fs, "denyRead", false, &f.deny_read, &f.deny_read_globs));
+    ok(load_paths(fs, "allowRead", true, &f.allow_read));
+    ok(load_paths(fs, "allowWrite", true, &f.allow_write));
+    ok(load_paths(fs, "denyWrite", false, &f.deny_write, &f.deny_write_globs));
     return read_bool(fs, "filesystem", "allowGitConfig", &f.allow_git_config);
   }
 
@@ -288,7 +307,7 @@ class Loader {
   // is dropped (git compares the repository's top level exactly).
   Result<void> load_git(const json& g) {
     if (!g.is_object()) return type_error("git", g, "an object");
-    if (auto r = check_keys(g, "git", keys_at("git")); !r) return r;
+    check_keys(g, "git", keys_at("git"));
     std::vector<std::string> written;
     if (auto r = read_strings(g, "git", "safeDirectories", &written); !r) return r;
     for (std::size_t i = 0; i < written.size(); ++i) {
@@ -330,10 +349,10 @@ class Loader {
 
   Result<void> load_vigil(const json& v) {
     if (!v.is_object()) return type_error("vigil", v, "an object");
-    if (auto r = check_keys(v, "vigil", keys_at("vigil")); !r) return r;
+    check_keys(v, "vigil", keys_at("vigil"));
     if (auto it = v.find("observer"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.observer", *it, "an object");
-      if (auto r = check_keys(*it, "vigil.observer", keys_at("vigil.observer")); !r) return r;
+      check_keys(*it, "vigil.observer", keys_at("vigil.observer"));
       if (auto o = it->find("overflow"); o != it->end()) {
         if (!o->is_string())
           return type_error("vigil.observer.overflow", *o, "\"block\" or \"drop\"");
@@ -355,7 +374,7 @@ class Loader {
     }
     if (auto it = v.find("network"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.network", *it, "an object");
-      if (auto r = check_keys(*it, "vigil.network", keys_at("vigil.network")); !r) return r;
+      check_keys(*it, "vigil.network", keys_at("vigil.network"));
       if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
       if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
         // Fractions allowed (tests answer in well under a second); at most a day.
@@ -369,7 +388,7 @@ class Loader {
     }
     if (auto it = v.find("log"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.log", *it, "an object");
-      if (auto r = check_keys(*it, "vigil.log", keys_at("vigil.log")); !r) return r;
+      check_keys(*it, "vigil.log", keys_at("vigil.log"));
       if (auto m = it->find("maxOutputBytes"); m != it->end()) {
         auto n = read_count(*m, "vigil.log.maxOutputBytes", 0);
         VIGIL_TRY(n);
@@ -383,7 +402,7 @@ class Loader {
     }
     if (auto it = v.find("capture"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.capture", *it, "an object");
-      if (auto r = check_keys(*it, "vigil.capture", keys_at("vigil.capture")); !r) return r;
+      check_keys(*it, "vigil.capture", keys_at("vigil.capture"));
       if (auto r = read_bool(*it, "vigil.capture", "enabled", &p_->vigil.capture_enabled); !r)
         return r;
       CaptureCaps& caps = p_->vigil.capture_caps;
@@ -406,7 +425,7 @@ class Loader {
     }
     if (auto it = v.find("git"); it != v.end()) {
       if (!it->is_object()) return type_error("vigil.git", *it, "an object");
-      if (auto r = check_keys(*it, "vigil.git", keys_at("vigil.git")); !r) return r;
+      check_keys(*it, "vigil.git", keys_at("vigil.git"));
       if (auto r = read_bool(*it, "vigil.git", "writableRepository",
                              &p_->vigil.git_writable_repository);
           !r)
@@ -423,7 +442,7 @@ class Loader {
   // vigil.limits: counts (0 = no cap) and a timeout in seconds (> 0).
   Result<void> load_limits(const json& l) {
     if (!l.is_object()) return type_error("vigil.limits", l, "an object");
-    if (auto r = check_keys(l, "vigil.limits", keys_at("vigil.limits")); !r) return r;
+    check_keys(l, "vigil.limits", keys_at("vigil.limits"));
     auto& out = p_->vigil.limits;
     if (auto it = l.find("processes"); it != l.end()) {
       auto n = read_count(*it, "vigil.limits.processes", 0);
@@ -467,6 +486,7 @@ class Loader {
   std::string_view source_;
   const LoadContext& ctx_;
   Policy* p_;
+  std::vector<std::string> problems_;  // every problem noted so far (ok())
 };
 
 }  // namespace vigil::detail

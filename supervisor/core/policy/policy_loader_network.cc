@@ -24,16 +24,12 @@ namespace vigil::detail {
 
 Result<void> Loader::load_network(const json& net) {
   if (!net.is_object()) return type_error("network", net, "an object");
-  if (auto r = check_keys(net, "network", keys_at("network")); !r) return r;
+  check_keys(net, "network", keys_at("network"));
   auto& n = p_->net;
-  if (auto r = read_strings(net, "network", "allowedDomains", &n.allowed_domains); !r) return r;
-  if (auto r = read_strings(net, "network", "deniedDomains", &n.denied_domains); !r) return r;
-  if (auto r =
-          read_strings(net, "network", "deniedResolvedAddresses", &n.denied_resolved_addresses);
-      !r)
-    return r;
-  if (auto r = read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets); !r)
-    return r;
+  ok(read_strings(net, "network", "allowedDomains", &n.allowed_domains));
+  ok(read_strings(net, "network", "deniedDomains", &n.denied_domains));
+  ok(read_strings(net, "network", "deniedResolvedAddresses", &n.denied_resolved_addresses));
+  ok(read_strings(net, "network", "allowUnixSockets", &n.allow_unix_sockets));
 #if !defined(__APPLE__)
   // Linux: vigil-init compares canonical paths exactly (observer/unix_rules.h), so each
   // entry is a full path (~ and a relative spelling expanded as srt does) or "@name" for
@@ -43,14 +39,14 @@ Result<void> Loader::load_network(const json& net) {
     if (!entry.empty() && entry[0] == '@') continue;
     auto expanded = expand_settings_path(entry, ctx_.cwd, ctx_.home);
     if (!expanded) {
-      return fail(json_path_index("network.allowUnixSockets", i),
-                  expanded.error().message + " (a socket's full path, or @name for an abstract one)");
+      ok(fail(json_path_index("network.allowUnixSockets", i),
+              expanded.error().message + " (a socket's full path, or @name for an abstract one)"));
+      continue;
     }
     entry = std::move(expanded).value();
   }
 #endif
-  if (auto r = read_bool(net, "network", "allowAllUnixSockets", &n.allow_all_unix_sockets); !r)
-    return r;
+  ok(read_bool(net, "network", "allowAllUnixSockets", &n.allow_all_unix_sockets));
   if (n.allow_all_unix_sockets) {
     p_->warnings.push_back(
         std::string(source_) +
@@ -59,12 +55,10 @@ Result<void> Loader::load_network(const json& net) {
         "out of the sandbox, past the network namespace and the proxy); list only the "
         "sockets it needs in network.allowUnixSockets instead");
   }
-  if (auto r = read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup); !r)
-    return r;
-  if (auto r = read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding); !r)
-    return r;
+  ok(read_strings(net, "network", "allowMachLookup", &n.allow_mach_lookup));
+  ok(read_bool(net, "network", "allowLocalBinding", &n.allow_local_binding));
   bool strict = true;
-  if (auto r = read_bool(net, "network", "strictAllowlist", &strict); !r) return r;
+  ok(read_bool(net, "network", "strictAllowlist", &strict));
   if (!strict) {
     p_->warnings.push_back(std::string(source_) +
                            ": network.strictAllowlist=false has no effect: a host off the "
@@ -73,12 +67,12 @@ Result<void> Loader::load_network(const json& net) {
   }
   for (auto [key, out] : {std::pair{"httpProxyPort", &n.external_http_port},
                           std::pair{"socksProxyPort", &n.external_socks_port}}) {
-    if (auto r = load_external_port(net, key, out); !r) return r;
+    ok(load_external_port(net, key, out));
   }
   if (auto it = net.find("parentProxy"); it != net.end()) {
     const std::string sub = "network.parentProxy";
     if (!it->is_object()) return type_error(sub, *it, "an object");
-    if (auto r = check_keys(*it, sub, keys_at("network.parentProxy")); !r) return r;
+    check_keys(*it, sub, keys_at("network.parentProxy"));
     auto& pp = n.parent_proxy;
     pp.origin = sub;
     for (auto [key, out] : {std::pair{"http", &pp.http}, std::pair{"https", &pp.https},
@@ -94,8 +88,14 @@ Result<void> Loader::load_network(const json& net) {
     if (!it->is_object()) return type_error(sub, *it, "an object of strings");
     for (const auto& [k, v] : it->items()) {
       const std::string ks = json_path_key(sub, k);
-      if (!v.is_string()) return type_error(ks, v, "a string");
-      if (v.get_ref<const std::string&>().empty()) return fail(ks, "reason cannot be empty");
+      if (!v.is_string()) {
+        ok(type_error(ks, v, "a string"));
+        continue;
+      }
+      if (v.get_ref<const std::string&>().empty()) {
+        ok(fail(ks, "reason cannot be empty"));
+        continue;
+      }
       n.denied_domain_reasons[k] = v.get<std::string>();
     }
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace vigil {
@@ -143,6 +144,30 @@ TEST(LearnPlanTest, LearnerCoalescesAndLeavesProtectedPathsDenied) {
                            "/etc/x  a system directory", "bad.example:443  network.deniedDomains[0]"}) {
     EXPECT_NE(left.find(want), std::string::npos) << want << "\n" << left;
   }
+}
+
+// Issue 38.7: a host the session's deniedDomains refused is never proposed, even when
+// learn runs against settings that do not deny it (the embedded default, another file).
+TEST(LearnPlanTest, AHostTheSessionDeniedOnPurposeIsNeverProposed) {
+  Policy p;
+  p.home = "/home/u";
+  const Plan plan = build_plan(p, {});
+  auto m = proxy::DomainMatcher::build(p.net);  // no deniedDomains now
+  ASSERT_TRUE(m);
+  Learner l(p, plan, *m, "");
+  events::Event denied = denied_net("pastebin.com", 443);
+  auto& d = std::get<events::NetDecision>(denied.body);
+  d.rule = "pastebin.com";
+  d.refused_by = std::string(events::refused_by::kDeniedDomain);
+  l.take(denied);
+  l.take(denied_net("registry.npmjs.org", 443));  // refused for not being allowed
+  const LearnResult r = l.result();
+  ASSERT_EQ(r.allowed_domains.size(), 1U);
+  EXPECT_EQ(r.allowed_domains[0].entry, "registry.npmjs.org:443");
+  ASSERT_EQ(r.left.size(), 1U);
+  EXPECT_EQ(r.left[0].target, "pastebin.com:443");
+  EXPECT_NE(r.left[0].why.find("network.deniedDomains \"pastebin.com\""), std::string::npos)
+      << r.left[0].why;
 }
 
 TEST(LearnPlanTest, LearnedSettingsAppendToWhatIsThere) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,63 @@ TEST(OcsfExportTest, ConnectionsAndOtherKinds) {
   EXPECT_EQ(j["dst_endpoint"]["ip"], "::1");
   e.body = events::IoStdout{"x"};
   EXPECT_FALSE(ocsf_line(e, ctx));
+}
+
+// Issue 38.7: actor.process carries the command line, the executable and the parent, as
+// OCSF 1.2's Process object defines them, from the session's proc.exec records (by
+// command and pid: each command has its own PID namespace).
+TEST(OcsfExportTest, ActorProcessCarriesCommandLineExecutableAndParent) {
+  OcsfProcesses procs;
+  const OcsfContext ctx{0, "s", "0.1.0", &procs};
+  auto exec = [](std::int64_t pid, std::int64_t ppid, std::vector<std::string> argv,
+                 std::string exe, std::optional<std::uint64_t> cmd) {
+    events::Event e;
+    events::ProcExec p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.argv = std::move(argv);
+    p.exe = std::move(exe);
+    e.body = p;
+    e.cmd = cmd;
+    return e;
+  };
+  for (const auto& e : {exec(1, 0, {"/bin/sh", "-c", "npm i"}, "/usr/bin/dash", 1),
+                        exec(7, 1, {"npm", "i"}, "/usr/bin/node", 1),
+                        exec(7, 1, {"other"}, "/usr/bin/other", 2)}) {
+    const auto line = ocsf_line(e, ctx);
+    ASSERT_TRUE(line);
+    procs.note(e);
+  }
+  events::Event w;
+  events::FsWrite f;
+  f.pid = 7;
+  f.syscall = "openat";
+  f.path = f.resolved = "/w/package-lock.json";
+  f.verdict = Verdict::kAllowed;
+  w.body = f;
+  w.cmd = 1;
+  auto j = nlohmann::json::parse(*ocsf_line(w, ctx));
+  const auto& actor = j["actor"]["process"];
+  EXPECT_EQ(actor["pid"], 7);
+  EXPECT_EQ(actor["cmd_line"], "npm i");
+  EXPECT_EQ(actor["name"], "npm");
+  EXPECT_EQ(actor["file"]["path"], "/usr/bin/node");
+  EXPECT_EQ(actor["file"]["name"], "node");
+  EXPECT_EQ(actor["parent_process"]["pid"], 1);
+  EXPECT_EQ(actor["parent_process"]["cmd_line"], "/bin/sh -c npm i");
+  EXPECT_EQ(actor["parent_process"]["file"]["path"], "/usr/bin/dash");
+  EXPECT_EQ(actor["parent_process"]["parent_process"], (nlohmann::json{{"pid", 0}}));
+  // An exec's actor is its parent, known by then.
+  j = nlohmann::json::parse(*ocsf_line(exec(9, 7, {"node", "x.js"}, "/usr/bin/node", 1), ctx));
+  EXPECT_EQ(j["actor"]["process"]["cmd_line"], "npm i");
+  EXPECT_EQ(j["process"]["parent_process"]["cmd_line"], "npm i");
+  // Another command's pid 7 is another process; a pid no exec told of is a pid alone.
+  w.cmd = 2;
+  j = nlohmann::json::parse(*ocsf_line(w, ctx));
+  EXPECT_EQ(j["actor"]["process"]["cmd_line"], "other");
+  w.cmd = 3;
+  j = nlohmann::json::parse(*ocsf_line(w, ctx));
+  EXPECT_EQ(j["actor"]["process"], (nlohmann::json{{"pid", 7}}));
 }
 
 }  // namespace

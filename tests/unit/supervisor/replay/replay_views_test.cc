@@ -539,3 +539,36 @@ TEST(ReplayViewsTest, CommandListCountsWhatItDoesNotList) {
 
 }  // namespace
 }  // namespace vigil::replay
+
+namespace vigil::replay {
+namespace {
+
+// Issue 38.7: the timeline is causal. vigil-init records an exec once it has happened,
+// which can reach the log after the new program's first output: an output row is never
+// listed before an exec record that follows it with nothing else between.
+TEST(ReplayViewsCausalTest, OutputIsNeverListedBeforeTheExecThatFollowsIt) {
+  LogBuilder b;
+  b.add(Source::kSupervisor,
+        SessionStart{{"sh", "-c", "x"}, "/w", "bwrap", "", {"0.1.0", "", ""}, "/s.jsonl", {}});
+  b.add(Source::kObserver, ProcExec{5, 1, {"/bin/sh", "-c", "x"}, "/w", false});
+  b.add(Source::kSupervisor, IoStderr{"Cloning into 'copy'...\n"});
+  b.add(Source::kSupervisor, IoStdout{"more\n"});
+  b.add(Source::kObserver, ProcExec{6, 5, {"/usr/bin/git", "clone"}, "/w", false});
+  b.add(Source::kObserver, FsWrite{6, "mkdirat", "copy", "/w/copy", 0, Verdict::kAllowed,
+                                   "writable root", "", "", "", ""});
+  b.add(Source::kSupervisor, IoStderr{"done.\n"});
+  const std::string t = render_timeline(b.log());
+  const auto at = [&](const std::string& s) {
+    const auto p = t.find(s);
+    EXPECT_NE(p, std::string::npos) << s << "\n" << t;
+    return p;
+  };
+  EXPECT_LT(at("/usr/bin/git clone"), at("Cloning into")) << t;
+  EXPECT_LT(at("Cloning into"), at("more")) << "output keeps its own order";
+  EXPECT_LT(at("more"), at("/w/copy")) << "any other record lets the output go";
+  EXPECT_LT(at("/w/copy"), at("done.")) << t;
+  EXPECT_LT(at("/bin/sh -c x"), at("Cloning into")) << t;
+}
+
+}  // namespace
+}  // namespace vigil::replay

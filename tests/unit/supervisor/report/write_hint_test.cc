@@ -41,6 +41,11 @@ TEST(WriteHintTest, Table) {
   for (const Row& r : std::vector<Row>{
            {"/home/u/.bashrc", {"a protected startup file", "bash sources it"}, {"allowWrite"}},
            {"/home/u/.profile", {"a protected startup file"}, {"allowWrite"}},
+           // A protected name at any depth: allowWrite would not help (issue 38.1).
+           {"/home/u/.vscode/settings.json", {"a protected directory, .vscode"}, {"allowWrite"}},
+           {"/home/u/p/.claude/commands/x.md", {"a protected directory, .claude/commands"},
+            {"allowWrite"}},
+           {"/home/u/p/.mcp.json", {"a protected file (agent harnesses"}, {"allowWrite"}},
            {"/home/u/.gitconfig.lock", {"allowGitConfig", "GIT_CONFIG_GLOBAL"}, {"add ~/.gitconfig"}},
            {"/home/u/.gitconfig", {"allowGitConfig"}, {}},
            {"/home/u/.npm/_cacache/tmp/30044ce5-1b2c",

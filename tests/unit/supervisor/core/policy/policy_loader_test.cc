@@ -324,6 +324,31 @@ TEST(PolicyLoaderTest, ParseErrorsInline) {
   }
 }
 
+// Issue 38.3: a file with several problems is reported whole, every one in one error (in
+// the order of the file's sections), not one key per attempt.
+TEST(PolicyLoaderTest, EveryProblemOfAFileAtOnce) {
+  auto got = parse_policy(
+      "{\"filesystm\": {}, \"network\": {\"allowedDomain\": [], \"allowedDomains\": 3},\n"
+      " \"filesystem\": {\"allowWrite\": [\"*.x\", 5, \"ok\"], \"denyWrites\": []},\n"
+      " \"credentials\": {}, \"vigil\": {\"log\": {\"maxOutputByte\": 1}}}",
+      "s.json", kNowhere);
+  ASSERT_FALSE(got);
+  const std::string& m = got.error().message;
+  EXPECT_TRUE(m.starts_with("s.json: 8 problems: (1) ")) << m;
+  for (const char* part :
+       {"filesystm: unknown key filesystm; did you mean filesystem?",
+        "network.allowedDomain: unknown key network.allowedDomain",
+        "network.allowedDomains: expected an array of strings, got an integer",
+        "filesystem.denyWrites: unknown key filesystem.denyWrites; did you mean denyWrite?",
+        "filesystem.allowWrite[0]: \"*.x\" is a glob pattern",
+        "filesystem.allowWrite[1]: expected a path string", "credentials: not supported by vigil",
+        "vigil.log.maxOutputByte: unknown key vigil.log.maxOutputByte"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
+  }
+  EXPECT_EQ(m.find("s.json: line", 1), std::string::npos) << "the source once: " << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << "one line";
+}
+
 TEST(PolicyLoaderTest, LoadPolicyFileErrors) {
   auto missing = load_policy_file(kDataDir + "does-not-exist.json", kNowhere);
   ASSERT_FALSE(missing.ok());
