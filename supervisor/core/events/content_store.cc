@@ -42,8 +42,8 @@ constexpr auto kReadTimeBound = std::chrono::seconds(10);
 long long hash_copy(int from, int to, Sha256* h, std::uint64_t limit) {
   // On the heap, per call: a thread_local array this size made every process start and
   // every thread of every vigil binary zero 64 KiB of TLS (16 page faults) before main().
-  constexpr std::size_t kChunk = 1 << 16;
-  const auto buf = std::make_unique_for_overwrite<char[]>(kChunk);
+  constexpr std::size_t kReadChunk = 1 << 16;
+  const auto buf = std::make_unique_for_overwrite<char[]>(kReadChunk);
   const auto deadline = std::chrono::steady_clock::now() + kReadTimeBound;
   std::uint64_t total = 0;
   for (off_t at = 0;;) {
@@ -52,7 +52,7 @@ long long hash_copy(int from, int to, Sha256* h, std::uint64_t limit) {
       errno = ETIMEDOUT;
       return -1;
     }
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, limit + 1 - total));
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, limit + 1 - total));
     const ssize_t n = ::pread(from, buf.get(), want, at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;

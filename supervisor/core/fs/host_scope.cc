@@ -15,7 +15,7 @@ namespace {
 // (read-only from the host: nothing of it is ever the session's change).
 constexpr std::string_view kOwnTrees[] = {"/dev", "/proc", "/sys"};
 
-bool lexically_normal(std::string_view p) {
+bool is_lexically_normal(std::string_view p) {
   if (p.empty() || p[0] != '/') return false;
   if (p.size() > 1 && p.back() == '/') return false;
   if (p.find('\0') != std::string_view::npos) return false;
@@ -66,7 +66,7 @@ HostScope host_scope_of(const Policy& policy, const std::string& session_base) {
 }
 
 bool in_host_scope(const HostScope& scope, std::string_view path) {
-  if (!lexically_normal(path)) return false;
+  if (!is_lexically_normal(path)) return false;
   // As the mount table decides: the deepest mount covering the path is what a write
   // there reached (a denyRead tmpfs over ~ with allowWrite ~/project below it: the
   // project is the host's; a writable ~ with a denyRead ~/.cache below it: the cache is

@@ -7,7 +7,7 @@ namespace vigil::detail {
 
 Result<void> Loader::load_export(const json& e) {
   if (!e.is_object()) return type_error("vigil.export", e, "an object");
-  if (auto r = check_keys(e, "vigil.export", keys_at("vigil.export")); !r) return r;
+  check_keys(e, "vigil.export", keys_at("vigil.export"));
   ExportOptions& x = p_->vigil.export_options;
   if (auto r = read_bool(e, "vigil.export", "journald", &x.journald); !r) return r;
   if (auto m = e.find("spoolMaxBytes"); m != e.end()) {
@@ -18,7 +18,7 @@ Result<void> Loader::load_export(const json& e) {
   auto s = e.find("syslog");
   if (s == e.end()) return {};
   if (!s->is_object()) return type_error("vigil.export.syslog", *s, "an object");
-  if (auto r = check_keys(*s, "vigil.export.syslog", keys_at("vigil.export.syslog")); !r) return r;
+  check_keys(*s, "vigil.export.syslog", keys_at("vigil.export.syslog"));
   const auto host = s->find("host");
   if (host == s->end() || !host->is_string() || host->get<std::string>().empty())
     return fail("vigil.export.syslog.host", "expected the collector's host name or address");
