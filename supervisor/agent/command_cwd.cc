@@ -8,7 +8,7 @@
 
 namespace vigil {
 
-bool path_within(std::string_view path, std::string_view root) {
+bool cwd_within(std::string_view path, std::string_view root) {
   if (path.empty() || path[0] != '/' || root.empty() || root[0] != '/') return false;
   if (root == "/") return true;
   if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
@@ -28,7 +28,7 @@ Result<std::string> command_cwd_in(const std::string& requested, const std::stri
                         escape_text(workspace));
   }
   const std::string cwd(resolved.get());
-  if (!path_within(cwd, workspace)) {
+  if (!cwd_within(cwd, workspace)) {
     return make_error(Errc::kRefused,
                       "cwd " + escape_text(requested) + " is outside this session's workspace " +
                           escape_text(workspace) +

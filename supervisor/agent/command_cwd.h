@@ -15,7 +15,7 @@ namespace vigil {
 
 // Pure: is the resolved path `path` the resolved directory `root` or below it? Both
 // absolute, without "." / ".." components or a trailing slash (as realpath(3) gives them).
-bool path_within(std::string_view path, std::string_view root);
+bool cwd_within(std::string_view path, std::string_view root);
 
 // The command's cwd, resolved, when it lies inside `workspace` (itself resolved); else an
 // error that names both and the fix (start the session in the directory to work in).

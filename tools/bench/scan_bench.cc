@@ -237,15 +237,16 @@ bool bench_depth(const std::string& root, int depth, int runs) {
   return true;
 }
 
-// The post-run backstop's pass (supervisor/backstop/backstop.h) beside the launch scan at the same
-// depth, interleaved round by round: what a session's end costs next to what its start
-// already pays. Nothing in the tree is newer than the snapshot, so it finds nothing.
+// The post-run backstop's pass (supervisor/backstop/backstop.h: any depth, bounded by a count
+// and a time) beside the launch scan at its default depth, interleaved round by round: what
+// a session's end costs next to what its start already pays. Nothing in the tree is newer
+// than the snapshot, so it finds nothing.
 bool bench_backstop(const std::string& root, int runs) {
   const auto snap = vigil::take_backstop_snapshot({});
   vigil::BackstopInputs in;
   in.roots = {root};
   const vigil::BackstopLimits limits;
-  const vigil::ScanLimits scan_limits{.max_depth = limits.max_depth};
+  const vigil::ScanLimits scan_limits{};
   std::vector<double> walk_ms, scan_ms;
   std::size_t entries = 0;
   for (int i = 0; i < runs && !g_stop; ++i) {
@@ -268,7 +269,7 @@ bool bench_backstop(const std::string& root, int runs) {
   const double w = percentile(walk_ms, 0.5), r = percentile(scan_ms, 0.5);
   std::printf("backstop pass: median %.3f ms (p10 %.3f, p90 %.3f), %zu entries; launch scan at "
               "depth %d: median %.3f ms; ratio %.2f\n",
-              w, percentile(walk_ms, 0.1), percentile(walk_ms, 0.9), entries, limits.max_depth, r,
+              w, percentile(walk_ms, 0.1), percentile(walk_ms, 0.9), entries, scan_limits.max_depth, r,
               w / r);
   return true;
 }

@@ -25,7 +25,7 @@ TEST(CommandCwd, WithinIsByComponentsNeverByStringPrefix) {
       {"/anything", "/", true},         {"relative", "/work", false},
       {"/work", "relative", false},     {"", "/work", false},
   };
-  for (const auto& r : rows) EXPECT_EQ(path_within(r.path, r.root), r.within) << r.path << " in " << r.root;
+  for (const auto& r : rows) EXPECT_EQ(cwd_within(r.path, r.root), r.within) << r.path << " in " << r.root;
 }
 
 class CommandCwdOnDisk : public ::testing::Test {
