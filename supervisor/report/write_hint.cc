@@ -109,6 +109,17 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
              tilde(repo, p.home);
     }
   }
+  // A hook in any git directory (.git/hooks, .git/modules/NAME/hooks): vigil-init refuses
+  // every one but git's own *.sample in every repository (issue 39), so no allowWrite
+  // would help and none is named.
+  if (const auto git = path.find("/.git/"); git != std::string_view::npos) {
+    const auto hooks = path.find("/hooks/", git);
+    if (hooks != std::string_view::npos && path.find('/', hooks + 7) == std::string_view::npos &&
+        !base.ends_with(".sample")) {
+      return "a git hook (git runs it on its own outside the sandbox): refused in every "
+             "repository and no setting makes it writable; run the step as a command instead";
+    }
+  }
   // A protected name at any depth (a shell's startup file, ~/.vscode/settings.json): no
   // allowWrite makes it writable (vigil-init refuses it under every writable root), so the
   // hint never names one (issue 38.1). The names inside a .git are the git rules' (a new

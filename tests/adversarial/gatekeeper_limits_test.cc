@@ -137,7 +137,10 @@ TEST(GatekeeperCapture, PreImagesOfSparseAndProcfsFilesAreNamedNeverRead) {
     }
   }
   EXPECT_TRUE(big) << "no pre-image record of the sparse file";
-  EXPECT_TRUE(pagemap) << "no pre-image record of /proc/self/pagemap";
+  // /proc is the sandbox's own tree (issue 31: vigil-init's --capture-skip): no pre-image is
+  // taken of it at all. Were one taken, it is named, not read (above; the store's own test
+  // StoreTest.SparseAndPseudoSourcesAreNamedNeverRead holds the procfs case by itself).
+  (void)pagemap;
 }
 
 }  // namespace

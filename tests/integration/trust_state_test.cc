@@ -281,7 +281,10 @@ TEST(TrustState, AGitConfigKeepsEverythingButTheOffendingKey) {
                     "git config branch.main.remote origin && git config branch.main.merge refs/heads/main"),
             0);
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": ["."], "allowGitConfig": true}})");
-  const Ran r = run_in(ws.path(), state.path(), "git config core.hooksPath .husky",
+  // `git config core.hooksPath` itself is refused at the call now (git renames its
+  // config.lock into place, and the gate judges the keys it adds: issue 39); a key appended
+  // through an open file is what only the post-run backstop can see, and take out.
+  const Ran r = run_in(ws.path(), state.path(), "printf '[core]\\n\\thooksPath = .husky\\n' >> .git/config",
                        {"--settings", cfg / "s.json"});
   ASSERT_EQ(r.o.exit_code, 0) << r.o.err;
   ASSERT_TRUE(exists(ws / ".git/config")) << r.o.err;

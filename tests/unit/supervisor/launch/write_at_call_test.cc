@@ -44,9 +44,15 @@ TEST(WriteAtCallTest, EveryProtectedNameIsRefusedAtTheCallButTheRepositorysOwn) 
           dir + "/" + std::string(d.relpath) + (d.shape == DenyShape::kDir ? "/f" : "");
       SCOPED_TRACE(path);
       const Decision w = write_verdict(plan, p.fs, path, /*gatekeeper=*/true);
-      // The names inside a .git are the git rules' (refusing nothing yet but a commondir
-      // straight in a .git); .gitmodules too (git submodule add writes it).
+      // The names inside a .git are the git rules' (issue 39): a hook is refused in every
+      // repository, a commondir straight in a .git too; the rest (config, .gitmodules: git
+      // writes them) are judged on what they hold, so allowed by name.
       const bool git_rules = d.relpath.starts_with(".git/") || d.relpath == ".gitmodules";
+      if (git_rules && d.relpath.starts_with(".git/hooks")) {
+        EXPECT_EQ(w.verdict, Verdict::kDenied) << w.reason;
+        EXPECT_NE(w.reason.find("git hook"), std::string::npos) << w.reason;
+        continue;
+      }
       if (git_rules && d.relpath != ".git/commondir") {
         EXPECT_EQ(w.verdict, Verdict::kAllowed) << w.reason;
         continue;

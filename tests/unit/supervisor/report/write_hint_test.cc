@@ -77,7 +77,8 @@ TEST(WriteHintTest, Table) {
            {"/home/u/.config/systemd/user/evil.service", {"runs code later", "systemd"}, {"allowWrite"}},
            {"/home/u/.config/autostart/x.desktop", {"runs code later"}, {"allowWrite"}},
            {"/home/u/.config/Code/User/settings.json", {"runs code later"}, {"allowWrite"}},
-           {"/home/u/.vscode/extensions/x/y.js", {"runs code later"}, {"allowWrite"}},
+           // A protected name (.vscode) at any depth: its own hint, which names no setting either.
+           {"/home/u/.vscode/extensions/x/y.js", {"no setting makes it writable"}, {"allowWrite"}},
            {"/home/u/.claude/settings.json", {"runs code later"}, {"allowWrite"}},
            {"/home/u/.cursor/mcp.json", {"runs code later"}, {"allowWrite"}},
            {"/home/u/bin/tool", {"runs code later"}, {"allowWrite"}},
