@@ -157,6 +157,7 @@ stage=""
 other_pid=""
 cleanup() {
   [ -z "$other_pid" ] || { kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; }
+  [ -z "$stage" ] || for d in "$stage"/small-*; do mountpoint -q "$d" && umount "$d"; done
   rm -rf "$scratch"; [ -z "$stage" ] || rm -rf "$stage"
 }
 trap cleanup EXIT
@@ -261,9 +262,18 @@ if [ "$(id -u)" -eq 0 ]; then
       "$stage/vigil_other_user" "$stage/other/sock" "$(id -u "$user")" &
     other_pid=$!
     for _ in $(seq 100); do [ -S "$stage/other/sock" ] && break; sleep 0.1; done
+    # Two small file systems for the full-disk cases (Fidelity.AFullFileSystem...): a user
+    # cannot mount them, so they are mounted here, as root, owned by $user.
+    small_fs=()
+    for side in direct vigil; do
+      mkdir -p "$stage/small-$side"
+      if mount -t tmpfs -o "size=4m,nr_inodes=48,mode=0700,uid=$(id -u "$user"),gid=$(id -g "$user")" \
+           tmpfs "$stage/small-$side"; then small_fs+=("$stage/small-$side"); fi
+    done
     env_ci=(env -i PATH="$clean_path" HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
             VIGIL_EXPECT_UNPRIVILEGED=1 VIGIL_REQUIRE_OTHER_USER=1 VIGIL_REQUIRE_TOOLS=1
             VIGIL_OTHER_USER_SOCKET="$stage/other/sock")
+    [ "${#small_fs[@]}" -eq 2 ] && env_ci+=(VIGIL_SMALL_FS="${small_fs[0]}:${small_fs[1]}")
     EXCLUDE='OddMounts.*' EXCLUDE_WHY="host mounts need root to set up: the root pass builds \
 each case and runs vigil in it as root and as $user" \
       run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
@@ -275,6 +285,7 @@ cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
       VIGIL_PROBE="$stage/vigil_probe" @@ "$stage/vigil_adversarial_tests"
     step_time "adversarial probes as $user"
     kill "$other_pid" 2>/dev/null; wait "$other_pid" 2>/dev/null; other_pid=""
+    for d in "${small_fs[@]}"; do umount "$d" || step_failed "unmounting $d"; done
   else
     step_failed "unprivileged pass (staging the binaries)"
   fi

@@ -26,8 +26,9 @@ class Spool {
   // emptied after the cursor was saved) it is 0.
   static Result<Spool> open(const std::string& path, std::uint64_t cap, std::uint64_t acked);
 
-  // Whether `bytes` more fit under the cap (one message always fits an empty spool).
-  bool has_room(std::uint64_t bytes) const { return size_ == acked_ || size_ + bytes <= cap_; }
+  // Whether `bytes` more fit under the cap. A caller with nothing pending lets one
+  // message bigger than the cap through (else it would wait for ever); see exporter.cc.
+  bool has_room(std::uint64_t bytes) const { return size_ + bytes <= cap_; }
   bool full() const { return full_; }
   void set_full(bool f) { full_ = f; }
   Result<void> append(std::string_view frames);  // written and fdatasync'ed

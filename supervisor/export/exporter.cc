@@ -247,10 +247,12 @@ int run_exporter(const ExporterOptions& o) {
           if (auto line = export_json_line(it); !line.empty()) piece += line + "\n";
       }
     }
-    if (spool && !spool->has_room(batch.size() + piece.size())) {
-      // The file reached the cap. Mostly waiting for the collector (then loudly), or only
-      // for the taken part to go: the file empties once everything in it was taken.
-      const bool backlogged = (spool->pending() + batch.size()) * 2 > spool->cap();
+    const bool lone = batch.empty() && spool && spool->pending() == 0;
+    if (spool && !lone && !spool->has_room(batch.size() + piece.size())) {
+      // This pass filled the room under the cap: it stops here, and its batch goes to the
+      // file. FULL only when what the file already holds is not being taken (the
+      // collector is away), not when one pass read a lot from logs written in a burst.
+      const bool backlogged = spool->pending() * 2 > spool->cap();
       if (!backlogged) return false;
       if (!spool->full() || Clock::now() - last_full_warning > std::chrono::seconds(60)) {
         print_error("export: the spool is FULL (" + std::to_string(spool->pending()) + " of " +

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -105,6 +106,12 @@ void make_writable(const std::string& dir) {
   if (d) ::fchmodat(d.get(), "ro", 0755, 0);
 }
 
+// Removes what `dir` holds, keeping `dir` (a file system's root).
+void empty_dir(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) std::filesystem::remove_all(e.path(), ec);
+}
+
 // The result of the last fs.write record in `log` ("" when there is none).
 std::string last_write_result(const std::string& log) {
   std::ifstream f(log);
@@ -124,19 +131,21 @@ std::vector<std::string> cases(const std::string& prefix) {
   return out;
 }
 
-// One case both ways, from two fresh directories (`make` mounts a file system on each
-// first when it is given), compared.
-void compare(const std::string& c, const std::function<void(const std::string&)>& make = {}) {
+// Where one side of a case runs: given a fresh directory and the side (0 direct, 1 under
+// vigil), the directory to use (a file system made fresh for the case, or the same one).
+using MakeSide = std::function<std::string(const std::string&, int)>;
+
+// One case both ways, from two fresh directories (or what `make` gives for them), compared.
+void compare(const std::string& c, const MakeSide& make = {}) {
   SCOPED_TRACE(c);
-  TempDir direct_ws, vigil_ws, cfg;
-  if (make) {
-    make(direct_ws.path());
-    make(vigil_ws.path());
-  }
-  const std::string direct = run_direct("fid-" + c, direct_ws.path());
+  TempDir direct_tmp, vigil_tmp, cfg;
+  const std::string direct_ws = make ? make(direct_tmp.path(), 0) : direct_tmp.path();
+  const std::string vigil_ws = make ? make(vigil_tmp.path(), 1) : vigil_tmp.path();
+  if (direct_ws.empty() || vigil_ws.empty()) return;  // make() has failed the test
+  const std::string direct = run_direct("fid-" + c, direct_ws);
   const std::string log = cfg / "log.jsonl";
-  const Outcome o = run_vigil({"run", "--log", log, "--", probe_bin(), "fid-" + c}, vigil_ws.path(), 120);
-  const std::string before = snapshot(direct_ws.path()), after = snapshot(vigil_ws.path());
+  const Outcome o = run_vigil({"run", "--log", log, "--", probe_bin(), "fid-" + c}, vigil_ws, 120);
+  const std::string before = snapshot(direct_ws), after = snapshot(vigil_ws);
   if (c.rfind("deep-", 0) == 0) {
     EXPECT_EQ(direct, "result:ok\n");
     EXPECT_EQ(o.out, "result:ENAMETOOLONG\n") << o.err;
@@ -155,11 +164,14 @@ void compare(const std::string& c, const std::function<void(const std::string&)>
       EXPECT_EQ(last_write_result(log), "EFBIG");
     }
   }
-  make_writable(direct_ws.path());
-  make_writable(vigil_ws.path());
-  if (make) {
-    ::umount2(direct_ws.path().c_str(), MNT_DETACH);
-    ::umount2(vigil_ws.path().c_str(), MNT_DETACH);
+  make_writable(direct_ws);
+  make_writable(vigil_ws);
+  for (const std::string& d : {direct_ws, vigil_ws}) {
+    if (d == direct_tmp.path() || d == vigil_tmp.path()) {
+      if (make) ::umount2(d.c_str(), MNT_DETACH);
+    } else {
+      empty_dir(d);  // one of tools/test.sh's file systems: emptied for the next case
+    }
   }
 }
 
@@ -176,12 +188,33 @@ TEST(Fidelity, NamesPastPathMaxAreRefusedNotMadeUnnamed) {
 }
 
 TEST(Fidelity, AFullFileSystemRefusesTheSameWithVigil) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root: the root pass runs it";
-  const auto small_tmpfs = [](const std::string& dir) {
-    ASSERT_EQ(::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m,nr_inodes=48,mode=0777"), 0)
-        << std::strerror(errno);
+  // As root, a small tmpfs mounted fresh for each side of each case. A user cannot mount
+  // one: tools/test.sh mounts two as root before the unprivileged pass and names them in
+  // VIGIL_SMALL_FS ("DIRECT:VIGIL"); each is emptied between cases, which gives its
+  // blocks and inodes back.
+  std::vector<std::string> given;
+  if (const char* v = std::getenv("VIGIL_SMALL_FS"); v != nullptr && *v != '\0') {
+    const std::string s = v;
+    const std::size_t colon = s.find(':');
+    if (colon != std::string::npos) given = {s.substr(0, colon), s.substr(colon + 1)};
+  }
+  if (::geteuid() != 0 && given.size() != 2)
+    GTEST_SKIP() << "mounting a small tmpfs needs root, or VIGIL_SMALL_FS=DIRECT:VIGIL naming two "
+                    "(tools/test.sh mounts them for its unprivileged pass)";
+  const MakeSide small_fs = [&](const std::string& dir, int side) -> std::string {
+    if (given.size() == 2) {
+      empty_dir(given[static_cast<std::size_t>(side)]);
+      return given[static_cast<std::size_t>(side)];
+    }
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m,nr_inodes=48,mode=0777") != 0) {
+      ADD_FAILURE() << "mount tmpfs on " << dir << ": " << std::strerror(errno);
+      return "";
+    }
+    return dir;
   };
-  for (const std::string& c : cases("enospc-")) compare(c, small_tmpfs);
+  const std::vector<std::string> all = cases("enospc-");
+  ASSERT_FALSE(all.empty());
+  for (const std::string& c : all) compare(c, small_fs);
 }
 
 }  // namespace
