@@ -154,6 +154,12 @@ std::string git_write_refusal(std::string_view rel_in_root) {
   return {};
 }
 
+bool git_may_judge_change(std::string_view path) {
+  path = without_trailing_slashes(path);
+  const std::string_view last = last_of(path);
+  return last == "config" || last == "config.worktree" || last_of(parent_of(path)) == "hooks";
+}
+
 std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_root,
                                 std::string_view from, Emulation call) {
   path = without_trailing_slashes(path);
@@ -167,13 +173,26 @@ std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_r
                            last == "hooks" || config ||
                            (!from.empty() && is_mandatory_deny_head(last));
   if (!interesting) return {};
-  if (config && (call == Emulation::kRename || call == Emulation::kLink) && is_git_dir_at(parent)) {
-    // A link leaves the bytes writable under another name: git never links a config.
-    if (call == Emulation::kLink) {
-      return "a git config made by a link: its bytes stay writable under the other name; "
-             "refused in every repository";
+  if (config && is_git_dir_at(parent)) {
+    switch (call) {
+      case Emulation::kRename:
+        if (!from.empty()) return config_refusal(path, from);
+        break;
+      case Emulation::kLink:
+        // Either name: a link leaves the bytes writable under the other; git never links one.
+        return "a git config with a second name (a hard link): its bytes stay writable under "
+               "the other name; refused in every repository";
+      case Emulation::kSymlink:
+        return "a git config made a symlink: git reads what it points at, which vigil cannot "
+               "judge at the call; refused in every repository";
+      case Emulation::kOpen:
+      case Emulation::kTruncate:
+        return "a git config written in place: git writes one only through config.lock and a "
+               "rename, where vigil judges the keys it adds (use `git config`); refused in "
+               "every repository";
+      default:
+        break;
     }
-    if (!from.empty()) return config_refusal(path, from);
   }
   if (hooks_entry && !is_sample(last) && is_git_dir_at(parent_of(parent))) {
     return hook_refusal(last);
