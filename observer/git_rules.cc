@@ -94,19 +94,7 @@ std::string multi_component_refusal(std::string_view rel, std::string_view from)
 
 // Reads a regular file of at most 1 MiB (a final symlink not followed); false otherwise.
 bool read_config(std::string_view path, std::string* out) {
-  UniqueFd fd(::open(std::string(path).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  out->clear();
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out->append(buf, static_cast<std::size_t>(n));
-    if (out->size() > (std::size_t{1} << 20)) return false;
-  }
+  return git::read_bounded(AT_FDCWD, std::string(path).c_str(), std::size_t{1} << 20, false, out);
 }
 
 // A config renamed into a git directory (how git writes one: config.lock, then rename):
