@@ -16,7 +16,7 @@ dpkg -x "$deb" "$tree"
 # Every man page written in docs/man/ (one per subcommand), the binaries, the completions.
 pages=()
 for m in "$(dirname "$0")"/../docs/man/*.1; do pages+=("usr/share/man/man1/$(basename "$m")"); done
-for f in usr/bin/vigil usr/libexec/vigil/vigil-init "${pages[@]}" \
+for f in usr/bin/vigil usr/libexec/vigil/vigil-init usr/libexec/vigil/vigil-export "${pages[@]}" \
          usr/share/bash-completion/completions/vigil usr/share/zsh/vendor-completions/_vigil; do
   [ -e "$tree/$f" ] || { echo "FAIL: the package has no $f"; exit 1; }
 done
