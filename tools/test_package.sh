@@ -30,4 +30,9 @@ as_user "$tree/usr/bin/vigil" doctor || { echo "FAIL: vigil doctor from the pack
 as_user "$tree/usr/bin/vigil" run -- true || { echo "FAIL: vigil run -- true from the package"; exit 1; }
 out=$(as_user "$tree/usr/bin/vigil" run -- sh -c 'echo installed-ok')
 [ "$out" = installed-ok ] || { echo "FAIL: unexpected output: $out"; exit 1; }
+# export --follow runs libexec/vigil/vigil-export: the session above arrives in the file.
+as_user "$tree/usr/bin/vigil" export --follow --until-idle --format vigil --to "$tree/work/out.jsonl" ||
+  { echo "FAIL: vigil export --follow from the package"; exit 1; }
+grep -q '"kind":"session.end"' "$tree/work/out.jsonl" ||
+  { echo "FAIL: vigil export --follow from the package sent no session.end"; exit 1; }
 echo "package OK: $deb"
