@@ -18,7 +18,7 @@
 namespace vigil {
 // supervisor/cli/proxy_command.cc: registers `vigil proxy`; the returned function runs it.
 std::function<int()> add_proxy_command(CLI::App& app);
-// supervisor/replay/replay_command.cc: registers `vigil replay`; the returned function runs it.
+// supervisor/cli/replay_options.cc: registers `vigil replay`; the returned function runs it.
 std::function<int()> add_replay_command(CLI::App& app);
 // supervisor/cli/undo_command.cc: registers `vigil undo` (Linux).
 std::function<int()> add_undo_command(CLI::App& app);

@@ -290,7 +290,7 @@ struct Report {
     const Row r = rows.row(e);
     auto tr = [&] { return row_html(r); };
     if (const auto* w = std::get_if<events::FsWrite>(&e.body)) {
-      files.add(tr, fs_verdict_word(*w) + " " + write_action(*w) + " in " +
+      files.add(tr, fs_verdict_word(*w) + " " + write_word(*w) + " in " +
                         parent_dir(w->resolved.empty() ? w->path : w->resolved) + "/" +
                         (w->reason.empty() ? "" : "  (" + w->reason + ")"));
     }

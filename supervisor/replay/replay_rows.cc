@@ -146,7 +146,7 @@ Row RowMaker::row(const Event& e) {
             // The spelling the command used, when it is not the resolved path: what a
             // person needs to connect the record to the command's own source.
             const bool respelled = !b.resolved.empty() && b.path != b.resolved;
-            row.detail = write_action(b) + " " + fs_target(b) +
+            row.detail = write_word(b) + " " + fs_target(b) +
                          (respelled ? " (as passed: " + b.path + ")" : "") + "  [" + b.syscall +
                          (flags.empty() ? "" : " " + flags) + "]" +
                          (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b) +
@@ -251,6 +251,10 @@ Row RowMaker::row(const Event& e) {
 
 std::string write_action(const events::FsWrite& w) {
   return std::string(action_word(w.syscall, w.flags));
+}
+
+std::string write_word(const events::FsWrite& w) {
+  return events::to_string(events::write_action(w.syscall, w.flags));
 }
 
 std::string describe_flags(std::string_view syscall, std::uint64_t flags) {
