@@ -306,28 +306,11 @@ struct Report {
   }
 };
 
-}  // namespace
-
-Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
-                         const Out& out, const std::function<ContentFn(const std::string&)>& store) {
-  const std::string log = escape_for_html(log_name);
-  Report rep(log);
-  auto stats = feed([&](const LogRecord& r) {
-    rep.take(r.event);
-    return true;
-  });
-  VIGIL_TRY(stats);
+// The page's head and header: what ran, how it ended, whether the log can be trusted,
+// what was not stopped, and the summary.
+std::string html_header(const Report& rep, const VerifyReport& verify, const FeedStats& stats,
+                        const changes::ChangeSet& changed, const std::string& log) {
   const auto& violations = rep.violations;
-  const changes::ChangeSet changed = rep.changed.finish();
-  rep.ann.recomputed = render_annotation(violations, rep.opts);
-  rep.ann.match = rep.ann.recomputed == rep.ann.text;
-  if (!rep.ann.match) {
-    const auto& [a, b] = std::mismatch(rep.ann.text.begin(), rep.ann.text.end(),
-                                       rep.ann.recomputed.begin(), rep.ann.recomputed.end());
-    (void)b;
-    rep.ann.first_difference = static_cast<std::size_t>(a - rep.ann.text.begin());
-  }
-
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   // Belt and braces: nothing in this page is loaded from anywhere or run, even if an
@@ -365,8 +348,8 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
                          ": " + escape_for_html(verify.why)) +
         "</div>\n";
   }
-  if (stats->unreadable > 0) {
-    h += "<div class=\"chain bad\">" + std::to_string(stats->unreadable) +
+  if (stats.unreadable > 0) {
+    h += "<div class=\"chain bad\">" + std::to_string(stats.unreadable) +
          " unreadable line(s) skipped</div>\n";
   }
   if (!violations.quarantined().empty()) {
@@ -383,10 +366,13 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
        count_of(violations.quarantined().size(), "quarantined") + ", " +
        html_changes_summary(changed) + "</div>\n";
   h += "</header>\n";
-  h += kFilterBar;
-  out(h);
-  h.clear();
+  return h;
+}
 
+// The violation tables: what got through first, then what was refused.
+void violation_sections(const ViolationCollector& violations, const std::string& log,
+                        const Out& out) {
+  std::string h;
   const std::string see_writes = "vigil replay " + log + " --writes";
   // What got through first: quarantined after the command, or not stopped at all.
   if (!violations.quarantined().empty()) {
@@ -428,6 +414,33 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
         "denied</div></section>\n");
   }
 
+}
+
+}  // namespace
+
+Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
+                         const Out& out, const std::function<ContentFn(const std::string&)>& store) {
+  const std::string log = escape_for_html(log_name);
+  Report rep(log);
+  auto stats = feed([&](const LogRecord& r) {
+    rep.take(r.event);
+    return true;
+  });
+  VIGIL_TRY(stats);
+  const auto& violations = rep.violations;
+  const changes::ChangeSet changed = rep.changed.finish();
+  rep.ann.recomputed = render_annotation(violations, rep.opts);
+  rep.ann.match = rep.ann.recomputed == rep.ann.text;
+  if (!rep.ann.match) {
+    const auto& [a, b] = std::mismatch(rep.ann.text.begin(), rep.ann.text.end(),
+                                       rep.ann.recomputed.begin(), rep.ann.recomputed.end());
+    (void)b;
+    rep.ann.first_difference = static_cast<std::size_t>(a - rep.ann.text.begin());
+  }
+
+  out(html_header(rep, verify, *stats, changed, log) + kFilterBar);
+  violation_sections(violations, log, out);
+  std::string h;
   h = "<section id=\"annotation\"><h2>What the model was told (appended to stderr)</h2>\n";
   if (rep.ann.recorded) {
     h += "<pre>" + html_pre_lines(rep.ann.text) + "</pre>\n";
