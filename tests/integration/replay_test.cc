@@ -207,7 +207,7 @@ TEST(Replay, TimelineHasTimePidCommandEventVerdict) {
       o.out.find("TIME        PID     COMMAND          EVENT                VERDICT   DETAIL"),
       std::string::npos)
       << o.out;
-  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    create "
+  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    write "
                        "/home/u/other/x.txt"),
             std::string::npos)
       << o.out;
