@@ -55,6 +55,14 @@ int rlimit_resource(const std::string& name) {
   return RLIMIT_FSIZE;  // the wire accepts no name but these three
 }
 
+// The worker's resource limits (vigil.limits), as setrlimit() names them.
+std::vector<vigil::init::WorkerSpec::Rlimit> rlimits_of(const vigil::wire::InitArgs& args) {
+  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
+  for (const auto& r : args.rlimits)
+    rlimits.push_back({rlimit_resource(r.name), static_cast<rlim_t>(r.value)});
+  return rlimits;
+}
+
 // A command line that does not parse, through the one line writer (escaped, one line
 // each): the message, then the usage.
 void print_usage_error(const std::string& message) {
@@ -242,9 +250,7 @@ int main(int argc, char** argv) {
   const int program_fd = args.program_fd;
   // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
   if (args.outer_proc) vigil::init::set_outer_proc(true);
-  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
-  for (const auto& r : args.rlimits)
-    rlimits.push_back({rlimit_resource(r.name), static_cast<rlim_t>(r.value)});
+  const std::vector<vigil::init::WorkerSpec::Rlimit> rlimits = rlimits_of(args);
   const vigil::init::ObserverOptions observer_options = observer_options_of(args);
   // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
