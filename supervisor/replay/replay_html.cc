@@ -138,7 +138,9 @@ GroupedTable violation_table(const std::deque<Violation>& list, const char* cls,
                              const char* verdict, bool actions, const std::string& see) {
   GroupedTable t(kViolationHead, "directory and cause", see);
   for (const auto& v : list) {
-    const std::string op = actions ? plain_actions(v.actions) : v.op;
+    // A write's words are the block's (plain_actions); a connection or a socket keeps its op.
+    const std::string op =
+        actions && v.kind == Violation::Kind::kFs ? plain_actions(v.actions) : v.op;
     t.add(
         [&] {
           return std::string("<tr class=\"") + cls + "\"><td class=\"v\">" + verdict + "</td><td>" +
@@ -397,7 +399,7 @@ void violation_sections(const ViolationCollector& violations, const std::string&
   }
   // Denials next: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
-    const auto t = violation_table(violations.denied(), "deny", "denied", false, see_writes);
+    const auto t = violation_table(violations.denied(), "deny", "denied", true, see_writes);
     h = "<section class=\"denials\" id=\"denials\"><h2>Denied: " +
         count_of(violations.denied().size(), "target(s), ") +
         count_of(violations.denied_attempts(), "attempt(s)") + "</h2>\n" + t.html(5);

@@ -281,7 +281,7 @@ TEST(ReplayViewsTest, HtmlHighlightsDenials) {
           "<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 3 attempt(s)</h2>"),
       std::string::npos)
       << h;
-  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>openat</td><td "
+  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>write</td><td "
                    "class=\"p\">/etc/x</td>"),
             std::string::npos);
   EXPECT_NE(h.find("id=\"files\""), std::string::npos);

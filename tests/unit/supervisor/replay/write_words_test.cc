@@ -11,6 +11,7 @@
 #include "supervisor/core/events/syscall_table.h"
 #include "supervisor/report/annotation.h"
 #include "supervisor/replay/replay_command.h"
+#include "supervisor/replay/replay_rows.h"
 
 namespace vigil::replay {
 namespace {
@@ -103,15 +104,51 @@ TEST(WriteWordsTest, EveryCallHasOneWordInTheWritesViewTheBlockAndTheHtml) {
     const std::string block = annotation_from_events(events, AnnotationOptions{});
     EXPECT_EQ(before_path(block, path), "deny " + word) << block;
 
-    // The HTML report: the row's detail "<word> <target>" and the files group
-    // "denied <word> in <dir>/".
+    // The HTML report: the denied table and each row's detail "<word> <target>  [call]".
     VerifyReport v;
     v.ok = true;
     v.complete = true;
     v.records = log.records.size();
     const std::string html = render_html(log, v, "s.jsonl");
-    EXPECT_TRUE(before_path(html, path).ends_with(">" + word)) << before_path(html, path);
-    EXPECT_NE(html.find("denied " + word + " in /w/"), std::string::npos);
+    const auto& w = std::get<FsWrite>(log.records[1].event.body);
+    EXPECT_NE(html.find("<td class=\"v\">denied</td><td>" + word + "</td><td class=\"p\">" +
+                        path + "</td>"),
+              std::string::npos)
+        << "the denied table";
+    EXPECT_NE(html.find("<td class=\"p\">" + word + " " + escape_for_html(fs_target(w)) + "  ["),
+              std::string::npos)
+        << "the timeline's and the files' rows";
+  }
+}
+
+// Past the HTML's listed rows, the files' table groups rows by "<verdict> <word> in <dir>/":
+// the same word again.
+TEST(WriteWordsTest, TheHtmlGroupsPastItsListedRowsByTheSameWord) {
+  LoadedLog log = one_write({"openat", O_WRONLY}, "/w/filler");
+  const Event filler = log.records[1].event;
+  auto add = [&log](Event e) {
+    e.seq = log.records.size();
+    log.records.push_back(LogRecord{log.records.size(), serialize(e), e});
+    ++log.lines;
+  };
+  for (std::size_t i = 1; i < kHtmlListedRows; ++i) add(filler);
+  const std::vector<Call> calls = every_call();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    Event e = filler;
+    auto& w = std::get<FsWrite>(e.body);
+    w.syscall = calls[i].syscall;
+    w.flags = calls[i].flags;
+    w.path = w.resolved = "/w/d" + std::to_string(i) + "/f";
+    add(e);
+  }
+  VerifyReport v;
+  v.ok = true;
+  v.complete = true;
+  const std::string html = render_html(log, v, "s.jsonl");
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const std::string word = to_string(write_action(calls[i].syscall, calls[i].flags));
+    EXPECT_NE(html.find("denied " + word + " in /w/d" + std::to_string(i) + "/"), std::string::npos)
+        << calls[i].syscall << " " << calls[i].flags;
   }
 }
 
