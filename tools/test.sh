@@ -279,6 +279,15 @@ each case and runs vigil in it as root and as $user" \
       run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"
     step_time "integration tests as $user"
+    # Nothing a test ran may outlive it. Anything of $user's still running now is named
+    # (for the next reader of this log) and ended by PID, so that it cannot count against
+    # the next pass's process caps.
+    left=$(pgrep -d , -u "$user" || true)
+    if [ -n "$left" ]; then
+      echo "LEFTOVER: processes of $user outlived the integration pass:"
+      ps -o pid,ppid,etime,args -p "$left" || true
+      kill -KILL ${left//,/ } 2>/dev/null || true
+    fi
     EXCLUDE='Caps.ACgroupLeftByAKilledVigilWithThisPidIsTakenOver' EXCLUDE_WHY="it plants a \
 cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
       run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
