@@ -240,15 +240,27 @@ TEST_F(NotifyLoop, AnUnreadablePathFailsWithEfaultAndIsRecorded) {
 TEST_F(NotifyLoop, ACallerGoneBeforeItsCallWasJudgedGetsNothing) {
   Observer o = make();
   channel_->valid = false;  // the caller was killed while its notification waited
-  trap(SYS_fchmod, {0, 0600});
+  // Its path could not be read (its memory is gone with it): not refused, nobody to tell.
+  trap(SYS_mkdirat, {kCwdArg, 0xdead0000, 0755});
+  // An exec whose name was read, but whose caller left before the check after the read:
+  // what was read belongs to nobody, so nothing is continued or recorded.
+  const std::string argv0 = "/bin/true";
+  const std::uint64_t name = put(argv0);
+  const std::uint64_t argv = put(std::string(reinterpret_cast<const char*>(&name), 8) +
+                                 std::string(8, '\0'));
+  trap(SYS_execve, {name, argv, 0});
+  ASSERT_TRUE(o.on_ready(POLLIN));
   ASSERT_TRUE(o.on_ready(POLLIN));
   EXPECT_TRUE(channel_->answers.empty());
-  EXPECT_EQ(o.stats().vanished, 1u);
+  EXPECT_EQ(o.stats().vanished, 2u);
   // A notification raced away before it could be received: nothing at all.
   ASSERT_TRUE(o.on_ready(POLLIN));
   EXPECT_TRUE(channel_->answers.empty());
+  EXPECT_FALSE(o.on_ready(POLLHUP));  // every filtered process has gone: the loop ends
   o.finish();
-  EXPECT_EQ(count_lines(drain(), "fs.write"), 0);
+  const std::string lines = drain();
+  EXPECT_EQ(count_lines(lines, "fs.write"), 0);
+  EXPECT_EQ(count_lines(lines, "proc.exec"), 0);
 }
 
 TEST_F(NotifyLoop, AnOpenWhoseCallerLeftBeforeTheInstallIsRecordedNotAnsweredTwice) {

@@ -485,7 +485,7 @@ TEST(ReplayViewsTest, HtmlGroupsWhatItDoesNotListAndSaysSo) {
   for (std::size_t i = kHtmlListedRows; i < n; ++i) seven += i % 7 == 0 ? 1 : 0;
   EXPECT_NE(h.find("<details><summary>700 row(s) in 2 group(s)</summary>"), std::string::npos);
   EXPECT_NE(h.find("<tr><td>" + std::to_string(seven) +
-                   "</td><td class=\"p\">openat in /etc/seven/  (read-only &lt;mount&gt;)</td>"),
+                   "</td><td class=\"p\">write in /etc/seven/  (read-only &lt;mount&gt;)</td>"),
             std::string::npos)
       << h.substr(h.find("<details>"), 800);
   EXPECT_NE(h.find("<tr><td>" + std::to_string(700 - seven) +

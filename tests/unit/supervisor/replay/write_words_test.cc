@@ -91,7 +91,7 @@ TEST(WriteWordsTest, EveryCallHasOneWordInTheWritesViewTheBlockAndTheHtml) {
     const std::string path = "/w/target" + std::to_string(n++);
     SCOPED_TRACE(c.syscall + " flags " + std::to_string(c.flags));
     ASSERT_TRUE(is_known_write_syscall(c.syscall));
-    const std::string word = to_string(write_action(c.syscall, c.flags));
+    const std::string word = events::to_string(events::write_action(c.syscall, c.flags));
     const LoadedLog log = one_write(c, path);
 
     // replay --writes: "<time> <pid> DENIED <word> <target>  [syscall flags]".
@@ -146,7 +146,7 @@ TEST(WriteWordsTest, TheHtmlGroupsPastItsListedRowsByTheSameWord) {
   v.complete = true;
   const std::string html = render_html(log, v, "s.jsonl");
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::string word = to_string(write_action(calls[i].syscall, calls[i].flags));
+    const std::string word = events::to_string(events::write_action(calls[i].syscall, calls[i].flags));
     EXPECT_NE(html.find("denied " + word + " in /w/d" + std::to_string(i) + "/"), std::string::npos)
         << calls[i].syscall << " " << calls[i].flags;
   }
@@ -155,14 +155,14 @@ TEST(WriteWordsTest, TheHtmlGroupsPastItsListedRowsByTheSameWord) {
 // The words the views used to disagree on (#36): `echo x >> existing` is a write, not a
 // create; a file made with O_EXCL is a create; mkdir a create; chmod a change of mode.
 TEST(WriteWordsTest, TheWordsThatDiffered) {
-  EXPECT_STREQ(to_string(write_action("openat", O_WRONLY | O_CREAT | O_APPEND)), "write");
-  EXPECT_STREQ(to_string(write_action("openat", O_WRONLY | O_CREAT | O_EXCL)), "create");
-  EXPECT_STREQ(to_string(write_action("creat", 0)), "create");
-  EXPECT_STREQ(to_string(write_action("mkdirat", 0)), "create");
-  EXPECT_STREQ(to_string(write_action("unlinkat", AT_REMOVEDIR)), "delete");
-  EXPECT_STREQ(to_string(write_action("symlinkat", 0)), "link");
-  EXPECT_STREQ(to_string(write_action("fchmodat", 0)), "change mode");
-  EXPECT_STREQ(to_string(write_action("truncate", 0)), "write");
+  EXPECT_STREQ(events::to_string(events::write_action("openat", O_WRONLY | O_CREAT | O_APPEND)), "write");
+  EXPECT_STREQ(events::to_string(events::write_action("openat", O_WRONLY | O_CREAT | O_EXCL)), "create");
+  EXPECT_STREQ(events::to_string(events::write_action("creat", 0)), "create");
+  EXPECT_STREQ(events::to_string(events::write_action("mkdirat", 0)), "create");
+  EXPECT_STREQ(events::to_string(events::write_action("unlinkat", AT_REMOVEDIR)), "delete");
+  EXPECT_STREQ(events::to_string(events::write_action("symlinkat", 0)), "link");
+  EXPECT_STREQ(events::to_string(events::write_action("fchmodat", 0)), "change mode");
+  EXPECT_STREQ(events::to_string(events::write_action("truncate", 0)), "write");
 }
 
 }  // namespace
