@@ -174,10 +174,16 @@ std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_r
         return "a git config made a symlink: git reads what it points at, which vigil cannot "
                "judge at the call; refused in every repository";
       case Emulation::kOpen:
-      case Emulation::kTruncate:
+      case Emulation::kTruncate: {
+        // Only in a repository as git decides it: a config beside no HEAD is nothing to
+        // git until one comes, and a HEAD that makes the directory a repository is judged
+        // on the config it finds then (the signature names, below).
+        UniqueFd dir = open_dir(parent);
+        if (!dir || !git::is_git_directory(dir.get())) break;
         return "a git config written in place: git writes one only through config.lock and a "
                "rename, where vigil judges the keys it adds (use `git config`); refused in "
                "every repository";
+      }
       default:
         break;
     }

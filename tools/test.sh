@@ -249,7 +249,7 @@ if [ "$(id -u)" -eq 0 ]; then
   # staged where that user can read them (the checkout may sit under /root).
   user=vigil-ci
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
-  if cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
+  if cp build/supervisor/vigil build/supervisor/vigil-export build/observer/vigil-init build/tests/vigil_integration_tests \
         build/tests/vigil_adversarial_tests build/tests/vigil_probe build/tests/vigil_other_user \
         "$stage/"; then
     mkdir -p "$stage/home" "$stage/other"

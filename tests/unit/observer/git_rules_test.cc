@@ -143,6 +143,10 @@ TEST(GitRules, AConfigThatIsThereIsChangedOnlyByARename) {
     EXPECT_EQ(!d.ask(".git/modules/lib/config", "", r.call).empty(), r.refused);
     EXPECT_EQ(d.ask("plain/config", "", r.call), "") << "not a git directory: any file named config";
   }
+  // A directory named .git that git would not take for a repository (no HEAD): its config
+  // is nothing to git until a HEAD comes, and that HEAD is judged on it.
+  d.file("home/.git/config", "x = 1\n");
+  EXPECT_EQ(d.ask("home/.git/config", "", Emulation::kOpen), "");
   // Any change to a live hook; git's own samples are inert.
   d.file(".git/modules/lib/hooks/pre-commit", "#!/bin/sh\n");
   for (const Emulation call : {Emulation::kOpen, Emulation::kTruncate, Emulation::kChmod, Emulation::kLink})
