@@ -15,7 +15,7 @@
 #include <memory>
 #include <optional>
 
-#include "supervisor/log/session_log.h"  // capture_dir_for()
+#include "supervisor/log/session_log.h"  // capture_dirs_for()
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -46,10 +46,11 @@ struct ReplayArgs {
   std::string policy;                    // --policy NEW.json
 };
 
-// The session's content store, as this user's state directory places it.
+// The session's content stores, as this user's state directory places them: one for
+// `vigil run`, one per command for an agent session (session, serve, mcp).
 replay::ContentFn store_of(const std::string& session) {
-  auto dir = capture_dir_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
-  return replay::store_reader(dir ? *dir : std::string());
+  auto dirs = capture_dirs_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  return replay::store_reader(dirs ? *dirs : std::vector<std::string>{});
 }
 
 // PATH arguments as absolute paths (a relative one is the working directory's).
