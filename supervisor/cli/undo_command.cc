@@ -10,9 +10,6 @@
 // writable roots, recorded in its session.start) that the session's own allowed writes
 // named are touched; a plan with any step that cannot be done is refused whole.
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -30,10 +27,10 @@
 #include "supervisor/core/events/content_store.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
-#include "supervisor/core/base/write_all.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/log/log_stream.h"
 #include "supervisor/replay/replay_changes.h"
+#include "supervisor/replay/replay_command.h"  // has_command()
 #include "supervisor/replay/replay_feed.h"
 #include "supervisor/orchestrator/session_record.h"
 

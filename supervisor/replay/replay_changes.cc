@@ -91,10 +91,6 @@ Result<changes::ChangeSet> change_set_of(const Feed& feed) {
   return b.finish();
 }
 
-bool selected(const changes::PathChange& c, const std::vector<std::string>& only) {
-  return changes::selected(c, only);
-}
-
 std::string describe_state(const changes::State& s) {
   if (s.type == "absent") return "absent";
   if (s.type == "existed") return "existed (not recorded)";

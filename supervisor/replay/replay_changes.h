@@ -32,9 +32,8 @@ inline constexpr std::uint64_t kMaxDiffBytes = std::uint64_t{16} << 20;
 // One pass over the feed.
 Result<changes::ChangeSet> change_set_of(const Feed& feed);
 
-// Whether `c` is one of `only` (absolute paths; a directory names what is below it);
-// an empty `only` selects every change.
-bool selected(const changes::PathChange& c, const std::vector<std::string>& only);
+// Whether `c` is one of `only` (log/change_model.h).
+using changes::selected;
 
 // "file 12 bytes, mode 0640, owner 0:0, sha256 ..." (raw: escape when shown).
 std::string describe_state(const changes::State& s);

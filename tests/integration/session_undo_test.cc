@@ -254,7 +254,7 @@ void per_command_then_whole(const std::function<void(Ran*)>& drive) {
   {
     Ran r;
     drive(&r);
-    if (HasFatalFailure()) return;
+    if (::testing::Test::HasFatalFailure()) return;
     const Outcome diff3 = r.vigil({"replay", "--diff", "--command", "3", r.log});
     EXPECT_EQ(diff3.exit_code, 0) << diff3.err;
     EXPECT_NE(diff3.out.find("+f"), std::string::npos) << diff3.out;
@@ -270,7 +270,7 @@ void per_command_then_whole(const std::function<void(Ran*)>& drive) {
   {
     Ran r;
     drive(&r);
-    if (HasFatalFailure()) return;
+    if (::testing::Test::HasFatalFailure()) return;
     const Outcome diff = r.vigil({"replay", "--diff", r.log});
     EXPECT_EQ(diff.out.find("not in the store"), std::string::npos) << diff.out;
     SCOPED_TRACE("the whole session");
@@ -323,7 +323,7 @@ TEST(SessionUndo, AReplacedPreImageRefusesTheWholeUndo) {
   if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
   Ran r;
   run_serve(&r, "python");
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   // gone.txt's content ("keep\n") is the pre-image the whole-session undo restores.
   std::string hash;
   ASSERT_EQ(sh(r.ws.path(), "printf 'keep\\n' | sha256sum | cut -c1-64", &hash), 0);
@@ -344,7 +344,7 @@ TEST(SessionUndo, ASymlinkPlantedWhereAFileIsRestoredRefuses) {
   if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
   Ran r;
   run_session(&r);
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   TempDir victim;
   write_file(victim / "target", "host file\n");
   ASSERT_EQ(::symlink((victim / "target").c_str(), (r.ws / "gone.txt").c_str()), 0);
@@ -361,7 +361,7 @@ TEST(SessionUndo, ACommandTheLogDoesNotHaveIsNamed) {
   if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
   Ran r;
   run_session(&r);
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   const Outcome u = r.vigil({"undo", "--command", "9", r.log});
   EXPECT_NE(u.exit_code, 0);
   EXPECT_NE(u.err.find("has no command 9"), std::string::npos) << u.err;

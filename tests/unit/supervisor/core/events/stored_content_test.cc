@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "supervisor/core/base/sha256.h"
 
@@ -66,7 +67,7 @@ TEST_F(StoredContentTest, ACopyThatDoesNotMatchItsHashIsNeverTheContent) {
 
 TEST_F(StoredContentTest, ContentNamedByAPathIsNeverOpened) {
   put("outside", "not a store file\n");
-  for (const std::string name : {"../outside", "/etc/passwd", std::string(64, 'A'), std::string(63, 'a')}) {
+  for (const std::string& name : std::vector<std::string>{"../outside", "/etc/passwd", std::string(64, 'A'), std::string(63, 'a')}) {
     SCOPED_TRACE(name);
     events::FsImage img = image("not a store file\n");
     img.sha256 = name;
