@@ -1,7 +1,7 @@
 // Per-command undo and diff in every mode (issue 32, item 1): a git repository changed
 // across several commands (commits, a new file, a deleted file, a branch, a new tree)
-// through `vigil serve` driven by the shipped Python and Node clients and through a
-// `vigil session`, then `undo --command N` (newest first) and the whole session's undo.
+// through `vigil serve` driven by the shipped Python and Node clients, through `vigil mcp`
+// and through a `vigil session`, then `undo --command N` (newest first) and the whole session's undo.
 // After each, the workspace is byte for byte what it was (modes, symlinks, every file of
 // .git), `git fsck --strict` is clean, and the dry run printed exactly the plan the real
 // run carried out. A hostile store (a pre-image replaced) and a symlink planted where a
@@ -140,6 +140,38 @@ with VigilSession(vigil=vigil, log=log, workspace=ws) as s:
 subprocess.run(["cp", "-a", ws, "%s/%d" % (copies, len(commands))], check=True)
 )PY";
 
+// `vigil mcp` spoken by a plain MCP client: initialize, then one tools/call per command.
+constexpr const char* kMcpDriver = R"PY(
+import json, subprocess, sys
+vigil, ws, log, copies = sys.argv[1:5]
+commands = sys.argv[5:]
+p = subprocess.Popen([vigil, "mcp", "--log", log], cwd=ws, stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE)
+def send(msg):
+    p.stdin.write((json.dumps(dict(msg, jsonrpc="2.0")) + "\n").encode())
+    p.stdin.flush()
+def reply(rid):
+    for line in p.stdout:
+        m = json.loads(line)
+        if m.get("id") == rid and "method" not in m:
+            return m
+    sys.exit("vigil mcp exited")
+send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05",
+      "capabilities": {}, "clientInfo": {"name": "undo-test", "version": "1"}}})
+reply(1)
+send({"method": "notifications/initialized"})
+for i, c in enumerate(commands):
+    subprocess.run(["cp", "-a", ws, "%s/%d" % (copies, i)], check=True)
+    send({"id": 10 + i, "method": "tools/call",
+          "params": {"name": "run_command", "arguments": {"command": c}}})
+    r = reply(10 + i)
+    if "error" in r or r["result"].get("isError"):
+        sys.exit("command %d failed: %r" % (i + 1, r))
+p.stdin.close()
+p.wait()
+subprocess.run(["cp", "-a", ws, "%s/%d" % (copies, len(commands))], check=True)
+)PY";
+
 constexpr const char* kNodeDriver = R"JS(
 const { execFileSync } = require('node:child_process');
 const { VigilSession } = require(process.argv[2] + '/vigil_client.js');
@@ -176,6 +208,9 @@ void run_serve(Ran* r, const std::string& client) {
   if (client == "python") {
     write_file(r->copies / "drive.py", kPythonDriver);
     argv = {python3(), r->copies / "drive.py", clients_dir("python")};
+  } else if (client == "mcp") {
+    write_file(r->copies / "drive.py", kMcpDriver);
+    argv = {python3(), r->copies / "drive.py"};
   } else {
     write_file(r->copies / "drive.js", kNodeDriver);
     argv = {find_program({"node", "nodejs"}), r->copies / "drive.js", clients_dir("node")};
@@ -289,6 +324,11 @@ TEST(SessionUndo, ServeThroughTheNodeClient) {
   if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
   if (find_program({"node", "nodejs"}).empty()) GTEST_SKIP() << "node is not installed (tools/bootstrap.sh installs nodejs)";
   per_command_then_whole([](Ran* r) { run_serve(r, "node"); });
+}
+
+TEST(SessionUndo, McpThroughAPlainClient) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
+  per_command_then_whole([](Ran* r) { run_serve(r, "mcp"); });
 }
 
 TEST(SessionUndo, VigilSession) {
