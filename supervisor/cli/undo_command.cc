@@ -198,11 +198,9 @@ int run_undo(const UndoArgs& a) {
   if (!fd) return fail(fd.error().message);
   replay::Feed feed = replay::feed_of_fd(fd->get());
   if (a.command) {
-    auto has = replay::has_command(feed, *a.command);
-    if (!has) return fail(has.error().message);
-    if (!*has) return fail("undo: " + a.log + " has no command " + std::to_string(*a.command) +
-                           " (`vigil replay " + a.log + "` lists its commands)");
-    feed = replay::only_command(std::move(feed), *a.command);
+    auto one = replay::command_feed(std::move(feed), *a.command, a.log);
+    if (!one) return fail("undo: " + one.error().message);
+    feed = std::move(one).value();
   }
   auto cs = replay::change_set_of(feed);
   if (!cs) return fail(cs.error().message);

@@ -211,10 +211,9 @@ int run_replay(const ReplayArgs& a) {
   if (!lines.error().empty()) return fail("cannot read " + a.log + ": " + lines.error());
   replay::Feed feed = replay::feed_of_fd(fd);
   if (a.command) {
-    auto has = replay::has_command(feed, *a.command);
-    if (!has) return fail(has.error().message);
-    if (!*has) return fail("replay: the log has no command " + std::to_string(*a.command));
-    feed = replay::only_command(std::move(feed), *a.command);
+    auto one = replay::command_feed(std::move(feed), *a.command, a.log);
+    if (!one) return fail("replay: " + one.error().message);
+    feed = std::move(one).value();
   }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {
