@@ -408,5 +408,24 @@ TEST(SessionUndo, ACommandTheLogDoesNotHaveIsNamed) {
   EXPECT_NE(u.err.find("has no command 9"), std::string::npos) << u.err;
 }
 
+// A `vigil run` log is one command: --command 1 is the whole run, in undo and replay alike.
+TEST(SessionUndo, AVigilRunLogIsCommandOne) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed (tools/bootstrap.sh installs it)";
+  Ran r;
+  make_repo(r.ws.path());
+  const Snapshot before = snapshot(r.ws.path());
+  r.log = r.state / "run.jsonl";
+  const Outcome run = r.vigil({"run", "--log", r.log, "--", "sh", "-c", kCommands[0] + " && " + kCommands[1]});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Outcome whole = r.vigil({"replay", "--changes", r.log});
+  const Outcome one = r.vigil({"replay", "--changes", "--command", "1", r.log});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, whole.out);
+  const Outcome two = r.vigil({"undo", "--command", "2", r.log});
+  EXPECT_NE(two.exit_code, 0);
+  EXPECT_NE(two.err.find("a `vigil run` log has one command: 1"), std::string::npos) << two.err;
+  undo_and_check(r, {"--command", "1"}, before);
+}
+
 }  // namespace
 }  // namespace vigil::test
