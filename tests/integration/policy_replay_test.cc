@@ -83,7 +83,7 @@ TEST_F(PolicyReplayTest, WidenedSettingsListExactlyWhatWouldBeAllowed) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::set<Change> want = {
       {"denied -> allowed",
-       "create " + (out / "b") +
+       "write " + (out / "b") +
            " | was: default deny (outside every writable root) | now: filesystem.allowWrite[1] \"" +
            out.path() + "\""},
       {"denied -> allowed",
@@ -103,7 +103,7 @@ TEST_F(PolicyReplayTest, NarrowedSettingsListExactlyWhatWouldBeDenied) {
   const Outcome o = run_vigil({"replay", "--policy", conf / "narrow.json", log()}, ws.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const std::set<Change> want = {
-      {"allowed -> denied", "create " + (ws / "a") +
+      {"allowed -> denied", "write " + (ws / "a") +
                                 " | was: filesystem.allowWrite[0] \".\" | now: "
                                 "filesystem.denyWrite[0] \"a\""},
       {"allowed -> denied", "http " + port(p1) + " | was: network.allowedDomains[0] \"" + port(p1) +
