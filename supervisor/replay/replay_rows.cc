@@ -182,6 +182,11 @@ Row RowMaker::row(const Event& e) {
             row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ")";
           },
           [&](const events::CommandEnd& b) { row.detail = ending_detail(b); },
+          [&](const events::CommandCancel& b) {
+            row.verdict = "cancelled";
+            row.detail = "by the " + b.by + " (" + b.via + ")" +
+                         (b.reason.empty() ? "" : ": " + b.reason);
+          },
           [&](const events::PolicyUpdate& b) {
             row.detail = "allowed domains: add [" + join_argv(b.add) + "], remove [" +
                          join_argv(b.remove) + "]";

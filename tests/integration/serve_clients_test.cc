@@ -302,13 +302,16 @@ TEST(Mcp, ACwdOutsideTheWorkspaceIsAToolErrorTheModelSees) {
   EXPECT_FALSE(exists(t.home / "authorized_keys"));
 }
 
-// A parameter of an unexpected JSON type is an invalid-params reply; the server goes on.
+// A parameter of an unexpected JSON type is an invalid-params reply; the server goes on
+// (an initialize refused so is no initialize: the one after it is answered).
 TEST(Mcp, ParamsOfAnUnexpectedTypeAreAnErrorNotACrash) {
   TempDir ws, state;
   const std::string input =
       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}})"
       "\n"
       R"({"jsonrpc":5,"id":2,"method":"ping"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"
       "\n"
       R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}})"
       "\n"
@@ -319,6 +322,7 @@ TEST(Mcp, ParamsOfAnUnexpectedTypeAreAnErrorNotACrash) {
   const auto msgs = lines_of(o.out);
   EXPECT_EQ(reply_to(msgs, 1)["error"]["code"], -32602) << o.out;
   EXPECT_EQ(reply_to(msgs, 2)["error"]["code"], -32600) << o.out;
+  EXPECT_EQ(reply_to(msgs, 5)["result"]["protocolVersion"], "2025-06-18") << o.out;
   EXPECT_EQ(reply_to(msgs, 3)["error"]["code"], -32602) << o.out;
   EXPECT_TRUE(reply_to(msgs, 4).contains("result")) << o.out;
 }

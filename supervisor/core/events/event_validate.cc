@@ -216,6 +216,12 @@ Result<void> validate(const Body& body, const Limits& lim) {
             if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
             return {};
           },
+          [&](const CommandCancel& b) -> Result<void> {
+            if (b.by != "client" && b.by != "disconnect") return bad("by: expected client or disconnect");
+            if (b.via.empty() || !text_ok(b.via) || !text_ok(b.reason))
+              return bad("via, reason: empty, too long or a NUL byte");
+            return {};
+          },
           [&](const NetUnix& b) -> Result<void> {
             if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
             if (b.syscall != "connect" && b.syscall != "socket")
