@@ -64,21 +64,23 @@ void CommandStop::spawned(pid_t bwrap) {
   std::lock_guard lock(mu_);
   bwrap_ = bwrap;
   bwrap_fd_ = open_pidfd(bwrap);
-  // Stopped before it ran: it never starts.
-  if (timed_out_ || cancel_) signal_bwrap(SIGKILL);
+  if (timed_out_) signal_bwrap(SIGKILL);
+  // Cancelled before it ran: stopped as soon as its PID 1 is there (the watch).
+  if (cancel_ && !terminated_) terminated_ = terminate();
+  cv_.notify_all();
 }
 
 void CommandStop::signal_bwrap(int sig) {
   if (!send_via_pidfd(bwrap_fd_, sig) && !bwrap_fd_ && bwrap_ > 0 && !done_) ::kill(bwrap_, sig);
 }
 
-void CommandStop::terminate() {
+bool CommandStop::terminate() {
   const pid_t init = bwrap_ > 0 ? sandbox_init_of(bwrap_) : -1;
   UniqueFd init_fd = open_pidfd(init);
   // Opened, then checked to be bwrap's child still: the pidfd names that very process.
   const auto kids = init > 0 ? children_of(bwrap_) : std::vector<pid_t>{};
   const bool still = init_fd && !kids.empty() && kids.front() == init;
-  if (!still || !send_via_pidfd(init_fd, SIGTERM)) signal_bwrap(SIGKILL);  // nothing runs yet
+  return still && send_via_pidfd(init_fd, SIGTERM);
 }
 
 bool CommandStop::cancel(CancelWhy why) {
@@ -99,7 +101,7 @@ bool CommandStop::cancel(CancelWhy why) {
   if (tell) tell(id, why);
   {
     std::lock_guard lock(mu_);
-    if (!done_ && bwrap_ > 0) terminate();
+    if (!done_ && bwrap_ > 0) terminated_ = terminate();
   }
   cv_.notify_all();
   return true;
@@ -111,6 +113,11 @@ void CommandStop::watch() {
     auto until = std::chrono::steady_clock::time_point::max();
     if (deadline_ && !timed_out_) until = std::min(until, *deadline_);
     if (kill_at_) until = std::min(until, *kill_at_);
+    // Cancelled: SIGTERM again every 50 ms until the grace ends. PID 1 may not be there
+    // yet, or not have its handlers yet (a PID namespace's init gets from outside only the
+    // signals it handles), and a repeated SIGTERM is harmless to the command.
+    if (cancel_ && bwrap_ > 0)
+      until = std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(terminated_ ? 50 : 10));
     if (until == std::chrono::steady_clock::time_point::max()) {
       cv_.wait(lock);
     } else {
@@ -118,6 +125,7 @@ void CommandStop::watch() {
     }
     if (done_) break;
     const auto now = std::chrono::steady_clock::now();
+    if (cancel_ && bwrap_ > 0 && !(kill_at_ && now >= *kill_at_)) terminated_ = terminate();
     if (deadline_ && !timed_out_ && now >= *deadline_ && !cancel_) {
       timed_out_ = true;
       signal_bwrap(SIGKILL);

@@ -68,7 +68,10 @@ class CommandStop {
  private:
   void watch();
   void signal_bwrap(int sig);  // under mu_
-  void terminate();            // under mu_: SIGTERM to PID 1 (or SIGKILL before it exists)
+  // Under mu_: SIGTERM to PID 1; false while there is none yet (bwrap still setting up:
+  // a SIGKILL to bwrap then could leave its child behind, so the watch tries again, and
+  // only SIGKILLs bwrap at the grace's end).
+  bool terminate();
 
   const std::chrono::milliseconds grace_;
   mutable std::mutex mu_;
@@ -78,7 +81,7 @@ class CommandStop {
   std::optional<std::uint64_t> command_;
   pid_t bwrap_ = -1;
   UniqueFd bwrap_fd_;
-  bool timed_out_ = false, done_ = false, logged_ = false;
+  bool timed_out_ = false, done_ = false, logged_ = false, terminated_ = false;
   std::optional<CancelWhy> cancel_;
   std::optional<std::chrono::steady_clock::time_point> kill_at_;
   std::thread thread_;

@@ -98,7 +98,10 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
       // A request the client waits for gets its answer, when its id can be told.
       const auto id = recover_request_id(line, {});
       out.post(error_reply(id ? *id : json(), id ? kInvalidParams : kParseError,
-                           parsed.error().message));
+                           id ? parsed.error().message +
+                                    " (a string escape \\ud800 to \\udfff without its pair "
+                                    "names no character)"
+                              : parsed.error().message));
       return;
     }
     json req = std::move(*parsed);
