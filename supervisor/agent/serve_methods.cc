@@ -17,10 +17,11 @@ json violations_object(const std::string& line) {
   return v ? std::move(*v) : json::object();
 }
 
-// Whether the reader of `fd` (a pipe or socket) has gone.
-bool reader_gone(int fd) {
-  pollfd p{fd, POLLOUT, 0};
-  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+// Whether the reader of `fd` (a pipe or socket) has gone, waiting up to `ms` for it (no
+// event asked for: POLLERR and POLLHUP are reported all the same).
+bool reader_gone(int fd, int ms) {
+  pollfd p{fd, 0, 0};
+  return ::poll(&p, 1, ms) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
 }  // namespace
@@ -154,9 +155,21 @@ rpc::ServeHooks ServeServer::hooks(int out_fd) {
   // EOF alone is "no more requests" (the ones in flight are answered); EOF with the
   // reader of our stdout gone is a client that went away.
   h.on_eof = [this, out_fd] {
-    if (reader_gone(out_fd)) running_.cancel_all({"disconnect", "eof", ""});
+    watch_ = std::thread([this, out_fd] {
+      while (!stop_watch_) {
+        if (reader_gone(out_fd, 100)) {
+          running_.cancel_all({"disconnect", "eof", ""});
+          return;
+        }
+      }
+    });
   };
   return h;
+}
+
+ServeServer::~ServeServer() {
+  stop_watch_ = true;
+  if (watch_.joinable()) watch_.join();
 }
 
 }  // namespace vigil

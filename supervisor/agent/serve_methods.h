@@ -2,8 +2,10 @@
 // policy.update, and ask mode's questions to the client (RpcAsks).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,9 +34,13 @@ class RpcAsks {
 class ServeServer {
  public:
   ServeServer(AgentSession& session, RpcAsks& asks) : session_(session), asks_(asks) {}
+  ~ServeServer();
+  ServeServer(const ServeServer&) = delete;
+  ServeServer& operator=(const ServeServer&) = delete;
   std::map<std::string, rpc::Method> methods();
-  // `out_fd`: the client's end of the protocol; when it is gone at stdin's EOF, the client
-  // went away and what it started ends (command.cancel, by "disconnect").
+  // `out_fd`: the client's end of the protocol; when it is gone at stdin's EOF, or goes
+  // while the requests in flight are waited for, the client went away and what it started
+  // ends (command.cancel, by "disconnect").
   rpc::ServeHooks hooks(int out_fd);
 
  private:
@@ -42,6 +48,8 @@ class ServeServer {
   AgentSession& session_;
   RpcAsks& asks_;
   RunningCommands running_;
+  std::atomic<bool> stop_watch_{false};
+  std::thread watch_;  // after EOF: for the reader of our stdout going away
 };
 
 }  // namespace vigil
