@@ -53,7 +53,8 @@ TEST(McpToolResult, FailedCommandsAreErrorsWithTheirFieldsAndOneBlock) {
   EXPECT_EQ(r["isError"], true);
   const std::string text = r["content"][0]["text"];
   EXPECT_EQ(text.find("<sandbox_violations>"), text.rfind("<sandbox_violations>"));
-  EXPECT_NE(text.find("err\n<sandbox_violations>"), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("out\nerr\n", 0), 0u) << text;  // the output, then the rest
+  EXPECT_LT(text.find("[output cut at"), text.find("<sandbox_violations>")) << text;
   EXPECT_NE(text.find("[exit code 2]"), std::string::npos) << text;
   EXPECT_NE(text.find("the log has it all: /log.jsonl"), std::string::npos) << text;
   const json sc = r["structuredContent"];
