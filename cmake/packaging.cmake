@@ -24,6 +24,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 # bwrap at run time; libseccomp and the C++ runtime for the binaries (where they are
 # linked statically, the dependency is harmless).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "bubblewrap, libseccomp2, libstdc++6, libc6")
+# libssl3: vigil-export (syslog over TLS); vigil itself never loads it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "bubblewrap, libseccomp2, libstdc++6, libc6, libssl3")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion")
 include(CPack)

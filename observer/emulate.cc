@@ -21,6 +21,7 @@
 
 #include "filters/syscall_names.h"
 #include "observer/caller_view.h"
+#include "observer/git_rules.h"
 #include "observer/proc_dir.h"
 #include "supervisor/core/policy/path_expand.h"
 
@@ -174,6 +175,28 @@ Performed perform(const CallPlan& plan, pid_t pid, bool may_block, const Gate* g
       out.error = EACCES;
       out.why = std::move(why);
       return out;
+    }
+  }
+  if (gate != nullptr) {
+    // A change to a file that is there already, or a second name for one (a link's
+    // source, followed when the link follows it), when git gives the name a meaning (a
+    // config, a hook: observer/git_rules.h): judged as its making would be.
+    std::string changed;
+    if (e == Emulation::kTruncate || e == Emulation::kChmod) changed = out.resolved;
+    if (e == Emulation::kLink) {
+      changed = out.from_resolved;
+      if ((plan.flags & AT_SYMLINK_FOLLOW) != 0) {
+        int err = 0;
+        UniqueFd src = follow(from, &err);
+        if (src) changed = fd_name(src.get());
+      }
+    }
+    if (!changed.empty() && git_may_judge_change(changed)) {
+      if (std::string why = (*gate)(changed, std::string()); !why.empty()) {
+        out.error = EACCES;
+        out.why = std::move(why);
+        return out;
+      }
     }
   }
   const std::string via = target ? self_fd(target.get()) : std::string();

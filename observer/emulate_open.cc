@@ -7,6 +7,7 @@
 #include <string>
 
 #include "observer/caller_names.h"
+#include "observer/git_rules.h"
 #include "observer/caller_view.h"
 
 namespace vigil::init::caller_view {
@@ -60,6 +61,13 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
   };
   // Unless the caller asked for O_NONBLOCK, the first try adds it: an open that would
   // wait (a FIFO with no peer) must not hold every other process's calls.
+  // A change to a file that is there already, when git gives its name a meaning (a
+  // config, a hook: observer/git_rules.h), is judged as its making would be; any other
+  // rewrite costs a string compare. The reason, or "".
+  auto judged = [&](const std::string& name) -> std::string {
+    if (gate == nullptr || name.empty() || !git_may_judge_change(name)) return {};
+    return (*gate)(name, std::string());
+  };
   const bool caller_nonblock = (flags & O_NONBLOCK) != 0;
   const std::uint64_t ours = flags | O_CLOEXEC | (may_block ? 0 : O_NONBLOCK);
   const std::uint64_t resolve = plan.resolve | RESOLVE_NO_MAGICLINKS;
@@ -82,6 +90,10 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     if (const int err = before_change(name); err != 0) {
       if (err == ENAMETOOLONG) return unnamed(&out);
       return refused(&out, err, name);
+    }
+    if (std::string why = judged(name); !why.empty()) {
+      out.why = std::move(why);
+      return refused(&out, EACCES, name);
     }
   }
   // An O_CREAT|O_EXCL open never touches an existing file. One without O_TRUNC changes
@@ -187,6 +199,14 @@ Performed perform_open(const CallPlan& plan, pid_t pid, bool may_block, const Ga
     // Found, not made or changed (a name checked before any change would have refused
     // first): closed again, and the caller told what the kernel says of a path that long.
     return unnamed(&out);
+  }
+  if (plan.writes && !out.created && !truncates) {
+    // Opened, nothing written yet: refused here, the fd is closed and nothing changed.
+    if (std::string why = judged(out.resolved); !why.empty()) {
+      out.why = std::move(why);
+      out.error = EACCES;
+      return out;
+    }
   }
   if (out.created) {
     struct stat st {};

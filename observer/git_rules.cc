@@ -94,19 +94,7 @@ std::string multi_component_refusal(std::string_view rel, std::string_view from)
 
 // Reads a regular file of at most 1 MiB (a final symlink not followed); false otherwise.
 bool read_config(std::string_view path, std::string* out) {
-  UniqueFd fd(::open(std::string(path).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  out->clear();
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out->append(buf, static_cast<std::size_t>(n));
-    if (out->size() > (std::size_t{1} << 20)) return false;
-  }
+  return git::read_bounded(AT_FDCWD, std::string(path).c_str(), std::size_t{1} << 20, false, out);
 }
 
 // A config renamed into a git directory (how git writes one: config.lock, then rename):
@@ -154,6 +142,12 @@ std::string git_write_refusal(std::string_view rel_in_root) {
   return {};
 }
 
+bool git_may_judge_change(std::string_view path) {
+  path = without_trailing_slashes(path);
+  const std::string_view last = last_of(path);
+  return last == "config" || last == "config.worktree" || last_of(parent_of(path)) == "hooks";
+}
+
 std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_root,
                                 std::string_view from, Emulation call) {
   path = without_trailing_slashes(path);
@@ -167,13 +161,32 @@ std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_r
                            last == "hooks" || config ||
                            (!from.empty() && is_mandatory_deny_head(last));
   if (!interesting) return {};
-  if (config && (call == Emulation::kRename || call == Emulation::kLink) && is_git_dir_at(parent)) {
-    // A link leaves the bytes writable under another name: git never links a config.
-    if (call == Emulation::kLink) {
-      return "a git config made by a link: its bytes stay writable under the other name; "
-             "refused in every repository";
+  if (config && is_git_dir_at(parent)) {
+    switch (call) {
+      case Emulation::kRename:
+        if (!from.empty()) return config_refusal(path, from);
+        break;
+      case Emulation::kLink:
+        // Either name: a link leaves the bytes writable under the other; git never links one.
+        return "a git config with a second name (a hard link): its bytes stay writable under "
+               "the other name; refused in every repository";
+      case Emulation::kSymlink:
+        return "a git config made a symlink: git reads what it points at, which vigil cannot "
+               "judge at the call; refused in every repository";
+      case Emulation::kOpen:
+      case Emulation::kTruncate: {
+        // Only in a repository as git decides it: a config beside no HEAD is nothing to
+        // git until one comes, and a HEAD that makes the directory a repository is judged
+        // on the config it finds then (the signature names, below).
+        UniqueFd dir = open_dir(parent);
+        if (!dir || !git::is_git_directory(dir.get())) break;
+        return "a git config written in place: git writes one only through config.lock and a "
+               "rename, where vigil judges the keys it adds (use `git config`); refused in "
+               "every repository";
+      }
+      default:
+        break;
     }
-    if (!from.empty()) return config_refusal(path, from);
   }
   if (hooks_entry && !is_sample(last) && is_git_dir_at(parent_of(parent))) {
     return hook_refusal(last);

@@ -20,6 +20,13 @@
 //     at the call) is refused;
 //   - a directory renamed to the head of a protected name with more components
 //     (`.claude`, holding `commands/`) is refused when it holds the rest.
+// The same rules judge a change to a file that is there already (written in place through
+// an open, truncated, its mode changed: observer/emulate*.cc), for the names that
+// git_may_judge_change() picks, and the source of a hard link (a second name for a hook
+// or a config would let writes reach it where no rule looks):
+//   - a config of a git directory is written in place, linked or made a symlink: refused
+//     (git writes one only through config.lock and a rename, judged above);
+//   - an entry of a git directory's hooks: any change refused, as its making is.
 // What the gate cannot see at the call (the bytes written into a .git file, a commondir or
 // a config after it is made, or through an fd held across the rename) is the post-run
 // backstop's (supervisor/backstop/backstop.h).
@@ -44,5 +51,10 @@ std::string git_write_refusal(std::string_view rel_in_root);
 // what makes it.
 std::string git_meaning_refusal(std::string_view path, std::string_view rel_in_root,
                                 std::string_view from, Emulation call);
+
+// Whether a change to the existing file `path` (a real name) may be one the rules above
+// refuse: a config's name, or an entry of a directory named hooks. Names alone, so that
+// a rewrite of any other file costs a string compare, not a judgement.
+bool git_may_judge_change(std::string_view path);
 
 }  // namespace vigil::init

@@ -1,6 +1,7 @@
 #include "observer/protected_names.h"
 
 #include "observer/git_rules.h"
+#include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/policy/mandatory_denies.h"
 
 namespace vigil::init {
@@ -11,10 +12,19 @@ std::string protected_name_refusal(const std::vector<Mount>& mounts, std::string
   const Classified c = classify_write(mounts, path);
   // Read-only: the kernel refuses (EROFS). Ephemeral: it vanishes with the sandbox.
   if (c.verdict != WriteVerdict::kAllowed || c.mount_point.empty()) return {};
+  // Relative to the outermost writable mount over the path, not the one that decided: a
+  // directory vigil pinned inside a writable root (.claude, holding an agents/ it made
+  // read-only) is a mount of its own, and a name under it (commands/x) must be judged with
+  // the components above it (.claude/commands/x).
+  std::string_view base = c.mount_point;
+  for (const Mount& m : mounts) {
+    if (m.read_only || m.mount_point == "/" || m.mount_point.size() >= base.size()) continue;
+    if (path_is_under(path, m.mount_point)) base = m.mount_point;
+  }
   std::string_view rel = path;
-  if (c.mount_point != "/") {
-    if (!rel.starts_with(c.mount_point)) return {};
-    rel.remove_prefix(c.mount_point.size());
+  if (base != "/") {
+    if (!rel.starts_with(base)) return {};
+    rel.remove_prefix(base.size());
   }
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
   const MandatoryDeny* d = mandatory_deny_within(rel, /*allow_git_config=*/false);

@@ -16,6 +16,9 @@ packages=(
   # vigil export --follow: syslog over TLS (OpenSSL through Boost.Asio), and the fleet
   # integration test's real collector (rsyslogd with its OpenSSL stream driver)
   libssl-dev rsyslog rsyslog-openssl
+  # pip and setuptools: the clients' README examples install clients/python as a user
+  # would (offline: it has no dependencies)
+  python3-pip python3-setuptools
   # the libFuzzer targets (tools/fuzz.sh): clang, and libFuzzer + the sanitizer runtimes
   clang libclang-rt-14-dev
 )

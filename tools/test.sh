@@ -249,7 +249,7 @@ if [ "$(id -u)" -eq 0 ]; then
   # staged where that user can read them (the checkout may sit under /root).
   user=vigil-ci
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
-  if cp build/supervisor/vigil build/observer/vigil-init build/tests/vigil_integration_tests \
+  if cp build/supervisor/vigil build/supervisor/vigil-export build/observer/vigil-init build/tests/vigil_integration_tests \
         build/tests/vigil_adversarial_tests build/tests/vigil_probe build/tests/vigil_other_user \
         "$stage/" &&
      # The MCP SDK client (tests/integration/mcp_sdk_test.cc), where $user can read it.
@@ -281,6 +281,15 @@ each case and runs vigil in it as root and as $user" \
       run_suite "integration tests as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \
       @@ "$stage/vigil_integration_tests"
     step_time "integration tests as $user"
+    # Nothing a test ran may outlive it. Anything of $user's still running now is named
+    # (for the next reader of this log) and ended by PID, so that it cannot count against
+    # the next pass's process caps.
+    left=$(pgrep -d , -u "$user" || true)
+    if [ -n "$left" ]; then
+      echo "LEFTOVER: processes of $user outlived the integration pass:"
+      ps -o pid,ppid,etime,args -p "$left" || true
+      kill -KILL ${left//,/ } 2>/dev/null || true
+    fi
     EXCLUDE='Caps.ACgroupLeftByAKilledVigilWithThisPidIsTakenOver' EXCLUDE_WHY="it plants a \
 cgroup as root to stand for a killed vigil's leftover: the root pass runs it" \
       run_suite "adversarial probes as $user (unprivileged)" runuser -u "$user" -- "${env_ci[@]}" \

@@ -16,7 +16,7 @@ dpkg -x "$deb" "$tree"
 # Every man page written in docs/man/ (one per subcommand), the binaries, the completions.
 pages=()
 for m in "$(dirname "$0")"/../docs/man/*.1; do pages+=("usr/share/man/man1/$(basename "$m")"); done
-for f in usr/bin/vigil usr/libexec/vigil/vigil-init "${pages[@]}" \
+for f in usr/bin/vigil usr/libexec/vigil/vigil-init usr/libexec/vigil/vigil-export "${pages[@]}" \
          usr/share/bash-completion/completions/vigil usr/share/zsh/vendor-completions/_vigil; do
   [ -e "$tree/$f" ] || { echo "FAIL: the package has no $f"; exit 1; }
 done
@@ -30,4 +30,9 @@ as_user "$tree/usr/bin/vigil" doctor || { echo "FAIL: vigil doctor from the pack
 as_user "$tree/usr/bin/vigil" run -- true || { echo "FAIL: vigil run -- true from the package"; exit 1; }
 out=$(as_user "$tree/usr/bin/vigil" run -- sh -c 'echo installed-ok')
 [ "$out" = installed-ok ] || { echo "FAIL: unexpected output: $out"; exit 1; }
+# export --follow runs libexec/vigil/vigil-export: the session above arrives in the file.
+as_user "$tree/usr/bin/vigil" export --follow --until-idle --format vigil --to "$tree/work/out.jsonl" ||
+  { echo "FAIL: vigil export --follow from the package"; exit 1; }
+grep -q '"kind":"session.end"' "$tree/work/out.jsonl" ||
+  { echo "FAIL: vigil export --follow from the package sent no session.end"; exit 1; }
 echo "package OK: $deb"

@@ -39,7 +39,20 @@ class VigilSession {
     this.pending = new Map(); // request id -> { resolve, reject, onOutput }
     this.onEvent = null; // (command id, record) for every log record
     this.onAsk = null; // (ask params) -> answer (or a promise of one); null: no answer
-    this.exited = new Promise((resolve) => this.proc.on('exit', resolve));
+    // vigil not there (or not runnable): every call rejects with what to do, never an
+    // unhandled 'error' event with a stack trace.
+    this.startError = null;
+    this.proc.on('error', (err) => {
+      this.startError = new Error(err.code === 'ENOENT'
+        ? `cannot run ${vigil}: not found on PATH. Install vigil (see its README) or give its path (--vigil BIN on the command line, { vigil: '/path/to/vigil' } in code)`
+        : `cannot run ${vigil}: ${err.message}`);
+      for (const p of this.pending.values()) p.reject(this.startError);
+      this.pending.clear();
+    });
+    this.exited = new Promise((resolve) => {
+      this.proc.on('exit', resolve);
+      this.proc.on('error', () => resolve(null));
+    });
     const lines = readline.createInterface({ input: this.proc.stdout });
     lines.on('line', (line) => this.receive(JSON.parse(line)));
     lines.on('close', () => {
@@ -70,13 +83,14 @@ class VigilSession {
   call(method, params, onOutput) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      if (this.startError) return reject(this.startError);
       this.pending.set(id, { resolve, reject, onOutput });
       this.send({ id, method, params });
     });
   }
 
   send(msg) {
-    this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
+    if (this.proc.stdin.writable) this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
   }
 
   run(argv, { cwd, env, stdin, timeout, onOutput } = {}) {
@@ -127,5 +141,8 @@ module.exports = { VigilSession };
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
-    (err) => { process.stderr.write(`vigil_client: ${err.message}\n`); process.exitCode = 125; });
+    (err) => {
+      process.stderr.write(`vigil_client: ${err.message}\n`);
+      process.exitCode = /not found/.test(err.message) ? 127 : 125;
+    });
 }

@@ -43,8 +43,15 @@ class VigilSession:
         if log:
             argv += ["--log", log]
         argv += list(extra_args)
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      cwd=workspace)
+        try:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          cwd=workspace)
+        except FileNotFoundError:
+            raise VigilError("cannot run %s: not found on PATH. Install vigil (see its README) or give "
+                             "its path (--vigil BIN on the command line, vigil='/path/to/vigil' in "
+                             "code)" % vigil) from None
+        except OSError as e:
+            raise VigilError("cannot run %s: %s" % (vigil, e.strerror)) from None
         self._ids = itertools.count(1)
         self._lock, self._wlock = threading.Lock(), threading.Lock()
         self._pending = {}  # request id -> [event, reply]
@@ -152,5 +159,14 @@ def main(args):
     return result["exit_code"]
 
 
+def cli():
+    """The `vigil-client` command (pyproject.toml): main(), errors as one line."""
+    try:
+        return main(sys.argv[1:])
+    except VigilError as e:
+        sys.stderr.write("vigil_client: %s\n" % e)
+        return 127 if "not found" in str(e) else 125
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(cli())

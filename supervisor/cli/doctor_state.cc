@@ -9,6 +9,7 @@
 #include "supervisor/core/base/display_text.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/log/log_key.h"
+#include "supervisor/log/state_size.h"
 
 namespace vigil {
 namespace {
@@ -35,37 +36,6 @@ constexpr Row kRows[] = {
     {"log.key", "", "the key that seals the logs (vigil replay --verify checks the seal)",
      "keep it: without it no log can be verified"},
 };
-
-constexpr std::uint64_t kMaxEntries = 200000;
-constexpr int kMaxDepth = 32;
-
-// Adds the apparent size of everything under the directory `fd` to `p` (links are
-// counted as themselves, never followed), within kMaxEntries and kMaxDepth.
-void walk(UniqueFd fd, int depth, StatePart* p, std::uint64_t* seen) {
-  DIR* d = ::fdopendir(fd.get());
-  if (d == nullptr) return;
-  (void)fd.release();  // closedir owns it now
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (++*seen > kMaxEntries) {
-      p->partial = true;
-      break;
-    }
-    struct stat st {};
-    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    p->bytes += static_cast<std::uint64_t>(st.st_size);
-    if (!S_ISDIR(st.st_mode)) continue;
-    if (depth >= kMaxDepth) {
-      p->partial = true;
-      continue;
-    }
-    UniqueFd sub(
-        ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (sub) walk(std::move(sub), depth + 1, p, seen);
-  }
-  ::closedir(d);
-}
 
 // The entries directly in `dir` that count as one item of the part: *.jsonl for the
 // logs, directories for the per-session stores.
@@ -107,9 +77,10 @@ StateFacts gather_state(const char* xdg_state_home, const char* home) {
     struct stat st {};
     p.exists = ::lstat(path.c_str(), &st) == 0;
     if (p.exists && S_ISDIR(st.st_mode)) {
-      std::uint64_t seen = 0;
-      walk(UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)), 0, &p,
-           &seen);
+      // The same bounded, link-free walk as the capture caps and `vigil logs` use.
+      const TreeSize t = tree_size(path);
+      p.bytes = t.bytes;
+      p.partial = t.cut;
       p.items = count_items(path, std::string_view(r.unit) == "logs");
     } else if (p.exists) {
       p.bytes = static_cast<std::uint64_t>(st.st_size);

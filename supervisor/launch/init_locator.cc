@@ -3,23 +3,35 @@
 #include <unistd.h>
 
 #include <array>
+#include <vector>
 
 #include "supervisor/core/policy/path_expand.h"
 
 namespace vigil {
 
-Result<std::string> locate_vigil_init() {
+namespace {
+
+Result<std::string> locate_next_to_vigil(const std::string& name, const char* build_dir) {
   std::array<char, 4096> buf{};
   const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
   if (n <= 0) return system_error("readlink /proc/self/exe");
   const std::string exe(buf.data(), static_cast<size_t>(n));
   const std::string dir = exe.substr(0, exe.rfind('/'));
-  for (const std::string& candidate : {dir + "/vigil-init", dir + "/../libexec/vigil/vigil-init",
-                                       dir + "/../observer/vigil-init"}) {
+  std::vector<std::string> candidates = {dir + "/" + name, dir + "/../libexec/vigil/" + name};
+  if (build_dir != nullptr) candidates.push_back(dir + "/../" + build_dir + "/" + name);
+  for (const std::string& candidate : candidates) {
     if (::access(candidate.c_str(), X_OK) == 0) return resolve_symlinks(candidate);
   }
-  return make_error(Errc::kNotFound, "vigil-init not found next to " + exe +
+  return make_error(Errc::kNotFound, name + " not found next to " + exe +
                                          " (nor in ../libexec/vigil/); reinstall vigil");
+}
+
+}  // namespace
+
+Result<std::string> locate_vigil_init() { return locate_next_to_vigil("vigil-init", "observer"); }
+
+Result<std::string> locate_vigil_helper(const std::string& name) {
+  return locate_next_to_vigil(name, nullptr);
 }
 
 Result<void> check_not_writable(const Plan& plan, const std::string& binary) {

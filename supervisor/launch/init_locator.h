@@ -13,6 +13,10 @@ namespace vigil {
 // ../observer/. Returns its symlink-resolved path.
 Result<std::string> locate_vigil_init();
 
+// Another of vigil's own binaries (`name`: "vigil-export") next to vigil or in
+// ../libexec/vigil/. Returns its symlink-resolved path.
+Result<std::string> locate_vigil_helper(const std::string& name);
+
 // Refuses a binary that the plan leaves writable, or whose directory it leaves writable
 // (a rename would replace it).
 Result<void> check_not_writable(const Plan& plan, const std::string& binary);

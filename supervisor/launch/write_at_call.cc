@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "observer/git_rules.h"
 #include "observer/protected_names.h"
 #include "observer/refused_names.h"
 #include "supervisor/core/policy/glob.h"
@@ -50,10 +51,11 @@ Decision write_verdict(const Plan& plan, const FilesystemPolicy& fs, std::string
                        bool gatekeeper) {
   Decision d = decide(plan, path, Access::kWrite);
   if (d.verdict != Verdict::kAllowed || !gatekeeper) return d;
-  // vigil-init's gate judges a name only when a call would create it (an existing file is
-  // opened without O_CREAT first: observer/emulate_open.cc): so here too.
+  // vigil-init's gate judges a name when a call would create it (an existing file is
+  // opened without O_CREAT first: observer/emulate_open.cc), and a change to an existing
+  // one only for the names git gives a meaning to (observer/git_rules.h): so here too.
   struct stat st {};
-  if (::lstat(std::string(path).c_str(), &st) == 0) return d;
+  if (::lstat(std::string(path).c_str(), &st) == 0 && !init::git_may_judge_change(path)) return d;
   // As vigil-init's gate (observer/notify_loop.cc), in its order: protected names, missing
   // denyWrite targets (the plan's at_call ops: decide() has already refused those), deny
   // globs. The call is a create: the strictest kind, what "may this be written" asks.

@@ -42,7 +42,9 @@ void add_tree(int fd, int depth, std::uint64_t* seen, TreeSize* t) {
     if (::fstatat(fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISREG(st.st_mode)) {
       t->bytes += static_cast<std::uint64_t>(st.st_size);
-    } else if (S_ISDIR(st.st_mode) && depth > 0) {
+    } else if (S_ISDIR(st.st_mode) && depth == 0) {
+      t->cut = true;
+    } else if (S_ISDIR(st.st_mode)) {
       UniqueFd sub(::openat(fd, n.c_str(), kDirFlags));
       if (sub) add_tree(sub.get(), depth - 1, seen, t);
     }
@@ -62,7 +64,7 @@ TreeSize tree_size(const std::string& dir) {
   if (!fd) return t;
   t.entries = names_in(fd.get()).size();
   std::uint64_t seen = 0;
-  add_tree(fd.get(), 4, &seen, &t);
+  add_tree(fd.get(), kMaxStateDepth, &seen, &t);
   return t;
 }
 

@@ -20,7 +20,7 @@ namespace vigil {
 struct TreeSize {
   std::uint64_t bytes = 0;    // regular files' sizes
   std::uint64_t entries = 0;  // top-level entries (sessions, logs)
-  bool cut = false;           // the walk stopped at kMaxEntries: bytes is a floor
+  bool cut = false;           // the walk stopped at kMaxStateEntries or kMaxStateDepth: bytes is a floor
 };
 
 struct StateSizes {
@@ -30,6 +30,8 @@ struct StateSizes {
 };
 
 inline constexpr std::uint64_t kMaxStateEntries = 1'000'000;
+// Deeper than any store vigil lays out (a walk that stops here says it was cut short).
+inline constexpr int kMaxStateDepth = 32;
 
 // The sizes of the default state directory ($XDG_STATE_HOME/vigil or ~/.local/state/vigil);
 // a part that does not exist is zero.

@@ -164,5 +164,61 @@ TEST(GitMeaning, ATerabyteSparseFileDoesNotHoldTheRunBack) {
   EXPECT_NE(text.find("\"size\":1099511627776"), std::string::npos);
 }
 
+// A config or a hook that is there already is never changed in place, nor given a second
+// name to change it through: written through an open (append, truncate), truncated,
+// replaced by a symlink, hard-linked, reached through a symlink, a hook made executable.
+// Judged at the call in every repository (a nested one, a submodule's git directory),
+// where the launch's read-only mounts do not reach. `git config` (config.lock and a
+// rename) still works.
+TEST(GitMeaning, AConfigOrHookThatIsThereIsNeverChangedInPlace) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  TempDir ws, cfg, ctl;
+  const std::string marker = cfg / "RAN";
+  const std::string key = "printf '[core]\\n\\tfsmonitor = touch " + marker + "; false\\n' >> ";
+  // The same append made directly makes the host's git run the program.
+  ASSERT_EQ(host_sh(ctl.path(), "git init -q sub && " + key + "sub/.git/config && cd sub && git status"), 0);
+  ASSERT_TRUE(exists(marker)) << "the control: fsmonitor did not run, so the test proves nothing";
+  ASSERT_EQ(::unlink(marker.c_str()), 0);
+
+  ASSERT_EQ(host_sh(ws.path(), "git init -q . && git init -q sub && git init -q --bare .git/modules/lib && "
+                               "printf '#!/bin/sh\\ntouch " + marker + "\\n' > sub/.git/hooks/pre-commit && "
+                               "chmod -x sub/.git/hooks/pre-commit"),
+            0);
+  const std::string before_sub = read_file(ws / "sub/.git/config");
+  const std::string before_lib = read_file(ws / ".git/modules/lib/config");
+  // Each in a subshell of its own: a failed redirection ends a shell.
+  auto o = run_in(ws.path(), cfg / "log.jsonl",
+                  "(" + key + "sub/.git/config); echo append=$?; "
+                  "(" + key + ".git/modules/lib/config); echo module=$?; "
+                  "(: > .git/modules/lib/config); echo trunc=$?; "
+                  "truncate -s 0 .git/modules/lib/config; echo truncate=$?; "
+                  "ln .git/modules/lib/config alias; echo hardlink=$?; "
+                  "ln -s .git/modules/lib/config soft; (" + key + "soft); echo through=$?; "
+                  "chmod +x sub/.git/hooks/pre-commit; echo chmod=$?; "
+                  "(echo 'touch " + marker + "' >> sub/.git/hooks/pre-commit); echo hook=$?; "
+                  "rm .git/modules/lib/config && ln -s ../../evil .git/modules/lib/config; echo symlink=$?; "
+                  "git init -q fresh && git -C fresh config user.name vigil; echo gitconfig=$?");
+  for (const char* refused : {"append=0", "module=0", "trunc=0", "truncate=0", "hardlink=0",
+                              "through=0", "chmod=0", "hook=0", "symlink=0"}) {
+    EXPECT_EQ(o.out.find(refused), std::string::npos) << refused << "\n" << o.out << o.err;
+  }
+  for (const char* ran : {"append=", "module=", "symlink="})
+    EXPECT_NE(o.out.find(ran), std::string::npos) << ran << "\n" << o.out << o.err;
+  EXPECT_NE(o.out.find("gitconfig=0"), std::string::npos) << o.out << o.err;
+  EXPECT_NE(o.err.find("a git config written in place"), std::string::npos) << o.err;
+  EXPECT_EQ(read_file(ws / "sub/.git/config"), before_sub);
+  EXPECT_FALSE(exists(ws / "alias"));
+  struct stat st {};
+  ASSERT_EQ(::stat((ws / "sub/.git/hooks/pre-commit").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0111, 0u) << "the hook was made executable";
+  // The module's config was removed (a removal gives no meaning), the symlink in its
+  // place refused.
+  EXPECT_FALSE(::lstat((ws / ".git/modules/lib/config").c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+  (void)before_lib;
+  host_sh(ws / "sub", "git status; git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x");
+  host_sh(ws.path(), "GIT_DIR=.git/modules/lib git status");
+  EXPECT_FALSE(exists(marker)) << "git on the host ran the command's program\n" << o.err;
+}
+
 }  // namespace
 }  // namespace vigil::test

@@ -117,13 +117,14 @@ TEST(Backstop, AGitFileToABareRepositoryWithFsmonitorIsQuarantined) {
   TempDir ws, state;
   const std::string marker = ws / "RAN";
   // git writes the key as store/config.lock, then renames it: refused at the call in every
-  // repository (observer/git_rules.h). The key written straight into the config through
-  // an open file is what the gate cannot see: the backstop's, with the .git file that
-  // points at it.
+  // repository (observer/git_rules.h), as is a write in place. The key written into the
+  // config through an fd held across a rename is what the gate cannot see: the
+  // backstop's, with the .git file that points at it.
   auto s = run_in(ws.path(), state,
                   "git init -q --bare store && { git --git-dir=store config core.fsmonitor "
                   "'touch " + marker + "; false'; } 2>/dev/null; "
-                  "printf '[core]\\n\\tfsmonitor = touch " + marker + "; false\\n' >> store/config; "
+                  "cp store/config store/c.tmp && exec 3>>store/c.tmp && mv store/c.tmp store/config && "
+                  "printf '[core]\\n\\tfsmonitor = touch " + marker + "; false\\n' >&3; "
                   "mkdir app && printf 'gitdir: ../store\\n' > app/.git && echo done");
   EXPECT_EQ(s.o.exit_code, 0) << s.o.err;
   EXPECT_TRUE(denied(s, ws / "store/config", "git config core.fsmonitor")) << s.o.err;

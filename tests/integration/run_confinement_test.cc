@@ -245,6 +245,27 @@ TEST(RunConfinement, MissingProtectedNamesCannotBeCreatedAndLeaveNoTrace) {
   }
 }
 
+// A directory holding a protected name that exists is pinned as a mount of its own
+// (.claude, with agents/ read-only in it): a missing sibling under it (.claude/commands)
+// is judged with the components above the pin, and refused at the call, not left to the
+// post-run check.
+TEST(RunConfinement, AMissingProtectedNameBesideAnExistingOneIsRefusedAtTheCall) {
+  TempDir ws;
+  make_dirs(ws / ".claude/agents");
+  make_dirs(ws / "sub/.vscode");
+  auto o = run_vigil({"run", "--", "sh", "-c",
+                      "mkdir .claude/commands 2>/dev/null && echo made commands; "
+                      "(echo x > .claude/commands.md) && echo made plain; "
+                      "mkdir -p sub/.claude/agents && (echo x > sub/.claude/commands) 2>/dev/null "
+                      "&& echo made nested; echo done"},
+                     ws.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(trim(o.out), "made plain\ndone") << o.out << o.err;
+  EXPECT_NE(o.err.find("deny create"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("quarantined"), std::string::npos) << "left to the post-run check: " << o.err;
+  EXPECT_FALSE(exists(ws / ".claude/commands"));
+}
+
 // Below the top level, a protected name that did not exist at launch has no mount to
 // stop it (vigil cannot bind every name into every directory, nor into directories made
 // during the session): vigil-init refuses creating it at the call (EACCES), a deny line

@@ -282,9 +282,12 @@ TEST(TrustState, AGitConfigKeepsEverythingButTheOffendingKey) {
             0);
   write_file(cfg / "s.json", R"({"filesystem": {"allowWrite": ["."], "allowGitConfig": true}})");
   // `git config core.hooksPath` itself is refused at the call now (git renames its
-  // config.lock into place, and the gate judges the keys it adds: issue 39); a key appended
-  // through an open file is what only the post-run backstop can see, and take out.
-  const Ran r = run_in(ws.path(), state.path(), "printf '[core]\\n\\thooksPath = .husky\\n' >> .git/config",
+  // config.lock into place, and the gate judges the keys it adds), and so is a write in
+  // place (issue 39); a key written through an fd held across the rename is what only the
+  // post-run backstop can see, and take out.
+  const Ran r = run_in(ws.path(), state.path(),
+                       "cp .git/config .git/c.tmp && exec 3>>.git/c.tmp && mv .git/c.tmp .git/config && "
+                       "printf '[core]\\n\\thooksPath = .husky\\n' >&3",
                        {"--settings", cfg / "s.json"});
   ASSERT_EQ(r.o.exit_code, 0) << r.o.err;
   ASSERT_TRUE(exists(ws / ".git/config")) << r.o.err;

@@ -17,12 +17,13 @@ constexpr int kDir = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 // git's own are a few hundred bytes; one bigger is not judged but refused.
 constexpr std::size_t kMaxConfig = 1 << 20;
 
-// Reads at most `max` bytes of `name` under `dir` (a final symlink followed only with
-// `follow`); false when it cannot be read or holds more.
+}  // namespace
+
 bool read_bounded(int dir, const char* name, std::size_t max, bool follow, std::string* out) {
   const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
   UniqueFd fd(::openat(dir, name, flags));
-  if (!fd) return false;
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   out->clear();
   char buf[4096];
   for (;;) {
@@ -34,6 +35,8 @@ bool read_bounded(int dir, const char* name, std::size_t max, bool follow, std::
     if (out->size() > max) return false;
   }
 }
+
+namespace {
 
 bool is_hex_id(std::string_view s) {
   std::size_t n = 0;

@@ -38,6 +38,11 @@ bool is_signature_name(std::string_view name);  // HEAD, objects, refs, commondi
 // are there (HEAD in any form: its bytes may still be written). Conservative.
 bool would_be_git_directory(int dir_fd, std::string_view adding);
 
+// Reads a regular file `name` under `dir` (a final symlink followed only with `follow`)
+// of at most `max` bytes; false when it cannot be read, is not a regular file or holds
+// more. O_NONBLOCK: a FIFO planted under the name never holds the reader.
+bool read_bounded(int dir, const char* name, std::size_t max, bool follow, std::string* out);
+
 // The common directory of the git directory at `dir_fd`: what its commondir names (an
 // fd; none when it cannot be opened), or a duplicate of `dir_fd` when it has none.
 UniqueFd open_common_dir(int dir_fd);

@@ -128,5 +128,42 @@ TEST(GitRules, AConfigRenamedIntoAnyRepositoryIsJudgedOnTheKeysItAdds) {
   EXPECT_NE(d.ask("had/config.worktree", "", Emulation::kLink), "");
 }
 
+TEST(GitRules, AConfigThatIsThereIsChangedOnlyByARename) {
+  Dir d;
+  d.repo(".git/modules/lib", "[core]\n\tbare = false\n");
+  d.file("plain/config", "x = 1\n");
+  struct Row {
+    Emulation call;
+    bool refused;
+  };
+  for (const Row r : {Row{Emulation::kOpen, true}, Row{Emulation::kTruncate, true},
+                      Row{Emulation::kLink, true}, Row{Emulation::kSymlink, true},
+                      Row{Emulation::kChmod, false}, Row{Emulation::kUtime, false}}) {
+    SCOPED_TRACE(static_cast<int>(r.call));
+    EXPECT_EQ(!d.ask(".git/modules/lib/config", "", r.call).empty(), r.refused);
+    EXPECT_EQ(d.ask("plain/config", "", r.call), "") << "not a git directory: any file named config";
+  }
+  // A directory named .git that git would not take for a repository (no HEAD): its config
+  // is nothing to git until a HEAD comes, and that HEAD is judged on it.
+  d.file("home/.git/config", "x = 1\n");
+  EXPECT_EQ(d.ask("home/.git/config", "", Emulation::kOpen), "");
+  // Any change to a live hook; git's own samples are inert.
+  d.file(".git/modules/lib/hooks/pre-commit", "#!/bin/sh\n");
+  for (const Emulation call : {Emulation::kOpen, Emulation::kTruncate, Emulation::kChmod, Emulation::kLink})
+    EXPECT_NE(d.ask(".git/modules/lib/hooks/pre-commit", "", call), "");
+  EXPECT_EQ(d.ask(".git/modules/lib/hooks/pre-commit.sample", "", Emulation::kChmod), "");
+}
+
+TEST(GitRules, OnlyConfigAndHookNamesAreJudgedOnAChange) {
+  for (const char* judged : {"/w/.git/config", "/w/x/config.worktree", "/w/.git/hooks/pre-commit",
+                             "/w/a.git/hooks/anything", "/w/.git/modules/m/config/"}) {
+    EXPECT_TRUE(git_may_judge_change(judged)) << judged;
+  }
+  for (const char* not_judged : {"/w/src/main.c", "/w/.git/HEAD", "/w/configure", "/w/hooks",
+                                 "/w/config.txt", "/w/.git/hooksx/pre-commit"}) {
+    EXPECT_FALSE(git_may_judge_change(not_judged)) << not_judged;
+  }
+}
+
 }  // namespace
 }  // namespace vigil::init
