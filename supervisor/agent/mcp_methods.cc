@@ -205,7 +205,7 @@ std::optional<rpc::RpcError> McpServer::admit(const std::string& method, const j
   return std::nullopt;
 }
 
-rpc::Reply McpServer::call(const json& params, const json& id) {
+rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   const std::string key = id.dump();
   auto stop = running_.find(key);
   struct Unregister {
@@ -234,7 +234,23 @@ rpc::Reply McpServer::call(const json& params, const json& id) {
     if (auto* e = std::get_if<rpc::RpcError>(&env)) return tool_error(e->message);
     rp.env = std::get<std::vector<std::string>>(std::move(env));
   }
-  auto ran = run_one(session_, rp, *stop, {}, [](OutputStream, std::string_view) {});
+  // Streaming: with the client's progress token (params._meta.progressToken), each chunk
+  // of output as it comes, as notifications/progress (progress: the bytes so far; the
+  // chunk as its message). The result still has the whole text.
+  json token;
+  if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+    if (const auto t = meta->find("progressToken");
+        t != meta->end() && (t->is_string() || t->is_number_integer()))
+      token = *t;
+  }
+  std::uint64_t sent = 0;
+  auto on_output = [&](OutputStream, std::string_view bytes) {
+    if (token.is_null()) return;
+    sent += bytes.size();
+    out.notify("notifications/progress",
+               {{"progressToken", token}, {"progress", sent}, {"message", std::string(bytes)}});
+  };
+  auto ran = run_one(session_, rp, *stop, {}, on_output);
   // MCP: a cancelled request is answered by nothing (the client has stopped waiting).
   if (stop->cancelled()) return rpc::NoReply{};
   if (!ran) return tool_error(ran.error().message);
@@ -258,8 +274,8 @@ std::map<std::string, rpc::Method> McpServer::methods() {
   m["tools/list"] = [this](const json&, rpc::Out&, const json&) -> rpc::Reply {
     return json{{"tools", json::array({mcp_tool(version(), session_.workspace())})}};
   };
-  m["tools/call"] = [this](const json& params, rpc::Out&, const json& id) -> rpc::Reply {
-    return call(params, id);
+  m["tools/call"] = [this](const json& params, rpc::Out& out, const json& id) -> rpc::Reply {
+    return call(params, out, id);
   };
   return m;
 }

@@ -45,7 +45,7 @@ class McpServer {
  private:
   std::optional<rpc::RpcError> admit(const std::string& method, const nlohmann::json& params,
                                      const nlohmann::json& id, bool has_id);
-  rpc::Reply call(const nlohmann::json& params, const nlohmann::json& id);
+  rpc::Reply call(const nlohmann::json& params, rpc::Out& out, const nlohmann::json& id);
   std::string version();
 
   AgentSession& session_;

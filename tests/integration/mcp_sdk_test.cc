@@ -176,6 +176,33 @@ TEST(McpSdk, InitializeListAndCallWithStructuredResults) {
   expect_log_verifies(sdk.log());
 }
 
+// Streaming: with a progress token (the SDK's onprogress), each chunk of output comes as
+// notifications/progress while the command runs; the result has the whole text.
+TEST(McpSdk, OutputStreamsAsProgressWhileTheCommandRuns) {
+  VIGIL_NEED_MCP_SDK();
+  TempDir ws;
+  SdkRun sdk(ws.path());
+  // Two chunks apart in time: each its own notification, the first before the second
+  // was written.
+  json streamed = call("echo one; sleep 0.3; echo two");
+  streamed["progress"] = true;
+  const json out = sdk.run({kConnect, streamed});
+  const auto& s = out["steps"];
+  ASSERT_EQ(s.size(), 2u) << out.dump(1);
+  ASSERT_TRUE(s[1]["ok"]) << s[1];
+  EXPECT_EQ(s[1]["result"]["structuredContent"]["stdout"], "one\ntwo\n");
+  std::string messages;
+  std::uint64_t last = 0;
+  for (const auto& p : out["progress"]) {
+    EXPECT_GT(p["progress"].get<std::uint64_t>(), last) << p;
+    last = p["progress"].get<std::uint64_t>();
+    messages += p.value("message", "");
+  }
+  EXPECT_EQ(messages, "one\ntwo\n") << out["progress"];
+  ASSERT_GE(out["progress"].size(), 2u) << out["progress"];
+  EXPECT_EQ(out["progress"][0]["message"], "one\n") << out["progress"];
+}
+
 // MCP's negotiation: a version the server speaks is echoed; any other gets the server's
 // latest (the client then decides whether it can go on: the SDK can, with that one).
 TEST(McpSdk, AnUnknownVersionGetsTheServersLatestAndAKnownOneIsEchoed) {
