@@ -36,28 +36,45 @@ class CallerMemory {
   virtual long read(pid_t pid, std::uint64_t addr, void* buf, std::size_t len) = 0;
 };
 
-class NotifyListener final : public CallerMemory {
+// What the notify loop (observer/notify_loop.h) needs of a listener: the kernel's
+// (NotifyListener below), or a fake that hands the loop notifications and records its
+// answers, so the loop itself has unit tests (tests/unit/observer/notify_loop_test.cc).
+// One virtual call per answer beside the ioctl it stands for (measured in
+// docs/performance/notify-seam.md: within the bench's noise).
+class NotifyChannel : public CallerMemory {
+ public:
+  // What poll() waits on.
+  virtual int fd() const = 0;
+  // Next notification. False when none could be taken (raced away: the caller was killed
+  // between poll and receive, or the listener is gone).
+  virtual bool receive(Notification* out) = 0;
+  // Lets the call run in the kernel as the caller made it (only where nothing it reads
+  // from memory can change what it does: execs, fd-based calls).
+  virtual bool answer_continue(std::uint64_t id) = 0;
+  // The call returns `value`, or fails with `error` (a positive errno) when not 0.
+  virtual bool answer(std::uint64_t id, std::int64_t value, int error) = 0;
+  // Installs `fd` (ours) in the caller as the call's result (SECCOMP_ADDFD_FLAG_SEND,
+  // Linux 5.14): the caller's new fd number, or -errno (the call is then still waiting).
+  virtual long answer_with_fd(std::uint64_t id, int fd, bool cloexec) = 0;
+  // Installs `fd` in the caller without answering (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9):
+  // the caller's new fd number, or -errno. The caller is answered with answer().
+  virtual long install_fd(std::uint64_t id, int fd, bool cloexec) = 0;
+  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6); false where the kernel lacks it.
+  virtual bool set_sync_wake_up() = 0;
+};
+
+class NotifyListener final : public NotifyChannel {
  public:
   // Takes the listener fd from SECCOMP_FILTER_FLAG_NEW_LISTENER.
   static Result<NotifyListener> adopt(UniqueFd listener);
-  int fd() const { return fd_.get(); }
+  int fd() const override { return fd_.get(); }
 
-  // Next notification. False when none could be taken (raced away: the caller was killed
-  // between poll and receive, or the listener is gone).
-  bool receive(Notification* out);
-  // Lets the call run in the kernel as the caller made it (only where nothing it reads
-  // from memory can change what it does: execs, fd-based calls).
-  bool answer_continue(std::uint64_t id);
-  // The call returns `value`, or fails with `error` (a positive errno) when not 0.
-  bool answer(std::uint64_t id, std::int64_t value, int error);
-  // Installs `fd` (ours) in the caller as the call's result (SECCOMP_ADDFD_FLAG_SEND,
-  // Linux 5.14): the caller's new fd number, or -errno (the call is then still waiting).
-  long answer_with_fd(std::uint64_t id, int fd, bool cloexec);
-  // Installs `fd` in the caller without answering (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9):
-  // the caller's new fd number, or -errno. The caller is answered with answer().
-  long install_fd(std::uint64_t id, int fd, bool cloexec);
-  // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6); false where the kernel lacks it.
-  bool set_sync_wake_up();
+  bool receive(Notification* out) override;
+  bool answer_continue(std::uint64_t id) override;
+  bool answer(std::uint64_t id, std::int64_t value, int error) override;
+  long answer_with_fd(std::uint64_t id, int fd, bool cloexec) override;
+  long install_fd(std::uint64_t id, int fd, bool cloexec) override;
+  bool set_sync_wake_up() override;
 
   bool id_valid(std::uint64_t id) override;
   long read(pid_t pid, std::uint64_t addr, void* buf, std::size_t len) override;

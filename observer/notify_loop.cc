@@ -63,8 +63,14 @@ Result<Observer> Observer::create(UniqueFd listener, int events_fd, std::vector<
                                   const ObserverOptions& options) {
   auto adopted = NotifyListener::adopt(std::move(listener));
   if (!adopted.ok()) return adopted.error();
+  return create(std::make_shared<NotifyListener>(std::move(*adopted)), events_fd,
+                std::move(mounts), options);
+}
+
+Result<Observer> Observer::create(std::shared_ptr<NotifyChannel> listener, int events_fd,
+                                  std::vector<Mount> mounts, const ObserverOptions& options) {
   Observer o;
-  o.listener_ = std::make_shared<NotifyListener>(std::move(*adopted));
+  o.listener_ = std::move(listener);
   o.events_fd_ = events_fd;
   o.mounts_ = std::move(mounts);
   o.options_ = options;
@@ -171,19 +177,27 @@ void Observer::handle_one() {
   // as before, and told first when it lands on a hidden path.
   if (plan.row->emulation == Emulation::kOpen && !plan.writes) tell_read(n, plan);
   if (plan.row->emulation == Emulation::kOpen && !options_.gatekeeper) {
-    // Kernels before 5.14 cannot install an fd as the answer: the open continues and is
-    // witnessed (best-effort: the kernel reads the path again after this answer).
-    Performed named;
-    named.resolved = name_of(plan.target, n.pid);
-    if (plan.writes && (plan.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
-      keep(AT_FDCWD, named.resolved, 0, (plan.flags & O_NOFOLLOW) == 0);
-    listener_->answer_continue(n.id);
-    if (plan.writes) {
-      record_write(&buffer_, mounts_, n, plan, named, 0, "", /*witnessed=*/true);
-      queued();
-    }
+    witness_open(n, plan);
     return;
   }
+  perform_and_answer(n, std::move(plan));
+}
+
+void Observer::witness_open(const Notification& n, const CallPlan& plan) {
+  // Kernels before 5.14 cannot install an fd as the answer: the open continues and is
+  // witnessed (best-effort: the kernel reads the path again after this answer).
+  Performed named;
+  named.resolved = name_of(plan.target, n.pid);
+  if (plan.writes && (plan.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
+    keep(AT_FDCWD, named.resolved, 0, (plan.flags & O_NOFOLLOW) == 0);
+  listener_->answer_continue(n.id);
+  if (plan.writes) {
+    record_write(&buffer_, mounts_, n, plan, named, 0, "", /*witnessed=*/true);
+    queued();
+  }
+}
+
+void Observer::perform_and_answer(const Notification& n, CallPlan plan) {
   const Gate gate = [this, call = plan.row->emulation](const std::string& name,
                                                        const std::string& from) {
     std::string why = protected_name_refusal(mounts_, name, from, call);
@@ -241,7 +255,7 @@ void Observer::queued_if(const CallPlan& plan) {
   if (plan.writes) queued();
 }
 
-bool Observer::install(NotifyListener& listener, const Notification& n, Performed* done) {
+bool Observer::install(NotifyChannel& listener, const Notification& n, Performed* done) {
   if (!done->fd) return true;
   const long got = listener.install_fd(n.id, done->fd.get(), done->cloexec);
   done->fd.reset();
@@ -257,7 +271,7 @@ bool Observer::install(NotifyListener& listener, const Notification& n, Performe
   return true;
 }
 
-void Observer::answer_and_record(NotifyListener& listener, std::string* out,
+void Observer::answer_and_record(NotifyChannel& listener, std::string* out,
                                  const std::vector<Mount>& mounts, const Notification& n,
                                  const CallPlan& plan, Performed done) {
   // An open's fd is the answer itself (ADDFD_FLAG_SEND): one ioctl and one hand-off to the
@@ -289,7 +303,7 @@ void Observer::answer_and_record(NotifyListener& listener, std::string* out,
   record_write(out, mounts, n, plan, done, done.error, done.why, false);
 }
 
-void Observer::run_blocking(std::shared_ptr<NotifyListener> listener,
+void Observer::run_blocking(std::shared_ptr<NotifyChannel> listener,
                             std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                             Notification n, CallPlan plan) {
   // Its own umask (and cwd), so that the caller's, put in force for a creating call

@@ -81,6 +81,9 @@ class Observer {
   // `events_fd`: where event lines go (the supervisor's pipe). `mounts`: the sandbox's.
   static Result<Observer> create(UniqueFd listener, int events_fd, std::vector<Mount> mounts,
                                  const ObserverOptions& options);
+  // The same loop over any channel: the kernel's listener above, or a test's fake.
+  static Result<Observer> create(std::shared_ptr<NotifyChannel> listener, int events_fd,
+                                 std::vector<Mount> mounts, const ObserverOptions& options);
   int fd() const;
 
   // Called with poll()'s revents for the listener: answers one notification. Returns
@@ -105,6 +108,8 @@ class Observer {
     std::vector<RefusedGlob> refused_globs;  // ditto
   };
   void handle_one();
+  void witness_open(const Notification& n, const CallPlan& plan);  // kernels before 5.14
+  void perform_and_answer(const Notification& n, CallPlan plan);    // the gatekeeper's path
   void handle_unix(const Notification& n);  // observer/unix_broker.h
   void on_continue(const Notification& n, const CallPlan& plan);
   void tell_read(const Notification& n, const CallPlan& plan);
@@ -124,15 +129,15 @@ class Observer {
   // Puts an open's fd (`done->fd`) in the caller and closes our copy, before the answer
   // (the blocking threads: run_blocking says why). Whether the caller still waits for
   // answer(n.id, done->value, done->error): false only for a caller gone meanwhile.
-  static bool install(NotifyListener& listener, const Notification& n, Performed* done);
-  static void answer_and_record(NotifyListener& listener, std::string* out,
+  static bool install(NotifyChannel& listener, const Notification& n, Performed* done);
+  static void answer_and_record(NotifyChannel& listener, std::string* out,
                                 const std::vector<Mount>& mounts, const Notification& n,
                                 const CallPlan& plan, Performed done);
-  static void run_blocking(std::shared_ptr<NotifyListener> listener,
+  static void run_blocking(std::shared_ptr<NotifyChannel> listener,
                            std::shared_ptr<Shared> shared, std::vector<Mount> mounts,
                            Notification n, CallPlan plan);
 
-  std::shared_ptr<NotifyListener> listener_;
+  std::shared_ptr<NotifyChannel> listener_;
   std::shared_ptr<Shared> shared_;
   int events_fd_ = -1;
   std::vector<Mount> mounts_;

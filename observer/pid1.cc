@@ -44,6 +44,71 @@ std::vector<Mount> load_mounts() {
   return m ? std::move(m).value() : std::vector<Mount>{};
 }
 
+// Forwarded signals caught (so that they reach the worker), the supervised ones blocked
+// and read from the returned signalfd (empty on failure); the mask before in *old.
+UniqueFd supervise_signals(sigset_t* old) {
+  struct sigaction sa {};
+  sa.sa_handler = noop_handler;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kForwarded) ::sigaction(s, &sa, nullptr);
+  const sigset_t set = supervised_set();
+  ::sigprocmask(SIG_BLOCK, &set, old);
+  return UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC));
+}
+
+// The forked child: the worker starts with default dispositions and the caller's mask.
+[[noreturn]] void become_worker(const WorkerMain& worker, const sigset_t& old) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s : kForwarded) ::sigaction(s, &dfl, nullptr);
+  ::sigaction(SIGPIPE, &dfl, nullptr);  // vigil-init ignores it; the command must not
+  // We are non-dumpable, and a fork inherits that; the observer must be able to read
+  // the worker's memory (process_vm_readv) from its very first exec on. Its memory is
+  // a copy of ours, which holds nothing secret.
+  ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::_exit(worker());
+}
+
+// Reaps everything that has exited: the worker (its status in *worker_status) and any
+// orphan re-parented to PID 1.
+void reap(pid_t child, int* worker_status) {
+  while (true) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    if (pid == child) *worker_status = status;
+  }
+}
+
+// The epoll set of the loop: the signalfd (tag 0) and the bridges (tags with their high
+// bit set). Empty on failure (errno set).
+UniqueFd epoll_of(int sfd, Bridge* bridge) {
+  UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+  epoll_event sev{};
+  sev.events = EPOLLIN;
+  sev.data.u64 = 0;
+  if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd, &sev) != 0 ||
+      (bridge != nullptr && !bridge->attach(ep.get()).ok()))
+    return UniqueFd();
+  return ep;
+}
+
+// The worker handed over its listener: the observer starts on it. False when there is
+// none (the worker failed before installing: it reports that) or it cannot start.
+bool start_observer(int ep, const ObserverSetup& observer,
+                    std::optional<std::vector<Mount>>* mounts, std::optional<Observer>* obs) {
+  UniqueFd listener = receive_fd(observer.listener_channel);
+  ::epoll_ctl(ep, EPOLL_CTL_DEL, observer.listener_channel, nullptr);
+  if (!listener) return false;
+  auto o = Observer::create(std::move(listener), observer.events_fd,
+                            *mounts ? std::move(**mounts) : load_mounts(), observer.options);
+  mounts->reset();
+  if (!o) return false;
+  obs->emplace(std::move(o).value());
+  return true;
+}
+
 }  // namespace
 
 int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer) {
@@ -52,14 +117,8 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     std::perror("vigil-init: PR_SET_DUMPABLE");
     return to_int(ExitCode::kSandboxSetup);
   }
-  struct sigaction sa {};
-  sa.sa_handler = noop_handler;
-  sigemptyset(&sa.sa_mask);
-  for (int s : kForwarded) ::sigaction(s, &sa, nullptr);
-  const sigset_t set = supervised_set();
   sigset_t old;
-  ::sigprocmask(SIG_BLOCK, &set, &old);
-  UniqueFd sfd(::signalfd(-1, &set, SFD_CLOEXEC));
+  UniqueFd sfd = supervise_signals(&old);
   if (!sfd) {
     std::perror("vigil-init: signalfd");
     return to_int(ExitCode::kSandboxSetup);
@@ -71,32 +130,17 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     return to_int(ExitCode::kSandboxSetup);
   }
   if (child == 0) {
-    // The worker starts with default dispositions and the caller's mask.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s : kForwarded) ::sigaction(s, &dfl, nullptr);
-    ::sigaction(SIGPIPE, &dfl, nullptr);  // vigil-init ignores it; the command must not
-    // We are non-dumpable, and a fork inherits that; the observer must be able to read
-    // the worker's memory (process_vm_readv) from its very first exec on. Its memory is
-    // a copy of ours, which holds nothing secret.
-    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     sfd.reset();
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    ::_exit(worker());
+    become_worker(worker, old);
   }
-
   // Read while the worker installs its filters (on the other CPU, where there is one):
   // the command's exec is the observer's first notification, and it waits for this.
   // bwrap finished every mount before it ran us, so the table is final.
   std::optional<std::vector<Mount>> mounts;
   if (observer != nullptr) mounts = observer->mounts ? *observer->mounts : load_mounts();
 
-  UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
-  epoll_event sev{};
-  sev.events = EPOLLIN;
-  sev.data.u64 = 0;  // the signalfd; bridge tags have their high bit set
-  if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd.get(), &sev) != 0 ||
-      (bridge != nullptr && !bridge->attach(ep.get()).ok())) {
+  UniqueFd ep = epoll_of(sfd.get(), bridge);
+  if (!ep) {
     std::perror("vigil-init: epoll");
     ::kill(child, SIGKILL);
     return to_int(ExitCode::kSandboxSetup);
@@ -144,16 +188,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     }
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kChannelTag) {
-        UniqueFd listener = receive_fd(observer->listener_channel);
-        ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, observer->listener_channel, nullptr);
-        if (!listener) continue;  // the worker failed before installing: it reports that
-        auto o = Observer::create(std::move(listener), observer->events_fd,
-                                  mounts ? std::move(*mounts) : load_mounts(), observer->options);
-        mounts.reset();
-        if (o) {
-          obs.emplace(std::move(o).value());
-          listening = true;
-        }
+        if (start_observer(ep.get(), *observer, &mounts, &obs)) listening = true;
         continue;
       }
       if (events[i].data.u64 != 0) {
@@ -166,13 +201,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
         ::kill(child, static_cast<int>(si.ssi_signo));
         continue;
       }
-      // Reap everything that has exited: the worker and any orphan re-parented to PID 1.
-      while (true) {
-        int status = 0;
-        const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-        if (pid <= 0) break;
-        if (pid == child) worker_status = status;
-      }
+      reap(child, &worker_status);
     }
     // The worker is the command: when it is gone, so is the sandbox (the kernel kills
     // every process left in the namespace when PID 1 exits).

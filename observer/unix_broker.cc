@@ -91,7 +91,7 @@ UnixCall open_target(const Notification& n, const std::string& name, CwdCache* c
   return c;
 }
 
-UnixCall prepare_connect(const Notification& n, NotifyListener& listener,
+UnixCall prepare_connect(const Notification& n, NotifyChannel& listener,
                          const std::vector<std::string>& allowed, CwdCache* cwds) {
   static const SocketSyscall* const row = find_socket_syscall("connect");
   const int fd = static_cast<int>(n.args[row->fd]);
@@ -171,7 +171,7 @@ UnixCall prepare_connect(const Notification& n, NotifyListener& listener,
 
 }  // namespace
 
-UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListener& listener,
+UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyChannel& listener,
                            const std::vector<std::string>& allowed, CwdCache* cwds) {
   if (is_connect) return prepare_connect(n, listener, allowed, cwds);
   // socket(): its arguments are registers, nothing to copy; the filter sends only
@@ -189,7 +189,7 @@ UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListene
   return c;
 }
 
-void finish_unix_call(UnixCall c, const Notification& n, NotifyListener& listener,
+void finish_unix_call(UnixCall c, const Notification& n, NotifyChannel& listener,
                       std::string* out, std::mutex* out_mu) {
   if (c.step == UnixCall::Step::kGone) return;
   if (c.step == UnixCall::Step::kConnect) {

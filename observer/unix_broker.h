@@ -62,7 +62,7 @@ struct UnixCall {
 
 // Reads and decides one notification (connect() or socket()). `allowed`: the list as
 // given to vigil-init (each path is canonicalised here, as vigil-init sees it now).
-UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListener& listener,
+UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyChannel& listener,
                            const std::vector<std::string>& allowed, CwdCache* cwds);
 
 // Performs a kConnect (may block: the caller's socket is blocking), appends the net.unix
@@ -70,7 +70,7 @@ UnixCall prepare_unix_call(const Notification& n, bool is_connect, NotifyListene
 // hands its lines to the loop), then answers the caller. The line is queued before the
 // answer: once every process has ended the loop writes what it holds and exits, and the
 // answer can be what lets the last one end.
-void finish_unix_call(UnixCall call, const Notification& n, NotifyListener& listener,
+void finish_unix_call(UnixCall call, const Notification& n, NotifyChannel& listener,
                       std::string* out, std::mutex* out_mu = nullptr);
 
 }  // namespace vigil::init

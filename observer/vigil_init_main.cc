@@ -55,27 +55,29 @@ int rlimit_resource(const std::string& name) {
   return RLIMIT_FSIZE;  // the wire accepts no name but these three
 }
 
-}  // namespace
+// The worker's resource limits (vigil.limits), as setrlimit() names them.
+std::vector<vigil::init::WorkerSpec::Rlimit> rlimits_of(const vigil::wire::InitArgs& args) {
+  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
+  for (const auto& r : args.rlimits)
+    rlimits.push_back({rlimit_resource(r.name), static_cast<rlim_t>(r.value)});
+  return rlimits;
+}
 
-int main(int argc, char** argv) {
-  // The supervisor wrote this command line with the same table (wire::to_argv): a value
-  // that does not parse is a bug or a caller other than vigil, and either way nothing runs.
-  auto parsed = vigil::wire::parse(
-      std::span<const char* const>(argv + (argc > 0 ? 1 : 0), argc > 0 ? argc - 1 : 0));
-  if (!parsed) {
-    // Through the one line writer (escaped, one line each): the message, then the usage.
-    vigil::write_diagnostic_line(vigil::LogLevel::kError, "vigil-init: " + parsed.error().message);
-    const std::string usage = vigil::wire::usage();
-    for (std::size_t at = 0; at < usage.size();) {
-      const std::size_t nl = std::min(usage.find('\n', at), usage.size());
-      if (nl > at) vigil::write_diagnostic_line(vigil::LogLevel::kError, usage.substr(at, nl - at));
-      at = nl + 1;
-    }
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+// A command line that does not parse, through the one line writer (escaped, one line
+// each): the message, then the usage.
+void print_usage_error(const std::string& message) {
+  vigil::write_diagnostic_line(vigil::LogLevel::kError, "vigil-init: " + message);
+  const std::string usage = vigil::wire::usage();
+  for (std::size_t at = 0; at < usage.size();) {
+    const std::size_t nl = std::min(usage.find('\n', at), usage.size());
+    if (nl > at) vigil::write_diagnostic_line(vigil::LogLevel::kError, usage.substr(at, nl - at));
+    at = nl + 1;
   }
-  const vigil::wire::InitArgs& args = *parsed;
-  // Every descriptor named must be open: a pipe that did not arrive is a launch that
-  // went wrong, not an observer to run without.
+}
+
+// Every descriptor named must be open: a pipe that did not arrive is a launch that went
+// wrong, not an observer to run without. False (and said) when one is not.
+bool descriptors_open(const vigil::wire::InitArgs& args) {
   for (const auto& [flag, fd] : {std::pair{"--events-fd", args.events_fd},
                                  std::pair{"--program-fd", args.program_fd},
                                  std::pair{"--capture-fd", args.capture_fd},
@@ -85,38 +87,14 @@ int main(int argc, char** argv) {
       vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                    std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
                                        " is not an open descriptor: " + std::strerror(errno));
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+      return false;
     }
   }
-  // The command's environment (wire/env_block.h): ours is vigil's own minimal one, the
-  // command's is read now and becomes the worker's just before its exec.
-  std::vector<std::string> command_env_strings;
-  bool have_command_env = false;
-  if (args.env_fd >= 0) {
-    vigil::UniqueFd env_fd(args.env_fd);
-    auto block = vigil::read_fd_text(env_fd.get(), vigil::wire::kMaxEnvBlock, "--env-fd");
-    auto env = block ? vigil::wire::decode_env_block(*block)
-                     : vigil::Result<std::vector<std::string>>(std::move(block).error());
-    if (!env) {
-      vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                   "refusing to run the command: " + env.error().message);
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    command_env_strings = std::move(env).value();
-    have_command_env = true;
-  }
-  // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
-  // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
-  const char* proxy_socket = args.proxy_socket.empty() ? nullptr : args.proxy_socket.c_str();
-  const char* http_socket = args.http_socket.empty() ? nullptr : args.http_socket.c_str();
-  const char* socks_socket = args.socks_socket.empty() ? nullptr : args.socks_socket.c_str();
-  const int events_fd = args.events_fd;
-  const int program_fd = args.program_fd;
-  // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
-  if (args.outer_proc) vigil::init::set_outer_proc(true);
-  std::vector<vigil::init::WorkerSpec::Rlimit> rlimits;
-  for (const auto& r : args.rlimits)
-    rlimits.push_back({rlimit_resource(r.name), static_cast<rlim_t>(r.value)});
+  return true;
+}
+
+// The observer's options, from the command line and the kernel.
+vigil::init::ObserverOptions observer_options_of(const vigil::wire::InitArgs& args) {
   vigil::init::ObserverOptions observer_options;
   {
     utsname u{};
@@ -140,6 +118,140 @@ int main(int argc, char** argv) {
   // network.allowUnixSockets (observer/unix_broker.h); a listed socket implies the broker.
   observer_options.unix_sockets = args.unix_sockets;
   observer_options.unix_broker = args.unix_broker || !args.unix_sockets.empty();
+  return observer_options;
+}
+
+// A spare's command, handed over `command_fd` (observer/command_handoff.h): its stdio
+// replaces ours, its argv and environment the worker's. False when there is none to run
+// (said, unless it was discarded before use: nothing ran, nothing to say).
+bool take_handed_command(int command_fd, vigil::init::WorkerSpec* spec,
+                         std::vector<std::string>* handed_strings,
+                         std::vector<char*>* handed_argv, std::vector<char*>* handed_env) {
+  auto got = [&] {
+    vigil::UniqueFd channel(command_fd);
+    return vigil::init::receive_handed_command(channel.get());
+  }();
+  if (!got) {
+    // Discarded before it was used: nothing ran, nothing to say.
+    if (got.error().code == vigil::Errc::kNotFound) return false;
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 "refusing to run the command: " + got.error().message);
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (got->stdio[i] && ::dup2(got->stdio[i].get(), i) != i) {
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "refusing to run the command: cannot take its stdio");
+      return false;
+    }
+  }
+  handed_env->clear();
+  *handed_strings = std::move(got->cmd.argv);
+  const std::size_t argc_handed = handed_strings->size();
+  handed_strings->insert(handed_strings->end(), got->cmd.env.begin(), got->cmd.env.end());
+  for (std::size_t i = 0; i < handed_strings->size(); ++i)
+    (i < argc_handed ? handed_argv : handed_env)->push_back((*handed_strings)[i].data());
+  handed_argv->push_back(nullptr);
+  handed_env->push_back(nullptr);
+  spec->argv = handed_argv->data();
+  environ = handed_env->data();
+  return true;
+}
+
+// The command's environment (wire/env_block.h), read from `env_fd` (closed here).
+bool read_command_env(int env_fd_number, std::vector<std::string>* out) {
+  vigil::UniqueFd env_fd(env_fd_number);
+  auto block = vigil::read_fd_text(env_fd.get(), vigil::wire::kMaxEnvBlock, "--env-fd");
+  auto env = block ? vigil::wire::decode_env_block(*block)
+                   : vigil::Result<std::vector<std::string>>(std::move(block).error());
+  if (!env) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 "refusing to run the command: " + env.error().message);
+    return false;
+  }
+  *out = std::move(env).value();
+  return true;
+}
+
+// The proxy bridges (observer/bridge.h), each to its own socket or the shared one.
+bool listen_bridge(const char* proxy_socket, const char* http_socket, const char* socks_socket,
+                   std::optional<vigil::init::Bridge>* bridge) {
+  auto b = vigil::init::Bridge::listen(
+      {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
+       {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
+  if (!b) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 "cannot start the proxy bridge: " + b.error().message);
+    return false;
+  }
+  bridge->emplace(std::move(b).value());
+  return true;
+}
+
+// The combined seccomp program: received on `program_fd` (the supervisor's go), or built
+// here when vigil-init runs alone. Said when it cannot be had.
+std::optional<std::vector<sock_filter>> seccomp_program(
+    int program_fd, bool observed, const vigil::init::ObserverOptions& observer_options) {
+  auto program = [&]() -> vigil::Result<std::vector<sock_filter>> {
+    if (program_fd < 0)
+      return vigil::sandbox_program(observed, !observer_options.unix_broker
+                                                  ? vigil::UnixSockets::kBlocked
+                                                  : vigil::UnixSockets::kBrokered,
+                                    !observer_options.hidden.empty());
+    vigil::UniqueFd from(program_fd);
+    return vigil::read_program(from.get());
+  }();
+  if (!program) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
+                                     " the seccomp filters: " + program.error().message);
+    return std::nullopt;
+  }
+  return std::move(program).value();
+}
+
+// The sandbox's mount table (observer/mount_table.h), which the observer judges by.
+bool load_mounts(std::optional<std::vector<vigil::init::Mount>>* mount_table) {
+  auto r = vigil::init::load_mount_table();
+  if (!r) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 "refusing to run the command: " + r.error().message);
+    return false;
+  }
+  *mount_table = std::move(r).value();
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The supervisor wrote this command line with the same table (wire::to_argv): a value
+  // that does not parse is a bug or a caller other than vigil, and either way nothing runs.
+  auto parsed = vigil::wire::parse(
+      std::span<const char* const>(argv + (argc > 0 ? 1 : 0), argc > 0 ? argc - 1 : 0));
+  if (!parsed) {
+    print_usage_error(parsed.error().message);
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  }
+  const vigil::wire::InitArgs& args = *parsed;
+  if (!descriptors_open(args)) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  // The command's environment (wire/env_block.h): ours is vigil's own minimal one, the
+  // command's is read now and becomes the worker's just before its exec.
+  std::vector<std::string> command_env_strings;
+  const bool have_command_env = args.env_fd >= 0;
+  if (have_command_env && !read_command_env(args.env_fd, &command_env_strings))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
+  // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
+  const char* proxy_socket = args.proxy_socket.empty() ? nullptr : args.proxy_socket.c_str();
+  const char* http_socket = args.http_socket.empty() ? nullptr : args.http_socket.c_str();
+  const char* socks_socket = args.socks_socket.empty() ? nullptr : args.socks_socket.c_str();
+  const int events_fd = args.events_fd;
+  const int program_fd = args.program_fd;
+  // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
+  if (args.outer_proc) vigil::init::set_outer_proc(true);
+  const std::vector<vigil::init::WorkerSpec::Rlimit> rlimits = rlimits_of(args);
+  const vigil::init::ObserverOptions observer_options = observer_options_of(args);
   // Whatever descriptors reached us through bwrap (anything vigil's own caller leaked)
   // stop here, but the supervisor's event and program pipes: the command gets stdin,
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
@@ -151,31 +263,15 @@ int main(int argc, char** argv) {
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
   // The observer judges writes by the table the kernel will apply.
   std::optional<std::vector<vigil::init::Mount>> mount_table;
-  if (events_fd >= 0) {
-    auto r = vigil::init::load_mount_table();
-    if (!r) {
-      vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                   "refusing to run the command: " + r.error().message);
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    mount_table = std::move(r).value();
-  }
+  if (events_fd >= 0 && !load_mounts(&mount_table))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
   ::signal(SIGPIPE, SIG_IGN);
   // The bridges are listening before the worker exists: its first connect succeeds.
   std::optional<vigil::init::Bridge> bridge;
-  if (proxy_socket != nullptr) {
-    auto b = vigil::init::Bridge::listen(
-        {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
-         {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
-    if (!b) {
-      vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                   "cannot start the proxy bridge: " + b.error().message);
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    bridge.emplace(std::move(b).value());
-  }
+  if (proxy_socket != nullptr && !listen_bridge(proxy_socket, http_socket, socks_socket, &bridge))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
   // agree on defaults, which compile_combined checks, so the answers equal the stack's.
@@ -183,21 +279,8 @@ int main(int argc, char** argv) {
   // arrival is our go (filters/sandbox_program.h): nothing of the command runs before
   // the session log and proxy are ready, or at all if the supervisor gave up. Run alone,
   // vigil-init compiles it itself. Either way before the fork: the worker only installs.
-  auto program = [&]() -> vigil::Result<std::vector<sock_filter>> {
-    if (program_fd < 0)
-      return vigil::sandbox_program(events_fd >= 0, !observer_options.unix_broker
-                                                        ? vigil::UnixSockets::kBlocked
-                                                        : vigil::UnixSockets::kBrokered,
-                                    !observer_options.hidden.empty());
-    vigil::UniqueFd from(program_fd);
-    return vigil::read_program(from.get());
-  }();
-  if (!program) {
-    vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                 std::string("cannot ") + (program_fd < 0 ? "build" : "receive") +
-                                     " the seccomp filters: " + program.error().message);
-    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  }
+  auto program = seccomp_program(program_fd, events_fd >= 0, observer_options);
+  if (!program) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   const sock_fprog fprog = vigil::as_fprog(*program);
   vigil::init::WorkerSpec spec;
   spec.argv = argv + (argc - static_cast<int>(args.command.size()));  // the words after "--"
@@ -212,36 +295,9 @@ int main(int argc, char** argv) {
     handed_env.push_back(nullptr);
     environ = handed_env.data();
   }
-  if (args.command_fd >= 0) {
-    auto got = [&] {
-      vigil::UniqueFd channel(args.command_fd);
-      return vigil::init::receive_handed_command(channel.get());
-    }();
-    if (!got) {
-      // Discarded before it was used: nothing ran, nothing to say.
-      if (got.error().code == vigil::Errc::kNotFound) return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-      vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                   "refusing to run the command: " + got.error().message);
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    for (int i = 0; i < 3; ++i) {
-      if (got->stdio[i] && ::dup2(got->stdio[i].get(), i) != i) {
-        vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                     "refusing to run the command: cannot take its stdio");
-        return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-      }
-    }
-    handed_env.clear();
-    handed_strings = std::move(got->cmd.argv);
-    const std::size_t argc_handed = handed_strings.size();
-    handed_strings.insert(handed_strings.end(), got->cmd.env.begin(), got->cmd.env.end());
-    for (std::size_t i = 0; i < handed_strings.size(); ++i)
-      (i < argc_handed ? handed_argv : handed_env).push_back(handed_strings[i].data());
-    handed_argv.push_back(nullptr);
-    handed_env.push_back(nullptr);
-    spec.argv = handed_argv.data();
-    environ = handed_env.data();
-  }
+  if (args.command_fd >= 0 &&
+      !take_handed_command(args.command_fd, &spec, &handed_strings, &handed_argv, &handed_env))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
 
   // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;

@@ -28,6 +28,42 @@ ChunkedScanner::Step ChunkedScanner::fail(Step s, const char* message) {
   return s;
 }
 
+// One byte after the last chunk: the trailer lines and the final CRLF. The error's
+// message, or nullptr.
+const char* ChunkedScanner::trailer_byte(char c) {
+  switch (state_) {
+    case State::kTrailerStart:
+      if (c == '\r') {
+        state_ = State::kFinalLf;
+      } else if (c == '\n' || !is_line_byte(c) || c == ' ' || c == '\t') {
+        return "malformed trailer line";
+      } else {
+        state_ = State::kTrailerLine;
+        if (++trailer_bytes_ > kMaxTrailerBytes) return "trailer too long";
+      }
+      return nullptr;
+    case State::kTrailerLine:
+      if (c == '\r') {
+        state_ = State::kTrailerLf;
+      } else if (!is_line_byte(c)) {
+        return "control byte in a trailer line";
+      } else if (++trailer_bytes_ > kMaxTrailerBytes) {
+        return "trailer too long";
+      }
+      return nullptr;
+    case State::kTrailerLf:
+      if (c != '\n') return "trailer line not ended by CRLF";
+      state_ = State::kTrailerStart;
+      return nullptr;
+    case State::kFinalLf:
+      if (c != '\n') return "chunked body not ended by CRLF";
+      state_ = State::kDone;
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
 ChunkedScanner::Step ChunkedScanner::feed(std::string_view bytes) {
   Step s;
   if (state_ == State::kError) return fail(s, "chunked body already failed");
@@ -94,34 +130,10 @@ ChunkedScanner::Step ChunkedScanner::feed(std::string_view bytes) {
         ++i;
         break;
       case State::kTrailerStart:
-        if (c == '\r') {
-          state_ = State::kFinalLf;
-        } else if (c == '\n' || !is_line_byte(c) || c == ' ' || c == '\t') {
-          return fail(s, "malformed trailer line");
-        } else {
-          state_ = State::kTrailerLine;
-          if (++trailer_bytes_ > kMaxTrailerBytes) return fail(s, "trailer too long");
-        }
-        ++i;
-        break;
       case State::kTrailerLine:
-        if (c == '\r') {
-          state_ = State::kTrailerLf;
-        } else if (!is_line_byte(c)) {
-          return fail(s, "control byte in a trailer line");
-        } else if (++trailer_bytes_ > kMaxTrailerBytes) {
-          return fail(s, "trailer too long");
-        }
-        ++i;
-        break;
       case State::kTrailerLf:
-        if (c != '\n') return fail(s, "trailer line not ended by CRLF");
-        state_ = State::kTrailerStart;
-        ++i;
-        break;
       case State::kFinalLf:
-        if (c != '\n') return fail(s, "chunked body not ended by CRLF");
-        state_ = State::kDone;
+        if (const char* bad = trailer_byte(c)) return fail(s, bad);
         ++i;
         break;
       case State::kDone:

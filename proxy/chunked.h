@@ -55,6 +55,7 @@ class ChunkedScanner {
   };
 
   Step fail(Step s, const char* message);
+  const char* trailer_byte(char c);  // the trailer states' step
 
   State state_ = State::kSizeFirst;
   std::uint64_t remaining_ = 0;

@@ -32,7 +32,13 @@ It also fails on:
   in two, or a shared part that wants a header of its own;
 - a stale path in a comment: a comment that names a file of this repository
   (`supervisor/command/session_dir.h`, `core/cap_plan.h`, `emulate.cc`) which does not
-  exist, because it moved or never did. A reader follows these names.
+  exist, because it moved or never did. A reader follows these names;
+- a function of the product code (not tests/ nor tools/) whose body is over
+  MAX_FUNCTION_LINES lines, from its opening brace to its closing one (lambdas count in
+  the function that holds them). A long function is several jobs under one name: cut it
+  into named steps. tools/long_functions_allowlist.txt lists the ones another engineer is
+  rewriting at the moment (file:function per line); an entry that no longer names a long
+  function is itself a violation, so the list only shrinks.
 
 Exit 0 when clean; 1 with one line per violation ("file:line: what, and the fix").
 """
@@ -118,6 +124,11 @@ SOURCE_EXT = (".cc", ".h", ".cpp", ".hpp", ".c")
 # Also read for stale paths in their comments.
 OTHER_EXT = (".py", ".cmake", "CMakeLists.txt")
 SKIP_DIRS = {".git", "corpus"}
+
+MAX_FUNCTION_LINES = 100
+ALLOWLIST = "tools/long_functions_allowlist.txt"
+# What is not product code: its functions may be as long as a test needs.
+NOT_PRODUCT = ("tests/", "tools/")
 
 
 def part_of(rel):
@@ -349,6 +360,110 @@ def stale_comment_paths(root, rels, all_files):
     return problems
 
 
+# A brace's header: what stands between the previous ';', '{' or '}' and it.
+NAMESPACE_HEAD = re.compile(r'\b(namespace|extern)\b')
+TYPE_HEAD = re.compile(r'\b(class|struct|union|enum)\b')
+CONTROL_HEAD = re.compile(r'^\s*(if|for|while|switch|catch|do|else|try)\b')
+NAME_BEFORE_PAREN = re.compile(r'([~\w:<>=!+\-*/%&|^\[\]]+)\s*\($')
+
+
+def function_name(head):
+    """The name a function's header declares: the word before its parameter list."""
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        c = head[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                m = NAME_BEFORE_PAREN.search(head[:i + 1])
+                if m and m.group(1) not in ("noexcept", "requires", "decltype", "alignas"):
+                    return m.group(1).split("::")[-1] if "operator" not in m.group(1) else m.group(1)
+    return "?"
+
+
+def long_functions(text):
+    """(name, first line, lines) of each function body over MAX_FUNCTION_LINES lines.
+
+    A brace opens a function body when it is reached outside every function, its header
+    has a parameter list, and it is no namespace, type or initialiser (`= {`)."""
+    code = strip_comments_and_strings(text)
+    found = []
+    stack = []  # per open brace: None, or (name, line) for a function body
+    head_start = 0
+    line = 1
+    in_function = 0
+    for i, c in enumerate(code):
+        if c == "\n":
+            line += 1
+        elif c == "{":
+            head = code[head_start:i]
+            flat = " ".join(head.split())
+            # A preprocessor line ends before the header starts.
+            flat = " ".join(l for l in head.split("\n") if not l.strip().startswith("#")).strip()
+            is_function = (in_function == 0 and "(" in flat and not flat.endswith("=")
+                           and not NAMESPACE_HEAD.match(flat) and not CONTROL_HEAD.match(flat)
+                           and not (TYPE_HEAD.search(flat.split("(")[0])
+                                    and not flat.rstrip().endswith(")")
+                                    and "->" not in flat))
+            if is_function:
+                stack.append((function_name(flat.split("->")[0].rstrip() if False else flat), line))
+                in_function += 1
+            else:
+                stack.append(None)
+            head_start = i + 1
+        elif c == "}":
+            if stack:
+                top = stack.pop()
+                if top is not None:
+                    in_function -= 1
+                    name, start = top
+                    if line - start + 1 > MAX_FUNCTION_LINES:
+                        found.append((name, start, line - start + 1))
+            head_start = i + 1
+        elif c == ";":
+            head_start = i + 1
+    return found
+
+
+def read_allowlist(root):
+    """{(file, function): line of the allowlist} of the long functions being rewritten."""
+    entries = {}
+    path = os.path.join(root, ALLOWLIST)
+    if not os.path.exists(path):
+        return entries
+    with open(path, encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            entry = raw.split("#", 1)[0].strip()
+            if entry:
+                rel, _, name = entry.partition(":")
+                entries[(rel.strip(), name.strip())] = n
+    return entries
+
+
+def function_lengths(root, rels):
+    problems = []
+    allowed = read_allowlist(root)
+    used = set()
+    for rel in rels:
+        if not rel.endswith(SOURCE_EXT) or rel.startswith(NOT_PRODUCT):
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for name, start, lines in long_functions(text):
+            if (rel, name) in allowed:
+                used.add((rel, name))
+                continue
+            problems.append(f"{rel}:{start}: {name}() is {lines} lines (at most "
+                            f"{MAX_FUNCTION_LINES}): cut it into named steps")
+    for key, n in sorted(allowed.items(), key=lambda kv: kv[1]):
+        if key not in used:
+            problems.append(f"{ALLOWLIST}:{n}: {key[0]}:{key[1]} is not a function over "
+                            f"{MAX_FUNCTION_LINES} lines (any more): take it off the list")
+    return problems
+
+
 def all_files(root):
     """Every file of the tree (not only sources): what a comment may name."""
     out = set()
@@ -378,6 +493,7 @@ def main(argv):
         problems.extend(check_file(root, rel))
     problems.extend(include_loops(root, rels))
     problems.extend(stale_comment_paths(root, rels, all_files(root)))
+    problems.extend(function_lengths(root, rels))
     for p in problems:
         print(p)
     if problems:

@@ -106,6 +106,33 @@ TREES = [
 ]
 
 
+# Function bodies of N lines, for the length check (brace to brace, both counted).
+def body(name, lines, head="int {}(int a)"):
+    return head.format(name) + " {\n" + "  a += 1;\n" * (lines - 2) + "}\n"
+
+
+LONG = body("too_long", 101)
+TREES += [
+    # One line too many, in a .cc and as a member defined in a class in a header.
+    ({"proxy/a.cc": LONG}, True, "proxy/a.cc"),
+    ({"observer/a.h": "struct A {\n" + body("member", 101, "  int {}(int a) const") + "};"},
+     True, "observer/a.h"),
+    # A lambda's lines are its function's.
+    ({"bwrap/a.cc": "void f() {\n  auto g = [](int a) {\n" + "    a += 1;\n" * 99 + "  };\n}"},
+     True, "bwrap/a.cc"),
+    # An allowlist entry that names no long function (any more): the list only shrinks.
+    ({"proxy/a.cc": body("short", 10), "tools/long_functions_allowlist.txt": "proxy/a.cc:short"},
+     True, "tools/long_functions_allowlist.txt"),
+    # Allowed: exactly 100 lines; a long function listed; long tests and tools; a long
+    # table (an initialiser, not a function); a namespace and a class are no function.
+    ({"proxy/a.cc": "namespace x {\nstruct S {\n" + body("exactly", 100) + "};\n}"}, False, None),
+    ({"proxy/a.cc": LONG, "tools/long_functions_allowlist.txt": "# owned by x\nproxy/a.cc:too_long"},
+     False, None),
+    ({"tests/unit/a_test.cc": LONG, "tools/a.cc": LONG}, False, None),
+    ({"filters/a.cc": "constexpr int kTable[] = {\n" + "  f(1),\n" * 120 + "};"}, False, None),
+]
+
+
 def run_trees(tmp_root):
     failures = 0
     for i, (files, should_fail, named_file) in enumerate(TREES):

@@ -18,6 +18,7 @@
 #include "supervisor/launch/session_base.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/launch/resource_caps.h"
+#include "supervisor/launch/sandbox_kill.h"
 #include "supervisor/launch/sandbox_plan.h"
 #include "supervisor/command/command_spec.h"
 #include "supervisor/command/sandboxed_command.h"
@@ -258,7 +259,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& request) {
     std::lock_guard lock(mu_);
     bwraps_[id] = bwrap;
     // A session ending while this command was being set up: it does not start.
-    if (ending_) ::kill(bwrap, SIGKILL);
+    if (ending_) kill_sandbox_tree(bwrap);
   };
   SessionInputs session;
   {
@@ -334,7 +335,7 @@ void AgentSession::kill_all() {
   {
     std::lock_guard lock(mu_);
     ending_ = true;
-    for (const auto& [id, pid] : bwraps_) ::kill(pid, SIGKILL);
+    for (const auto& [id, pid] : bwraps_) kill_sandbox_tree(pid);
     spares = take_all_spares();
   }
   for (auto& s : spares) (void)s->finish();

@@ -11,6 +11,7 @@
 #include "supervisor/command/command_spec.h"
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/launch/launch_gate.h"
+#include "supervisor/launch/sandbox_kill.h"
 #include "supervisor/launch/sandbox_plan.h"
 
 namespace vigil {
@@ -100,7 +101,7 @@ void AgentSession::start_spare(const std::string& cwd, bool capture, bool launch
   // A session ending while it was being set up: it does not start.
   one.on_spawned = [this](pid_t pid) {
     std::lock_guard lock(mu_);
-    if (ending_) ::kill(pid, SIGKILL);
+    if (ending_) kill_sandbox_tree(pid);
   };
   SandboxedCommand cmd = sandboxed_command(session, std::move(one));
   sp->set_body([this, sp, cmd = std::move(cmd), joined] {

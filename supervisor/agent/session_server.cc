@@ -36,6 +36,7 @@
 #include "supervisor/orchestrator/session_runner.h"
 #include "supervisor/agent/session_socket.h"
 #include "supervisor/agent/session_wire.h"
+#include "supervisor/launch/sandbox_kill.h"
 
 namespace vigil {
 namespace {
@@ -134,7 +135,7 @@ void serve_connection(AgentSession& session, UniqueFd conn, EndRequest* end,
     while (::poll(p, 2, -1) < 0 && errno == EINTR) {
     }
     if (p[1].revents == 0) {
-      if (const pid_t pid = bwrap.load(); pid > 0) ::kill(pid, SIGKILL);
+      if (const pid_t pid = bwrap.load(); pid > 0) kill_sandbox_tree(pid);
     }
   });
   auto outcome = session.run(run);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <span>
 
 #include "supervisor/cli/cli_subcommands.h"
@@ -18,7 +19,7 @@
 namespace vigil {
 // supervisor/cli/proxy_command.cc: registers `vigil proxy`; the returned function runs it.
 std::function<int()> add_proxy_command(CLI::App& app);
-// supervisor/replay/replay_command.cc: registers `vigil replay`; the returned function runs it.
+// supervisor/cli/replay_options.cc: registers `vigil replay`; the returned function runs it.
 std::function<int()> add_replay_command(CLI::App& app);
 // supervisor/cli/undo_command.cc: registers `vigil undo` (Linux).
 std::function<int()> add_undo_command(CLI::App& app);
@@ -36,6 +37,90 @@ namespace vigil {
 // supervisor/cli/explain_command.cc: `vigil explain --platform macos` (the Seatbelt profile).
 int cmd_explain_macos(const ExplainArgs& args);
 }  // namespace vigil
+
+namespace {
+
+// `vigil run`'s options; the returned function runs it once parsed.
+std::function<int()> add_run_command(CLI::App& app) {
+  struct Options {
+    vigil::RunArgs run;
+    std::string shell_command;
+    std::string sandbox_mode = "on";
+    std::string output_mode = "capture";
+  };
+  auto st = std::make_shared<Options>();
+  auto* run_cmd = app.add_subcommand("run", "run a command under the sandbox");
+  run_cmd->add_option("--settings", st->run.settings,
+                      "settings file (srt format); default: the embedded policy");
+  run_cmd->add_flag("--allow-writable-settings", st->run.allow_writable_settings,
+                    "accept a settings file that the sandboxed command could modify");
+  run_cmd->add_option("--session", st->run.session,
+                      "run in this agent session (default: $VIGIL_SESSION when set)");
+  run_cmd->add_option("--log", st->run.log,
+                      "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
+  run_cmd->add_option("--violations-fd", st->run.violations_fd,
+                      "also write the violations as JSON to this fd");
+  run_cmd
+      ->add_option("--output", st->output_mode,
+                   "capture (default: the command's stdout/stderr pass through vigil and into "
+                   "the session log) or inherit (straight to this terminal; not logged)")
+      ->check(CLI::IsMember({"capture", "inherit"}));
+  run_cmd
+      ->add_option("--timeout", st->run.timeout,
+                   "wall-clock limit in seconds: past it the whole sandbox is killed and the "
+                   "session ends with the reason limit: timeout")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--sandbox", st->sandbox_mode, "on (default) or off (run unconfined, loudly)")
+      ->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_flag("-v,--verbose", st->run.verbose,
+                    "end with the session log's path (printed anyway after a denial)");
+  vigil::add_proxy_test_options(*run_cmd, st->run.proxy_test);
+  CLI::Option* c_opt = run_cmd->add_option("-c", st->shell_command, "run STRING with bash -c");
+  run_cmd->add_option("command", st->run.command, "command and arguments (after --)");
+  run_cmd->positionals_at_end();
+  run_cmd->callback([st, c_opt] {
+    if (!st->shell_command.empty() || c_opt->count() > 0) {
+      if (!st->run.command.empty())
+        throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
+      const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+      st->run.command = {shell, "-c", st->shell_command};
+    }
+    if (st->run.command.empty())
+      throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
+    st->run.sandbox = st->sandbox_mode == "on";
+    st->run.capture_output = st->output_mode == "capture";
+  });
+  return [st] { return vigil::cmd_run(st->run); };
+}
+
+// `vigil explain`'s options; the returned function runs it once parsed.
+std::function<int()> add_explain_command(CLI::App& app) {
+  struct Options {
+    vigil::ExplainArgs explain;
+    std::string platform = "linux";
+    bool seatbelt = false;
+  };
+  auto st = std::make_shared<Options>();
+  auto* explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
+  explain_cmd->add_option("--settings", st->explain.settings, "settings file (srt format)");
+  explain_cmd->add_flag("--allow-writable-settings", st->explain.allow_writable_settings,
+                        "as for run");
+  explain_cmd->add_option("--path", st->explain.path, "print the read/write verdict for PATH");
+  explain_cmd
+      ->add_option(
+          "--platform", st->platform,
+          "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
+      ->check(CLI::IsMember({"linux", "macos"}));
+  explain_cmd->add_flag("--seatbelt", st->seatbelt, "the same as --platform macos");
+  explain_cmd->add_flag("--filters", st->explain.filters,
+                        "print each seccomp filter's BPF with the table row behind every jump");
+  return [st] {
+    const bool macos = st->seatbelt || st->platform == "macos";
+    return macos ? vigil::cmd_explain_macos(st->explain) : vigil::cmd_explain(st->explain);
+  };
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
 #if !defined(__APPLE__)
@@ -64,75 +149,11 @@ int main(int argc, char** argv) {
   const vigil::SubcommandSet wanted =
       vigil::subcommands_to_register(std::span<const char* const>(argv + 1, argv + argc));
 
-  vigil::RunArgs run;
-  std::string shell_command;
-  std::string sandbox_mode = "on";
-  std::string output_mode = "capture";
-  CLI::App* run_cmd = nullptr;
-  CLI::Option* c_opt = nullptr;
-  if (wanted.run) {
-    run_cmd = app.add_subcommand("run", "run a command under the sandbox");
-    run_cmd->add_option("--settings", run.settings,
-                        "settings file (srt format); default: the embedded policy");
-    run_cmd->add_flag("--allow-writable-settings", run.allow_writable_settings,
-                      "accept a settings file that the sandboxed command could modify");
-    run_cmd->add_option("--session", run.session,
-                        "run in this agent session (default: $VIGIL_SESSION when set)");
-    run_cmd->add_option("--log", run.log,
-                        "session log path (default: $XDG_STATE_HOME/vigil/sessions/ID.jsonl)");
-    run_cmd->add_option("--violations-fd", run.violations_fd,
-                        "also write the violations as JSON to this fd");
-    run_cmd
-        ->add_option("--output", output_mode,
-                     "capture (default: the command's stdout/stderr pass through vigil and into "
-                     "the session log) or inherit (straight to this terminal; not logged)")
-        ->check(CLI::IsMember({"capture", "inherit"}));
-    run_cmd
-        ->add_option("--timeout", run.timeout,
-                     "wall-clock limit in seconds: past it the whole sandbox is killed and the "
-                     "session ends with the reason limit: timeout")
-        ->check(CLI::PositiveNumber);
-    run_cmd->add_option("--sandbox", sandbox_mode, "on (default) or off (run unconfined, loudly)")
-        ->check(CLI::IsMember({"on", "off"}));
-    run_cmd->add_flag("-v,--verbose", run.verbose,
-                      "end with the session log's path (printed anyway after a denial)");
-    vigil::add_proxy_test_options(*run_cmd, run.proxy_test);
-    c_opt = run_cmd->add_option("-c", shell_command, "run STRING with bash -c");
-    run_cmd->add_option("command", run.command, "command and arguments (after --)");
-    run_cmd->positionals_at_end();
-    run_cmd->callback([&] {
-      if (!shell_command.empty() || c_opt->count() > 0) {
-        if (!run.command.empty())
-          throw CLI::ValidationError("give either -c STRING or -- CMD, not both");
-        const char* shell = ::access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-        run.command = {shell, "-c", shell_command};
-      }
-      if (run.command.empty())
-        throw CLI::ValidationError("nothing to run: give -c STRING or -- CMD ARGS...");
-      run.sandbox = sandbox_mode == "on";
-      run.capture_output = output_mode == "capture";
-    });
-  }
+  std::function<int()> run_run;
+  if (wanted.run) run_run = add_run_command(app);
 
-  vigil::ExplainArgs explain;
-  std::string explain_platform = "linux";
-  bool explain_seatbelt = false;
-  CLI::App* explain_cmd = nullptr;
-  if (wanted.explain) {
-    explain_cmd = app.add_subcommand("explain", "show the sandbox a policy builds, and why");
-    explain_cmd->add_option("--settings", explain.settings, "settings file (srt format)");
-    explain_cmd->add_flag("--allow-writable-settings", explain.allow_writable_settings,
-                          "as for run");
-    explain_cmd->add_option("--path", explain.path, "print the read/write verdict for PATH");
-    explain_cmd
-        ->add_option(
-            "--platform", explain_platform,
-            "linux (the bwrap argv, default) or macos (the Seatbelt profile and its -D values)")
-        ->check(CLI::IsMember({"linux", "macos"}));
-    explain_cmd->add_flag("--seatbelt", explain_seatbelt, "the same as --platform macos");
-    explain_cmd->add_flag("--filters", explain.filters,
-                          "print each seccomp filter's BPF with the table row behind every jump");
-  }
+  std::function<int()> run_explain;
+  if (wanted.explain) run_explain = add_explain_command(app);
 
   bool probe_json = false;
   CLI::App* probe_cmd = nullptr;
@@ -172,11 +193,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : vigil::to_int(vigil::ExitCode::kUsage);
   }
   vigil::configure_logging(std::getenv("VIGIL_LOG"), verbose);
-  if (run_cmd != nullptr && *run_cmd) return vigil::cmd_run(run);
-  if (explain_cmd != nullptr && *explain_cmd) {
-    const bool macos = explain_seatbelt || explain_platform == "macos";
-    return macos ? vigil::cmd_explain_macos(explain) : vigil::cmd_explain(explain);
-  }
+  if (run_run && app.got_subcommand("run")) return run_run();
+  if (run_explain && app.got_subcommand("explain")) return run_explain();
   if (probe_cmd != nullptr && *probe_cmd) return vigil::cmd_probe(probe_json);
   if (run_proxy && app.got_subcommand("proxy")) return run_proxy();
   if (run_replay && app.got_subcommand("replay")) return run_replay();

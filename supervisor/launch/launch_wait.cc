@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "supervisor/launch/sandbox_kill.h"
 #include "supervisor/launch/signal_relay.h"
 
 namespace vigil {
@@ -71,8 +72,7 @@ Result<WaitOutcome> wait_forwarding(pid_t child, LaunchPipes& p, const LaunchIo&
     // bwrap has said which pid that is, bwrap itself (--die-with-parent reaches the rest).
     auto end_sandbox = [&](std::string limit) {
       out.limit = std::move(limit);
-      ::kill(init_pid > 0 ? init_pid : child, SIGKILL);
-      if (init_pid <= 0) ::kill(child, SIGKILL);
+      kill_sandbox_tree(child, init_pid);
     };
     if (io.timeout_ms >= 0 && out.limit.empty()) {
       const auto left =

@@ -20,6 +20,7 @@
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/launch/launch_trace.h"
 #include "supervisor/launch/launch_wait.h"
+#include "supervisor/launch/sandbox_kill.h"
 #include "supervisor/launch/signal_relay.h"
 
 namespace vigil {
@@ -28,7 +29,7 @@ namespace {
 // Ends a sandbox that must not be released: killed first, its --block-fd closed only
 // after (EOF on it would let bwrap go on), then bwrap reaped.
 void kill_unreleased(pid_t bwrap, pid_t sandbox, LaunchIo& io) {
-  ::kill(sandbox > 0 ? sandbox : bwrap, SIGKILL);
+  kill_sandbox_tree(bwrap, sandbox);
   io.release->reset();
   int ignored = 0;
   while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
@@ -195,7 +196,7 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   }
   if (io.before_wait) {
     if (auto r = io.before_wait(); !r) {
-      ::kill(pid, SIGKILL);  // --die-with-parent takes the sandbox with it
+      kill_sandbox_tree(pid);
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }

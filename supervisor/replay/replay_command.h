@@ -10,25 +10,39 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/replay/replay_changes.h"
 #include "supervisor/replay/replay_feed.h"
 #include "supervisor/log/session_log.h"
 
-namespace CLI {
-class App;
-}
 namespace vigil::proxy {
 class DomainMatcher;
 }
 
 namespace vigil {
 
-// Registers `vigil replay` on `app`; the returned function runs it once parsed.
-std::function<int()> add_replay_command(CLI::App& app);
+// What `vigil replay` was asked (its options: supervisor/cli/replay_options.cc).
+struct ReplayArgs {
+  std::string log;
+  bool annotate = false;
+  bool writes = false;
+  bool net = false;
+  bool verify = false;
+  std::string json;
+  std::string html;
+  std::optional<std::uint64_t> command;  // --command N
+  bool changes = false;
+  bool diff = false;
+  std::vector<std::string> paths;  // --changes/--diff: only these
+  std::string policy;              // --policy NEW.json
+};
+// Runs one view over the log: the process's exit code.
+int run_replay(const ReplayArgs& a);
 
 namespace replay {
 

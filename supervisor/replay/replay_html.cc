@@ -138,7 +138,9 @@ GroupedTable violation_table(const std::deque<Violation>& list, const char* cls,
                              const char* verdict, bool actions, const std::string& see) {
   GroupedTable t(kViolationHead, "directory and cause", see);
   for (const auto& v : list) {
-    const std::string op = actions ? plain_actions(v.actions) : v.op;
+    // A write's words are the block's (plain_actions); a connection or a socket keeps its op.
+    const std::string op =
+        actions && v.kind == Violation::Kind::kFs ? plain_actions(v.actions) : v.op;
     t.add(
         [&] {
           return std::string("<tr class=\"") + cls + "\"><td class=\"v\">" + verdict + "</td><td>" +
@@ -290,7 +292,7 @@ struct Report {
     const Row r = rows.row(e);
     auto tr = [&] { return row_html(r); };
     if (const auto* w = std::get_if<events::FsWrite>(&e.body)) {
-      files.add(tr, fs_verdict_word(*w) + " " + write_action(*w) + " in " +
+      files.add(tr, fs_verdict_word(*w) + " " + write_word(*w) + " in " +
                         parent_dir(w->resolved.empty() ? w->path : w->resolved) + "/" +
                         (w->reason.empty() ? "" : "  (" + w->reason + ")"));
     }
@@ -306,28 +308,11 @@ struct Report {
   }
 };
 
-}  // namespace
-
-Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
-                         const Out& out, const std::function<ContentFn(const std::string&)>& store) {
-  const std::string log = escape_for_html(log_name);
-  Report rep(log);
-  auto stats = feed([&](const LogRecord& r) {
-    rep.take(r.event);
-    return true;
-  });
-  VIGIL_TRY(stats);
+// The page's head and header: what ran, how it ended, whether the log can be trusted,
+// what was not stopped, and the summary.
+std::string html_header(const Report& rep, const VerifyReport& verify, const FeedStats& stats,
+                        const changes::ChangeSet& changed, const std::string& log) {
   const auto& violations = rep.violations;
-  const changes::ChangeSet changed = rep.changed.finish();
-  rep.ann.recomputed = render_annotation(violations, rep.opts);
-  rep.ann.match = rep.ann.recomputed == rep.ann.text;
-  if (!rep.ann.match) {
-    const auto& [a, b] = std::mismatch(rep.ann.text.begin(), rep.ann.text.end(),
-                                       rep.ann.recomputed.begin(), rep.ann.recomputed.end());
-    (void)b;
-    rep.ann.first_difference = static_cast<std::size_t>(a - rep.ann.text.begin());
-  }
-
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   // Belt and braces: nothing in this page is loaded from anywhere or run, even if an
@@ -365,8 +350,8 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
                          ": " + escape_for_html(verify.why)) +
         "</div>\n";
   }
-  if (stats->unreadable > 0) {
-    h += "<div class=\"chain bad\">" + std::to_string(stats->unreadable) +
+  if (stats.unreadable > 0) {
+    h += "<div class=\"chain bad\">" + std::to_string(stats.unreadable) +
          " unreadable line(s) skipped</div>\n";
   }
   if (!violations.quarantined().empty()) {
@@ -383,10 +368,13 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
        count_of(violations.quarantined().size(), "quarantined") + ", " +
        html_changes_summary(changed) + "</div>\n";
   h += "</header>\n";
-  h += kFilterBar;
-  out(h);
-  h.clear();
+  return h;
+}
 
+// The violation tables: what got through first, then what was refused.
+void violation_sections(const ViolationCollector& violations, const std::string& log,
+                        const Out& out) {
+  std::string h;
   const std::string see_writes = "vigil replay " + log + " --writes";
   // What got through first: quarantined after the command, or not stopped at all.
   if (!violations.quarantined().empty()) {
@@ -411,7 +399,7 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
   }
   // Denials next: what a person opening the report is looking for.
   if (!violations.denied().empty()) {
-    const auto t = violation_table(violations.denied(), "deny", "denied", false, see_writes);
+    const auto t = violation_table(violations.denied(), "deny", "denied", true, see_writes);
     h = "<section class=\"denials\" id=\"denials\"><h2>Denied: " +
         count_of(violations.denied().size(), "target(s), ") +
         count_of(violations.denied_attempts(), "attempt(s)") + "</h2>\n" + t.html(5);
@@ -428,6 +416,33 @@ Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::stri
         "denied</div></section>\n");
   }
 
+}
+
+}  // namespace
+
+Result<void> stream_html(const Feed& feed, const VerifyReport& verify, std::string_view log_name,
+                         const Out& out, const std::function<ContentFn(const std::string&)>& store) {
+  const std::string log = escape_for_html(log_name);
+  Report rep(log);
+  auto stats = feed([&](const LogRecord& r) {
+    rep.take(r.event);
+    return true;
+  });
+  VIGIL_TRY(stats);
+  const auto& violations = rep.violations;
+  const changes::ChangeSet changed = rep.changed.finish();
+  rep.ann.recomputed = render_annotation(violations, rep.opts);
+  rep.ann.match = rep.ann.recomputed == rep.ann.text;
+  if (!rep.ann.match) {
+    const auto& [a, b] = std::mismatch(rep.ann.text.begin(), rep.ann.text.end(),
+                                       rep.ann.recomputed.begin(), rep.ann.recomputed.end());
+    (void)b;
+    rep.ann.first_difference = static_cast<std::size_t>(a - rep.ann.text.begin());
+  }
+
+  out(html_header(rep, verify, *stats, changed, log) + kFilterBar);
+  violation_sections(violations, log, out);
+  std::string h;
   h = "<section id=\"annotation\"><h2>What the model was told (appended to stderr)</h2>\n";
   if (rep.ann.recorded) {
     h += "<pre>" + html_pre_lines(rep.ann.text) + "</pre>\n";

@@ -67,7 +67,7 @@ Result<void> stream_policy_diff(const Feed& feed, const PolicyUnderTest& next, c
       if (*j.verdict == w->verdict) return true;
       t.count(fs_word(w->verdict), fs_word(*j.verdict));
       out(change_line(fs_word(w->verdict), fs_word(*j.verdict), e.seq,
-                      write_action(*w) + " " + fs_target(*w) + "  (pid " + row.pid + " " +
+                      write_word(*w) + " " + fs_target(*w) + "  (pid " + row.pid + " " +
                           row.command + ")",
                       shown_rule_id(*w), j.rule_id));
       return true;

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <variant>
@@ -114,6 +115,63 @@ std::string fs_target(const events::FsWrite& w) {
   return to;
 }
 
+namespace {
+
+// A write's detail: the word, the target, the spelling the command used when it is not
+// the resolved path (what a person needs to connect the record to the command's own
+// source), the call and its flags, the reason and the deciding rule.
+std::string write_detail(const events::FsWrite& b) {
+  const std::string flags = describe_flags(b.syscall, b.flags);
+  const bool respelled = !b.resolved.empty() && b.path != b.resolved;
+  return write_word(b) + " " + fs_target(b) + (respelled ? " (as passed: " + b.path + ")" : "") +
+         "  [" + b.syscall + (flags.empty() ? "" : " " + flags) + "]" +
+         (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b) + "  rule: " +
+         shown_rule_id(b);
+}
+
+std::string image_detail(const events::FsImage& b) {
+  std::string d = b.path + " " + b.type;
+  if (b.type == "file") d += ", " + std::to_string(b.size) + " bytes";
+  if (!b.sha256.empty()) d += ", sha256 " + b.sha256.substr(0, 12);
+  if (b.type == "symlink") d += " -> " + b.target;
+  if (!b.note.empty()) d += " (" + b.note + ")";
+  if (b.best_effort) d += " [best-effort]";
+  return d;
+}
+
+std::string truncated_detail(const events::LogTruncated& b) {
+  if (b.stdout_sha256.empty()) {  // a log before issue 38.4: the head only
+    return "output past the first " + std::to_string(b.max_output_bytes) +
+           " bytes is not in this log (vigil.log.maxOutputBytes)";
+  }
+  return std::to_string(b.omitted_bytes) +
+         " bytes of output cut from this log here (it keeps the head and the tail, "
+         "vigil.log.maxOutputBytes " +
+         std::to_string(b.max_output_bytes) + "; the command's own output was whole): stdout " +
+         std::to_string(b.stdout_bytes) + " bytes, sha256 " + b.stdout_sha256 + "; stderr " +
+         std::to_string(b.stderr_bytes) + " bytes, sha256 " + b.stderr_sha256;
+}
+
+// "CONNECT example.org:443": a network record's protocol and target.
+template <class Proto>
+std::string proto_target(Proto proto, const std::string& host, std::uint16_t port) {
+  return std::string(events::to_string(proto)) + " " + net_target(host, port);
+}
+
+std::string answer_detail(const events::NetAskAnswer& b) {
+  return "ask " + std::to_string(b.ask) + (b.entry.empty() ? "" : ": " + b.entry) +
+         (b.written.empty() ? "" : ", written to " + b.written) +
+         (b.error.empty() ? "" : " (" + b.error + ")");
+}
+
+std::string unix_detail(const events::NetUnix& b) {
+  return b.syscall + " AF_UNIX " + (b.type.empty() ? "" : b.type + " ") +
+         (b.resolved.empty() ? b.path : b.resolved) + "  [" + b.result + "]" +
+         (b.reason.empty() ? "" : "  " + b.reason);
+}
+
+}  // namespace
+
 Row RowMaker::row(const Event& e) {
   Row row;
   row.seq = e.seq;
@@ -142,15 +200,7 @@ Row RowMaker::row(const Event& e) {
           [&](const events::FsWrite& b) {
             for_pid(b.pid);
             row.verdict = fs_verdict_word(b);
-            const std::string flags = describe_flags(b.syscall, b.flags);
-            // The spelling the command used, when it is not the resolved path: what a
-            // person needs to connect the record to the command's own source.
-            const bool respelled = !b.resolved.empty() && b.path != b.resolved;
-            row.detail = write_action(b) + " " + fs_target(b) +
-                         (respelled ? " (as passed: " + b.path + ")" : "") + "  [" + b.syscall +
-                         (flags.empty() ? "" : " " + flags) + "]" +
-                         (b.reason.empty() ? "" : "  " + b.reason) + not_stopped_note(b) +
-                         "  rule: " + shown_rule_id(b);
+            row.detail = write_detail(b);
           },
           [&](const events::NetDecision& b) {
             row.verdict = events::to_string(b.verdict);
@@ -159,8 +209,7 @@ Row RowMaker::row(const Event& e) {
                          "  rule: " + shown_rule_id(b);
           },
           [&](const events::NetUpstreamFailure& b) {
-            row.detail = std::string(events::to_string(b.proto)) + " " +
-                         net_target(b.host, b.port) + "  " + b.what;
+            row.detail = proto_target(b.proto, b.host, b.port) + "  " + b.what;
           },
           [&](const events::IoStdout& b) {
             row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data);
@@ -173,8 +222,7 @@ Row RowMaker::row(const Event& e) {
                          std::to_string(b.dropped) + ", held " + std::to_string(b.held);
           },
           [&](const events::Annotation& b) {
-            std::size_t lines = 0;
-            for (const char c : b.text) lines += c == '\n' ? 1 : 0;
+            const auto lines = std::count(b.text.begin(), b.text.end(), '\n');
             row.detail = std::to_string(lines) + " lines appended to stderr";
           },
           [&](const events::SessionEnd& b) { row.detail = ending_detail(b); },
@@ -198,39 +246,17 @@ Row RowMaker::row(const Event& e) {
           },
           [&](const events::FsImage& b) {
             row.verdict = b.phase + "-image";
-            row.detail = b.path + " " + b.type;
-            if (b.type == "file") row.detail += ", " + std::to_string(b.size) + " bytes";
-            if (!b.sha256.empty()) row.detail += ", sha256 " + b.sha256.substr(0, 12);
-            if (b.type == "symlink") row.detail += " -> " + b.target;
-            if (!b.note.empty()) row.detail += " (" + b.note + ")";
-            if (b.best_effort) row.detail += " [best-effort]";
+            row.detail = image_detail(b);
           },
           [&](const events::NetAsk& b) {
             row.verdict = "asked";
-            row.detail = "ask " + std::to_string(b.ask) + ": " +
-                         std::string(events::to_string(b.proto)) + " " + net_target(b.host, b.port);
+            row.detail = "ask " + std::to_string(b.ask) + ": " + proto_target(b.proto, b.host, b.port);
           },
           [&](const events::NetAskAnswer& b) {
             row.verdict = b.answer;
-            row.detail = "ask " + std::to_string(b.ask) + (b.entry.empty() ? "" : ": " + b.entry) +
-                         (b.written.empty() ? "" : ", written to " + b.written) +
-                         (b.error.empty() ? "" : " (" + b.error + ")");
+            row.detail = answer_detail(b);
           },
-          [&](const events::LogTruncated& b) {
-            if (b.stdout_sha256.empty()) {  // a log before issue 38.4: the head only
-              row.detail = "output past the first " + std::to_string(b.max_output_bytes) +
-                           " bytes is not in this log (vigil.log.maxOutputBytes)";
-              return;
-            }
-            row.detail = std::to_string(b.omitted_bytes) +
-                         " bytes of output cut from this log here (it keeps the head and the "
-                         "tail, vigil.log.maxOutputBytes " +
-                         std::to_string(b.max_output_bytes) +
-                         "; the command's own output was whole): stdout " +
-                         std::to_string(b.stdout_bytes) + " bytes, sha256 " + b.stdout_sha256 +
-                         "; stderr " + std::to_string(b.stderr_bytes) + " bytes, sha256 " +
-                         b.stderr_sha256;
-          },
+          [&](const events::LogTruncated& b) { row.detail = truncated_detail(b); },
           [&](const events::LimitReached& b) {
             row.verdict = "limit";
             row.detail = "limit: " + b.limit + " (" + b.detail + ")";
@@ -245,9 +271,7 @@ Row RowMaker::row(const Event& e) {
           [&](const events::NetUnix& b) {
             for_pid(b.pid);
             row.verdict = events::to_string(b.verdict);
-            row.detail = b.syscall + " AF_UNIX " + (b.type.empty() ? "" : b.type + " ") +
-                         (b.resolved.empty() ? b.path : b.resolved) + "  [" + b.result + "]" +
-                         (b.reason.empty() ? "" : "  " + b.reason);
+            row.detail = unix_detail(b);
           },
       },
       e.body);
@@ -256,6 +280,10 @@ Row RowMaker::row(const Event& e) {
 
 std::string write_action(const events::FsWrite& w) {
   return std::string(action_word(w.syscall, w.flags));
+}
+
+std::string write_word(const events::FsWrite& w) {
+  return events::to_string(events::write_action(w.syscall, w.flags));
 }
 
 std::string describe_flags(std::string_view syscall, std::uint64_t flags) {

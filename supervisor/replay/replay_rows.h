@@ -35,8 +35,12 @@ inline constexpr const char* kUnguardedWord = "UNGUARDED";
 // ... and for what the post-run backstop moved out of the workspace (fs.quarantine).
 inline constexpr const char* kQuarantinedWord = "QUARANTINED";
 
-// "create", "write", "truncate", "delete", "rmdir", "mkdir", "mknod", "rename", "link",
-// "symlink", "chmod", "chown", "touch", "xattr" -- what a write-intent call does.
+// The word every view shows for a write ("create", "write", "delete", "change mode"):
+// to_string(events::write_action()), the same as the <sandbox_violations> block's.
+std::string write_word(const events::FsWrite& w);
+// What kind of change the call makes, for the change set's bookkeeping and the shape of
+// a target ("mkdir", "symlink", "rmdir": action_word(), supervisor/core/events/
+// syscall_table.h). Not shown as a write's word: write_word() is.
 std::string write_action(const events::FsWrite& w);
 // Symbolic flags for the open family ("O_WRONLY|O_CREAT|O_TRUNC"), hex for the rest,
 // "" for 0.

@@ -97,7 +97,7 @@ Result<void> stream_writes(const Feed& feed, const Out& out) {
     }
     if (verdict == kUnguardedWord) ++unguarded;
     out(pad(seconds(r.event.t), 12) + pad(std::to_string(w->pid), 8) + pad(verdict, 10) +
-        pad(write_action(*w), 10) + escape_for_terminal(fs_target(*w)) + "  [" + w->syscall +
+        pad(write_word(*w), 10) + escape_for_terminal(fs_target(*w)) + "  [" + w->syscall +
         (flags.empty() ? "" : " " + flags) + "]" +
         (w->reason.empty() ? "" : "  " + escape_for_terminal(w->reason)) +
         escape_for_terminal(not_stopped_note(*w)) + "  rule: " +

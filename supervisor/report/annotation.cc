@@ -220,6 +220,25 @@ Violation first_attempt(Violation::Kind kind, std::string op, std::string target
   return v;
 }
 
+// A quarantine entry's reason: why, and where the thing went (or which lines did).
+std::string quarantine_reason(const events::FsQuarantine& q) {
+  std::string reason = q.reason;
+  if (!q.removed.empty()) {
+    // Only the offending lines went; say how to have them back first (a long list of
+    // lines is cut at the part cap), then exactly which.
+    reason += "; only these lines were taken out, the rest of the file is kept (`vigil undo "
+              "--quarantined LOG` puts them back, from " + q.moved_to + "): ";
+    for (std::size_t i = 0; i < q.removed.size() && i < 8; ++i)
+      reason += (i == 0 ? "`" : ", `") + q.removed[i] + "`";
+    if (q.removed.size() > 8) reason += " and " + std::to_string(q.removed.size() - 8) + " more";
+  } else if (q.moved_to.empty()) {
+    reason += "; NOT moved: remove it by hand before any program uses it";
+  } else {
+    reason += "; moved to " + q.moved_to + " (its manifest.jsonl says how to restore)";
+  }
+  return reason;
+}
+
 }  // namespace
 
 std::string plain_actions(std::uint16_t actions) {
@@ -269,22 +288,8 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     return;
   }
   if (const auto* q = std::get_if<events::FsQuarantine>(&body)) {
-    std::string reason = q->reason;
-    if (!q->removed.empty()) {
-      // Only the offending lines went; say how to have them back first (a long list of
-      // lines is cut at the part cap), then exactly which.
-      reason += "; only these lines were taken out, the rest of the file is kept (`vigil undo "
-                "--quarantined LOG` puts them back, from " + q->moved_to + "): ";
-      for (std::size_t i = 0; i < q->removed.size() && i < 8; ++i)
-        reason += (i == 0 ? "`" : ", `") + q->removed[i] + "`";
-      if (q->removed.size() > 8) reason += " and " + std::to_string(q->removed.size() - 8) + " more";
-    } else if (q->moved_to.empty()) {
-      reason += "; NOT moved: remove it by hand before any program uses it";
-    } else {
-      reason += "; moved to " + q->moved_to + " (its manifest.jsonl says how to restore)";
-    }
     note(quarantined_,
-         first_attempt(Violation::Kind::kFs, q->rule, q->path, q->path, std::move(reason), seq),
+         first_attempt(Violation::Kind::kFs, q->rule, q->path, q->path, quarantine_reason(*q), seq),
          events::WriteAction::kCreate);
     return;
   }

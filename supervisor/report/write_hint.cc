@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <optional>
 
 #include "supervisor/core/policy/code_places.h"
 #include "supervisor/core/policy/mandatory_denies.h"
@@ -87,8 +88,12 @@ bool is_system_path(std::string_view path) {
                      [&](std::string_view s) { return path_is_under(path, s); });
 }
 
-std::string default_deny_hint(std::string_view path, const Policy& p) {
-  const std::string_view base = path.substr(path.rfind('/') + 1);
+namespace {
+
+// The denials no setting should widen: git's global config, a repository's .git above a
+// subdirectory's run, a hook, a protected name. nullopt: none of them.
+std::optional<std::string> protected_name_hint(std::string_view path, std::string_view base,
+                                               const Policy& p) {
   if (base == ".gitconfig" || base == ".gitconfig.lock" ||
       path.ends_with("/.config/git/config") || path.ends_with("/.config/git/config.lock")) {
     return "git config --global writes " + tilde(path, p.home) +
@@ -139,6 +144,14 @@ std::string default_deny_hint(std::string_view path, const Policy& p) {
            "): a sandboxed command may not change it; set what you need in the command's own "
            "environment instead";
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string default_deny_hint(std::string_view path, const Policy& p) {
+  const std::string_view base = path.substr(path.rfind('/') + 1);
+  if (auto hint = protected_name_hint(path, base, p)) return *hint;
   // What to name: the stable directory a tool owns, never the volatile file.
   std::string dir;
   std::string tool;

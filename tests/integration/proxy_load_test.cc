@@ -4,7 +4,7 @@
 // exactly the idle count, and its RSS stops moving after the first round: what stays
 // resident after round 1 is reused, not memory that grows with use. Loopback only (an IP literal on
 // the allow list: no DNS, no test option needed).
-#include "tests/integration/proxy_load.h"
+#include "tests/support/proxy_load.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -207,7 +207,7 @@ TEST(Replay, TimelineHasTimePidCommandEventVerdict) {
       o.out.find("TIME        PID     COMMAND          EVENT                VERDICT   DETAIL"),
       std::string::npos)
       << o.out;
-  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    create "
+  EXPECT_NE(o.out.find("0.003000    2       bash             fs.write             DENIED    write "
                        "/home/u/other/x.txt"),
             std::string::npos)
       << o.out;
@@ -223,10 +223,10 @@ TEST(Replay, WritesListsEveryAttemptWithItsVerdict) {
   auto o = run_vigil({"replay", "--writes", log}, d.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
   const std::vector<std::string> want = {
-      "allowed   create    /home/u/proj/ok.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  writable root",
-      "DENIED    create    /home/u/other/x.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  " +
+      "allowed   write     /home/u/proj/ok.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  writable root",
+      "DENIED    write     /home/u/other/x.txt  [openat O_WRONLY|O_CREAT|O_TRUNC]  " +
           kOutsideReason,
-      "DENIED    create    /home/u/proj/.git/hooks/pre-commit  [openat O_WRONLY|O_CREAT|O_TRUNC] "
+      "DENIED    write     /home/u/proj/.git/hooks/pre-commit  [openat O_WRONLY|O_CREAT|O_TRUNC] "
       " " +
           kHookReason,
   };

@@ -52,12 +52,13 @@
 #include <vector>
 
 #include "supervisor/core/base/base64.h"
-#include "tests/integration/harness.h"
-#include "tests/integration/proxy_harness.h"
-#include "tests/integration/proxy_load.h"
+#include "tools/bench/bench_process.h"
+#include "tests/support/proxy_load.h"
 
-namespace vigil::test {
+namespace vigil::bench {
 namespace {
+
+using namespace vigil::test;  // the load shared with the proxy load test (tests/support/)
 
 using Clock = std::chrono::steady_clock;
 
@@ -249,8 +250,7 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
   EpollServer echo(EpollServer::Mode::kEcho);
   EpollServer http(EpollServer::Mode::kHttp);
   SourceServer source;
-  ProxyProcess vigil_proxy(tmp, kSettings, {"--idle-timeout", "60"}, "tcp:127.0.0.1:0",
-                           /*test_mode=*/false);
+  ProxyProcess vigil_proxy(tmp, kSettings, {"--idle-timeout", "60"});
   ASSERT_TRUE(vigil_proxy.ready()) << vigil_proxy.err();
 
   std::vector<Path> paths;
@@ -448,4 +448,4 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
 }
 
 }  // namespace
-}  // namespace vigil::test
+}  // namespace vigil::bench

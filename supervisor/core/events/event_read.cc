@@ -107,36 +107,197 @@ void read_ending(Reader& r, const Limits& lim, Ending& b) {
   }
 }
 
+// One reader per big kind; read_body() dispatches.
+Result<Body> read_session_start(Reader& r, const Limits& lim) {
+  SessionStart b;
+  b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
+  b.cwd = r.bytes("cwd", lim.max_path);
+  b.backend = r.word("backend");
+  b.policy_digest = r.word("policy_digest");
+  if (const json* v = r.object("versions")) {
+    Reader vr(*v);
+    b.versions.vigil = vr.bytes("vigil", lim.max_text);
+    b.versions.bwrap = vr.bytes("bwrap", lim.max_text);
+    b.versions.kernel = vr.bytes("kernel", lim.max_text);
+    if (auto done = vr.finish(); !done)
+      r.fail(done.error().code, "versions." + done.error().message);
+  }
+  b.log = r.bytes("log", lim.max_path, false);
+  b.key_id = r.word("key_id", false);
+  b.witness = r.word("witness", false);
+  if (const json* v = r.object("scope", false)) {
+    Reader sr(*v);
+    HostScope scope;
+    scope.writable = sr.bytes_array("writable", lim.max_argv, lim.max_path);
+    scope.sandbox_own = sr.bytes_array("sandbox_own", lim.max_argv, lim.max_path);
+    if (auto done = sr.finish(); !done)
+      r.fail(done.error().code, "scope." + done.error().message);
+    b.scope = std::move(scope);
+  }
+  return Body{std::move(b)};
+}
+
+Result<Body> read_fs_write(Reader& r, const Limits& lim) {
+  FsWrite b;
+  b.pid = r.integer("pid", 1, kMaxPid);
+  b.syscall = r.word("syscall");
+  b.path = r.bytes("path", lim.max_path);
+  b.resolved = r.bytes("resolved", lim.max_path);
+  b.flags = r.count("flags");
+  const std::string verdict = r.word("verdict");
+  b.reason = r.bytes("reason", lim.max_text);
+  b.from = r.bytes("from", lim.max_path, false);
+  b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
+  b.unguarded = r.bytes("unguarded", lim.max_text, false);
+  b.result = r.word("result", false);
+  b.ignored = r.bytes("ignored", lim.max_text, false);
+  b.rule_id = r.bytes("rule_id", lim.max_text, false);
+  if (!r.failed()) {
+    if (auto v = fs_verdict_from(verdict)) {
+      b.verdict = *v;
+    } else {
+      r.fail(Errc::kInvalidPolicy, "verdict: expected allowed, denied or ephemeral");
+    }
+  }
+  return Body{std::move(b)};
+}
+
+Result<Body> read_net_decision(Reader& r, const Limits& lim) {
+  NetDecision b;
+  const std::string proto = r.word("proto");
+  b.host = r.bytes("host", lim.max_text);
+  b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
+  const std::string verdict = r.word("verdict");
+  b.rule = r.bytes("rule", lim.max_text);
+  b.reason = r.bytes("reason", lim.max_text);
+  b.refused_by = r.bytes("refused_by", lim.max_text, false);
+  b.address = r.bytes("address", lim.max_text, false);
+  b.guard_check = r.bytes("guard_check", lim.max_text, false);
+  b.ignored = r.bytes("ignored", lim.max_text, false);
+  b.rule_id = r.bytes("rule_id", lim.max_text, false);
+  if (!r.failed()) {
+    auto p = proto_from(proto);
+    auto v = net_verdict_from(verdict);
+    if (!p) r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+    if (!v) r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
+    if (p && v) {
+      b.proto = *p;
+      b.verdict = *v;
+    }
+  }
+  return Body{std::move(b)};
+}
+
+Result<Body> read_net_upstream_failure(Reader& r, const Limits& lim) {
+  NetUpstreamFailure b;
+  const std::string proto = r.word("proto");
+  b.host = r.bytes("host", lim.max_text);
+  b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
+  b.address = r.bytes("address", lim.max_text, false);
+  b.what = r.bytes("what", lim.max_text);
+  if (!r.failed()) {
+    if (auto p = proto_from(proto)) {
+      b.proto = *p;
+    } else {
+      r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+    }
+  }
+  return Body{std::move(b)};
+}
+
+Result<Body> read_fs_quarantine(Reader& r, const Limits& lim) {
+  FsQuarantine b;
+  b.path = r.bytes("path", lim.max_path);
+  b.rule = r.bytes("rule", lim.max_text);
+  b.reason = r.bytes("reason", lim.max_text);
+  b.moved_to = r.bytes("moved_to", lim.max_path, false);
+  if (r.has("removed")) b.removed = r.bytes_array("removed", lim.max_argv, lim.max_text);
+  b.restore = r.bytes("restore", lim.max_data, false);
+  return Body{std::move(b)};
+}
+
+Result<Body> read_log_truncated(Reader& r, const Limits&) {
+  LogTruncated b;
+  b.max_output_bytes = r.count("max_output_bytes");
+  // Optional: a log before issue 38.4 has the cap alone.
+  b.omitted_bytes = r.count("omitted_bytes", false);
+  b.stdout_bytes = r.count("stdout_bytes", false);
+  b.stderr_bytes = r.count("stderr_bytes", false);
+  b.stdout_sha256 = r.word("stdout_sha256", false);
+  b.stderr_sha256 = r.word("stderr_sha256", false);
+  return Body{std::move(b)};
+}
+
+Result<Body> read_net_ask(Reader& r, const Limits& lim) {
+  NetAsk b;
+  b.ask = r.count("ask");
+  const std::string proto = r.word("proto");
+  b.host = r.bytes("host", lim.max_text);
+  b.port = static_cast<std::uint16_t>(r.integer("port", 1, 65535));
+  b.address = r.bytes("address", lim.max_text, false);
+  b.timeout_ms = r.count("timeout_ms");
+  if (!r.failed()) {
+    if (auto p = proto_from(proto)) {
+      b.proto = *p;
+    } else {
+      r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
+    }
+  }
+  return Body{std::move(b)};
+}
+
+Result<Body> read_net_ask_answer(Reader& r, const Limits& lim) {
+  NetAskAnswer b;
+  b.ask = r.count("ask");
+  b.answer = r.word("answer");
+  b.entry = r.bytes("entry", lim.max_text, false);
+  b.written = r.bytes("written", lim.max_path, false);
+  b.error = r.bytes("error", lim.max_text, false);
+  b.via = r.word("via", false);
+  return Body{std::move(b)};
+}
+
+Result<Body> read_fs_image(Reader& r, const Limits& lim) {
+  FsImage b;
+  b.phase = r.word("phase");
+  b.path = r.bytes("path", lim.max_path);
+  b.type = r.word("type");
+  b.size = r.count("size", false);
+  b.mode = static_cast<std::uint32_t>(r.integer("mode", 0, 07777, false));
+  b.uid = static_cast<std::uint32_t>(r.integer("uid", 0, 0xffffffffLL, false));
+  b.gid = static_cast<std::uint32_t>(r.integer("gid", 0, 0xffffffffLL, false));
+  b.sha256 = r.word("sha256", false);
+  b.target = r.bytes("target", lim.max_path, false);
+  b.stored = r.boolean("stored");
+  b.note = r.bytes("note", lim.max_text, false);
+  b.best_effort = r.boolean("best_effort");
+  return Body{std::move(b)};
+}
+
+Result<Body> read_net_unix(Reader& r, const Limits& lim) {
+  NetUnix b;
+  b.pid = r.integer("pid", 1, kMaxPid);
+  b.syscall = r.word("syscall");
+  b.type = r.word("type");
+  b.path = r.bytes("path", lim.max_path);
+  b.resolved = r.bytes("resolved", lim.max_path);
+  const std::string verdict = r.word("verdict");
+  b.reason = r.bytes("reason", lim.max_text);
+  b.result = r.word("result");
+  if (!r.failed()) {
+    if (auto v = net_verdict_from(verdict)) {
+      b.verdict = *v;
+    } else {
+      r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
+    }
+  }
+  return Body{std::move(b)};
+}
+
 Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
   switch (kind) {
-    case Kind::kSessionStart: {
-      SessionStart b;
-      b.argv = r.bytes_array("argv", lim.max_argv, lim.max_arg);
-      b.cwd = r.bytes("cwd", lim.max_path);
-      b.backend = r.word("backend");
-      b.policy_digest = r.word("policy_digest");
-      if (const json* v = r.object("versions")) {
-        Reader vr(*v);
-        b.versions.vigil = vr.bytes("vigil", lim.max_text);
-        b.versions.bwrap = vr.bytes("bwrap", lim.max_text);
-        b.versions.kernel = vr.bytes("kernel", lim.max_text);
-        if (auto done = vr.finish(); !done)
-          r.fail(done.error().code, "versions." + done.error().message);
-      }
-      b.log = r.bytes("log", lim.max_path, false);
-      b.key_id = r.word("key_id", false);
-      b.witness = r.word("witness", false);
-      if (const json* v = r.object("scope", false)) {
-        Reader sr(*v);
-        HostScope scope;
-        scope.writable = sr.bytes_array("writable", lim.max_argv, lim.max_path);
-        scope.sandbox_own = sr.bytes_array("sandbox_own", lim.max_argv, lim.max_path);
-        if (auto done = sr.finish(); !done)
-          r.fail(done.error().code, "scope." + done.error().message);
-        b.scope = std::move(scope);
-      }
-      return Body{std::move(b)};
-    }
+    case Kind::kSessionStart:
+      return read_session_start(r, lim);
     case Kind::kProcExec: {
       ProcExec b;
       b.pid = r.integer("pid", 1, kMaxPid);
@@ -147,71 +308,12 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.exe = r.bytes("exe", lim.max_path, false);
       return Body{std::move(b)};
     }
-    case Kind::kFsWrite: {
-      FsWrite b;
-      b.pid = r.integer("pid", 1, kMaxPid);
-      b.syscall = r.word("syscall");
-      b.path = r.bytes("path", lim.max_path);
-      b.resolved = r.bytes("resolved", lim.max_path);
-      b.flags = r.count("flags");
-      const std::string verdict = r.word("verdict");
-      b.reason = r.bytes("reason", lim.max_text);
-      b.from = r.bytes("from", lim.max_path, false);
-      b.from_resolved = r.bytes("from_resolved", lim.max_path, false);
-      b.unguarded = r.bytes("unguarded", lim.max_text, false);
-      b.result = r.word("result", false);
-      b.ignored = r.bytes("ignored", lim.max_text, false);
-      b.rule_id = r.bytes("rule_id", lim.max_text, false);
-      if (!r.failed()) {
-        if (auto v = fs_verdict_from(verdict)) {
-          b.verdict = *v;
-        } else {
-          r.fail(Errc::kInvalidPolicy, "verdict: expected allowed, denied or ephemeral");
-        }
-      }
-      return Body{std::move(b)};
-    }
-    case Kind::kNetDecision: {
-      NetDecision b;
-      const std::string proto = r.word("proto");
-      b.host = r.bytes("host", lim.max_text);
-      b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
-      const std::string verdict = r.word("verdict");
-      b.rule = r.bytes("rule", lim.max_text);
-      b.reason = r.bytes("reason", lim.max_text);
-      b.refused_by = r.bytes("refused_by", lim.max_text, false);
-      b.address = r.bytes("address", lim.max_text, false);
-      b.guard_check = r.bytes("guard_check", lim.max_text, false);
-      b.ignored = r.bytes("ignored", lim.max_text, false);
-      b.rule_id = r.bytes("rule_id", lim.max_text, false);
-      if (!r.failed()) {
-        auto p = proto_from(proto);
-        auto v = net_verdict_from(verdict);
-        if (!p) r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
-        if (!v) r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
-        if (p && v) {
-          b.proto = *p;
-          b.verdict = *v;
-        }
-      }
-      return Body{std::move(b)};
-    }
-    case Kind::kNetUpstreamFailure: {
-      NetUpstreamFailure b;
-      const std::string proto = r.word("proto");
-      b.host = r.bytes("host", lim.max_text);
-      b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
-      b.address = r.bytes("address", lim.max_text, false);
-      b.what = r.bytes("what", lim.max_text);
-      if (!r.failed()) {
-        if (auto p = proto_from(proto)) {
-          b.proto = *p;
-        } else {
-          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
-        }
-      }
-      return Body{std::move(b)};
-    }
+    case Kind::kFsWrite:
+      return read_fs_write(r, lim);
+    case Kind::kNetDecision:
+      return read_net_decision(r, lim);
+    case Kind::kNetUpstreamFailure:
+      return read_net_upstream_failure(r, lim);
     case Kind::kIoStdout:
       return Body{IoStdout{r.bytes("data", lim.max_data, true, /*allow_nul=*/true)}};
     case Kind::kIoStderr:
@@ -229,16 +331,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.newline_before = r.boolean("newline_before");
       return Body{std::move(b)};
     }
-    case Kind::kFsQuarantine: {
-      FsQuarantine b;
-      b.path = r.bytes("path", lim.max_path);
-      b.rule = r.bytes("rule", lim.max_text);
-      b.reason = r.bytes("reason", lim.max_text);
-      b.moved_to = r.bytes("moved_to", lim.max_path, false);
-      if (r.has("removed")) b.removed = r.bytes_array("removed", lim.max_argv, lim.max_text);
-      b.restore = r.bytes("restore", lim.max_data, false);
-      return Body{std::move(b)};
-    }
+    case Kind::kFsQuarantine:
+      return read_fs_quarantine(r, lim);
     case Kind::kSessionEnd: {
       SessionEnd b;
       read_ending(r, lim, b);
@@ -263,66 +357,20 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.remove = r.bytes_array("remove", lim.max_argv, lim.max_text);
       return Body{std::move(b)};
     }
-    case Kind::kLogTruncated: {
-      LogTruncated b;
-      b.max_output_bytes = r.count("max_output_bytes");
-      // Optional: a log before issue 38.4 has the cap alone.
-      b.omitted_bytes = r.count("omitted_bytes", false);
-      b.stdout_bytes = r.count("stdout_bytes", false);
-      b.stderr_bytes = r.count("stderr_bytes", false);
-      b.stdout_sha256 = r.word("stdout_sha256", false);
-      b.stderr_sha256 = r.word("stderr_sha256", false);
-      return Body{std::move(b)};
-    }
-    case Kind::kNetAsk: {
-      NetAsk b;
-      b.ask = r.count("ask");
-      const std::string proto = r.word("proto");
-      b.host = r.bytes("host", lim.max_text);
-      b.port = static_cast<std::uint16_t>(r.integer("port", 1, 65535));
-      b.address = r.bytes("address", lim.max_text, false);
-      b.timeout_ms = r.count("timeout_ms");
-      if (!r.failed()) {
-        if (auto p = proto_from(proto)) {
-          b.proto = *p;
-        } else {
-          r.fail(Errc::kInvalidPolicy, "proto: expected http, connect, socks5 or socks4");
-        }
-      }
-      return Body{std::move(b)};
-    }
-    case Kind::kNetAskAnswer: {
-      NetAskAnswer b;
-      b.ask = r.count("ask");
-      b.answer = r.word("answer");
-      b.entry = r.bytes("entry", lim.max_text, false);
-      b.written = r.bytes("written", lim.max_path, false);
-      b.error = r.bytes("error", lim.max_text, false);
-      b.via = r.word("via", false);
-      return Body{std::move(b)};
-    }
+    case Kind::kLogTruncated:
+      return read_log_truncated(r, lim);
+    case Kind::kNetAsk:
+      return read_net_ask(r, lim);
+    case Kind::kNetAskAnswer:
+      return read_net_ask_answer(r, lim);
     case Kind::kLimitReached: {
       LimitReached b;
       b.limit = r.bytes("limit", lim.max_text);
       b.detail = r.bytes("detail", lim.max_text);
       return Body{std::move(b)};
     }
-    case Kind::kFsImage: {
-      FsImage b;
-      b.phase = r.word("phase");
-      b.path = r.bytes("path", lim.max_path);
-      b.type = r.word("type");
-      b.size = r.count("size", false);
-      b.mode = static_cast<std::uint32_t>(r.integer("mode", 0, 07777, false));
-      b.uid = static_cast<std::uint32_t>(r.integer("uid", 0, 0xffffffffLL, false));
-      b.gid = static_cast<std::uint32_t>(r.integer("gid", 0, 0xffffffffLL, false));
-      b.sha256 = r.word("sha256", false);
-      b.target = r.bytes("target", lim.max_path, false);
-      b.stored = r.boolean("stored");
-      b.note = r.bytes("note", lim.max_text, false);
-      b.best_effort = r.boolean("best_effort");
-      return Body{std::move(b)};
-    }
+    case Kind::kFsImage:
+      return read_fs_image(r, lim);
     case Kind::kFsRead: {
       FsRead b;
       b.pid = r.integer("pid", 1, kMaxPid);
@@ -340,25 +388,8 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.grace_ms = r.count("grace_ms");
       return Body{std::move(b)};
     }
-    case Kind::kNetUnix: {
-      NetUnix b;
-      b.pid = r.integer("pid", 1, kMaxPid);
-      b.syscall = r.word("syscall");
-      b.type = r.word("type");
-      b.path = r.bytes("path", lim.max_path);
-      b.resolved = r.bytes("resolved", lim.max_path);
-      const std::string verdict = r.word("verdict");
-      b.reason = r.bytes("reason", lim.max_text);
-      b.result = r.word("result");
-      if (!r.failed()) {
-        if (auto v = net_verdict_from(verdict)) {
-          b.verdict = *v;
-        } else {
-          r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
-        }
-      }
-      return Body{std::move(b)};
-    }
+    case Kind::kNetUnix:
+      return read_net_unix(r, lim);
   }
   return make_error(Errc::kInternal, "unknown kind");
 }

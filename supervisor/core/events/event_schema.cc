@@ -69,21 +69,12 @@ Limits Limits::log() {
 namespace {
 
 // The plain word the model is shown for a write (the syscall stays in the log). Linux
-// calls take theirs from the one syscall table's action word (core/events/syscall_table.h);
+// calls take theirs from the one syscall table's action (core/events/syscall_table.h);
 // the Seatbelt operations a macOS kernel report names (supervisor/orchestrator/macos_session.h), where
 // no syscall is known, are listed here.
 struct WriteName {
   std::string_view name;
   WriteAction action;
-};
-constexpr WriteName kTableWords[] = {
-    {"write", WriteAction::kWrite},         {"truncate", WriteAction::kWrite},
-    {"create", WriteAction::kCreate},       {"mkdir", WriteAction::kCreate},
-    {"mknod", WriteAction::kCreate},        {"delete", WriteAction::kDelete},
-    {"rmdir", WriteAction::kDelete},        {"rename", WriteAction::kRename},
-    {"link", WriteAction::kLink},           {"symlink", WriteAction::kLink},
-    {"chmod", WriteAction::kChangeMode},    {"chown", WriteAction::kChangeOwner},
-    {"touch", WriteAction::kChangeTimes},   {"xattr", WriteAction::kChangeAttributes},
 };
 constexpr WriteName kSeatbelt[] = {
     {"file-write-create", WriteAction::kCreate},
@@ -109,7 +100,7 @@ std::optional<WriteAction> base_action(std::string_view name) {
   // Linux: exactly the calls of the one syscall table, execs aside (they are proc.exec).
   if (const WriteSyscall* row = find_write_syscall(name)) {
     if (row->emulation == Emulation::kExec) return std::nullopt;
-    return lookup(kTableWords, row->action).value_or(WriteAction::kWrite);
+    return row->action;
   }
   return lookup(kSeatbelt, name);
 }

@@ -27,6 +27,7 @@
 #include "supervisor/core/base/base64.h"
 #include "supervisor/core/base/display_text.h"  // is_valid_utf8
 #include "supervisor/core/events/net.h"    // NetDecision, NetUpstreamFailure
+#include "supervisor/core/events/write_action.h"
 #include "supervisor/core/fs/host_scope.h"    // HostScope: what the sandbox could write on the host
 #include "supervisor/core/fs/path_verdict.h"  // Verdict: allowed | denied | ephemeral
 #include "supervisor/core/base/result.h"
@@ -446,25 +447,7 @@ bool is_known_write_syscall(std::string_view name);
 // fs.write.result: "0" or an errno name.
 bool is_call_result(std::string_view s);
 
-// What a write-intent call does, in the plain words the model is shown ("create",
-// "delete", "change mode"); the syscall's name stays in the log. Declaration order is
-// the order a line lists them in.
-enum class WriteAction : std::uint8_t {
-  kCreate,
-  kWrite,
-  kDelete,
-  kRename,
-  kLink,
-  kChangeMode,
-  kChangeOwner,
-  kChangeTimes,
-  kChangeAttributes,
-  kRead,  // fs.read: an open of a hidden path (not a write; shares the block's verbs)
-};
-inline constexpr int kWriteActionCount = 10;
-// From the same table as is_known_write_syscall(); open* is a create with O_CREAT|O_EXCL.
-WriteAction write_action(std::string_view syscall, std::uint64_t flags);
-const char* to_string(WriteAction a);
+// WriteAction and write_action(): supervisor/core/events/write_action.h.
 
 // Byte-string helpers (also used by the annotation and the replay views).
 using vigil::is_valid_utf8;  // core/display_text: the one UTF-8 validator

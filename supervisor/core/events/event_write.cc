@@ -63,24 +63,94 @@ void put_ending(ojson& j, const Ending& b) {
   j["counters"] = std::move(c);
 }
 
+void put_session_start(ojson& j, const SessionStart& b) {
+  j["argv"] = bytes_array_json(b.argv);
+  j["cwd"] = bytes_json(b.cwd);
+  j["backend"] = b.backend;
+  j["policy_digest"] = b.policy_digest;
+  j["versions"] = ojson{{"vigil", bytes_json(b.versions.vigil)},
+                        {"bwrap", bytes_json(b.versions.bwrap)},
+                        {"kernel", bytes_json(b.versions.kernel)}};
+  if (!b.log.empty()) j["log"] = bytes_json(b.log);
+  if (!b.key_id.empty()) j["key_id"] = b.key_id;
+  if (!b.witness.empty()) j["witness"] = b.witness;
+  if (b.scope) {
+    j["scope"] = ojson{{"writable", bytes_array_json(b.scope->writable)},
+                       {"sandbox_own", bytes_array_json(b.scope->sandbox_own)}};
+  }
+}
+
+void put_fs_write(ojson& j, const FsWrite& b) {
+  j["pid"] = b.pid;
+  j["syscall"] = b.syscall;
+  j["path"] = bytes_json(b.path);
+  j["resolved"] = bytes_json(b.resolved);
+  j["flags"] = b.flags;
+  j["verdict"] = to_string(b.verdict);
+  j["reason"] = bytes_json(b.reason);
+  if (!b.from.empty()) j["from"] = bytes_json(b.from);
+  if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
+  if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
+  if (!b.result.empty()) j["result"] = b.result;
+  if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+  if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
+}
+
+void put_net_decision(ojson& j, const NetDecision& b) {
+  j["proto"] = to_string(b.proto);
+  j["host"] = bytes_json(b.host);
+  j["port"] = b.port;
+  j["verdict"] = to_string(b.verdict);
+  j["rule"] = bytes_json(b.rule);
+  j["reason"] = bytes_json(b.reason);
+  if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
+  if (!b.address.empty()) j["address"] = bytes_json(b.address);
+  if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
+  if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
+  if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
+}
+
+void put_log_truncated(ojson& j, const LogTruncated& b) {
+  j["max_output_bytes"] = b.max_output_bytes;
+  if (b.stdout_sha256.empty()) return;  // an old record, read back
+  j["omitted_bytes"] = b.omitted_bytes;
+  j["stdout_bytes"] = b.stdout_bytes;
+  j["stderr_bytes"] = b.stderr_bytes;
+  j["stdout_sha256"] = b.stdout_sha256;
+  j["stderr_sha256"] = b.stderr_sha256;
+}
+
+void put_fs_image(ojson& j, const FsImage& b) {
+  j["phase"] = b.phase;
+  j["path"] = bytes_json(b.path);
+  j["type"] = b.type;
+  if (b.type != "absent") {
+    j["size"] = b.size;
+    j["mode"] = b.mode;
+    j["uid"] = b.uid;
+    j["gid"] = b.gid;
+  }
+  if (!b.sha256.empty()) j["sha256"] = b.sha256;
+  if (b.type == "symlink") j["target"] = bytes_json(b.target);
+  if (b.stored) j["stored"] = true;
+  if (!b.note.empty()) j["note"] = bytes_json(b.note);
+  if (b.best_effort) j["best_effort"] = true;
+}
+
+void put_net_unix(ojson& j, const NetUnix& b) {
+  j["pid"] = b.pid;
+  j["syscall"] = b.syscall;
+  j["type"] = b.type;
+  j["path"] = bytes_json(b.path);
+  j["resolved"] = bytes_json(b.resolved);
+  j["verdict"] = to_string(b.verdict);
+  j["reason"] = bytes_json(b.reason);
+  j["result"] = b.result;
+}
+
 void put_body(ojson& j, const Body& body, bool legacy) {
   std::visit(Overloaded{
-                 [&](const SessionStart& b) {
-                   j["argv"] = bytes_array_json(b.argv);
-                   j["cwd"] = bytes_json(b.cwd);
-                   j["backend"] = b.backend;
-                   j["policy_digest"] = b.policy_digest;
-                   j["versions"] = ojson{{"vigil", bytes_json(b.versions.vigil)},
-                                         {"bwrap", bytes_json(b.versions.bwrap)},
-                                         {"kernel", bytes_json(b.versions.kernel)}};
-                   if (!b.log.empty()) j["log"] = bytes_json(b.log);
-                   if (!b.key_id.empty()) j["key_id"] = b.key_id;
-                   if (!b.witness.empty()) j["witness"] = b.witness;
-                   if (b.scope) {
-                     j["scope"] = ojson{{"writable", bytes_array_json(b.scope->writable)},
-                                        {"sandbox_own", bytes_array_json(b.scope->sandbox_own)}};
-                   }
-                 },
+                 [&](const SessionStart& b) { put_session_start(j, b); },
                  [&](const ProcExec& b) {
                    j["pid"] = b.pid;
                    j["ppid"] = b.ppid;
@@ -89,34 +159,8 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (b.truncated) j["truncated"] = true;
                    if (!b.exe.empty()) j["exe"] = bytes_json(b.exe);
                  },
-                 [&](const FsWrite& b) {
-                   j["pid"] = b.pid;
-                   j["syscall"] = b.syscall;
-                   j["path"] = bytes_json(b.path);
-                   j["resolved"] = bytes_json(b.resolved);
-                   j["flags"] = b.flags;
-                   j["verdict"] = to_string(b.verdict);
-                   j["reason"] = bytes_json(b.reason);
-                   if (!b.from.empty()) j["from"] = bytes_json(b.from);
-                   if (!b.from_resolved.empty()) j["from_resolved"] = bytes_json(b.from_resolved);
-                   if (!b.unguarded.empty()) j["unguarded"] = bytes_json(b.unguarded);
-                   if (!b.result.empty()) j["result"] = b.result;
-                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
-                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
-                 },
-                 [&](const NetDecision& b) {
-                   j["proto"] = to_string(b.proto);
-                   j["host"] = bytes_json(b.host);
-                   j["port"] = b.port;
-                   j["verdict"] = to_string(b.verdict);
-                   j["rule"] = bytes_json(b.rule);
-                   j["reason"] = bytes_json(b.reason);
-                   if (!b.refused_by.empty()) j["refused_by"] = bytes_json(b.refused_by);
-                   if (!b.address.empty()) j["address"] = bytes_json(b.address);
-                   if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
-                   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
-                   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
-                 },
+                 [&](const FsWrite& b) { put_fs_write(j, b); },
+                 [&](const NetDecision& b) { put_net_decision(j, b); },
                  [&](const NetUpstreamFailure& b) {
                    j["proto"] = to_string(b.proto);
                    j["host"] = bytes_json(b.host);
@@ -157,15 +201,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["add"] = bytes_array_json(b.add);
                    j["remove"] = bytes_array_json(b.remove);
                  },
-                 [&](const LogTruncated& b) {
-                   j["max_output_bytes"] = b.max_output_bytes;
-                   if (b.stdout_sha256.empty()) return;  // an old record, read back
-                   j["omitted_bytes"] = b.omitted_bytes;
-                   j["stdout_bytes"] = b.stdout_bytes;
-                   j["stderr_bytes"] = b.stderr_bytes;
-                   j["stdout_sha256"] = b.stdout_sha256;
-                   j["stderr_sha256"] = b.stderr_sha256;
-                 },
+                 [&](const LogTruncated& b) { put_log_truncated(j, b); },
                  [&](const NetAsk& b) {
                    j["ask"] = b.ask;
                    j["proto"] = to_string(b.proto);
@@ -186,22 +222,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["limit"] = bytes_json(b.limit);
                    j["detail"] = bytes_json(b.detail);
                  },
-                 [&](const FsImage& b) {
-                   j["phase"] = b.phase;
-                   j["path"] = bytes_json(b.path);
-                   j["type"] = b.type;
-                   if (b.type != "absent") {
-                     j["size"] = b.size;
-                     j["mode"] = b.mode;
-                     j["uid"] = b.uid;
-                     j["gid"] = b.gid;
-                   }
-                   if (!b.sha256.empty()) j["sha256"] = b.sha256;
-                   if (b.type == "symlink") j["target"] = bytes_json(b.target);
-                   if (b.stored) j["stored"] = true;
-                   if (!b.note.empty()) j["note"] = bytes_json(b.note);
-                   if (b.best_effort) j["best_effort"] = true;
-                 },
+                 [&](const FsImage& b) { put_fs_image(j, b); },
                  [&](const FsRead& b) {
                    j["pid"] = b.pid;
                    j["syscall"] = b.syscall;
@@ -215,16 +236,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    if (!b.reason.empty()) j["reason"] = bytes_json(b.reason);
                    j["grace_ms"] = b.grace_ms;
                  },
-                 [&](const NetUnix& b) {
-                   j["pid"] = b.pid;
-                   j["syscall"] = b.syscall;
-                   j["type"] = b.type;
-                   j["path"] = bytes_json(b.path);
-                   j["resolved"] = bytes_json(b.resolved);
-                   j["verdict"] = to_string(b.verdict);
-                   j["reason"] = bytes_json(b.reason);
-                   j["result"] = b.result;
-                 },
+                 [&](const NetUnix& b) { put_net_unix(j, b); },
              },
              body);
 }

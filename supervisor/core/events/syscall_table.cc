@@ -6,114 +6,115 @@ namespace vigil {
 namespace {
 
 using E = Emulation;
+using A = events::WriteAction;
 
 // Designated initialisers name every fact: a row reads as the call's signature.
 constexpr WriteSyscall kTable[] = {
     {.name = "open", .path = 0, .flags = 1, .mode = 2, .follows = true,
-     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = "write",
+     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = A::kWrite,
      .why = "opens for writing"},
     {.name = "openat", .dirfd = 0, .path = 1, .flags = 2, .mode = 3, .follows = true,
-     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = "write",
+     .emulation = E::kOpen, .trap = Trap::kOpenFlags, .action = A::kWrite,
      .why = "opens for writing"},
     {.name = "openat2", .dirfd = 0, .path = 1, .flags = 2, .follows = true, .open_how = true,
-     .emulation = E::kOpen, .action = "write",
+     .emulation = E::kOpen, .action = A::kWrite,
      .why = "flags live in struct open_how: read-only ones are run by vigil-init as asked"},
     {.name = "creat", .path = 0, .mode = 1, .follows = true, .emulation = E::kOpen,
-     .action = "create", .why = "creates or truncates a file"},
+     .action = A::kCreate, .why = "creates or truncates a file"},
     {.name = "truncate", .path = 0, .follows = true, .emulation = E::kTruncate,
-     .action = "truncate", .why = "changes a file's size by path"},
-    {.name = "unlink", .path = 0, .removes = true, .emulation = E::kUnlink, .action = "delete",
+     .action = A::kWrite, .why = "changes a file's size by path"},
+    {.name = "unlink", .path = 0, .removes = true, .emulation = E::kUnlink, .action = A::kDelete,
      .why = "deletes a file"},
     {.name = "unlinkat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2, .removes = true,
-     .emulation = E::kUnlink, .action = "delete", .why = "deletes a file or directory"},
-    {.name = "rmdir", .path = 0, .removes = true, .emulation = E::kUnlink, .action = "rmdir",
+     .emulation = E::kUnlink, .action = A::kDelete, .why = "deletes a file or directory"},
+    {.name = "rmdir", .path = 0, .removes = true, .emulation = E::kUnlink, .action = A::kDelete,
      .why = "deletes a directory"},
-    {.name = "mkdir", .path = 0, .mode = 1, .emulation = E::kMkdir, .action = "mkdir",
+    {.name = "mkdir", .path = 0, .mode = 1, .emulation = E::kMkdir, .action = A::kCreate,
      .why = "creates a directory"},
     {.name = "mkdirat", .dirfd = 0, .path = 1, .mode = 2, .emulation = E::kMkdir,
-     .action = "mkdir", .why = "creates a directory"},
-    {.name = "mknod", .path = 0, .mode = 1, .emulation = E::kMknod, .action = "mknod",
+     .action = A::kCreate, .why = "creates a directory"},
+    {.name = "mknod", .path = 0, .mode = 1, .emulation = E::kMknod, .action = A::kCreate,
      .why = "creates a node"},
     {.name = "mknodat", .dirfd = 0, .path = 1, .mode = 2, .emulation = E::kMknod,
-     .action = "mknod", .why = "creates a node"},
-    {.name = "rename", .path = 0, .path2 = 1, .emulation = E::kRename, .action = "rename",
+     .action = A::kCreate, .why = "creates a node"},
+    {.name = "rename", .path = 0, .path2 = 1, .emulation = E::kRename, .action = A::kRename,
      .why = "moves a file"},
     {.name = "renameat", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3,
-     .emulation = E::kRename, .action = "rename", .why = "moves a file"},
+     .emulation = E::kRename, .action = A::kRename, .why = "moves a file"},
     {.name = "renameat2", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3, .flags = 4,
-     .emulation = E::kRename, .action = "rename", .why = "moves or exchanges files"},
-    {.name = "link", .path = 0, .path2 = 1, .emulation = E::kLink, .action = "link",
+     .emulation = E::kRename, .action = A::kRename, .why = "moves or exchanges files"},
+    {.name = "link", .path = 0, .path2 = 1, .emulation = E::kLink, .action = A::kLink,
      .why = "creates a hard link"},
     {.name = "linkat", .dirfd = 0, .path = 1, .dirfd2 = 2, .path2 = 3, .flags = 4,
-     .at_flags = 4, .emulation = E::kLink, .action = "link", .why = "creates a hard link"},
+     .at_flags = 4, .emulation = E::kLink, .action = A::kLink, .why = "creates a hard link"},
     // The first argument is the link's contents, not a path: it is never resolved.
-    {.name = "symlink", .path2 = 1, .emulation = E::kSymlink, .action = "symlink",
+    {.name = "symlink", .path2 = 1, .emulation = E::kSymlink, .action = A::kLink,
      .why = "creates a symlink"},
     {.name = "symlinkat", .dirfd2 = 1, .path2 = 2, .emulation = E::kSymlink,
-     .action = "symlink", .why = "creates a symlink"},
+     .action = A::kLink, .why = "creates a symlink"},
     {.name = "chmod", .path = 0, .mode = 1, .follows = true, .emulation = E::kChmod,
-     .action = "chmod", .why = "changes permissions"},
+     .action = A::kChangeMode, .why = "changes permissions"},
     // The fd forms act on whatever the fd names, and an fd opened read-only (no event at
     // its open) is enough to change its file's permissions, owner and attributes.
-    {.name = "fchmod", .fd_only = true, .action = "chmod",
+    {.name = "fchmod", .fd_only = true, .action = A::kChangeMode,
      .why = "changes permissions through an fd"},
     {.name = "fchmodat", .dirfd = 0, .path = 1, .mode = 2, .follows = true,
-     .emulation = E::kChmod, .action = "chmod", .why = "changes permissions"},
+     .emulation = E::kChmod, .action = A::kChangeMode, .why = "changes permissions"},
     {.name = "fchmodat2", .dirfd = 0, .path = 1, .flags = 3, .at_flags = 3, .mode = 2,
-     .follows = true, .emulation = E::kChmod, .action = "chmod", .why = "changes permissions"},
-    {.name = "chown", .path = 0, .follows = true, .emulation = E::kChown, .action = "chown",
+     .follows = true, .emulation = E::kChmod, .action = A::kChangeMode, .why = "changes permissions"},
+    {.name = "chown", .path = 0, .follows = true, .emulation = E::kChown, .action = A::kChangeOwner,
      .why = "changes ownership"},
-    {.name = "fchown", .fd_only = true, .action = "chown",
+    {.name = "fchown", .fd_only = true, .action = A::kChangeOwner,
      .why = "changes ownership through an fd"},
-    {.name = "lchown", .path = 0, .emulation = E::kChown, .action = "chown",
+    {.name = "lchown", .path = 0, .emulation = E::kChown, .action = A::kChangeOwner,
      .why = "changes ownership"},
     {.name = "fchownat", .dirfd = 0, .path = 1, .flags = 4, .at_flags = 4, .follows = true,
-     .emulation = E::kChown, .action = "chown", .why = "changes ownership"},
-    {.name = "utime", .path = 0, .follows = true, .emulation = E::kUtime, .action = "touch",
+     .emulation = E::kChown, .action = A::kChangeOwner, .why = "changes ownership"},
+    {.name = "utime", .path = 0, .follows = true, .emulation = E::kUtime, .action = A::kChangeTimes,
      .why = "changes timestamps"},
-    {.name = "utimes", .path = 0, .follows = true, .emulation = E::kUtime, .action = "touch",
+    {.name = "utimes", .path = 0, .follows = true, .emulation = E::kUtime, .action = A::kChangeTimes,
      .why = "changes timestamps"},
     {.name = "utimensat", .dirfd = 0, .path = 1, .flags = 3, .at_flags = 3, .follows = true,
-     .null_path_is_fd = true, .emulation = E::kUtime, .action = "touch",
+     .null_path_is_fd = true, .emulation = E::kUtime, .action = A::kChangeTimes,
      .why = "changes timestamps"},
     {.name = "futimesat", .dirfd = 0, .path = 1, .follows = true, .null_path_is_fd = true,
-     .emulation = E::kUtime, .action = "touch", .why = "changes timestamps"},
+     .emulation = E::kUtime, .action = A::kChangeTimes, .why = "changes timestamps"},
     {.name = "setxattr", .path = 0, .follows = true, .emulation = E::kSetxattr,
-     .action = "xattr", .why = "sets an extended attribute"},
-    {.name = "lsetxattr", .path = 0, .emulation = E::kSetxattr, .action = "xattr",
+     .action = A::kChangeAttributes, .why = "sets an extended attribute"},
+    {.name = "lsetxattr", .path = 0, .emulation = E::kSetxattr, .action = A::kChangeAttributes,
      .why = "sets an extended attribute"},
-    {.name = "fsetxattr", .fd_only = true, .action = "xattr",
+    {.name = "fsetxattr", .fd_only = true, .action = A::kChangeAttributes,
      .why = "sets an extended attribute"},
     {.name = "removexattr", .path = 0, .follows = true, .emulation = E::kRemovexattr,
-     .action = "xattr", .why = "removes an extended attribute"},
-    {.name = "lremovexattr", .path = 0, .emulation = E::kRemovexattr, .action = "xattr",
+     .action = A::kChangeAttributes, .why = "removes an extended attribute"},
+    {.name = "lremovexattr", .path = 0, .emulation = E::kRemovexattr, .action = A::kChangeAttributes,
      .why = "removes an extended attribute"},
-    {.name = "fremovexattr", .fd_only = true, .action = "xattr",
+    {.name = "fremovexattr", .fd_only = true, .action = A::kChangeAttributes,
      .why = "removes an extended attribute"},
     {.name = "setxattrat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2, .follows = true,
-     .null_path_is_fd = true, .emulation = E::kSetxattr, .action = "xattr",
+     .null_path_is_fd = true, .emulation = E::kSetxattr, .action = A::kChangeAttributes,
      .why = "sets an extended attribute (Linux 6.13)"},
     {.name = "removexattrat", .dirfd = 0, .path = 1, .flags = 2, .at_flags = 2,
      .follows = true, .null_path_is_fd = true, .emulation = E::kRemovexattr,
-     .action = "xattr", .why = "removes an extended attribute (Linux 6.13)"},
+     .action = A::kChangeAttributes, .why = "removes an extended attribute (Linux 6.13)"},
     {.name = "file_setattr", .dirfd = 0, .path = 1, .flags = 4, .at_flags = 4,
-     .follows = true, .emulation = E::kFileSetattr, .action = "xattr",
+     .follows = true, .emulation = E::kFileSetattr, .action = A::kChangeAttributes,
      .why = "sets an inode's fsxattr flags (Linux 6.17)"},
     // The address is a struct sockaddr, not a string: an AF_UNIX path in it makes a socket
     // file (its mode under the caller's umask) exactly as mknod(S_IFSOCK) would. Every
     // bind is trapped (the family is in memory, out of the filter's reach); vigil-init
     // performs each on the caller's own socket with the bytes it read, and records those
     // that name a path.
-    {.name = "bind", .path = 1, .emulation = E::kBind, .action = "mknod",
+    {.name = "bind", .path = 1, .emulation = E::kBind, .action = A::kCreate,
      .why = "an AF_UNIX path makes a socket file: judged like mknod, performed by vigil-init"},
     // Only the requests that change a file, or make or remove a name, through an fd that
     // need not be open for writing (the list is in filters/notify_filter.cc).
-    {.name = "ioctl", .fd_only = true, .trap = Trap::kIoctlRequests, .action = "write",
+    {.name = "ioctl", .fd_only = true, .trap = Trap::kIoctlRequests, .action = A::kWrite,
      .why = "changes a file through an fd"},
-    {.name = "execve", .path = 0, .follows = true, .emulation = E::kExec, .action = "exec",
+    {.name = "execve", .path = 0, .follows = true, .emulation = E::kExec, 
      .why = "the process record: what ran"},
     {.name = "execveat", .dirfd = 0, .path = 1, .at_flags = 4, .follows = true,
-     .emulation = E::kExec, .action = "exec", .why = "the process record: what ran"},
+     .emulation = E::kExec,  .why = "the process record: what ran"},
 };
 
 // Calls that write through an fd already open for writing (write, ftruncate, fallocate,
@@ -205,13 +206,44 @@ const WriteSyscall* find_write_syscall(std::string_view name) {
 std::string_view action_word(std::string_view syscall, std::uint64_t flags) {
   const WriteSyscall* row = find_write_syscall(syscall);
   if (row == nullptr) return "write";
-  if (row->emulation == Emulation::kOpen && row->flags >= 0) {
-    if ((flags & O_CREAT) != 0) return "create";
-    if ((flags & O_TRUNC) != 0) return "truncate";
+  switch (row->emulation) {
+    case E::kOpen:
+      if ((flags & O_CREAT) != 0 || row->flags < 0) return "create";  // creat has no flags
+      return (flags & O_TRUNC) != 0 ? "truncate" : "write";
+    case E::kTruncate:
+      return "truncate";
+    case E::kMkdir:
+      return "mkdir";
+    case E::kMknod:
+    case E::kBind:
+      return "mknod";
+    case E::kUnlink:
+      return row->name == "rmdir" || (row->at_flags >= 0 && (flags & AT_REMOVEDIR) != 0)
+                 ? "rmdir"
+                 : "delete";
+    case E::kRename:
+      return "rename";
+    case E::kLink:
+      return "link";
+    case E::kSymlink:
+      return "symlink";
+    case E::kExec:
+      return "exec";
+    default:
+      break;
   }
-  if (row->emulation == Emulation::kUnlink && row->at_flags >= 0 && (flags & AT_REMOVEDIR) != 0)
-    return "rmdir";
-  return row->action;
+  switch (row->action) {  // the fd forms and the attribute calls
+    case A::kChangeMode:
+      return "chmod";
+    case A::kChangeOwner:
+      return "chown";
+    case A::kChangeTimes:
+      return "touch";
+    case A::kChangeAttributes:
+      return "xattr";
+    default:
+      return "write";
+  }
 }
 
 bool kernel_can_gatekeep(std::string_view release) {

@@ -12,6 +12,8 @@
 #include <span>
 #include <string_view>
 
+#include "supervisor/core/events/write_action.h"
+
 namespace vigil {
 
 // How vigil-init carries the call out for the caller (observer/emulate.h). Path-based
@@ -64,7 +66,9 @@ struct WriteSyscall {
   bool removes = false;  // deletes a name (never creates a protected one)
   Emulation emulation = Emulation::kOnFd;
   Trap trap = Trap::kAlways;
-  std::string_view action;  // the word the model reads (refined by flags: action_word())
+  // The word every view shows for the call (refined by its flags:
+  // events::write_action()); execs have none (they are proc.exec records).
+  events::WriteAction action = events::WriteAction::kWrite;
   std::string_view why;     // one line for the filter's explain output
 };
 
@@ -74,8 +78,10 @@ std::span<const WriteSyscall> write_syscalls();
 // The row named `name`, or nullptr.
 const WriteSyscall* find_write_syscall(std::string_view name);
 
-// The word for one call: open with O_CREAT "create", with O_TRUNC "truncate", otherwise
-// the row's word; unlinkat with AT_REMOVEDIR "rmdir". "write" for a name not in the table.
+// What kind of change a call makes, for the change set's bookkeeping (replay/change_set:
+// a mkdir makes a directory, a symlink a link): open with O_CREAT "create", with O_TRUNC
+// "truncate", else "write"; "mkdir", "mknod", "rmdir", "symlink", "chmod" ... Not a word
+// any view shows for a write: they show to_string(events::write_action()).
 std::string_view action_word(std::string_view syscall, std::uint64_t flags);
 
 // Whether the call deletes a name (unlink*, rmdir).

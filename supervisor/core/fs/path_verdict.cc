@@ -67,10 +67,14 @@ bool mount_order_less(std::string_view path_a, OpKind a, std::string_view path_b
   return kind_rank(a) < kind_rank(b);
 }
 
-Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths) {
+namespace {
+
+// Every operation the settings and the protected names ask for, before any is weighed
+// against another; what cannot be done (a missing source) is a note in `plan`.
+std::vector<PlanOp> plan_candidates(const Policy& policy,
+                                    std::span<const ProtectedPath> protected_paths, Plan* plan) {
   const auto& fs = policy.fs;
   std::vector<PlanOp> candidates;
-  Plan plan;
   auto add = [&](OpKind kind, const PathRule& r, std::string why) {
     const DenyShape shape = r.kind == PathKind::kDir ? DenyShape::kDir : DenyShape::kFile;
     candidates.push_back(PlanOp{kind, r.resolved, r.origin, std::move(why), true, shape});
@@ -78,7 +82,7 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
   for (const auto& r : fs.deny_read) {
     // Nothing to hide; if the command creates it, it is the command's own file.
     if (r.kind == PathKind::kMissing) {
-      plan.notes.push_back(r.origin + ": " + r.resolved + " does not exist; nothing to hide");
+      plan->notes.push_back(r.origin + ": " + r.resolved + " does not exist; nothing to hide");
       continue;
     }
     add(OpKind::kHide, r, "hidden by denyRead");
@@ -86,14 +90,14 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
   for (const auto& r : fs.allow_read) {
     // A read-only bind needs a source: bwrap refuses to start on a missing one.
     if (r.kind == PathKind::kMissing) {
-      plan.notes.push_back(r.origin + ": " + r.resolved + " does not exist; nothing to re-open");
+      plan->notes.push_back(r.origin + ": " + r.resolved + " does not exist; nothing to re-open");
       continue;
     }
     add(OpKind::kReopenRead, r, "re-opened for reading by allowRead");
   }
   for (const auto& r : fs.allow_write) {
     if (r.kind != PathKind::kDir) {
-      plan.notes.push_back(
+      plan->notes.push_back(
           r.origin + ": " + r.resolved +
           (r.kind == PathKind::kMissing ? " does not exist" : " is not a directory") + "; skipped");
       continue;
@@ -129,6 +133,37 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
                                 "mandatory: " + std::string(p.rule->relpath),
                                 mandatory_why(*p.rule), p.exists, p.shape});
   }
+  return candidates;
+}
+
+void add_pins(Plan* plan) {
+  // Pin every directory between a deny-write target and its writable root: a mount point
+  // cannot be renamed, so `mv .git .git2 && mkdir .git` cannot step around the deny.
+  std::vector<PlanOp> pins;
+  std::set<std::string> pinned;
+  for (const auto& op : plan->ops) {
+    if (op.kind != OpKind::kDenyWrite || op.at_call) continue;
+    std::vector<PlanOp> before(plan->ops.begin(), plan->ops.begin() + (&op - plan->ops.data()));
+    const PlanOp* root = covering(before, op.path);
+    if (!is_writable(root)) continue;
+    std::string dir = op.path.substr(0, op.path.rfind('/'));
+    while (dir.size() > root->path.size() && path_is_under(dir, root->path)) {
+      if (pinned.insert(dir).second) {
+        pins.push_back(PlanOp{OpKind::kPin, dir, op.origin,
+                              "pinned so that " + op.path + " cannot be renamed away", true,
+                              DenyShape::kDir});
+      }
+      dir = dir.substr(0, dir.rfind('/'));
+    }
+  }
+  plan->ops.insert(plan->ops.end(), pins.begin(), pins.end());
+}
+
+}  // namespace
+
+Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_paths) {
+  Plan plan;
+  std::vector<PlanOp> candidates = plan_candidates(policy, protected_paths, &plan);
   sort_ops(&candidates);
 
   std::set<std::string> seen;  // (kind, path) already planned
@@ -179,26 +214,7 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
     plan.ops.push_back(op);
   }
 
-  // Pin every directory between a deny-write target and its writable root: a mount point
-  // cannot be renamed, so `mv .git .git2 && mkdir .git` cannot step around the deny.
-  std::vector<PlanOp> pins;
-  std::set<std::string> pinned;
-  for (const auto& op : plan.ops) {
-    if (op.kind != OpKind::kDenyWrite || op.at_call) continue;
-    std::vector<PlanOp> before(plan.ops.begin(), plan.ops.begin() + (&op - plan.ops.data()));
-    const PlanOp* root = covering(before, op.path);
-    if (!is_writable(root)) continue;
-    std::string dir = op.path.substr(0, op.path.rfind('/'));
-    while (dir.size() > root->path.size() && path_is_under(dir, root->path)) {
-      if (pinned.insert(dir).second) {
-        pins.push_back(PlanOp{OpKind::kPin, dir, op.origin,
-                              "pinned so that " + op.path + " cannot be renamed away", true,
-                              DenyShape::kDir});
-      }
-      dir = dir.substr(0, dir.rfind('/'));
-    }
-  }
-  plan.ops.insert(plan.ops.end(), pins.begin(), pins.end());
+  add_pins(&plan);
   sort_ops(&plan.ops);
   return plan;
 }

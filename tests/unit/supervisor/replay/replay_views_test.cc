@@ -120,11 +120,11 @@ TEST(ReplayViewsTest, TimelineShowsTimePidCommandEventVerdict) {
   const std::string t = render_timeline(sample().log());
   EXPECT_NE(t.find("TIME"), std::string::npos);
   EXPECT_NE(
-      t.find("0.003000    5       touch            fs.write             allowed   create /w/a"),
+      t.find("0.003000    5       touch            fs.write             allowed   write /w/a"),
       std::string::npos)
       << t;
   EXPECT_NE(
-      t.find("DENIED    create /etc/x  [openat O_WRONLY|O_CREAT]  outside the writable roots"),
+      t.find("DENIED    write /etc/x  [openat O_WRONLY|O_CREAT]  outside the writable roots"),
       std::string::npos)
       << t;
   EXPECT_NE(t.find("rename /w/a -> /w/b"), std::string::npos) << t;
@@ -143,10 +143,10 @@ TEST(ReplayViewsTest, WritesListsEveryAttemptWithItsVerdict) {
   const std::string w = render_writes(sample().log());
   EXPECT_NE(
       w.find(
-          "allowed   create    /w/a  [openat O_WRONLY|O_CREAT|O_NOCTTY|O_NONBLOCK]  writable root"),
+          "allowed   write     /w/a  [openat O_WRONLY|O_CREAT|O_NOCTTY|O_NONBLOCK]  writable root"),
       std::string::npos)
       << w;
-  EXPECT_NE(w.find("DENIED    create    /etc/x  [openat O_WRONLY|O_CREAT]"), std::string::npos)
+  EXPECT_NE(w.find("DENIED    write     /etc/x  [openat O_WRONLY|O_CREAT]"), std::string::npos)
       << w;
   EXPECT_NE(w.find("allowed   rename    /w/a -> /w/b  [renameat2]"), std::string::npos) << w;
   EXPECT_EQ(w.find("example.org"), std::string::npos) << "writes only";
@@ -281,7 +281,7 @@ TEST(ReplayViewsTest, HtmlHighlightsDenials) {
           "<section class=\"denials\" id=\"denials\"><h2>Denied: 3 target(s), 3 attempt(s)</h2>"),
       std::string::npos)
       << h;
-  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>openat</td><td "
+  EXPECT_NE(h.find("<tr class=\"deny\"><td class=\"v\">denied</td><td>write</td><td "
                    "class=\"p\">/etc/x</td>"),
             std::string::npos);
   EXPECT_NE(h.find("id=\"files\""), std::string::npos);
@@ -381,12 +381,12 @@ TEST(ReplayViewsTest, EveryViewMarksUnguardedWrites) {
   b.add(Source::kObserver, FsWrite{5, "openat", "/etc/x", "/etc/x", O_WRONLY, Verdict::kDenied,
                                    "outside", "", "", ""});
   const std::string w = render_writes(b.log());
-  EXPECT_NE(w.find("UNGUARDED create    /w/sub/.vscode/tasks.json"), std::string::npos) << w;
+  EXPECT_NE(w.find("UNGUARDED write     /w/sub/.vscode/tasks.json"), std::string::npos) << w;
   EXPECT_NE(w.find("NOT STOPPED: protected name .vscode"), std::string::npos) << w;
   EXPECT_NE(w.find("2 write attempt(s): 1 denied, 1 UNGUARDED (not stopped)"), std::string::npos)
       << w;
   const std::string t = render_timeline(b.log());
-  EXPECT_NE(t.find("fs.write             UNGUARDED create /w/sub/.vscode/tasks.json"),
+  EXPECT_NE(t.find("fs.write             UNGUARDED write /w/sub/.vscode/tasks.json"),
             std::string::npos)
       << t;
   VerifyReport v;
@@ -485,11 +485,11 @@ TEST(ReplayViewsTest, HtmlGroupsWhatItDoesNotListAndSaysSo) {
   for (std::size_t i = kHtmlListedRows; i < n; ++i) seven += i % 7 == 0 ? 1 : 0;
   EXPECT_NE(h.find("<details><summary>700 row(s) in 2 group(s)</summary>"), std::string::npos);
   EXPECT_NE(h.find("<tr><td>" + std::to_string(seven) +
-                   "</td><td class=\"p\">openat in /etc/seven/  (read-only &lt;mount&gt;)</td>"),
+                   "</td><td class=\"p\">write in /etc/seven/  (read-only &lt;mount&gt;)</td>"),
             std::string::npos)
       << h.substr(h.find("<details>"), 800);
   EXPECT_NE(h.find("<tr><td>" + std::to_string(700 - seven) +
-                   "</td><td class=\"p\">denied create in /usr/lib/rest/  (read-only "
+                   "</td><td class=\"p\">denied write in /usr/lib/rest/  (read-only "
                    "&lt;mount&gt;)</td>"),
             std::string::npos);
   EXPECT_EQ(h.find("<script"), std::string::npos);

@@ -1,8 +1,9 @@
-// Load on an egress proxy process, shared by the proxy load test and the proxy benchmark:
+// Load on an egress proxy process, shared by the proxy load test
+// (tests/integration/proxy_load_test.cc) and the proxy benchmark (tools/bench/proxy_bench.cc):
 // a loopback echo/HTTP server that holds thousands of connections, blocking clients, and
 // one round of the load (500 CONNECT tunnels plus 1,000 slow-loris connections
-// held at once) with the proxy's descriptors and RSS read from /proc. Header-only, like
-// proxy_harness.h. Everything is on 127.0.0.1.
+// held at once) with the proxy's descriptors and RSS read from /proc. Header-only, and
+// standing on nothing of either side's harness. Everything is on 127.0.0.1.
 #pragma once
 
 #include <arpa/inet.h>
@@ -18,7 +19,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -26,10 +29,29 @@
 #include <vector>
 
 #include "supervisor/core/base/unique_fd.h"
-#include "tests/integration/harness.h"
-#include "tests/integration/proxy_harness.h"
 
 namespace vigil::test {
+
+namespace load_detail {
+
+inline UniqueFd connect_loopback(std::uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
+  return fd;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace load_detail
 
 // A small epoll server on 127.0.0.1: echo, or a fixed HTTP/1.1 keep-alive response. One
 // thread; holds thousands of connections without a thread each.
@@ -137,7 +159,7 @@ inline bool recv_until_has(int fd, std::string* buf, const std::string& needle) 
 
 // One short-lived tunnel (or direct connection): the unit of "new connections/s".
 inline bool one_connection(std::uint16_t port, const std::string& connect_line) {
-  UniqueFd fd = tcp_connect_loopback(port);
+  UniqueFd fd = load_detail::connect_loopback(port);
   if (!fd) return false;
   const int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -154,7 +176,7 @@ inline bool one_connection(std::uint16_t port, const std::string& connect_line) 
 
 // A field of /proc/PID/status in KiB ("VmRSS:", "VmHWM:"); -1 if missing.
 inline long proc_status_kb(pid_t pid, const char* field) {
-  const std::string s = read_file("/proc/" + std::to_string(pid) + "/status");
+  const std::string s = load_detail::read_text("/proc/" + std::to_string(pid) + "/status");
   const std::size_t at = s.find(field);
   if (at == std::string::npos) return -1;
   return std::atol(s.c_str() + at + std::strlen(field) + 1);
@@ -182,7 +204,7 @@ struct RssParts {
 
 inline RssParts proc_rss_parts(pid_t pid) {
   RssParts parts;
-  const std::string s = read_file("/proc/" + std::to_string(pid) + "/smaps");
+  const std::string s = load_detail::read_text("/proc/" + std::to_string(pid) + "/smaps");
   std::string name;
   std::size_t pos = 0;
   while (pos < s.size()) {
@@ -229,7 +251,7 @@ struct Load {
 
 // A client socket that gives up on a silent proxy instead of hanging the caller.
 inline UniqueFd load_client(std::uint16_t port) {
-  UniqueFd fd = tcp_connect_loopback(port);
+  UniqueFd fd = load_detail::connect_loopback(port);
   if (!fd) return fd;
   const timeval tv{10, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
