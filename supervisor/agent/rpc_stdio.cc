@@ -67,6 +67,18 @@ std::string without_lone_surrogates(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// The answer to a line past kMaxLine, of which `head` and `tail` were kept.
+json too_long_reply(const std::string& head, const std::string& tail) {
+  const auto id = recover_request_id(head, tail);
+  return error_reply(id ? *id : json(), kInvalidRequest,
+                     "request line too long (at most " + std::to_string(kMaxLine >> 20) +
+                         " MiB): send large input as a file in the workspace");
+}
+
+}  // namespace
+
 std::optional<json> recover_request_id(std::string_view head, std::string_view tail) {
   if (tail.empty()) {
     auto fixed = parse_json_object(without_lone_surrogates(head), 16);
@@ -171,10 +183,7 @@ void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
       if (skipping) {
         skipped_tail += buf.substr(start, nl - start);
         if (skipped_tail.size() > 4096) skipped_tail.erase(0, skipped_tail.size() - 4096);
-        const auto id = recover_request_id(skipped_head, skipped_tail);
-        out.post(error_reply(id ? *id : json(), kInvalidRequest,
-                             "request line too long (at most " + std::to_string(kMaxLine >> 20) +
-                                 " MiB): send large input as a file in the workspace"));
+        out.post(too_long_reply(skipped_head, skipped_tail));
       }
       skipping = false;
       start = nl + 1;
