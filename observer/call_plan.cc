@@ -223,6 +223,9 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
       p.why = "a btrfs subvolume or snapshot is a name the kernel reads again after vigil-init "
               "would judge it: refused";
     }
+    // The record names the fd's target, looked up in the caller's table: a caller gone
+    // meanwhile (its pid perhaps reused) gets no record naming another process's file.
+    if (p.kind == CallPlan::Kind::kContinue && !mem.id_valid(n.id)) p.kind = CallPlan::Kind::kGone;
     return p;
   }
 

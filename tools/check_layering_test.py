@@ -38,7 +38,7 @@ PLANTS = [
     ("supervisor/command/planted.cc", '#include "supervisor/orchestrator/session_record.h"', True),
     ("supervisor/command/planted.h", '#include "supervisor/agent/rpc_out.h"', True),
     ("supervisor/backstop/planted.cc", '#include "supervisor/command/session_dir.h"', True),
-    ("supervisor/backstop/planted.cc", '#include "supervisor/replay/undo_plan.h"', True),
+    ("supervisor/backstop/planted.cc", '#include "supervisor/replay/change_set.h"', True),
     ("supervisor/replay/planted.cc", '#include "supervisor/command/session_dir.h"', True),
     ("supervisor/replay/planted.cc", '#include "supervisor/cli/commands.h"', True),
     ("supervisor/launch/planted.cc", '#include "supervisor/command/session_dir.h"', True),

@@ -12,6 +12,7 @@
 #include "supervisor/core/base/write_all.h"
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/log/log_stream.h"
+#include "supervisor/log/session_log.h"
 #include "supervisor/replay/replay_feed.h"
 
 namespace vigil {
@@ -62,17 +63,23 @@ Result<void> move_back(const events::FsQuarantine& q) {
   return {};
 }
 
+// Whether `moved_to` is inside one of the session's quarantines: <root>/<session> or
+// <root>/<session>-<N> (log/session_log.h store_name_order()).
+bool in_session_quarantine(const std::string& moved_to, const std::string& session,
+                           const std::string& quarantine_dir) {
+  const std::string root = quarantine_dir.substr(0, quarantine_dir.rfind('/'));
+  if (!path_within(moved_to, root) || moved_to.size() <= root.size() + 1) return false;
+  const std::string rest = moved_to.substr(root.size() + 1);
+  const std::string name = rest.substr(0, rest.find('/'));
+  return name != rest && store_name_order(name, session) >= 0;
+}
+
 }  // namespace
 
-int undo_quarantined(const std::string& log, const HostScope& scope,
+int undo_quarantined(const replay::Feed& feed, const std::string& session, const HostScope& scope,
                      const std::string& quarantine_dir, bool dry_run) {
-  auto fd = open_session_log(log);
-  if (!fd) {
-    print_error(fd.error().message);
-    return 2;
-  }
   std::size_t done = 0, left = 0;
-  auto fed = replay::feed_of_fd(fd->get())([&](const LogRecord& r) {
+  auto fed = feed([&](const LogRecord& r) {
     const auto* q = std::get_if<events::FsQuarantine>(&r.event.body);
     if (q == nullptr || q->moved_to.empty()) return true;
     const bool lines = !q->restore.empty();
@@ -81,7 +88,7 @@ int undo_quarantined(const std::string& log, const HostScope& scope,
     std::string cannot;
     if (!in_host_scope(scope, q->path)) {
       cannot = "outside the session's writable roots";
-    } else if (!lines && !path_within(q->moved_to, quarantine_dir)) {
+    } else if (!lines && !in_session_quarantine(q->moved_to, session, quarantine_dir)) {
       cannot = "the log names a place outside the session's quarantine";
     }
     if (!cannot.empty()) {

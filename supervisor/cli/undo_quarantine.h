@@ -7,13 +7,16 @@
 #include <string>
 
 #include "supervisor/core/fs/host_scope.h"
+#include "supervisor/replay/replay_feed.h"
 
 namespace vigil {
 
 // `scope`: the session's (session.start), acted on only inside it; `quarantine_dir`: the
 // session's quarantine, the only place a moved item is taken from. 0 when every item was
 // put back (or there was none), 1 otherwise.
-int undo_quarantined(const std::string& log, const HostScope& scope,
+// `quarantine_dir`: <state>/vigil/quarantine/<session>; an agent session's command N
+// quarantines into <session>-<N> beside it, which counts as the session's too.
+int undo_quarantined(const replay::Feed& feed, const std::string& session, const HostScope& scope,
                      const std::string& quarantine_dir, bool dry_run);
 
 }  // namespace vigil

@@ -1,10 +1,12 @@
 #include "supervisor/log/session_log.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -118,6 +120,38 @@ Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state
   // <state>/vigil/sessions/<id>.jsonl -> <state>/vigil/captures/<id>
   const std::string& p = *log;
   return p.substr(0, p.rfind("/sessions/")) + "/captures/" + id;
+}
+
+long store_name_order(std::string_view name, std::string_view id) {
+  if (name == id) return 0;
+  if (name.size() <= id.size() + 1 || !name.starts_with(id) || name[id.size()] != '-') return -1;
+  const std::string_view n = name.substr(id.size() + 1);
+  if (n.size() > 9 || n.front() == '0') return -1;
+  long v = 0;
+  for (const char c : n) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v + 1;
+}
+
+Result<std::vector<std::string>> capture_dirs_for(const std::string& id, const char* xdg_state_home,
+                                                  const char* home) {
+  auto mine = capture_dir_for(id, xdg_state_home, home);
+  if (!mine) return std::move(mine).error();
+  const std::string root = mine->substr(0, mine->rfind('/'));
+  std::vector<std::pair<long, std::string>> found;
+  if (DIR* d = ::opendir(root.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const long order = store_name_order(e->d_name, id);
+      if (order >= 0 && e->d_type == DT_DIR) found.emplace_back(order, root + "/" + e->d_name);
+    }
+    ::closedir(d);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
 }
 
 Result<std::string> default_log_path(std::string_view session_id, const char* xdg_state_home,

@@ -51,6 +51,14 @@ Result<std::string> default_log_path(std::string_view session_id, const char* xd
 // its log (default_log_path's rules). Pure.
 Result<std::string> capture_dir_for(const std::string& id, const char* xdg_state_home,
                                     const char* home);
+// Which store names belong to session `id`: `id` itself (`vigil run`) and `id-N`, the
+// store of an agent session's command N (session, serve, mcp). Pure.
+// Returns N + 1 for `id-N`, 0 for `id`, -1 for any other name (a spare's, another's).
+long store_name_order(std::string_view name, std::string_view id);
+// Every store of session `id` that exists, `id` first, then by command number: what
+// `vigil replay --diff` and `vigil undo` read pre-images from.
+Result<std::vector<std::string>> capture_dirs_for(const std::string& id, const char* xdg_state_home,
+                                                  const char* home);
 
 // Creates the directories above a default log path: missing components 0700; the
 // final "vigil" and "sessions" directories must be real directories owned by us and not

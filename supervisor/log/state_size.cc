@@ -79,8 +79,41 @@ Result<StateSizes> vigil_state_sizes(const char* xdg_state_home, const char* hom
   return s;
 }
 
+namespace {
+
+// A store of session `id`: its own, a command's of an agent session (<id>-<N>), or a warm
+// spare's that was never handed a command (<id>-spare<K>).
+bool store_of_session(std::string_view name, std::string_view id) {
+  if (store_name_order(name, id) >= 0) return true;
+  const std::string spare = std::string(id) + "-spare";
+  return name.size() > spare.size() && name.starts_with(spare) &&
+         name.find_first_not_of("0123456789", spare.size()) == std::string_view::npos;
+}
+
+Result<void> remove_one_store(int top, const std::string& root, const std::string& name) {
+  UniqueFd store(::openat(top, name.c_str(), kDirFlags));
+  if (!store) return errno == ENOENT ? Result<void>{} : system_error("cannot open " + root + "/" + name);
+  // A store is flat (content files and packs): anything else in it is not ours to remove.
+  for (const std::string& n : names_in(store.get())) {
+    if (::unlinkat(store.get(), n.c_str(), 0) != 0 && errno != ENOENT)
+      return system_error("cannot remove " + root + "/" + name + "/" + n);
+  }
+  if (::unlinkat(top, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+    return system_error("cannot remove " + root + "/" + name);
+  return {};
+}
+
+}  // namespace
+
 CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
   CaptureUsage u;
+  // An agent session's command N writes <session>-<N>: the session's cap counts every
+  // store of the session, not the one command's.
+  std::string_view session = id;
+  // (A session id ends in 12 hex digits, never in the 1 to 9 of a command number.)
+  if (const auto dash = id.rfind('-'); dash != std::string_view::npos && dash > 0 &&
+      store_name_order(id, id.substr(0, dash)) > 0)
+    session = id.substr(0, dash);
   UniqueFd fd(::open(root.c_str(), kDirFlags));
   if (!fd) return u;
   std::uint64_t seen = 0;
@@ -90,7 +123,7 @@ CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
     TreeSize t;
     add_tree(sub.get(), 0, &seen, &t);
     u.all += t.bytes;
-    if (n == id) u.session = t.bytes;
+    if (n == id || store_of_session(n, session)) u.session += t.bytes;
   }
   return u;
 }
@@ -99,16 +132,10 @@ Result<void> remove_capture_store(const std::string& root, std::string_view id) 
   if (!session_name_ok(id)) return make_error(Errc::kRefused, "not a session id");
   UniqueFd top(::open(root.c_str(), kDirFlags));
   if (!top) return errno == ENOENT ? Result<void>{} : system_error("cannot open " + root);
-  const std::string name(id);
-  UniqueFd store(::openat(top.get(), name.c_str(), kDirFlags));
-  if (!store) return errno == ENOENT ? Result<void>{} : system_error("cannot open " + root + "/" + name);
-  // A store is flat (content files and packs): anything else in it is not ours to remove.
-  for (const std::string& n : names_in(store.get())) {
-    if (::unlinkat(store.get(), n.c_str(), 0) != 0 && errno != ENOENT)
-      return system_error("cannot remove " + root + "/" + name + "/" + n);
+  // An agent session keeps one store per command: every one goes with its log.
+  for (const std::string& n : names_in(top.get())) {
+    if (store_of_session(n, id)) VIGIL_TRY_VOID(remove_one_store(top.get(), root, n));
   }
-  if (::unlinkat(top.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-    return system_error("cannot remove " + root + "/" + name);
   return {};
 }
 

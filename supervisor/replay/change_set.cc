@@ -41,20 +41,6 @@ std::optional<State> final_state(const std::optional<events::FsImage>& post, con
 
 }  // namespace
 
-const char* to_string(Net n) {
-  switch (n) {
-    case Net::kCreated:
-      return "created";
-    case Net::kModified:
-      return "modified";
-    case Net::kDeleted:
-      return "deleted";
-    case Net::kRenamed:
-      return "renamed";
-  }
-  return "modified";
-}
-
 ChangeSetBuilder::Track* ChangeSetBuilder::track(const std::string& path) {
   if (path.empty() || path[0] != '/') return nullptr;
   auto it = tracks_.find(path);

@@ -29,13 +29,6 @@ std::string octal(std::uint32_t mode) {
   return buf;
 }
 
-bool is_under(const std::string& path, const std::string& dir) {
-  if (path == dir) return true;
-  const std::string d = dir.size() > 1 && dir.back() == '/' ? dir.substr(0, dir.size() - 1) : dir;
-  return path.size() > d.size() && path.compare(0, d.size(), d) == 0 &&
-         (d == "/" || path[d.size()] == '/');
-}
-
 std::string step_line(const changes::Step& s) {
   std::string l = seconds(s.t) + "  pid " + std::to_string(s.pid) +
                   (s.cmd ? " [command " + std::to_string(*s.cmd) + "]" : "") + "  " + s.action +
@@ -81,60 +74,12 @@ std::string size_hash(const std::optional<changes::State>& s) {
 }  // namespace
 
 ContentFn store_reader(std::string dir) {
-  // The packs' index, made on the first image that has no store file of its own.
-  auto packs = std::make_shared<std::optional<std::unordered_map<std::string, PackSpot>>>();
-  return [dir = std::move(dir), packs](const events::FsImage& img) {
-    Content c;
-    if (!img.stored) {
-      c.why = img.note.empty() ? "not captured" : img.note;
-      return c;
-    }
-    if (img.size > kMaxDiffBytes) {
-      c.why = "over " + std::to_string(kMaxDiffBytes >> 20) + " MiB: too large to show";
-      return c;
-    }
-    // Its own store file (every store before packs, pre-images, large post-images), else
-    // an entry of a pack (content_pack.h).
-    std::string name = dir + "/" + img.sha256;
-    std::uint64_t offset = 0;
-    std::uint64_t size = kMaxDiffBytes + 1;
-    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-    if (!fd && errno == ENOENT && !dir.empty()) {
-      if (!packs->has_value()) *packs = index_packs(dir);
-      if (const auto at = (*packs)->find(img.sha256); at != (*packs)->end()) {
-        name = dir + "/" + at->second.pack;
-        offset = at->second.offset;
-        size = std::min(size, at->second.size);
-        fd = UniqueFd(::open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-      }
-    }
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      c.why = "not in the store (" + name + ")";
-      return c;
-    }
-    const auto in_file = static_cast<std::uint64_t>(st.st_size);
-    size = std::min(size, in_file > offset ? in_file - offset : 0);
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    std::size_t got = 0;
-    while (got < bytes.size()) {
-      const ssize_t n = ::pread(fd.get(), bytes.data() + got, bytes.size() - got,
-                                static_cast<off_t>(offset + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    bytes.resize(got);
-    // The store is private, but a copy that is not what its name says is never shown
-    // as the session's content.
-    if (sha256_hex(bytes) != img.sha256) {
-      c.why = "the stored copy does not match its hash (" + name + ")";
-      return c;
-    }
-    c.ok = true;
-    c.bytes = std::move(bytes);
-    return c;
-  };
+  return stored_content_reader(dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(dir)},
+                               kMaxDiffBytes);
+}
+
+ContentFn store_reader(std::vector<std::string> dirs) {
+  return stored_content_reader(std::move(dirs), kMaxDiffBytes);
 }
 
 Result<changes::ChangeSet> change_set_of(const Feed& feed) {
@@ -144,14 +89,6 @@ Result<changes::ChangeSet> change_set_of(const Feed& feed) {
     return true;
   }));
   return b.finish();
-}
-
-bool selected(const changes::PathChange& c, const std::vector<std::string>& only) {
-  if (only.empty()) return true;
-  for (const std::string& o : only) {
-    if (is_under(c.path, o) || (!c.renamed_from.empty() && is_under(c.renamed_from, o))) return true;
-  }
-  return false;
 }
 
 std::string describe_state(const changes::State& s) {

@@ -11,30 +11,29 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/core/events/stored_content.h"
 #include "supervisor/replay/change_set.h"
 #include "supervisor/replay/replay_feed.h"
 
 namespace vigil::replay {
 
-// What the store holds for an image: the bytes, or why there are none.
-struct Content {
-  bool ok = false;
-  std::string bytes;
-  std::string why;  // "not captured: over 16 MiB", "not in the store", ...
-};
-using ContentFn = std::function<Content(const events::FsImage&)>;
+// What the store holds for an image (core/events/stored_content.h).
+using Content = StoredContent;
+using ContentFn = StoredContentFn;
 
-// Reads images from the store directory `dir` (the bytes checked against their hash; at
-// most kMaxDiffBytes each). A missing directory reads as "not in the store".
+// Reads images from the store directory `dir`, or from each of a session's stores
+// (`vigil run` has one, an agent session one per command: log/session_log.h
+// capture_dirs_for()), the bytes checked against their hash, at most kMaxDiffBytes each.
+// A missing directory reads as "not in the store".
 ContentFn store_reader(std::string dir);
+ContentFn store_reader(std::vector<std::string> dirs);
 inline constexpr std::uint64_t kMaxDiffBytes = std::uint64_t{16} << 20;
 
 // One pass over the feed.
 Result<changes::ChangeSet> change_set_of(const Feed& feed);
 
-// Whether `c` is one of `only` (absolute paths; a directory names what is below it);
-// an empty `only` selects every change.
-bool selected(const changes::PathChange& c, const std::vector<std::string>& only);
+// Whether `c` is one of `only` (log/change_model.h).
+using changes::selected;
 
 // "file 12 bytes, mode 0640, owner 0:0, sha256 ..." (raw: escape when shown).
 std::string describe_state(const changes::State& s);

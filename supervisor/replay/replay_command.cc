@@ -14,7 +14,7 @@
 #include <memory>
 #include <optional>
 
-#include "supervisor/log/session_log.h"  // capture_dir_for()
+#include "supervisor/log/session_log.h"  // capture_dirs_for()
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -31,10 +31,11 @@ namespace vigil {
 namespace {
 
 
-// The session's content store, as this user's state directory places it.
+// The session's content stores, as this user's state directory places them: one for
+// `vigil run`, one per command for an agent session (session, serve, mcp).
 replay::ContentFn store_of(const std::string& session) {
-  auto dir = capture_dir_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
-  return replay::store_reader(dir ? *dir : std::string());
+  auto dirs = capture_dirs_for(session, std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+  return replay::store_reader(dirs ? *dirs : std::vector<std::string>{});
 }
 
 // PATH arguments as absolute paths (a relative one is the working directory's).
@@ -197,10 +198,9 @@ int run_replay(const ReplayArgs& a) {
   if (!lines.error().empty()) return fail("cannot read " + a.log + ": " + lines.error());
   replay::Feed feed = replay::feed_of_fd(fd);
   if (a.command) {
-    auto has = replay::has_command(feed, *a.command);
-    if (!has) return fail(has.error().message);
-    if (!*has) return fail("replay: the log has no command " + std::to_string(*a.command));
-    feed = replay::only_command(std::move(feed), *a.command);
+    auto one = replay::command_feed(std::move(feed), *a.command, a.log);
+    if (!one) return fail("replay: " + one.error().message);
+    feed = std::move(one).value();
   }
   // Every other view still shows what it can, but says first that the log is not whole.
   if (!verify.ok) {

@@ -104,6 +104,9 @@ Result<void> stream_policy_diff(const Feed& feed, const PolicyUnderTest& next, c
 // log, and the list of commands with their violations that heads the timeline and the
 // HTML report (the first kMaxListedCommands; the rest are counted).
 Result<bool> has_command(const Feed& feed, std::uint64_t id);
+// The records of command N of `log` (`--command N`): an agent session's command N (and
+// its session.start), or a whole `vigil run` log as command 1; else an error naming why.
+Result<Feed> command_feed(Feed feed, std::uint64_t id, const std::string& log);
 bool has_command(const LoadedLog& log, std::uint64_t id);
 inline constexpr std::size_t kMaxListedCommands = 100;
 

@@ -108,6 +108,21 @@ Result<bool> has_command(const Feed& feed, std::uint64_t id) {
   return found;
 }
 
+Result<Feed> command_feed(Feed feed, std::uint64_t id, const std::string& log) {
+  bool found = false, any = false;
+  VIGIL_TRY_VOID(feed([&](const LogRecord& r) {
+    any = any || r.event.cmd.has_value();
+    found = r.event.cmd == id;
+    return !found;
+  }));
+  if (found) return only_command(std::move(feed), id);
+  // A `vigil run` log is one command: its records carry no id, and it is command 1.
+  if (!any && id == 1) return feed;
+  return make_error(Errc::kNotFound, log + " has no command " + std::to_string(id) +
+                                         (any ? " (`vigil replay " + log + "` lists its commands)"
+                                              : " (a `vigil run` log has one command: 1)"));
+}
+
 bool has_command(const LoadedLog& log, std::uint64_t id) {
   auto r = has_command(feed_of(log), id);
   return r && *r;

@@ -273,12 +273,18 @@ TEST(ChangesUndo, AHostChangeSinceTheSessionIsAConflict) {
   write_file(s.ws / "b", "changed on the host\n");
   const Outcome dry = s.vigil({"undo", "--dry-run", s.log});
   EXPECT_EQ(dry.exit_code, 1) << dry.out;
-  EXPECT_NE(dry.out.find("left    restore " + (s.ws / "b") + "  (CONFLICT"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("  " + (s.ws / "b") + ": CONFLICT: changed on the host since"), std::string::npos)
+      << dry.out;
   EXPECT_EQ(read_file(s.ws / "a"), "ONE\n") << "a dry run changes nothing";
+  // Plan first, then act (issue 32): one step that cannot be done, and nothing is done.
   const Outcome o = s.vigil({"undo", s.log});
   EXPECT_EQ(o.exit_code, 1) << o.out;
-  EXPECT_EQ(read_file(s.ws / "a"), "one\n");
+  EXPECT_NE(o.out.find("refused: nothing will be changed"), std::string::npos) << o.out;
+  EXPECT_EQ(read_file(s.ws / "a"), "ONE\n") << "a refused plan changes nothing";
   EXPECT_EQ(read_file(s.ws / "b"), "changed on the host\n") << "a conflict is left alone";
+  const Outcome only_a = s.vigil({"undo", s.log, s.ws / "a"});
+  EXPECT_EQ(only_a.exit_code, 0) << only_a.out << only_a.err;
+  EXPECT_EQ(read_file(s.ws / "a"), "one\n");
   const Outcome forced = s.vigil({"undo", "--force", s.log, s.ws / "b"});
   EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
   EXPECT_EQ(read_file(s.ws / "b"), "two\n");

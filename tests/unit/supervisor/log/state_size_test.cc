@@ -2,6 +2,8 @@
 // directory tree.
 #include "supervisor/log/state_size.h"
 
+#include "supervisor/log/session_log.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace vigil {
 namespace {
@@ -51,6 +54,45 @@ TEST(StateSizeTest, SizesAndRemoval) {
   EXPECT_TRUE(remove_capture_store(state + "/captures", "a")) << "gone already: no error";
   EXPECT_FALSE(remove_capture_store(state + "/captures", "../sessions"));
   EXPECT_EQ(::lstat((state + "/sessions/a.jsonl").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// An agent session keeps one store per command (issue 32): they are its stores, counted
+// against its cap together, read by undo and replay, and removed with its log; another
+// session's stores, whose id only starts alike, are not.
+TEST(StateSizeTest, AnAgentSessionsStoresGoTogether) {
+  Dir d;
+  ASSERT_FALSE(d.path.empty());
+  const std::string root = d.path + "/vigil/captures";
+  ASSERT_EQ(::mkdir((d.path + "/vigil").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+  for (const char* n : {"S", "S-1", "S-12", "S-spare3", "S-x", "S1", "T-1"}) {
+    ASSERT_EQ(::mkdir((root + "/" + n).c_str(), 0700), 0);
+    put(root + "/" + n + "/f", 10);
+  }
+  EXPECT_EQ(capture_store_usage(root, "S-12").session, 40U) << "S, S-1, S-12 and the spare's";
+  EXPECT_EQ(capture_store_usage(root, "S-12").all, 70U);
+  auto dirs = capture_dirs_for("S", d.path.c_str(), "/nonexistent");
+  ASSERT_TRUE(dirs) << dirs.error().message;
+  EXPECT_EQ(*dirs, (std::vector<std::string>{root + "/S", root + "/S-1", root + "/S-12"}));
+  ASSERT_TRUE(remove_capture_store(root, "S"));
+  for (const char* gone : {"S", "S-1", "S-12", "S-spare3"})
+    EXPECT_NE(::access((root + "/" + gone).c_str(), F_OK), 0) << gone;
+  for (const char* kept : {"S-x", "S1", "T-1"})
+    EXPECT_EQ(::access((root + "/" + kept).c_str(), F_OK), 0) << kept;
+}
+
+TEST(StateSizeTest, StoreNamesOfASession) {
+  EXPECT_EQ(store_name_order("S", "S"), 0);
+  EXPECT_EQ(store_name_order("S-1", "S"), 2);
+  EXPECT_EQ(store_name_order("S-10", "S"), 11);
+  for (const char* other : {"S-", "S-01", "S-x", "S-1x", "S1", "T-1", "S-1234567890", "S-spare1"})
+    EXPECT_EQ(store_name_order(other, "S"), -1) << other;
 }
 
 }  // namespace

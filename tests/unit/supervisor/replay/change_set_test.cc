@@ -1,5 +1,5 @@
 // What a session changed, from its records alone (supervisor/replay/change_set.h), and the undo
-// plan made of it (supervisor/replay/undo_plan.h): tables of record sequences as the real tools
+// plan made of it (supervisor/backstop/undo_plan.h): tables of record sequences as the real tools
 // leave them (sed -i, rm -rf, mv, a chmod, a file written back as it was) and the change
 // set each must give.
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include "supervisor/replay/change_set.h"
 #include "supervisor/replay/replay_changes.h"
-#include "supervisor/replay/undo_plan.h"
+#include "supervisor/backstop/undo_plan.h"
 
 namespace vigil::changes {
 namespace {
