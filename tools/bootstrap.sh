@@ -37,19 +37,32 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo="sudo"
+    else
+      echo "bootstrap: missing packages (${missing[*]}) and not root; install them as root" >&2
+      exit 1
+    fi
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "bootstrap: installing ${missing[*]}" >&2
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo="sudo"
-  else
-    echo "bootstrap: missing packages (${missing[*]}) and not root; install them as root" >&2
+# The official MCP TypeScript SDK's client, for tests/integration/mcp_sdk_test.cc: the
+# version and every dependency pinned by tests/clients/mcp-sdk/package-lock.json, from the
+# npm registry (`npm ci`: exactly the lock, no install scripts run). Again only when what is
+# installed is not what the lock says (npm writes its own copy of the lock into
+# node_modules/.package-lock.json).
+sdk="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/mcp-sdk"
+if ! cmp -s <(sed -n '/"packages"/,$p' "$sdk/package-lock.json" | grep -E '"(resolved|integrity)"' | sort) \
+            <(sed -n '/"packages"/,$p' "$sdk/node_modules/.package-lock.json" 2>/dev/null | grep -E '"(resolved|integrity)"' | sort); then
+  echo "bootstrap: npm ci in tests/clients/mcp-sdk (the MCP SDK client for the tests)" >&2
+  (cd "$sdk" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) || {
+    echo "bootstrap: npm ci in $sdk failed (the npm registry must be reachable)" >&2
     exit 1
-  fi
+  }
 fi
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -251,7 +251,9 @@ if [ "$(id -u)" -eq 0 ]; then
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
   if cp build/supervisor/vigil build/supervisor/vigil-export build/observer/vigil-init build/tests/vigil_integration_tests \
         build/tests/vigil_adversarial_tests build/tests/vigil_probe build/tests/vigil_other_user \
-        "$stage/"; then
+        "$stage/" &&
+     # The MCP SDK client (tests/integration/mcp_sdk_test.cc), where $user can read it.
+     cp -r tests/clients/mcp-sdk "$stage/mcp-sdk" && chmod -R a+rX "$stage/mcp-sdk"; then
     mkdir -p "$stage/home" "$stage/other"
     chown "$user" "$stage/home"
     chown vigil-ci-other "$stage/other"
@@ -272,7 +274,7 @@ if [ "$(id -u)" -eq 0 ]; then
     done
     env_ci=(env -i PATH="$clean_path" HOME="$stage/home" LANG=C.UTF-8 VIGIL_BIN="$stage/vigil"
             VIGIL_EXPECT_UNPRIVILEGED=1 VIGIL_REQUIRE_OTHER_USER=1 VIGIL_REQUIRE_TOOLS=1
-            VIGIL_OTHER_USER_SOCKET="$stage/other/sock")
+            VIGIL_OTHER_USER_SOCKET="$stage/other/sock" VIGIL_MCP_SDK="$stage/mcp-sdk")
     [ "${#small_fs[@]}" -eq 2 ] && env_ci+=(VIGIL_SMALL_FS="${small_fs[0]}:${small_fs[1]}")
     EXCLUDE='OddMounts.*' EXCLUDE_WHY="host mounts need root to set up: the root pass builds \
 each case and runs vigil in it as root and as $user" \

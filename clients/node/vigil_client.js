@@ -131,6 +131,8 @@ async function main(args) {
   const result = await s.run(command, {
     onOutput: (stream, buf) => (stream === 'stdout' ? process.stdout : process.stderr).write(buf),
   });
+  // The block is the result's (one per result), printed where `vigil run` prints it.
+  if (result.annotation) process.stderr.write(result.annotation);
   await s.close();
   return result.exit_code;
 }

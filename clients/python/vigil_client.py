@@ -153,6 +153,9 @@ def main(args):
         if allow:
             s.update_policy(add=allow)
         result = s.run(args[1:], on_output=out)
+    # The block is the result's (one per result), printed where `vigil run` prints it.
+    if result["annotation"]:
+        out("stderr", result["annotation"].encode())
     return result["exit_code"]
 
 

@@ -245,6 +245,7 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& request) {
   one.cwd = run.cwd;
   one.workspace = workspace_;
   one.capture_output = run.capture_output;
+  one.annotate_stderr = run.annotate_stderr;
   one.env = run.env;
   one.stdio = run.stdio;
   one.quarantine_id = id_ + "-" + std::to_string(outcome.id);
@@ -298,6 +299,14 @@ Result<CommandOutcome> AgentSession::run(const CommandRun& request) {
   outcome.annotation = std::move(ran->annotation);
   outcome.violations_json = std::move(ran->violations_json);
   return outcome;
+}
+
+void AgentSession::log_cancel(std::uint64_t id, const std::string& by, const std::string& via,
+                              const std::string& reason, std::uint64_t grace_ms) {
+  // Not under mu_: the log's listener takes mu_ under the log's lock. The log lives until
+  // end(), which waits for the running commands (this one among them).
+  if (!log_) return;
+  (void)log_->append(events::Source::kSupervisor, events::CommandCancel{by, via, reason, grace_ms}, id);
 }
 
 Result<void> AgentSession::update_allowed_domains(const std::vector<std::string>& add,

@@ -94,6 +94,9 @@ struct CommandRun {
   std::optional<std::vector<std::string>> env;
   std::array<int, 3> stdio = {0, 1, 2};  // stdin always; 1 and 2 when not capturing
   bool capture_output = true;
+  // The <sandbox_violations> block at the end of stderr (the thin client); `serve` and
+  // `mcp` hand it over in their result instead (one block per result).
+  bool annotate_stderr = true;
   // The output, when capturing. Default: to stdio[1] / stdio[2].
   std::function<bool(OutputStream, std::string_view)> on_output;
   // Told the command's id before anything of it is logged, and its bwrap once it runs.
@@ -131,6 +134,11 @@ class AgentSession {
   // After run() with CommandRun::defer_spare: starts the spare run() made ready to start
   // (a command arriving sooner takes it, and starts it, all the same).
   void start_next(const CommandRun& run);
+
+  // Logs that command `id` was cancelled (command.cancel: who, how, and the grace before
+  // SIGKILL); the caller stops its sandbox (command_stop.h).
+  void log_cancel(std::uint64_t id, const std::string& by, const std::string& via,
+                  const std::string& reason, std::uint64_t grace_ms);
 
   // Adds / removes allowedDomains entries (validated first; logged as policy.update).
   Result<void> update_allowed_domains(const std::vector<std::string>& add,

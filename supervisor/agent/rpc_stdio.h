@@ -14,7 +14,9 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <variant>
 
 #include "supervisor/core/base/result.h"
 #include "supervisor/agent/rpc_out.h"
@@ -31,17 +33,40 @@ struct RpcError {
   int code;
   std::string message;
 };
+// A request that is answered by nothing (MCP: a request the client cancelled).
+struct NoReply {};
+using Reply = std::variant<nlohmann::json, RpcError, NoReply>;
 
 // `id` is the request's (null for a notification): notifications a method sends about
 // its request name it, so a client can tell concurrent requests' streams apart.
-using Method = std::function<std::variant<nlohmann::json, RpcError>(
-    const nlohmann::json& params, Out& out, const nlohmann::json& id)>;
+using Method =
+    std::function<Reply(const nlohmann::json& params, Out& out, const nlohmann::json& id)>;
+
+struct ServeHooks {
+  // A reply of the client to a request the server sent (`ask`: an object with "id" and
+  // "result" or "error", no "method"), on the reading thread.
+  std::function<void(const nlohmann::json& reply)> on_response;
+  // On the reading thread, in the order the messages came, before a request or
+  // notification is dispatched (`id` null for a notification): an error answers it
+  // instead (a notification's is dropped). MCP's "initialize first" lives here, and the
+  // registration of a command a cancel may name right after it.
+  std::function<std::optional<RpcError>(const std::string& method, const nlohmann::json& params,
+                                        const nlohmann::json& id, bool has_id)>
+      admit;
+  // stdin ended (the client closed it, or went away): before the requests in flight are
+  // waited for.
+  std::function<void()> on_eof;
+};
 
 // Reads requests from `in_fd` until EOF and answers them on `out`. Notifications (no id)
 // to a method that does not exist are ignored, as JSON-RPC says.
-// A reply of the client to a request the server sent (`ask`: an object with "id" and
-// "result" or "error", no "method") goes to `on_response`, on the reading thread.
 void serve(int in_fd, Out& out, const std::map<std::string, Method>& methods,
-           const std::function<void(const nlohmann::json& reply)>& on_response = {});
+           const ServeHooks& hooks = {});
+
+// The id of a request line that is not valid JSON, when it can be told for sure: a line
+// that parses once each lone UTF-16 surrogate escape (\ud800, which names no character)
+// is replaced, or whose very end is `"id":N}` / `"id":"S"}` (the SDKs put the id last).
+// None: the parse error goes to id null, as JSON-RPC says.
+std::optional<nlohmann::json> recover_request_id(std::string_view head, std::string_view tail);
 
 }  // namespace vigil::rpc

@@ -170,6 +170,11 @@ std::string unix_detail(const events::NetUnix& b) {
          (b.reason.empty() ? "" : "  " + b.reason);
 }
 
+void cancel_row(Row& row, const events::CommandCancel& b) {
+  row.verdict = "cancelled";
+  row.detail = "by the " + b.by + " (" + b.via + ")" + (b.reason.empty() ? "" : ": " + b.reason);
+}
+
 }  // namespace
 
 Row RowMaker::row(const Event& e) {
@@ -211,11 +216,8 @@ Row RowMaker::row(const Event& e) {
           [&](const events::NetUpstreamFailure& b) {
             row.detail = proto_target(b.proto, b.host, b.port) + "  " + b.what;
           },
-          [&](const events::IoStdout& b) {
-            row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data);
-          },
-          [&](const events::IoStderr& b) {
-            row.detail = std::to_string(b.data.size()) + " bytes: " + preview(b.data);
+          [&](const auto& io) {  // io.stdout and io.stderr: every other kind is named here
+            row.detail = std::to_string(io.data.size()) + " bytes: " + preview(io.data);
           },
           [&](const events::ObserverStats& b) {
             row.detail = "events " + std::to_string(b.events) + ", dropped " +
@@ -230,6 +232,7 @@ Row RowMaker::row(const Event& e) {
             row.detail = join_argv(b.argv) + "  (cwd " + b.cwd + ")";
           },
           [&](const events::CommandEnd& b) { row.detail = ending_detail(b); },
+          [&](const events::CommandCancel& b) { cancel_row(row, b); },
           [&](const events::PolicyUpdate& b) {
             row.detail = "allowed domains: add [" + join_argv(b.add) + "], remove [" +
                          join_argv(b.remove) + "]";

@@ -50,7 +50,7 @@ with VigilSession(vigil, settings=settings, log=log, extra_args=extra, workspace
         out = {"stdout": [], "stderr": []}
         r = s.run(["sh", "-c", c], cwd=cwd, on_output=lambda st, d: out[st].append(d.decode()))
         results.append({"exit_code": r["exit_code"], "out": "".join(out["stdout"]),
-                        "err": "".join(out["stderr"])})
+                        "err": "".join(out["stderr"]), "annotation": r["annotation"]})
 print(json.dumps({"asks": asks, "results": results}))
 )PY";
 
@@ -210,10 +210,12 @@ TEST_F(AskMode, DenyRefusesAndSaysItWasAsked) {
   EXPECT_EQ(count(s.log, "\"kind\":\"net.ask.answer\",\"ask\":1,\"answer\":\"deny\""), 1u);
   EXPECT_EQ(count(s.log, "(asked: the answer was deny)\",\"refused_by\":\"not-allowed\""), 1u)
       << s.log;
-  // The model reads it in the block, with the entry that would allow it.
-  const std::string err = s.results[0]["err"];
-  EXPECT_NE(err.find("<sandbox_violations>"), std::string::npos) << err;
-  EXPECT_NE(err.find("(asked: the answer was deny)"), std::string::npos) << err;
+  // The model reads it in the block (the result's, one per result: not also in stderr),
+  // with the entry that would allow it.
+  const std::string block = s.results[0]["annotation"];
+  EXPECT_NE(block.find("<sandbox_violations>"), std::string::npos) << block;
+  EXPECT_NE(block.find("(asked: the answer was deny)"), std::string::npos) << block;
+  EXPECT_EQ(s.results[0]["err"].get<std::string>().find("<sandbox_violations>"), std::string::npos);
   EXPECT_EQ(read_file(settings_), settings_json(30));
 }
 

@@ -380,6 +380,14 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
       b.reason = r.bytes("reason", lim.max_text);
       return Body{std::move(b)};
     }
+    case Kind::kCommandCancel: {
+      CommandCancel b;
+      b.by = r.word("by");
+      b.via = r.bytes("via", lim.max_text);
+      b.reason = r.bytes("reason", lim.max_text, false);
+      b.grace_ms = r.count("grace_ms");
+      return Body{std::move(b)};
+    }
     case Kind::kNetUnix:
       return read_net_unix(r, lim);
   }

@@ -69,6 +69,8 @@ enum class Kind {
   kFsRead,
   // A unix socket call vigil-init brokered (network.allowUnixSockets): observer.
   kNetUnix,
+  // A session's client cancelled a command (or went away while it ran): who, and how.
+  kCommandCancel,
 };
 
 const char* to_string(Source s);
@@ -321,11 +323,23 @@ struct NetUnix {
   bool operator==(const NetUnix&) const = default;
 };
 
+// A command of a session was cancelled (`vigil serve`'s cancel / $/cancelRequest, MCP's
+// notifications/cancelled, or the client going away): logged when it was asked (the
+// record's `t` is when), before the sandbox is stopped; the command's command.end follows.
+struct CommandCancel {
+  std::string by;      // "client" (it asked) | "disconnect" (it went away)
+  std::string via;     // the message: "notifications/cancelled", "$/cancelRequest", "cancel", "eof"
+  std::string reason;  // the client's own words, when it gave some ("" = none)
+  std::uint64_t grace_ms = 0;  // SIGTERM first; SIGKILL when the sandbox is still there after this
+  bool operator==(const CommandCancel&) const = default;
+};
+
 // Alternative i is Kind i.
 using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstreamFailure,
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
-                          NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead, NetUnix>;
+                          NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead, NetUnix,
+                          CommandCancel>;
 
 Kind kind_of(const Body& b);
 

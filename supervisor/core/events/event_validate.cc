@@ -231,6 +231,12 @@ struct Validator {
       return bad("result: expected 0 or an errno name (EACCES, ECONNREFUSED, ...)");
     return {};
   }
+  Result<void> operator()(const CommandCancel& b) const {
+    if (b.by != "client" && b.by != "disconnect") return bad("by: expected client or disconnect");
+    if (b.via.empty() || !text_ok(b.via) || !text_ok(b.reason))
+      return bad("via, reason: empty, too long or a NUL byte");
+    return {};
+  }
 };
 
 }  // namespace

@@ -230,6 +230,12 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["resolved"] = bytes_json(b.resolved);
                    j["reason"] = bytes_json(b.reason);
                  },
+                 [&](const CommandCancel& b) {
+                   j["by"] = b.by;
+                   j["via"] = bytes_json(b.via);
+                   if (!b.reason.empty()) j["reason"] = bytes_json(b.reason);
+                   j["grace_ms"] = b.grace_ms;
+                 },
                  [&](const NetUnix& b) { put_net_unix(j, b); },
              },
              body);

@@ -105,6 +105,8 @@ TEST(SessionRecords, CommandRecordsRoundTripThroughTheLogFormat) {
       record(end, 2),
       record(events::PolicyUpdate{{"pypi.org"}, {"*.example.com"}}, std::nullopt),
       record(events::IoStdout{"x"}, 12345678901ull),
+      record(events::CommandCancel{"client", "notifications/cancelled", "the user pressed stop", 2000}, 3),
+      record(events::CommandCancel{"disconnect", "eof", "", 2000}, 4),
   };
   for (const auto& e : cases) {
     const std::string line = events::serialize(e);
@@ -121,11 +123,19 @@ TEST(SessionRecords, TheSandboxCannotClaimACommand) {
       R"({"kind":"proc.exec","cmd":3,"pid":2,"ppid":1,"argv":["x"],"cwd":"/"})");
   ASSERT_FALSE(r);
   EXPECT_EQ(events::fault_of(r.error()), events::LineFault::kForged);
-  for (const char* kind : {"command.start", "command.end", "policy.update"}) {
+  for (const char* kind : {"command.start", "command.end", "policy.update", "command.cancel"}) {
     auto k = events::parse_untrusted_event_line(std::string(R"({"kind":")") + kind + "\"}");
     ASSERT_FALSE(k) << kind;
     EXPECT_EQ(events::fault_of(k.error()), events::LineFault::kForged) << kind;
   }
+}
+
+TEST(SessionRecords, ACommandCancelSaysWhoFromAFixedSetAndHow) {
+  EXPECT_TRUE(events::validate(events::CommandCancel{"client", "cancel", "", 1}, events::Limits::log()));
+  EXPECT_FALSE(events::validate(events::CommandCancel{"the model", "cancel", "", 1}, events::Limits::log()));
+  EXPECT_FALSE(events::validate(events::CommandCancel{"client", "", "", 1}, events::Limits::log()));
+  EXPECT_FALSE(events::validate(events::CommandCancel{"client", "cancel", std::string("a\0b", 3), 1},
+                                events::Limits::log()));
 }
 
 TEST(SessionRecords, ACommandEndNeedsExactlyOneOfStatusAndSignal) {

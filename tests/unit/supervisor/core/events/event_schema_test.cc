@@ -289,6 +289,8 @@ std::vector<Event> one_of_each() {
   add(Source::kObserver, NetUnix{7, "connect", "SOCK_STREAM", "rel/\xff.sock", "/w/rel/\xff.sock",
                                  NetVerdict::kDenied, "not listed", "EACCES"});
   add(Source::kObserver, NetUnix{7, "socket", "SOCK_DGRAM", "", "", NetVerdict::kDenied, "datagram", "EPERM"});
+  add(Source::kSupervisor, CommandCancel{"client", "notifications/cancelled", "stop \xff", 2000});
+  add(Source::kSupervisor, CommandCancel{"disconnect", "eof", "", 2000});
   return evs;
 }
 
