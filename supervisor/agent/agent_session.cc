@@ -311,17 +311,28 @@ void AgentSession::log_cancel(std::uint64_t id, const std::string& by, const std
 
 Result<void> AgentSession::update_allowed_domains(const std::vector<std::string>& add,
                                                   const std::vector<std::string>& remove) {
-  std::lock_guard lock(mu_);
-  NetworkPolicy next = net_;
-  auto& allowed = next.allowed_domains;
-  for (const auto& r : remove) allowed.erase(std::remove(allowed.begin(), allowed.end(), r), allowed.end());
-  for (const auto& a : add) {
-    if (std::find(allowed.begin(), allowed.end(), a) == allowed.end()) allowed.push_back(a);
+  // Not appended under mu_: the log's listener takes mu_ under the log's lock (a command's
+  // record), so holding mu_ into append() could deadlock with it. Checked, logged, then
+  // applied: no command runs under an update the log does not hold yet.
+  std::lock_guard update(update_mu_);
+  const auto apply = [&](std::vector<std::string>& allowed) {
+    for (const auto& r : remove) allowed.erase(std::remove(allowed.begin(), allowed.end(), r), allowed.end());
+    for (const auto& a : add) {
+      if (std::find(allowed.begin(), allowed.end(), a) == allowed.end()) allowed.push_back(a);
+    }
+  };
+  NetworkPolicy next;
+  {
+    std::lock_guard lock(mu_);
+    next = net_;
   }
+  apply(next.allowed_domains);
   VIGIL_TRY_VOID(proxy::DomainMatcher::build(next));
-  net_ = std::move(next);
   if (auto r = log_->append(events::Source::kSupervisor, events::PolicyUpdate{add, remove}); !r)
     return std::move(r).error();
+  // The same edits on what is there now (an ask answered meanwhile may have added one).
+  std::lock_guard lock(mu_);
+  apply(net_.allowed_domains);
   return {};
 }
 

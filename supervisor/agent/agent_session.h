@@ -193,6 +193,9 @@ class AgentSession {
   std::uint64_t next_ask_ = 1;
   std::set<std::string> ask_allowed_;  // "host:port" answered session / always
   std::mutex settings_mu_;             // one "always" write at a time
+  // One policy.update at a time. Never taken under mu_ or the log's lock: an update
+  // appends its record holding it, and the log's listener takes mu_ under the log's lock.
+  std::mutex update_mu_;
 
   // The spare sandbox kept ready for the next command (agent_session_spare.cc,
   // supervisor/command/spare_sandbox.h). A command takes it when its refreshed plan is the

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "supervisor/launch/sandbox_kill.h"
+
 namespace vigil {
 namespace {
 
@@ -71,6 +73,12 @@ void CommandStop::spawned(pid_t bwrap) {
 }
 
 void CommandStop::signal_bwrap(int sig) {
+  // A kill ends bwrap's whole tree at whatever stage its start is in (sandbox_kill.h):
+  // stopped through the pidfd first, so the pid is bwrap's own while the tree is killed.
+  if (sig == SIGKILL && bwrap_ > 0 && !done_ && bwrap_fd_ && send_via_pidfd(bwrap_fd_, SIGSTOP)) {
+    kill_sandbox_tree(bwrap_);
+    return;
+  }
   if (!send_via_pidfd(bwrap_fd_, sig) && !bwrap_fd_ && bwrap_ > 0 && !done_) ::kill(bwrap_, sig);
 }
 
