@@ -16,7 +16,7 @@ namespace {
 
 using json = nlohmann::json;
 
-rpc::RpcError bad_params(const std::string& why) { return {rpc::kInvalidParams, why}; }
+using rpc::bad_params;
 
 bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
 

@@ -33,6 +33,8 @@ struct RpcError {
   int code;
   std::string message;
 };
+// The answer to params a method cannot take: -32602 with what was wrong.
+inline RpcError bad_params(const std::string& why) { return {kInvalidParams, why}; }
 // A request that is answered by nothing (MCP: a request the client cancelled).
 struct NoReply {};
 using Reply = std::variant<nlohmann::json, RpcError, NoReply>;

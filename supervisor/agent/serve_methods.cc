@@ -10,7 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 
-rpc::RpcError bad_params(const std::string& why) { return {rpc::kInvalidParams, why}; }
+using rpc::bad_params;
 
 json violations_object(const std::string& line) {
   auto v = parse_json_object(line, 16);
