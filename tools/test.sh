@@ -284,7 +284,8 @@ each case and runs vigil in it as root and as $user" \
     # Nothing a test ran may outlive it. Anything of $user's still running now is named
     # (for the next reader of this log) and ended by PID, so that it cannot count against
     # the next pass's process caps.
-    left=$(pgrep -d , -u "$user" || true)
+    # (Zombies are not counted: dead, only not yet reaped by this machine's PID 1.)
+    left=$(ps -u "$user" -o pid=,stat= | awk '$2 !~ /^Z/ {printf "%s%s", sep, $1; sep=","}')
     if [ -n "$left" ]; then
       echo "LEFTOVER: processes of $user outlived the integration pass:"
       ps -o pid,ppid,etime,args -p "$left" || true
