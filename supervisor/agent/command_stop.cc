@@ -4,8 +4,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "supervisor/launch/sandbox_kill.h"
@@ -19,14 +17,6 @@ UniqueFd open_pidfd(pid_t pid) {
 
 bool send_via_pidfd(const UniqueFd& fd, int sig) {
   return fd && ::syscall(SYS_pidfd_send_signal, fd.get(), sig, nullptr, 0) == 0;
-}
-
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  pid_t c = 0;
-  while (in >> c) out.push_back(c);
-  return out;
 }
 
 }  // namespace

@@ -90,6 +90,19 @@ class CommandStop {
 // A server's commands in flight, by request id (its JSON text).
 class RunningCommands {
  public:
+  // Unregisters request `id` when the handler that holds it returns, however it returns.
+  class Held {
+   public:
+    Held(RunningCommands& r, std::string id) : r_(r), id_(std::move(id)) {}
+    ~Held() { r_.remove(id_); }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    RunningCommands& r_;
+    std::string id_;
+  };
+
   // Registers request `id`; null when a request with that id is already in flight.
   std::shared_ptr<CommandStop> add(const std::string& id);
   std::shared_ptr<CommandStop> find(const std::string& id);

@@ -208,11 +208,7 @@ std::optional<rpc::RpcError> McpServer::admit(const std::string& method, const j
 rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   const std::string key = id.dump();
   auto stop = running_.find(key);
-  struct Unregister {
-    RunningCommands& r;
-    const std::string& k;
-    ~Unregister() { r.remove(k); }
-  } unregister{running_, key};
+  const RunningCommands::Held unregister(running_, key);
   if (!stop) return rpc::RpcError{rpc::kServerError, "the request was not registered"};
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string())
     return rpc::RpcError{rpc::kInvalidParams, "tools/call: name (a string) is required"};

@@ -75,11 +75,7 @@ void RpcAsks::on_reply(const json& msg) {
 rpc::Reply ServeServer::run(const json& params, rpc::Out& out, const json& request) {
   const std::string key = request.dump();
   auto stop = running_.find(key);
-  struct Unregister {
-    RunningCommands& r;
-    const std::string& k;
-    ~Unregister() { r.remove(k); }
-  } unregister{running_, key};
+  const RunningCommands::Held unregister(running_, key);
   CommandStop own;  // a notification's run: nobody can cancel it by id
   auto p = run_params(params, session_.workspace());
   if (auto* e = std::get_if<rpc::RpcError>(&p)) return *e;

@@ -14,11 +14,17 @@
 
 #include <sys/types.h>
 
+#include <vector>
+
 namespace vigil {
+
+// The children of the single-threaded process `pid` (/proc/PID/task/PID/children), in the
+// kernel's order: for a bwrap, the sandbox's first process. Empty when there are none.
+std::vector<pid_t> children_of(pid_t pid);
 
 // SIGKILL to `sandbox` (the sandbox's PID 1 as bwrap reported it; <= 0 when not known),
 // to every child of `bwrap`, to bwrap's process group and to bwrap. `bwrap` must not have
-// been reaped yet. Async-signal-safe: kill(2), open(2), read(2), a stack buffer.
+// been reaped yet.
 void kill_sandbox_tree(pid_t bwrap, pid_t sandbox = -1);
 
 }  // namespace vigil
