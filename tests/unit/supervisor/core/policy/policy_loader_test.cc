@@ -224,9 +224,9 @@ const std::vector<BadRow>& bad_rows() {
        "filesystem.denyWrite[0]: expected {\"path\": \"<path>\", \"literal\": true}"},
       {"bad_path_literal_false.json", "line 3, column 19",
        "filesystem.denyWrite[0]: expected {\"path\": \"<path>\", \"literal\": true}"},
-      // srt settings vigil does not implement: refused, never silently dropped
-      {"bad_credentials.json", "line 3, column 18",
-       "credentials: " + refusal(settings_key("credentials"))},
+      // srt's credentials block, in a shape srt never had (keys by host): refused
+      {"bad_credentials.json", "line 3, column 38",
+       "credentials.api.example.com: unknown key credentials.api.example.com"},
       {"bad_allowUnixSockets_tilde_user.json", "line 3, column 58",
        "network.allowUnixSockets[1]: \"~user\" paths are not supported; write the absolute path "
        "(a socket's full path, or @name for an abstract one)"},
@@ -330,7 +330,7 @@ TEST(PolicyLoaderTest, EveryProblemOfAFileAtOnce) {
   auto got = parse_policy(
       "{\"filesystm\": {}, \"network\": {\"allowedDomain\": [], \"allowedDomains\": 3},\n"
       " \"filesystem\": {\"allowWrite\": [\"*.x\", 5, \"ok\"], \"denyWrites\": []},\n"
-      " \"credentials\": {}, \"vigil\": {\"log\": {\"maxOutputByte\": 1}}}",
+      " \"credentials\": {\"envVars\": [{\"name\": \"A\"}]}, \"vigil\": {\"log\": {\"maxOutputByte\": 1}}}",
       "s.json", kNowhere);
   ASSERT_FALSE(got);
   const std::string& m = got.error().message;
@@ -341,7 +341,8 @@ TEST(PolicyLoaderTest, EveryProblemOfAFileAtOnce) {
         "network.allowedDomains: expected an array of strings, got an integer",
         "filesystem.denyWrites: unknown key filesystem.denyWrites; did you mean denyWrite?",
         "filesystem.allowWrite[0]: \"*.x\" is a glob pattern",
-        "filesystem.allowWrite[1]: expected a path string", "credentials: not supported by vigil",
+        "filesystem.allowWrite[1]: expected a path string",
+        "credentials.envVars[0].mode: expected \"deny\"",
         "vigil.log.maxOutputByte: unknown key vigil.log.maxOutputByte"}) {
     EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
   }
