@@ -36,17 +36,6 @@ std::string refusal(int status, std::string_view kind, const std::string& reason
   return http::error_response(status, kind, reason);
 }
 
-// Reads a whole Content-Length body of at most kMaxSubstitutedBody into `body`.
-asio::awaitable<bool> read_body(Stream& from, std::string& buf, std::uint64_t length,
-                                std::string& body) {
-  while (buf.size() < length) {
-    if (!(co_await read_more(from, buf))) co_return false;
-  }
-  body = buf.substr(0, static_cast<std::size_t>(length));
-  buf.erase(0, static_cast<std::size_t>(length));
-  co_return true;
-}
-
 http::Header* find_header(http::RequestHead& h, std::string_view name) {
   for (auto& f : h.headers) {
     if (http::iequals(f.name, name)) return &f;
@@ -247,7 +236,12 @@ asio::awaitable<bool> serve_one(TunnelContext& ctx, Stream& client, Stream& up, 
   const bool injects = ctx.sentinels().injects_at(t.host, t.port);
   if (injects && framing.framing.kind == http::BodyFraming::Kind::kLength &&
       framing.framing.length <= kMaxSubstitutedBody) {
-    if (!(co_await read_body(client, in, framing.framing.length, body))) co_return false;
+    const auto length = static_cast<std::size_t>(framing.framing.length);
+    while (in.size() < length) {
+      if (!(co_await read_more(client, in))) co_return false;
+    }
+    body = in.substr(0, length);
+    in.erase(0, length);
     whole_body = true;
     if (ctx.sentinels().substitute(body, t.host, t.port) > 0) {
       rec.secret_injected = true;

@@ -54,8 +54,10 @@ std::string net_fix(const Violation& v) {
 Violation request_violation(const events::NetRequest& q, std::uint64_t seq) {
   Violation v;
   v.kind = Violation::Kind::kNet;
-  v.op = "network-request " + q.method;
-  v.target = net_target(q.host, q.port) + q.path;
+  // The method is part of the target: a refused DELETE and a refused GET of one path
+  // are two causes, two lines.
+  v.op = "network-request";
+  v.target = q.method + " " + net_target(q.host, q.port) + q.path;
   v.reason = q.reason;
   v.first_seq = seq;
   v.host = q.host;
