@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "supervisor/core/base/unique_fd.h"
@@ -105,6 +108,43 @@ Result<void> remove_one_store(int top, const std::string& root, const std::strin
 
 }  // namespace
 
+namespace {
+
+// A store's size, kept between calls: every command of a session asks (capture_budget()),
+// and a walk of every store at each ask made a long session's commands slower one by one.
+// A store's files are written under a temporary name and renamed into place
+// (content_store.cc), and a removal is an unlink: either changes the store directory's
+// mtime. A size is reused while the directory's identity and mtime are those of the walk
+// and that mtime was already kSettledNs old then, so two changes within one tick of the
+// filesystem's clock cannot hide the second. (A temporary file still growing is a floor,
+// as a walk's is: it is counted in full once renamed.)
+struct StoreMemo {
+  std::uint64_t dev = 0, ino = 0;
+  std::int64_t mtime_ns = 0;
+  bool settled = false;
+  std::uint64_t bytes = 0;
+};
+constexpr std::int64_t kSettledNs = 2'000'000'000;
+
+std::int64_t ns_of(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::int64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);  // the clock file times come from
+  return ns_of(t);
+}
+
+std::mutex memo_mu;
+std::map<std::string, std::map<std::string, StoreMemo>> memos;  // root -> store name -> size
+
+}  // namespace
+
+bool store_memo_fresh(std::int64_t mtime_ns, std::int64_t walked_at_ns) {
+  return walked_at_ns - mtime_ns >= kSettledNs;
+}
+
 CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
   CaptureUsage u;
   // An agent session's command N writes <session>-<N>: the session's cap counts every
@@ -116,15 +156,36 @@ CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
     session = id.substr(0, dash);
   UniqueFd fd(::open(root.c_str(), kDirFlags));
   if (!fd) return u;
-  std::uint64_t seen = 0;
+  const std::lock_guard lock(memo_mu);
+  std::map<std::string, StoreMemo>& old = memos[root];
+  std::map<std::string, StoreMemo> seen;  // stores gone since are forgotten
+  std::uint64_t entries = 0;
   for (const std::string& n : names_in(fd.get())) {
-    UniqueFd sub(::openat(fd.get(), n.c_str(), kDirFlags));
-    if (!sub) continue;
-    TreeSize t;
-    add_tree(sub.get(), 0, &seen, &t);
-    u.all += t.bytes;
-    if (n == id || store_of_session(n, session)) u.session += t.bytes;
+    struct stat st {};
+    if (::fstatat(fd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+      continue;
+    StoreMemo m{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                ns_of(st.st_mtim), false, 0};
+    const auto was = old.find(n);
+    if (was != old.end() && was->second.settled && was->second.dev == m.dev &&
+        was->second.ino == m.ino && was->second.mtime_ns == m.mtime_ns) {
+      m = was->second;
+      entries += 1;
+    } else {
+      const std::int64_t walked_at = now_ns();
+      UniqueFd sub(::openat(fd.get(), n.c_str(), kDirFlags));
+      if (!sub) continue;
+      TreeSize t;
+      add_tree(sub.get(), 0, &entries, &t);
+      m.bytes = t.bytes;
+      m.settled = !t.cut && store_memo_fresh(m.mtime_ns, walked_at);
+    }
+    if (entries > kMaxStateEntries) break;
+    u.all += m.bytes;
+    if (n == id || store_of_session(n, session)) u.session += m.bytes;
+    seen.emplace(n, m);
   }
+  old = std::move(seen);
   return u;
 }
 
