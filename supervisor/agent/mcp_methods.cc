@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "supervisor/agent/mcp_background.h"
+#include "supervisor/agent/mcp_resources.h"
 #include "supervisor/agent/wire_json.h"
 
 extern char** environ;
@@ -274,7 +275,9 @@ std::map<std::string, rpc::Method> McpServer::methods() {
   std::map<std::string, rpc::Method> m;
   m["initialize"] = [this](const json&, rpc::Out&, const json&) -> rpc::Reply {
     return json{{"protocolVersion", version()},
-                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"capabilities",
+                 {{"tools", {{"listChanged", false}}},
+                  {"resources", {{"subscribe", false}, {"listChanged", false}}}}},
                 {"serverInfo", {{"name", "vigil"}, {"version", "0.1.0"}}},
                 {"instructions",
                  "run_command runs a shell command in vigil's sandbox; it may write only inside "
@@ -291,6 +294,28 @@ std::map<std::string, rpc::Method> McpServer::methods() {
   };
   m["tools/call"] = [this](const json& params, rpc::Out& out, const json& id) -> rpc::Reply {
     return call(params, out, id);
+  };
+  // The session's log and its replay views (mcp_resources.h).
+  m["resources/list"] = [](const json&, rpc::Out&, const json&) -> rpc::Reply {
+    return json{{"resources", mcp_resource_list()}};
+  };
+  m["resources/templates/list"] = [](const json&, rpc::Out&, const json&) -> rpc::Reply {
+    return json{{"resourceTemplates", mcp_resource_templates()}};
+  };
+  m["resources/read"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
+    const auto uri = params.is_object() ? params.find("uri") : params.end();
+    if (uri == params.end() || !uri->is_string())
+      return rpc::RpcError{rpc::kInvalidParams, "resources/read: uri (a string) is required"};
+    auto text = read_mcp_resource(uri->get<std::string>(), session_.log_path());
+    // MCP: an unknown resource is -32002.
+    if (!text && text.error().code == Errc::kNotFound && !mcp_resource_of(uri->get<std::string>()))
+      return rpc::RpcError{-32002, "resource not found: " + uri->dump() + " (" + text.error().message + ")"};
+    if (!text) return rpc::RpcError{rpc::kServerError, text.error().message};
+    const bool raw = mcp_resource_of(uri->get<std::string>())->raw_log;
+    return json{{"contents",
+                 json::array({{{"uri", *uri},
+                               {"mimeType", raw ? "application/x-ndjson" : "text/plain"},
+                               {"text", std::move(*text)}}})}};
   };
   return m;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -555,6 +556,50 @@ TEST(McpSdk, ABackgroundCommandRunsAcrossCallsAndEndsWithTheSession) {
   EXPECT_EQ(cancels[0]["by"], "client");
   EXPECT_EQ(cancels[1]["by"], "disconnect");
   expect_log_verifies(sdk.log());
+}
+
+// The session's log and its replay views are resources (issue 32): listed, with a template
+// per command, and read through the SDK; each view is `vigil replay`'s own; a URI that names
+// none is MCP's -32002.
+TEST(McpSdk, TheLogAndItsViewsAreResourcesAClientReads) {
+  VIGIL_NEED_MCP_SDK();
+  TempDir ws, outside;
+  SdkRun sdk(ws.path());
+  const json out = sdk.run({kConnect,
+                            call("echo hello > made.txt; echo x > " + (outside / "m")),
+                            call("echo again >> made.txt"),
+                            {{"op", "resources"}},
+                            {{"op", "read"}, {"uri", "vigil://session/log"}},
+                            {{"op", "read"}, {"uri", "vigil://session/changes"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/1/violations"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/2/diff"}},
+                            {{"op", "read"}, {"uri", "vigil://session/nope"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/01/changes"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/1;rm/changes"}}});
+  const auto& s = out["steps"];
+  ASSERT_EQ(s.size(), 11u) << out.dump(1);
+  for (std::size_t i = 0; i < 8; ++i) ASSERT_TRUE(s[i]["ok"]) << i << ": " << s[i];
+  std::vector<std::string> uris;
+  for (const auto& r : s[3]["resources"]) uris.push_back(r["uri"]);
+  for (const char* u : {"vigil://session/log", "vigil://session/timeline", "vigil://session/violations",
+                        "vigil://session/changes", "vigil://session/diff", "vigil://session/network"})
+    EXPECT_NE(std::find(uris.begin(), uris.end(), u), uris.end()) << u;
+  EXPECT_FALSE(s[3]["templates"].empty());
+  EXPECT_EQ(s[3]["templates"][0]["uriTemplate"].get<std::string>().rfind("vigil://session/commands/{command}/", 0), 0u);
+  const std::string log_text = s[4]["contents"][0]["text"];
+  EXPECT_EQ(log_text, read_file(sdk.log()).substr(0, log_text.size())) << "the log itself";
+  EXPECT_NE(log_text.find("\"kind\":\"command.end\""), std::string::npos);
+  const std::string changes = s[5]["contents"][0]["text"];
+  EXPECT_NE(changes.find(ws / "made.txt"), std::string::npos) << changes;
+  const std::string violations = s[6]["contents"][0]["text"];
+  EXPECT_NE(violations.find(outside / "m"), std::string::npos) << violations;
+  const std::string diff = s[7]["contents"][0]["text"];
+  EXPECT_NE(diff.find("+again"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("+hello"), std::string::npos) << "command 2's diff only: " << diff;
+  for (std::size_t i : {8u, 9u, 10u}) {
+    EXPECT_FALSE(s[i]["ok"]) << s[i];
+    EXPECT_EQ(s[i]["code"], -32002) << s[i];
+  }
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 //        size; lone_surrogate: the command ends with U+D800 (JSON.stringify sends it as
 //        the escape \ud800, which names no character); until_text: S, the call is made
 //        again every 100 ms (for up to timeout_ms) until its text holds S (read_output)
+//   {"op": "resources"}                 resources/list and resources/templates/list
+//   {"op": "read", "uri": U}            resources/read through client.readResource()
 //   {"op": "raw", "message": {...}, "wait_id": ID}  sent on the transport as is (no
 //        handshake first when it is the first step); waits for the reply with wait_id
 //   {"op": "await_gone", "marker": M, "timeout_ms": N}  polls /proc until no process has
@@ -135,6 +137,11 @@ async function main() {
           done = true;
           if (watcher) await watcher;
         }
+      } else if (step.op === 'resources') {
+        r.resources = (await client.listResources()).resources;
+        r.templates = (await client.listResourceTemplates()).resourceTemplates;
+      } else if (step.op === 'read') {
+        r.contents = (await client.readResource({ uri: step.uri })).contents;
       } else if (step.op === 'raw') {
         if (!client && !rawStarted) {
           transport.onmessage = (m) => state.received.push(m);
