@@ -234,14 +234,8 @@ int serve(AgentSession& session, UniqueFd listener, TtyAsker* asker) {
     const pid_t p = ::waitpid(-1, &status, WNOHANG);
     if (p > 0) continue;
     if (p < 0 && errno == ECHILD) break;
-    // Some remain: find them through /proc/self/task/*/children and kill them.
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(::getpid()) + "/task/" +
-                               std::to_string(::getpid()) + "/children")
-                                  .c_str(),
-                              "r");
-    long child = 0;
-    while (f != nullptr && std::fscanf(f, "%ld", &child) == 1) ::kill(static_cast<pid_t>(child), SIGKILL);
-    if (f != nullptr) std::fclose(f);
+    // Some remain: kill them by pid (this single-threaded process's children list).
+    for (const pid_t child : children_of(::getpid())) ::kill(child, SIGKILL);
     ::usleep(10000);
   }
   sweep_stale_sessions(session_base_dir());
