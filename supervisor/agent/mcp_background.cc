@@ -11,8 +11,6 @@ json text_result(const std::string& text, bool error = false) {
   return json{{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"isError", error}};
 }
 
-json tool_error(const std::string& why) { return text_result("vigil: " + why, true); }
-
 json handle_schema() {
   return {{"type", "object"},
           {"properties", {{"handle", {{"type", "string"}, {"description", "start_command's handle, bg-N"}}}}},
@@ -67,11 +65,11 @@ std::string ending_text(const BackgroundStatus& s) {
 json read_output(BackgroundCommands& bg, const std::string& handle, const json& args) {
   std::uint64_t offset = 0;
   if (const auto o = args.find("offset"); o != args.end()) {
-    if (!o->is_number_unsigned()) return tool_error("read_output: offset is a byte count (next_offset of the last read)");
+    if (!o->is_number_unsigned()) return mcp_tool_error("read_output: offset is a byte count (next_offset of the last read)");
     offset = o->get<std::uint64_t>();
   }
   auto c = bg.output(handle, offset, 64 * 1024);
-  if (!c) return tool_error("no background command " + handle + " (list_commands names them)");
+  if (!c) return mcp_tool_error("no background command " + handle + " (list_commands names them)");
   std::string text;
   if (c->dropped > 0)
     text += "[" + std::to_string(c->dropped) + " bytes before this are no longer kept: the session log has them]\n";
@@ -94,6 +92,12 @@ json read_output(BackgroundCommands& bg, const std::string& handle, const json& 
 }
 
 }  // namespace
+
+json mcp_tool_error(const std::string& why) {
+  // A tool's refusal is the tool's result (isError), which the model is shown; a protocol
+  // error may be hidden from it.
+  return text_result("vigil: " + why, true);
+}
 
 json mcp_background_tools(std::string_view version, const std::string& workspace) {
   json start_input = {
@@ -154,9 +158,9 @@ json mcp_background_call(BackgroundCommands& bg, std::string_view name, const js
   }
   if (name == "start_command") {
     auto p = run();
-    if (auto* e = std::get_if<std::string>(&p)) return tool_error(*e);
+    if (auto* e = std::get_if<std::string>(&p)) return mcp_tool_error(*e);
     auto started = bg.start(std::get<RunParams>(std::move(p)));
-    if (auto* e = std::get_if<rpc::RpcError>(&started)) return tool_error(e->message);
+    if (auto* e = std::get_if<rpc::RpcError>(&started)) return mcp_tool_error(e->message);
     const auto& s = std::get<BackgroundStatus>(started);
     json r = text_result("started " + s.handle + " (command " + std::to_string(s.command) +
                          " in the session log); read its output with read_output {\"handle\": \"" +
@@ -165,14 +169,14 @@ json mcp_background_call(BackgroundCommands& bg, std::string_view name, const js
     return r;
   }
   const auto h = args.find("handle");
-  if (h == args.end() || !h->is_string()) return tool_error(std::string(name) + ": handle (bg-N, from start_command) is required");
+  if (h == args.end() || !h->is_string()) return mcp_tool_error(std::string(name) + ": handle (bg-N, from start_command) is required");
   const std::string handle = h->get<std::string>();
   if (name == "read_output") return read_output(bg, handle, args);
   // stop_command: stopped, then its end waited for (the grace and a little more).
   const auto stopped = bg.kill(handle, {"client", "stop_command", ""});
-  if (!stopped) return tool_error("no background command " + handle + " (list_commands names them)");
+  if (!stopped) return mcp_tool_error("no background command " + handle + " (list_commands names them)");
   auto s = bg.wait(handle, std::chrono::milliseconds(5000));
-  if (!s) return tool_error("no background command " + handle);
+  if (!s) return mcp_tool_error("no background command " + handle);
   json r = text_result((*stopped ? "stopped " : "it had ended already: ") + handle +
                        (s->running ? " (still ending)" : "") + ending_text(*s));
   r["structuredContent"] = background_json(*s);

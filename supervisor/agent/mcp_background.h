@@ -17,6 +17,9 @@ namespace vigil {
 inline constexpr std::array<std::string_view, 4> kMcpBackgroundTools = {
     "start_command", "read_output", "stop_command", "list_commands"};
 
+// A tool's refusal as its result (isError, "vigil: " and why), which the model is shown.
+nlohmann::json mcp_tool_error(const std::string& why);
+
 // The four tools' descriptions for tools/list, for the version negotiated.
 nlohmann::json mcp_background_tools(std::string_view version, const std::string& workspace);
 

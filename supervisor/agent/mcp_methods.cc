@@ -22,12 +22,6 @@ json text_content(const std::string& text) {
   return json::array({{{"type", "text"}, {"text", text}}});
 }
 
-json tool_error(const std::string& why) {
-  // A tool's refusal is the tool's result (isError), which the model is shown; a protocol
-  // error may be hidden from it.
-  return json{{"content", text_content("vigil: " + why)}, {"isError", true}};
-}
-
 json output_schema() {
   const json flag = {{"type", "boolean"}};
   return {
@@ -236,7 +230,7 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   const json args = params.value("arguments", json::object());
   const std::string name = params["name"].get<std::string>();
   if (std::find(kMcpBackgroundTools.begin(), kMcpBackgroundTools.end(), name) != kMcpBackgroundTools.end()) {
-    if (!args.is_object()) return tool_error(name + ": arguments must be an object");
+    if (!args.is_object()) return mcp_tool_error(name + ": arguments must be an object");
     return mcp_background_call(background_, name, args, version(), [&] { return tool_run(name, args); });
   }
   if (name != "run_command") {
@@ -246,7 +240,7 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
                              "and list_commands"};
   }
   auto p = tool_run(name, args);
-  if (auto* e = std::get_if<std::string>(&p)) return tool_error(*e);
+  if (auto* e = std::get_if<std::string>(&p)) return mcp_tool_error(*e);
   RunParams rp = std::get<RunParams>(std::move(p));
   // Streaming: with the client's progress token (params._meta.progressToken), each chunk
   // of output as it comes, as notifications/progress (progress: the bytes so far; the
@@ -267,7 +261,7 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   auto ran = run_one(session_, rp, *stop, {}, on_output);
   // MCP: a cancelled request is answered by nothing (the client has stopped waiting).
   if (stop->cancelled()) return rpc::NoReply{};
-  if (!ran) return tool_error(ran.error().message);
+  if (!ran) return mcp_tool_error(ran.error().message);
   return mcp_tool_result(*ran, version(), session_.log_path());
 }
 
