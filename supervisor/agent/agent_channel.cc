@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -131,11 +132,13 @@ void AgentChannel::complain_locked(const std::string& what) {
                 (complaints_ == kMaxComplaints ? " (further ones are not shown)" : ""));
 }
 
-void AgentChannel::close_locked(const std::string& why) {
+void AgentChannel::close_locked(const std::string& why, bool warn) {
   if (closed_) return;
   closed_ = true;
-  print_warning("agent channel: " + why +
-                "; every request off the allow list is denied from now on");
+  if (warn) {
+    print_warning("agent channel: " + why +
+                  "; every request off the allow list is denied from now on");
+  }
   // Open questions are denied (under the lock: a ticket's answer only posts to the
   // proxy's io_context, it never calls back in here).
   for (auto& [id, ticket] : pending_) ticket->answer(proxy::AskAnswer::kDeny);
@@ -185,8 +188,9 @@ void AgentChannel::ask(const std::shared_ptr<proxy::AskTicket>& ticket) {
       wake();
       return;
     }
-    // vigil's own deny, not the harness's: its blocked notice is sent.
-    complain_locked("not asked about " + q.entry() + " (" + refused + "): denied");
+    // vigil's own deny, not the harness's: its blocked notice is sent. A closed channel
+    // said so once already.
+    if (!closed_) complain_locked("not asked about " + q.entry() + " (" + refused + "): denied");
   }
   ticket->answer(proxy::AskAnswer::kDeny);
 }
@@ -227,7 +231,7 @@ void AgentChannel::loop() {
       if (closed_) return;
       if (stopping_ && (out_.empty() || now >= stop_by_)) {
         if (!out_.empty()) complain_locked("messages left unwritten at the end of the run");
-        close_locked("the run ended");
+        close_locked("the run ended", /*warn=*/false);
         return;
       }
       want_write = !out_.empty();

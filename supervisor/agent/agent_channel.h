@@ -67,8 +67,9 @@ class AgentChannel final : public proxy::Asker {
   void write_some();
   void handle_line(const std::string& line);
   void answer(const agent_channel::PeerMessage& m);
-  // Closes the channel (once): open questions are denied, `why` goes to stderr.
-  void close_locked(const std::string& why);
+  // Closes the channel (once): open questions are denied, `why` goes to stderr (unless
+  // the run simply ended).
+  void close_locked(const std::string& why, bool warn = true);
   void complain_locked(const std::string& what);
   void enqueue_locked(std::string line);
   void wake();
