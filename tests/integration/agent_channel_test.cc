@@ -20,16 +20,16 @@ namespace {
 
 using json = nlohmann::json;
 
-// argv: MODE VIGIL ARGS... ; MODE is "answer" (allow asked.test, deny the rest) or "close"
+// argv: MODE CWD VIGIL ARGS... ; MODE is "answer" (allow asked.test, deny the rest) or "close"
 // (close the channel at the first question, without answering). Prints one JSON line: the
 // messages vigil sent, vigil's exit code, stdout, stderr, and the channel's socket inode.
 constexpr const char* kHarness = R"PY(
 import json, os, select, socket, subprocess, sys, time
-mode, argv = sys.argv[1], sys.argv[2:]
+mode, cwd, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
 inode = os.fstat(theirs.fileno()).st_ino
 env = dict(os.environ, SANDBOX_AGENT_CHANNEL_FD=str(theirs.fileno()))
-proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env,
+proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd=cwd,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 theirs.close()
 msgs, buf, open_ = [], b"", True
@@ -86,7 +86,7 @@ class AgentChannelRun : public ::testing::Test {
   json run(const std::string& mode, const std::string& command) {
     const std::string harness = files_ / "harness.py";
     write_file(harness, kHarness);
-    std::vector<std::string> argv = {python3(), harness, mode, vigil_bin(), "run", "--settings",
+    std::vector<std::string> argv = {python3(), harness, mode, ws_.path(), vigil_bin(), "run", "--settings",
                                      settings_, "--test-allow-loopback", "--test-resolve",
                                      "asked.test=127.0.0.1", "--test-resolve",
                                      "refused.test=127.0.0.1", "--test-resolve",
