@@ -20,8 +20,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// argv: MODE CWD VIGIL ARGS... ; MODE is "answer" (allow asked.test, deny the rest) or "close"
-// (close the channel at the first question, without answering). Prints one JSON line: the
+// argv: MODE CWD VIGIL ARGS... ; MODE is "answer" (allow asked.test, deny the rest), "close"
+// (close the channel at the first question, without answering) or "hostile" (garbage, an
+// answer to a question never asked, and a hello of another version; never a real hello). Prints one JSON line: the
 // messages vigil sent, vigil's exit code, stdout, stderr, and the channel's socket inode.
 constexpr const char* kHarness = R"PY(
 import json, os, select, socket, subprocess, sys, time
@@ -48,7 +49,11 @@ while open_ and time.time() < deadline:
         line, buf = buf.split(b"\n", 1)
         m = json.loads(line)
         msgs.append(m)
-        if m["type"] == "hello":
+        if m["type"] == "hello" and mode == "hostile":
+            ours.sendall(b"garbage\n" + json.dumps({"type": "permission_response", "id": "pr_1",
+                         "behavior": "allow"}).encode() + b"\n")
+            send({"type": "hello", "protocol_version": 2})
+        elif m["type"] == "hello":
             send({"type": "hello", "protocol_version": 1})
         elif m["type"] == "permission_request":
             if mode == "close":
@@ -173,6 +178,21 @@ TEST_F(AgentChannelRun, AClosedChannelDeniesWhatIsOpenAndWhatComesLater) {
   EXPECT_NE(err.find("agent channel: the harness closed it"), std::string::npos) << err;
   EXPECT_EQ(server_->log().find("first"), std::string::npos) << server_->log();
   EXPECT_EQ(server_->log().find("later"), std::string::npos) << server_->log();
+}
+
+TEST_F(AgentChannelRun, AHarnessThatNeverGreetsIsNeverAskedAndTheRunGoesOn) {
+  const json r = run("hostile", curl("asked.test", "hostile") + "echo finished");
+  ASSERT_TRUE(r.contains("messages")) << r.dump();
+  const std::string err = r["stderr"];
+  EXPECT_TRUE(of_type(r, "permission_request").empty()) << r.dump(1);
+  // The early "allow" for pr_1 was not kept for the question that never came.
+  EXPECT_EQ(r["stdout"], "403 finished\n") << err;
+  EXPECT_EQ(server_->log().find("hostile"), std::string::npos) << server_->log();
+  EXPECT_NE(err.find("is not protocol_version 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("ignored a line from the harness"), std::string::npos) << err;
+  EXPECT_NE(err.find("no hello (protocol_version 1) from the harness within 2 s"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace
