@@ -12,6 +12,7 @@
 
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/log/store_sizes.h"
 
 namespace vigil {
 namespace {
@@ -110,20 +111,12 @@ Result<void> remove_one_store(int top, const std::string& root, const std::strin
 
 namespace {
 
-// A store's size, kept between calls: every command of a session asks (capture_budget()),
-// and a walk of every store at each ask made a long session's commands slower one by one.
-// A store's files are written under a temporary name and renamed into place
-// (content_store.cc), and a removal is an unlink: either changes the store directory's
-// mtime. A size is reused while the directory's identity and mtime are those of the walk
-// and that mtime was already kSettledNs old then, so two changes within one tick of the
-// filesystem's clock cannot hide the second. (A temporary file still growing is a floor,
-// as a walk's is: it is counted in full once renamed.)
-struct StoreMemo {
-  std::uint64_t dev = 0, ino = 0;
-  std::int64_t mtime_ns = 0;
-  bool settled = false;
-  std::uint64_t bytes = 0;
-};
+// A store's size, kept between calls and runs (store_sizes.h): every command asks
+// (capture_budget()), and a walk of every store at each ask made each command slower as
+// stores piled up. A size is reused while the directory's identity and mtime are those of
+// the walk and that mtime was already kSettledNs old then, so two changes within one tick
+// of the filesystem's clock cannot hide the second. (A temporary file still growing is a
+// floor, as a walk's is: it is counted in full once renamed.)
 constexpr std::int64_t kSettledNs = 2'000'000'000;
 
 std::int64_t ns_of(const timespec& t) {
@@ -137,7 +130,7 @@ std::int64_t now_ns() {
 }
 
 std::mutex memo_mu;
-std::map<std::string, std::map<std::string, StoreMemo>> memos;  // root -> store name -> size
+std::map<std::string, StoreSizes> memos;  // root -> settled stores' sizes, as last saved
 
 }  // namespace
 
@@ -157,19 +150,22 @@ CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
   UniqueFd fd(::open(root.c_str(), kDirFlags));
   if (!fd) return u;
   const std::lock_guard lock(memo_mu);
-  std::map<std::string, StoreMemo>& old = memos[root];
-  std::map<std::string, StoreMemo> seen;  // stores gone since are forgotten
+  auto memo = memos.find(root);
+  if (memo == memos.end()) memo = memos.emplace(root, load_store_sizes(fd.get())).first;
+  const StoreSizes& old = memo->second;
+  StoreSizes settled;  // what stands now; stores gone since are forgotten
   std::uint64_t entries = 0;
   for (const std::string& n : names_in(fd.get())) {
     struct stat st {};
     if (::fstatat(fd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
       continue;
-    StoreMemo m{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                ns_of(st.st_mtim), false, 0};
-    const auto was = old.find(n);
-    if (was != old.end() && was->second.settled && was->second.dev == m.dev &&
-        was->second.ino == m.ino && was->second.mtime_ns == m.mtime_ns) {
-      m = was->second;
+    StoreSize m{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                ns_of(st.st_mtim), 0};
+    bool keep = false;
+    if (const auto was = old.find(n); was != old.end() && was->second.dev == m.dev &&
+                                      was->second.ino == m.ino && was->second.mtime_ns == m.mtime_ns) {
+      m.bytes = was->second.bytes;
+      keep = true;
       entries += 1;
     } else {
       const std::int64_t walked_at = now_ns();
@@ -178,14 +174,18 @@ CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
       TreeSize t;
       add_tree(sub.get(), 0, &entries, &t);
       m.bytes = t.bytes;
-      m.settled = !t.cut && store_memo_fresh(m.mtime_ns, walked_at);
+      keep = !t.cut && store_memo_fresh(m.mtime_ns, walked_at);
     }
     if (entries > kMaxStateEntries) break;
     u.all += m.bytes;
     if (n == id || store_of_session(n, session)) u.session += m.bytes;
-    seen.emplace(n, m);
+    if (keep) settled.emplace(n, m);
   }
-  old = std::move(seen);
+  if (settled != old) {
+    // A cache: a run that cannot write it walks again next time, nothing more.
+    (void)save_store_sizes(fd.get(), settled);
+    memo->second = std::move(settled);
+  }
   return u;
 }
 
