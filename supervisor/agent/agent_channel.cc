@@ -144,6 +144,7 @@ void AgentChannel::close_locked(const std::string& why, bool warn) {
   for (auto& [id, ticket] : pending_) ticket->answer(proxy::AskAnswer::kDeny);
   pending_.clear();
   out_.clear();
+  out_bytes_ = 0;
   // The harness sees the end at once (its reads end, its writes fail), not when vigil exits.
   if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
   early_blocked_.clear();
@@ -151,12 +152,14 @@ void AgentChannel::close_locked(const std::string& why, bool warn) {
 }
 
 void AgentChannel::enqueue_locked(std::string line) {
-  std::size_t bytes = line.size();
-  for (const auto& l : out_) bytes += l.size();
-  if (bytes > kMaxOutBytes) {
-    ++dropped_;
+  if (out_bytes_ + line.size() > kMaxOutBytes) {
+    if (dropped_++ == 0) {
+      complain_locked("the harness is not reading: 4 MiB of messages wait; what comes next is "
+                      "dropped (a question is denied)");
+    }
     return;
   }
+  out_bytes_ += line.size();
   out_.push_back(std::move(line));
 }
 
@@ -296,6 +299,7 @@ void AgentChannel::write_some() {
     last_write_progress_ = std::chrono::steady_clock::now();
     out_offset_ += static_cast<std::size_t>(put);
     if (out_offset_ < front.size()) return;
+    out_bytes_ -= front.size();
     out_.pop_front();
     out_offset_ = 0;
   }

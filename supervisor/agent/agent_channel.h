@@ -86,6 +86,7 @@ class AgentChannel final : public proxy::Asker {
   agent_channel::LineSplitter splitter_;
   std::deque<std::string> out_;
   std::size_t out_offset_ = 0;  // of out_.front(), already written
+  std::size_t out_bytes_ = 0;   // in out_
   std::chrono::steady_clock::time_point last_write_progress_{};
   std::deque<std::string> early_blocked_;  // before the hello
   std::uint64_t next_request_ = 1;

@@ -191,6 +191,62 @@ TEST(AgentChannel, AnOverLongLineOrACloseDeniesWhatIsOpen) {
   }
 }
 
+events::Event event_of(events::Body b) {
+  static std::uint64_t seq = 0;
+  events::Event e;
+  e.seq = ++seq;
+  e.session = "s";
+  e.body = std::move(b);
+  return e;
+}
+
+events::Event denied_write(const std::string& path) {
+  events::FsWrite w;
+  w.syscall = "openat";
+  w.path = w.resolved = path;
+  w.verdict = Verdict::kDenied;
+  w.reason = "outside the writable roots";
+  return event_of(w);
+}
+
+events::Event denied_host(const std::string& host, std::uint16_t port) {
+  events::NetDecision d;
+  d.host = host;
+  d.port = port;
+  d.verdict = events::NetVerdict::kDenied;
+  d.reason = "host is not on the allow list";
+  return event_of(d);
+}
+
+TEST(AgentChannel, EachNewEntryOfTheBlockIsOneBlockedNoticeHeldUntilTheHello) {
+  Pair p = socket_pair();
+  AgentChannel channel(std::move(p.vigil));
+  Harness h(std::move(p.harness));
+  EXPECT_EQ(h.message()["type"], "hello");
+  // Before the hello: held, then sent in order once it comes.
+  channel.on_event(denied_write("/etc/a"));
+  channel.on_event(denied_write("/etc/a"));  // the same target: no second notice
+  h.send(R"({"type":"hello","protocol_version":1})" "\n");
+  ASSERT_TRUE(channel.wait_ready(5s));
+  json a = h.message();
+  EXPECT_EQ(a["type"], "blocked");
+  EXPECT_EQ(a["resource"], (json{{"type", "file"}, {"path", "/etc/a"}}));
+  // A host the harness itself denied is not echoed back; one nobody asked about is told.
+  auto t = ticket("asked.test", 443);
+  channel.ask(t);
+  const json q = h.message();
+  h.send(json{{"type", "permission_response"}, {"id", q["id"]}, {"behavior", "deny"}}.dump() +
+         "\n");
+  ASSERT_EQ(result_within(*t, 5s), AskAnswer::kDeny);
+  channel.on_event(denied_host("asked.test", 443));
+  channel.on_event(denied_host("other.test", 80));
+  channel.on_event(denied_write("/etc/b"));
+  const json n = h.message();
+  EXPECT_EQ(n["resource"], (json{{"type", "network"}, {"host", "other.test"}, {"port", 80}}));
+  EXPECT_EQ(n["operation"], "connect");
+  EXPECT_EQ(h.message()["resource"]["path"], "/etc/b");
+}
+
 TEST(AgentChannel, FromTheEnvironmentTakesTheVariableAndClosesOnExec) {
   Pair p = socket_pair();
   const int raw = ::fcntl(p.vigil.get(), F_DUPFD, 10);  // inherited: no FD_CLOEXEC
