@@ -88,6 +88,17 @@ std::shared_ptr<AgentChannel> AgentChannel::from_environment() {
   return std::make_shared<AgentChannel>(std::move(owned));
 }
 
+bool AgentChannel::drop_from_environment() {
+  const char* value = std::getenv(wire::kFdVariable);
+  if (value == nullptr) return false;
+  if (const auto fd = fd_number(value)) {
+    const int flags = ::fcntl(*fd, F_GETFD);
+    if (flags >= 0) (void)::fcntl(*fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+  ::unsetenv(wire::kFdVariable);
+  return true;
+}
+
 AgentChannel::AgentChannel(UniqueFd fd, std::string why_unusable) : fd_(std::move(fd)) {
   wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   std::lock_guard lock(mu_);

@@ -44,6 +44,12 @@ class AgentChannel final : public proxy::Asker {
   // why) when it names no open stream socket. Call before any thread is started.
   static std::shared_ptr<AgentChannel> from_environment();
 
+  // Where the channel is not spoken (a `vigil run` sent to an agent session, `vigil
+  // session`, `serve`, `mcp`: their own client is asked): the variable is removed all the
+  // same and the descriptor made close-on-exec, so neither reaches a command. True when
+  // the variable was set (the caller says it is not used).
+  static bool drop_from_environment();
+
   // Sends vigil's hello and starts the I/O thread. An invalid `fd`: closed from the start.
   AgentChannel(UniqueFd fd, std::string why_unusable = "");
   ~AgentChannel() override;  // stop(): what is still queued gets a moment to be written

@@ -53,9 +53,6 @@ void speak_agent_channel(const std::shared_ptr<AgentChannel>& channel, SessionRe
 // Linux's bwrap backend or macOS's Seatbelt one.
 int cmd_run(const RunArgs& args) {
 #if !defined(__APPLE__)
-  // srt's agent channel (agent_channel.h): taken out of the environment and made
-  // close-on-exec first, whatever this run turns out to be, so no command inherits it.
-  const std::shared_ptr<AgentChannel> channel = AgentChannel::from_environment();
   // Inside an agent session: the session's supervisor runs it (session_server.h).
   const char* env_session = std::getenv("VIGIL_SESSION");
   const std::optional<std::string> session =
@@ -64,18 +61,24 @@ int cmd_run(const RunArgs& args) {
                           ? std::optional<std::string>(env_session)
                           : std::nullopt);
   if (session && args.sandbox) {
+    // srt's agent channel is a standalone run's: a run sent to an agent session is asked
+    // about by the session's client. Dropped all the same: the command never gets it.
+    if (AgentChannel::drop_from_environment()) {
+      print_warning(
+          "SANDBOX_AGENT_CHANNEL_FD: a command run in an agent session is asked about by the "
+          "session's client, not over the agent channel; the channel is not used");
+    }
     if (args.settings || args.log || args.allow_writable_settings) {
       print_warning(
           "--settings, --log and --allow-writable-settings are the session's (given to `vigil "
           "session start`); ignored here (unset VIGIL_SESSION to run outside the session)");
     }
-    if (channel) {
-      print_warning(
-          "SANDBOX_AGENT_CHANNEL_FD: a command run in an agent session is asked about by the "
-          "session's client, not over the agent channel; the channel is not used");
-    }
     return run_in_session(*session, args.command, args.capture_output, args.violations_fd);
   }
+  // srt's agent channel (agent_channel.h): taken out of the environment and made
+  // close-on-exec first, whatever this run turns out to be (--sandbox off too), so no
+  // command inherits it.
+  const std::shared_ptr<AgentChannel> channel = AgentChannel::from_environment();
 #endif
   auto proxy_test = check_proxy_test_options(args.proxy_test);
   if (!proxy_test) return report(proxy_test.error());

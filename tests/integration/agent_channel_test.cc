@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/agent_session_harness.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_harness.h"
 
@@ -193,6 +194,20 @@ TEST_F(AgentChannelRun, AHarnessThatNeverGreetsIsNeverAskedAndTheRunGoesOn) {
   EXPECT_NE(err.find("no hello (protocol_version 1) from the harness within 2 s"),
             std::string::npos)
       << err;
+}
+
+// The channel is a standalone `vigil run`'s. A thin client sends its environment to the
+// session, which would hand it to the command: the variable is dropped there too.
+TEST(AgentChannelSession, AThinClientNeverHandsTheVariableToTheCommand) {
+  TempDir ws;
+  Session session(ws.path());
+  auto env = session.env();
+  env["SANDBOX_AGENT_CHANNEL_FD"] = "9";
+  const Outcome o = run_vigil({"run", "--", "sh", "-c", "echo \"var=[$SANDBOX_AGENT_CHANNEL_FD]\""},
+                              ws.path(), 60, env);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, "var=[]\n") << o.err;
+  EXPECT_NE(o.err.find("SANDBOX_AGENT_CHANNEL_FD: "), std::string::npos) << o.err;
 }
 
 }  // namespace
