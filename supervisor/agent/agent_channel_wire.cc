@@ -10,6 +10,10 @@ namespace vigil::agent_channel {
 namespace {
 
 using json = nlohmann::json;
+// What vigil sends keeps srt's key order, "type" first: a harness may read a message's
+// type as the first "type" on the line (srt's reference agent does), which a nested
+// resource's "type" must not come before.
+using ordered = nlohmann::ordered_json;
 
 // A path or a reason is the command's choosing (or the settings'): bytes that are not
 // UTF-8 become U+FFFD rather than an exception, and the text is cut.
@@ -19,8 +23,8 @@ std::string cut(std::string_view text) {
          std::to_string(text.size() - kMaxDescriptionBytes) + " more bytes]";
 }
 
-std::string line_of(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+std::string line_of(const ordered& j) {
+  return j.dump(-1, ' ', false, ordered::error_handler_t::replace) + "\n";
 }
 
 bool blank(std::string_view s) {
@@ -81,14 +85,14 @@ PeerMessage parse_peer_line(std::string_view line) {
 }
 
 std::string hello_line() {
-  return line_of(json{{"type", "hello"}, {"protocol_version", kProtocolVersion}});
+  return line_of(ordered{{"type", "hello"}, {"protocol_version", kProtocolVersion}});
 }
 
 std::string permission_request_line(const std::string& id, const std::string& host,
                                     std::uint16_t port, const std::string& entry,
                                     const std::string& proto) {
-  json resource = {{"type", "network"}, {"host", host}, {"port", port}, {"protocol", proto}};
-  return line_of(json{{"type", "permission_request"},
+  ordered resource = {{"type", "network"}, {"host", host}, {"port", port}, {"protocol", proto}};
+  return line_of(ordered{{"type", "permission_request"},
                       {"id", id},
                       {"resource", std::move(resource)},
                       {"operation", "connect"},
@@ -97,7 +101,7 @@ std::string permission_request_line(const std::string& id, const std::string& ho
 }
 
 std::string blocked_line(const Violation& v, bool quarantined) {
-  json resource;
+  ordered resource;
   std::string operation;
   std::string description;
   switch (v.kind) {
@@ -121,7 +125,7 @@ std::string blocked_line(const Violation& v, bool quarantined) {
       break;
   }
   if (!v.reason.empty()) description += " (" + cut(v.reason) + ")";
-  return line_of(json{{"type", "blocked"},
+  return line_of(ordered{{"type", "blocked"},
                       {"resource", std::move(resource)},
                       {"operation", operation},
                       {"description", std::move(description)}});

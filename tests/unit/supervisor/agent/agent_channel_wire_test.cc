@@ -124,8 +124,14 @@ TEST(AgentChannelWire, RandomBytesNeverThrowAndNeverAllow) {
 }
 
 TEST(AgentChannelWire, TheLinesVigilSends) {
-  EXPECT_EQ(hello_line(), "{\"protocol_version\":1,\"type\":\"hello\"}\n");
-  const json r = json::parse(permission_request_line("pr_3", "::1", 443, "[::1]:443", "https"));
+  EXPECT_EQ(hello_line(), "{\"type\":\"hello\",\"protocol_version\":1}\n");
+  const std::string request = permission_request_line("pr_3", "::1", 443, "[::1]:443", "https");
+  // srt's key order: the message's "type" is the first on the line, before the resource's
+  // (a harness reading it with a regex, as srt's reference agent does, gets it right).
+  EXPECT_EQ(request.rfind("{\"type\":\"permission_request\",\"id\":\"pr_3\",\"resource\":{\"type\"", 0),
+            0U)
+      << request;
+  const json r = json::parse(request);
   EXPECT_EQ(r["type"], "permission_request");
   EXPECT_EQ(r["id"], "pr_3");
   EXPECT_EQ(r["operation"], "connect");
@@ -138,6 +144,7 @@ TEST(AgentChannelWire, TheLinesVigilSends) {
   fs.target = std::string("/etc/\xff\n") + std::string(5000, 'p');
   fs.reason = "outside the writable roots";
   const std::string line = blocked_line(fs);
+  EXPECT_EQ(line.rfind("{\"type\":\"blocked\",\"resource\":{\"type\":\"file\"", 0), 0U) << line;
   ASSERT_EQ(line.back(), '\n');
   EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line, whatever the path holds";
   const json b = json::parse(line);
