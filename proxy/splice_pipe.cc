@@ -42,9 +42,9 @@ void PipePool::give(SplicePipe pipe) {
   if (pipe && free_.size() < kKeep) free_.push_back(std::move(pipe));
 }
 
-void PipePool::clear() {
-  free_.clear();
-  free_.shrink_to_fit();
+void PipePool::trim(std::size_t keep) {
+  if (free_.size() > keep) free_.resize(keep);
+  if (keep == 0) free_.shrink_to_fit();
 }
 
 SpliceStep splice_step(int from, int to, std::size_t max) {

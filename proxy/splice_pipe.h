@@ -6,8 +6,9 @@
 // source has data and gives it back once drained. An idle tunnel holds no pipe (two
 // descriptors per connection, as with the buffered relay), a blocked one holds one (at most
 // a pipe's capacity in flight per direction: back-pressure), and while connections are open
-// their tunnels reuse the same few pipes instead of a pipe2 and two closes each (the pool
-// is emptied when the last connection ends). Used only on the server's io_context thread.
+// their tunnels reuse the same few pipes instead of a pipe2 and two closes each (when the
+// last connection ends, the pool is trimmed to the one pipe the server keeps while it
+// lives). Used only on the server's io_context thread.
 #pragma once
 
 #include <cstddef>
@@ -42,8 +43,9 @@ class PipePool {
   // Keeps an EMPTY pipe for the next taker (bounded; beyond kKeep it is closed). A pipe
   // that still holds bytes must not be given back: it is closed by its owner.
   void give(SplicePipe pipe);
-  // Closes every kept pipe (the server went idle, or stops).
-  void clear();
+  // Closes every kept pipe beyond `keep` (the server went idle), or all (it stops).
+  void trim(std::size_t keep);
+  void clear() { trim(0); }
   std::size_t kept() const { return free_.size(); }
 
  private:

@@ -48,6 +48,10 @@ TEST(PipePool, KeepsAtMostItsBoundAndClearCloses) {
   EXPECT_EQ(pool.kept(), PipePool::kKeep);
   // The ones beyond the bound were closed at once.
   EXPECT_FALSE(fd_open(fds.back()));
+  pool.trim(1);
+  EXPECT_EQ(pool.kept(), 1u);
+  EXPECT_TRUE(fd_open(fds.front())) << "trim keeps the oldest kept pipe";
+  EXPECT_FALSE(fd_open(fds[1]));
   pool.clear();
   EXPECT_EQ(pool.kept(), 0u);
   EXPECT_FALSE(fd_open(fds.front()));
