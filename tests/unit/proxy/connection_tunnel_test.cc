@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <map>
@@ -157,7 +159,8 @@ class NullSink : public EventSink {
 // The server in-process (its io_context on a thread), allowing "a.test" -> 127.0.0.1.
 class TunnelProxy {
  public:
-  explicit TunnelProxy(bool splice) {
+  explicit TunnelProxy(bool splice,
+                       const ListenAddress& where = {ListenAddress::Kind::kTcp, "", "127.0.0.1", 0}) {
     NetworkPolicy net;
     net.allowed_domains = {"a.test"};
     ServerOptions o;
@@ -169,7 +172,7 @@ class TunnelProxy {
                                  std::make_shared<NullSink>());
     EXPECT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
-    auto r = server_->listen({ListenAddress::Kind::kTcp, "", "127.0.0.1", 0});
+    auto r = server_->listen(where);
     EXPECT_TRUE(r.ok()) << r.error().message;
     server_->start();
     thread_ = std::thread([this] { io_.run(); });
@@ -184,8 +187,10 @@ class TunnelProxy {
   std::uint16_t port() const { return server_->local_address().port; }
 
   // A client whose CONNECT to a.test:port was answered 200.
-  UniqueFd open_tunnel(std::uint16_t target) {
-    UniqueFd c = connect_to(port());
+  UniqueFd open_tunnel(std::uint16_t target) { return open_tunnel(connect_to(port()), target); }
+  // The same over a client connection made by the caller (a Unix socket, as vigil-init's
+  // bridges connect).
+  UniqueFd open_tunnel(UniqueFd c, std::uint16_t target) {
     const std::string head = "CONNECT a.test:" + std::to_string(target) + " HTTP/1.1\r\n\r\n";
     if (!c || !send_all(c.get(), head)) return UniqueFd();
     const std::string established = "HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -375,6 +380,43 @@ TEST_P(TunnelRelay, ClientVanishingMidTransferFreesEverything) {
   // The backend's own socket is closed by now; the proxy's go with the connection.
   EXPECT_TRUE(wait_for([&] { return open_fds() <= before; }, 10s))
       << open_fds() << " descriptors open, " << before << " before the tunnel";
+}
+
+// vigil run's clients come over the session's Unix socket (vigil-init's bridges): the
+// relay between a Unix stream socket and TCP is byte-exact too, both ways, half-close
+// included.
+TEST_P(TunnelRelay, UnixSocketClientIsByteExact) {
+  constexpr std::size_t kSize = 8u << 20;
+  const std::string up = pattern(kSize, 0x2468aceu);
+  const std::string down = pattern(kSize, 0x13579bdu);
+  std::string got_up;
+  OneShotBackend be([&](int fd) {
+    bool eof = false;
+    got_up = recv_to_eof(fd, 60000ms, &eof);
+    send_all(fd, down);
+  });
+  char dir_template[] = "/tmp/vigil-tunnel-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string path = std::string(dir_template) + "/proxy.sock";
+  {
+    TunnelProxy px(GetParam(), {ListenAddress::Kind::kUnix, path, "", 0});
+    UniqueFd u(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    ASSERT_EQ(::connect(u.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    UniqueFd c = px.open_tunnel(std::move(u), be.port());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(send_all(c.get(), up));
+    ::shutdown(c.get(), SHUT_WR);
+    bool eof = false;
+    const std::string got_down = recv_to_eof(c.get(), 60000ms, &eof);
+    ASSERT_TRUE(wait_for([&] { return be.done(); }, 20s));
+    EXPECT_TRUE(eof);
+    EXPECT_TRUE(got_down == down) << got_down.size() << " bytes back, " << kSize << " sent";
+    EXPECT_TRUE(got_up == up) << got_up.size() << " bytes up, " << kSize << " sent";
+  }
+  ::rmdir(dir_template);
 }
 
 }  // namespace
