@@ -416,6 +416,11 @@ Result<SandboxedOutcome> run_sandboxed(
                       write_all_to(owner.stdio[2], text);
                     }
                   });
+  } else if (!outcome.annotation.empty()) {
+    // The block goes to the model in the caller's result (`serve`, `mcp`): the log records
+    // it all the same, so that replay --annotate shows what the model was told, in every
+    // mode.
+    record->log_annotation(outcome.annotation, false);
   }
   if (!limit.empty()) {
     outcome.limit = "limit: " + limit;
