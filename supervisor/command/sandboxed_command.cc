@@ -155,6 +155,9 @@ Result<SandboxedOutcome> run_sandboxed(
   tls.sigv4 = prepared->policy.credentials.sigv4;
   tls.upstream_ca = cmd.proxy_test.upstream_ca;
   tls.on_request = [&](const events::NetRequest& r) { append(events::Source::kProxy, r); };
+  ProxyAsk ask = cmd.ask;
+  if (ask.timeout_from_settings)
+    ask.timeout = std::chrono::milliseconds(prepared->policy.vigil.network_ask_timeout_ms);
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
       [&](const events::NetDecision& d) {
@@ -162,7 +165,7 @@ Result<SandboxedOutcome> run_sandboxed(
                recorded_decision(d, prepared->policy, owner.ignore_command));
       },
       [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
-      cmd.proxy_test, cmd.ask, &tls);
+      cmd.proxy_test, ask, &tls);
   VIGIL_TRY(proxy);
   for (const auto& w : masked->warnings) print_warning(w);
   // The bridges vigil-init binds inside the sandbox's network namespace.
@@ -438,6 +441,11 @@ Result<SandboxedOutcome> run_sandboxed(
                       write_all_to(owner.stdio[2], text);
                     }
                   });
+  } else if (!outcome.annotation.empty()) {
+    // The block goes to the model in the caller's result (`serve`, `mcp`): the log records
+    // it all the same, so that replay --annotate shows what the model was told, in every
+    // mode.
+    record->log_annotation(outcome.annotation, false);
   }
   if (!limit.empty()) {
     outcome.limit = "limit: " + limit;
