@@ -56,7 +56,7 @@ TEST(PolicyLoaderCredentialsTest, EnvVarsFilesPairsAndSigv4AreRead) {
   EXPECT_TRUE(p->net.refuse_opaque_tunnels);
 }
 
-TEST(PolicyLoaderCredentialsTest, TlsTerminateMitmProxyAndRequestRules) {
+TEST(PolicyLoaderCredentialsTest, TlsTerminateAndRequestRules) {
   auto p = parse_policy(R"({
     "network": {"allowedDomains": ["*.example.com", "internal-mtls.example.net"],
                 "deniedDomains": [],
