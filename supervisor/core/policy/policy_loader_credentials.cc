@@ -56,6 +56,10 @@ Result<void> Loader::load_tls_keys(const json& net) {
   if (auto it = net.find("tlsTerminate"); it != net.end()) {
     const std::string sub = "network.tlsTerminate";
     if (!it->is_object()) return type_error(sub, *it, "an object");
+#if defined(__APPLE__)
+    return fail(sub, "not supported on macOS yet (the Seatbelt backend has no TLS helper); "
+                     "remove it, and filter by host with allowedDomains");
+#endif
     check_keys(*it, sub, keys_at(sub));
     auto& t = n.tls_terminate;
     t.enabled = true;
@@ -201,6 +205,12 @@ Result<void> Loader::check_masked(const CredentialRule& r, const std::string& ep
 
 Result<void> Loader::load_credentials(const json& c) {
   if (!c.is_object()) return type_error("credentials", c, "an object");
+#if defined(__APPLE__)
+  // The Seatbelt backend has no TLS helper and hands the command the environment as it
+  // is: a credential entry there would be a promise not kept.
+  return fail("credentials", "not supported on macOS yet; unset a secret variable before "
+                             "`vigil run`, and hide a secret file with filesystem.denyRead");
+#endif
   check_keys(c, "credentials", keys_at("credentials"));
   auto& out = p_->credentials;
   ok(read_bool(c, "credentials", "allowPlaintextInject", &out.allow_plaintext_inject));
@@ -379,6 +389,10 @@ Result<void> Loader::load_aws_pairs(const json& c) {
 Result<void> Loader::load_request_rules(const json& v) {
   const std::string sub = "vigil.network.requestRules";
   if (!v.is_array()) return type_error(sub, v, "an array of objects");
+#if defined(__APPLE__)
+  return fail(sub, "not supported on macOS yet (the Seatbelt backend has no TLS helper); "
+                   "remove it, and filter by host with allowedDomains");
+#endif
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string ep = json_path_index(sub, i);
