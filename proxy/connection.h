@@ -8,6 +8,7 @@
 //   connection_socks.cc     SOCKS5 (and the SOCKS4 refusal)
 //   connection_http.cc      CONNECT and absolute-form requests (one decision each)
 //   connection_relay.cc     request body, 1xx and final response, framed as the heads say
+//   connection_tls.cc       a CONNECT tunnel handed to vigil-tls for termination
 // Buffers are fixed per direction: a read is issued only once the previous bytes are
 // written, so a slow reader slows its writer (back-pressure with no queue).
 #pragma once
@@ -113,6 +114,13 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   asio::awaitable<void> http_error(int status, std::string kind, std::string message);
   asio::awaitable<void> serve_http();
   asio::awaitable<void> serve_connect(const http::RequestHead& head);
+  // After a CONNECT's 200 (connection_tls.cc): hands a TLS tunnel to be terminated to
+  // vigil-tls (true: nothing left to do here), or says to relay it (false).
+  asio::awaitable<bool> terminate_tls(const TargetDecision& d);
+  // network.refuseOpaqueTunnels and tlsTerminate.maxTunnels (connection_tls.cc): an
+  // allowed tunnel the proxy would not terminate (every SOCKS one), or one to terminate
+  // while the helper holds as many as allowed, becomes a refusal, said in `d`.
+  void refuse_if_opaque(TargetDecision& d, bool socks) const;
   asio::awaitable<bool> serve_request(const http::RequestHead& head);
   asio::awaitable<void> relay_request_body(http::BodyFraming framing);
   asio::awaitable<Next> relay_response(std::string method, bool keep_client);

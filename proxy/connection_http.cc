@@ -61,6 +61,7 @@ asio::awaitable<void> Connection::serve_connect(const http::RequestHead& head) {
   TargetDecision d =
       decide_target(srv_->matcher(), NetProto::kConnect, t.target.host, t.target.port);
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
+  refuse_if_opaque(d, /*socks=*/false);
   if (!d.allowed()) {
     srv_->emit(d.event);
     co_await final_reply(http::refusal_response(d.event.reason));
@@ -77,6 +78,7 @@ asio::awaitable<void> Connection::serve_connect(const http::RequestHead& head) {
   }
   const bool sent = co_await write_all(client_, http::connect_established());
   if (!sent) co_return;
+  if (co_await terminate_tls(d)) co_return;
   co_await tunnel();
 }
 

@@ -48,6 +48,7 @@ asio::awaitable<void> Connection::serve_socks5() {
   in_.consume(req.size);
   TargetDecision d = decide_target(srv_->matcher(), NetProto::kSocks5, req.host, req.port);
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
+  refuse_if_opaque(d, /*socks=*/true);
   if (!d.allowed()) {
     srv_->emit(d.event);
     co_await write_bytes(socks5::reply(socks5::Reply::kNotAllowed));

@@ -40,6 +40,7 @@
 #include "proxy/guard_inputs.h"
 #include "proxy/http_head.h"
 #include "proxy/resolver.h"
+#include "proxy/tls_handoff.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -70,6 +71,11 @@ struct ServerOptions {
   // Where the address guard learns this machine's addresses (guard_inputs.h); null =
   // getifaddrs. A seam for tests: a lister that fails must make the guard refuse.
   HostAddressLister host_addresses;
+  // TLS termination (tls_handoff.h): which CONNECT tunnels go to vigil-tls. None: none.
+  std::shared_ptr<TlsHandoff> tls;
+  // network.refuseOpaqueTunnels: a tunnel the proxy cannot see into (not terminated, not
+  // TLS, SOCKS) is refused.
+  bool refuse_opaque_tunnels = false;
 };
 
 struct ListenAddress {

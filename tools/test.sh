@@ -249,7 +249,10 @@ if [ "$(id -u)" -eq 0 ]; then
   # staged where that user can read them (the checkout may sit under /root).
   user=vigil-ci
   stage=$(mktemp -d /tmp/vigil-stage.XXXXXX)
-  if cp build/supervisor/vigil build/supervisor/vigil-export build/observer/vigil-init build/tests/vigil_integration_tests \
+  # vigil-tls (the TLS helper) exists where OpenSSL did at build time.
+  tls_helper=()
+  [ -x build/supervisor/vigil-tls ] && tls_helper=(build/supervisor/vigil-tls)
+  if cp build/supervisor/vigil build/supervisor/vigil-export "${tls_helper[@]}" build/observer/vigil-init build/tests/vigil_integration_tests \
         build/tests/vigil_adversarial_tests build/tests/vigil_probe build/tests/vigil_other_user \
         "$stage/" &&
      # The MCP SDK client (tests/integration/mcp_sdk_test.cc), where $user can read it.

@@ -91,6 +91,16 @@ int run_proxy(const ProxyArgs& a) {
     return to_int(ExitCode::kUsage);  // whatever the cause, nothing was started
   }
   for (const auto& w : policy->warnings) print_warning(w);
+  // TLS termination, masked credentials and request rules live in `vigil run`'s proxy
+  // (its TLS helper): `vigil proxy` alone would relay those tunnels unjudged.
+  if (policy->net.tls_terminate.enabled || !policy->net.request_rules.empty() ||
+      policy->net.refuse_opaque_tunnels || !policy->credentials.env_vars.empty()) {
+    (void)report(make_error(Errc::kInvalidPolicy,
+                            "vigil proxy does not terminate TLS: network.tlsTerminate, "
+                            "refuseOpaqueTunnels, credentials and vigil.network.requestRules are "
+                            "applied by `vigil run` only; remove them from these settings"));
+    return to_int(ExitCode::kUsage);
+  }
 
   UniqueFd events_fd;
   if (a.events.empty()) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "proxy/host_canon.h"
+#include "supervisor/core/base/display_text.h"
 
 namespace vigil {
 
@@ -53,6 +54,9 @@ void add_proxy_test_options(CLI::App& cmd, ProxyTestOptions& opts) {
                "TEST ONLY (needs VIGIL_TEST_MODE=1): loopback passes the address guard");
   cmd.add_option("--test-resolve", opts.resolve,
                  "TEST ONLY (needs VIGIL_TEST_MODE=1): NAME=IP[,IP...] replaces DNS");
+  cmd.add_option("--test-upstream-ca", opts.upstream_ca,
+                 "TEST ONLY (needs VIGIL_TEST_MODE=1): a CA file trusted for upstream TLS "
+                 "servers besides the system store");
 }
 
 Result<ProxyTestHooks> check_proxy_test_options(const ProxyTestOptions& opts) {
@@ -60,10 +64,11 @@ Result<ProxyTestHooks> check_proxy_test_options(const ProxyTestOptions& opts) {
   if (!opts.any()) return hooks;
   if (!test_mode()) {
     return make_error(Errc::kRefused,
-                      "--test-allow-loopback and --test-resolve weaken the proxy for tests; they "
-                      "are refused unless VIGIL_TEST_MODE=1 is set");
+                      "--test-allow-loopback, --test-resolve and --test-upstream-ca weaken the "
+                      "proxy for tests; they are refused unless VIGIL_TEST_MODE=1 is set");
   }
   hooks.allow_loopback = opts.allow_loopback;
+  hooks.upstream_ca = opts.upstream_ca;
   if (!opts.resolve.empty()) {
     auto table = parse_test_resolve(opts.resolve);
     VIGIL_TRY(table);
@@ -75,6 +80,11 @@ Result<ProxyTestHooks> check_proxy_test_options(const ProxyTestOptions& opts) {
 void warn_proxy_test_mode(const ProxyTestHooks& hooks) {
   if (hooks.allow_loopback) {
     std::fprintf(stderr, "vigil: warning: TEST MODE: loopback addresses pass the address guard\n");
+  }
+  if (!hooks.upstream_ca.empty()) {
+    std::fprintf(stderr,
+                 "vigil: warning: TEST MODE: upstream TLS servers signed by %s are trusted\n",
+                 escape_text(hooks.upstream_ca).c_str());
   }
   if (hooks.resolve_table) {
     std::fprintf(stderr,

@@ -4,6 +4,8 @@
 //                                   system resolver is not used at all (hermetic tests)
 //   --test-allow-loopback           loopback addresses pass the address guard, so a test
 //                                   server on 127.0.0.1 is reachable by an allowed name
+//   --test-upstream-ca FILE         the TLS helper also trusts FILE's CA for upstream
+//                                   servers (a test server's), besides the system store
 // Both are refused unless VIGIL_TEST_MODE=1 is in the environment, so that no production
 // configuration can weaken the address guard by accident, and using them prints a loud
 // warning on stderr.
@@ -30,7 +32,8 @@ namespace vigil {
 struct ProxyTestOptions {
   bool allow_loopback = false;
   std::vector<std::string> resolve;  // NAME=IP[,IP...], one per --test-resolve
-  bool any() const { return allow_loopback || !resolve.empty(); }
+  std::string upstream_ca;           // --test-upstream-ca FILE
+  bool any() const { return allow_loopback || !resolve.empty() || !upstream_ca.empty(); }
 };
 
 // Checked and parsed: what the proxy server is built with.
@@ -38,6 +41,10 @@ struct ProxyTestHooks {
   bool allow_loopback = false;
   // Set: names resolve from this table only (canonical name -> addresses).
   std::optional<std::map<std::string, std::vector<proxy::IpAddress>>> resolve_table;
+  // A CA file the TLS helper trusts for upstream servers besides the system's: a test
+  // server's. Only from this flag (never a settings key: a workspace must not be able to
+  // make vigil trust a server of its choosing with the user's secrets).
+  std::string upstream_ca;
 };
 
 // Registers --test-allow-loopback and --test-resolve on `cmd`, writing into `opts`

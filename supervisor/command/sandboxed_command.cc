@@ -144,6 +144,17 @@ Result<SandboxedOutcome> run_sandboxed(
   // allow list gets a 403 with the reason; with no allow list, every host does). Its
   // socket is bound now (the sandbox binds it in); it serves from when the log is open.
   // One listener per command: its decisions are that command's, even among many.
+  // credentials.envVars (srt): denied ones leave the command's environment; masked ones
+  // are sentinels there, their real values only in this proxy's TLS helper. A spare's
+  // command brings its environment at hand-off (spare_mismatch refuses a spare then).
+  auto masked = command_credentials(prepared->policy, cmd.env);
+  VIGIL_TRY(masked);
+  ProxyTls tls;
+  tls.sentinels = masked->table;
+  tls.aws_pairs = prepared->policy.credentials.aws_pairs;
+  tls.sigv4 = prepared->policy.credentials.sigv4;
+  tls.upstream_ca = cmd.proxy_test.upstream_ca;
+  tls.on_request = [&](const events::NetRequest& r) { append(events::Source::kProxy, r); };
   ProxyAsk ask = cmd.ask;
   if (ask.timeout_from_settings)
     ask.timeout = std::chrono::milliseconds(prepared->policy.vigil.network_ask_timeout_ms);
@@ -154,8 +165,9 @@ Result<SandboxedOutcome> run_sandboxed(
                recorded_decision(d, prepared->policy, owner.ignore_command));
       },
       [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
-      cmd.proxy_test, ask);
+      cmd.proxy_test, ask, &tls);
   VIGIL_TRY(proxy);
+  for (const auto& w : masked->warnings) print_warning(w);
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
                                 /*own_loopback=*/true);
@@ -164,6 +176,16 @@ Result<SandboxedOutcome> run_sandboxed(
                                          env_value(cmd.env, "GIT_CONFIG_COUNT")))
     in.setenv.push_back(std::move(kv));
   in.late_ro_binds = {session->proxy_socket()};
+  // The session CA the proxy's TLS helper signs with, in a bundle beside the system's
+  // roots, read-only inside; the CA's key stays in the helper.
+  if (!(*proxy)->ca_pem().empty()) {
+    const std::string bundle = session->path() + "/tls-ca-bundle.pem";
+    VIGIL_TRY_VOID(write_session_file(
+        bundle, trust_bundle((*proxy)->ca_pem(),
+                             prepared->policy.net.tls_terminate.extra_ca_cert_paths)));
+    for (auto& kv : trust_environment(bundle)) in.setenv.push_back(std::move(kv));
+    in.late_ro_binds.push_back(bundle);
+  }
   // network.httpProxyPort / socksProxyPort: that bridge leads to the user's own proxy.
   const ExternalBridges external = external_bridges(prepared->policy.net, session->proxy_socket());
   in.late_ro_binds.insert(in.late_ro_binds.end(), external.binds.begin(), external.binds.end());
@@ -212,7 +234,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // GCONV_PATH of the caller's choosing would run code (a spare's comes at hand-off).
   std::optional<UniqueFd> env_block;
   if (!spare) {
-    auto block = command_env_block(cmd.env, in.setenv);
+    auto block = command_env_block(masked->env, in.setenv);
     VIGIL_TRY(block);
     env_block = std::move(block).value();
   }

@@ -69,9 +69,10 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
                                                          OnDecision on_decision,
                                                          OnFailure on_failure,
                                                          const ProxyTestHooks& test,
-                                                         const ProxyAsk& ask) {
+                                                         const ProxyAsk& ask,
+                                                         const ProxyTls* tls) {
   return open(net, unix_address(socket_path), std::move(on_decision), std::move(on_failure), test,
-              ask);
+              ask, tls);
 }
 
 Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& net,
@@ -79,7 +80,8 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
                                                          OnDecision on_decision,
                                                          OnFailure on_failure,
                                                          const ProxyTestHooks& test,
-                                                         const ProxyAsk& ask) {
+                                                         const ProxyAsk& ask,
+                                                         const ProxyTls* tls) {
   if (where.kind == proxy::ListenAddress::Kind::kTcp) {
     // Anything that can reach the listener can use the session's allowlist: loopback
     // only (proxy::Server::listen binds whatever it is given).
@@ -96,6 +98,30 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
   options.test_allow_loopback = test.allow_loopback;
   options.asker = ask.asker;
   options.ask_timeout = ask.timeout;
+  options.refuse_opaque_tunnels = net.refuse_opaque_tunnels;
+  if (needs_tls_helper(net, tls != nullptr && !tls->sentinels.empty())) {
+    proxy::tlswire::HelperConfig config;
+    if (tls != nullptr) {
+      config.sentinels = tls->sentinels.entries();
+      config.aws_pairs = tls->aws_pairs;
+      config.sigv4 = tls->sigv4;
+      config.upstream_ca_file = tls->upstream_ca;
+    }
+    config.rules = net.request_rules;
+    config.require_host_match = net.require_host_match;
+    config.handshake_timeout_ms = net.tls_terminate.handshake_timeout_ms;
+    auto helper = start_tls_helper(config);
+    VIGIL_TRY(helper);
+    p->helper_ = std::move(helper).value();
+    auto on_request = tls != nullptr ? tls->on_request : nullptr;
+    auto handoff = proxy::TlsHandoff::create(p->io_, std::move(p->helper_.control), net,
+                                             tls != nullptr ? tls->sentinels
+                                                            : proxy::SentinelTable{},
+                                             std::move(on_request));
+    VIGIL_TRY(handoff);
+    p->handoff_ = std::move(handoff).value();
+    options.tls = p->handoff_;
+  }
   auto server = proxy::Server::create(p->io_, net, options,
                                       make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
   VIGIL_TRY(server);
@@ -122,6 +148,7 @@ void SessionProxy::serve() {
   if (serving_ || stopped_) return;
   serving_ = true;
   server_->start();
+  if (handoff_) handoff_->start();
   for (auto& r : relays_) r->start();
   // The thread starts with every signal blocked (a new thread inherits its creator's
   // mask): SIGCHLD and the forwarded signals must reach the supervisor's signalfd on the
@@ -150,6 +177,13 @@ void SessionProxy::stop() {
   // io_context is not running any more, so the server may be destroyed here.
   server_.reset();
   relays_.clear();
+  // Closing the control socket ends vigil-tls, and every tunnel it held.
+  if (handoff_) handoff_->stop();
+  handoff_.reset();
+  if (helper_.pid > 0) {
+    reap_tls_helper(helper_.pid);
+    helper_.pid = -1;
+  }
 }
 
 SessionProxy::~SessionProxy() { stop(); }

@@ -21,6 +21,7 @@
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/command/proxy_test_options.h"
+#include "supervisor/command/tls_helper.h"
 
 namespace vigil {
 
@@ -46,6 +47,16 @@ struct ProxyAsk {
   bool timeout_from_settings = false;
 };
 
+// TLS termination for one command's proxy (supervisor/command/tls_helper.h): the masked
+// credentials' table, and, in test mode only, an extra upstream trust anchor.
+struct ProxyTls {
+  proxy::SentinelTable sentinels;
+  std::vector<AwsPair> aws_pairs;
+  Sigv4Shapes sigv4;
+  std::string upstream_ca;  // --test-upstream-ca (VIGIL_TEST_MODE=1): never from settings
+  std::function<void(const events::NetRequest&)> on_request;
+};
+
 class SessionProxy {
  public:
   // The callbacks run on the proxy's thread, in decision order. `test` weakens the proxy
@@ -65,12 +76,14 @@ class SessionProxy {
                                                     const proxy::ListenAddress& where,
                                                     OnDecision on_decision, OnFailure on_failure,
                                                     const ProxyTestHooks& test = {},
-                                                    const ProxyAsk& ask = {});
+                                                    const ProxyAsk& ask = {},
+                                                    const ProxyTls* tls = nullptr);
   static Result<std::unique_ptr<SessionProxy>> open(const NetworkPolicy& net,
                                                     const std::string& socket_path,
                                                     OnDecision on_decision, OnFailure on_failure,
                                                     const ProxyTestHooks& test = {},
-                                                    const ProxyAsk& ask = {});
+                                                    const ProxyAsk& ask = {},
+                                                    const ProxyTls* tls = nullptr);
   // Starts accepting, on a thread of its own. Once; after stop(), nothing.
   void serve();
   // open() then serve().
@@ -87,6 +100,8 @@ class SessionProxy {
   // What the listener is bound to (the real port for tcp port 0). Fixed once start()
   // returned, so it may be read from any thread.
   const proxy::ListenAddress& local_address() const { return bound_; }
+  // The session CA's certificate when this proxy terminates TLS, else "".
+  const std::string& ca_pem() const { return helper_.ca_pem; }
 
  private:
   class Sink;
@@ -99,6 +114,8 @@ class SessionProxy {
   std::vector<std::unique_ptr<proxy::ExternalRelay>> relays_;
   std::thread thread_;
   proxy::ListenAddress bound_;
+  TlsHelper helper_;  // vigil-tls, when this proxy terminates TLS
+  std::shared_ptr<proxy::TlsHandoff> handoff_;
   bool serving_ = false;
   bool stopped_ = false;
 };

@@ -16,6 +16,12 @@ std::vector<std::string> spare_identity_paths(const Plan& plan) {
 std::string spare_mismatch(const SpareShape& spare, const PreparedSandbox& fresh,
                            std::span<const ExpectedMount> identities_now) {
   const PreparedSandbox& was = spare.prepared;
+  // Masked and denied variables are taken from the command's own environment, and the
+  // spare's proxy was made before it was known: such a command is launched afresh.
+  if (!fresh.policy.credentials.env_vars.empty() || fresh.policy.net.tls_terminate.enabled ||
+      !fresh.policy.net.request_rules.empty()) {
+    return "credentials or TLS termination are set up per command";
+  }
   if (!(was.policy == fresh.policy)) return "the policy changed";
   if (!(was.protected_paths == fresh.protected_paths)) return "the protected names changed";
   if (!(was.plan == fresh.plan)) return "the plan changed";

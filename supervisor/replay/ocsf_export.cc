@@ -14,6 +14,7 @@ using json = nlohmann::ordered_json;
 // enums, the security_control profile's action_id/disposition_id, file.type_id.
 constexpr int kSystemCategory = 1, kNetworkCategory = 4;
 constexpr int kFileActivity = 1001, kProcessActivity = 1007, kNetworkActivity = 4001;
+constexpr int kHttpActivity = 4002;
 constexpr int kActionAllowed = 1, kActionDenied = 2;
 constexpr int kDispositionAllowed = 1, kDispositionBlocked = 2;
 constexpr int kSeverityInformational = 1, kSeverityLow = 2;
@@ -147,6 +148,41 @@ std::optional<std::uint64_t> session_start_ms(std::string_view id) {
   return static_cast<std::uint64_t>(t) * 1000;
 }
 
+namespace {
+
+// HTTP Activity's activity_id for a method (OCSF 1.2.0: 1 Connect ... 8 Trace, 99 Other).
+int http_activity(const std::string& method) {
+  static constexpr std::pair<std::string_view, int> kIds[] = {
+      {"CONNECT", 1}, {"DELETE", 2}, {"GET", 3}, {"HEAD", 4},
+      {"OPTIONS", 5}, {"POST", 6},   {"PUT", 7}, {"TRACE", 8}};
+  for (const auto& [m, id] : kIds) {
+    if (m == method) return id;
+  }
+  return 99;
+}
+
+// A terminated tunnel's request (net.request): HTTP Activity, never a secret (the record
+// holds none: the path's query values are redacted, an injection is a flag).
+std::string http_line(const events::Event& e, const OcsfContext& ctx, const events::NetRequest& r) {
+  const bool allowed = r.verdict == events::NetVerdict::kAllowed;
+  json j = envelope(e, ctx, kNetworkCategory, kHttpActivity, http_activity(r.method), allowed);
+  j["http_request"] = {{"http_method", r.method},
+                       {"url", {{"hostname", r.host}, {"port", r.port}, {"path", r.path},
+                                {"scheme", "https"}}}};
+  j["http_response"] = {{"code", r.status}};
+  j["dst_endpoint"] = {{"hostname", r.host}, {"port", r.port}};
+  j["src_endpoint"] = {{"name", "vigil sandbox"}, {"uid", ctx.session}};
+  j["traffic"] = {{"bytes_out", r.bytes_up}, {"bytes_in", r.bytes_down}};
+  if (!r.reason.empty()) j["message"] = r.reason;
+  json extra = {{"verdict", events::to_string(r.verdict)},
+                {"secret_injected", r.secret_injected}};
+  if (!r.rule.empty()) extra["rule"] = r.rule;
+  j["unmapped"] = unmapped(e, std::move(extra));
+  return dump(j);
+}
+
+}  // namespace
+
 std::optional<std::string> ocsf_line(const events::Event& e, const OcsfContext& ctx) {
   if (const auto* p = std::get_if<events::ProcExec>(&e.body)) {
     json j = envelope(e, ctx, kSystemCategory, kProcessActivity, 1, true);  // Launch
@@ -195,6 +231,7 @@ std::optional<std::string> ocsf_line(const events::Event& e, const OcsfContext& 
                                  {"rule_id", shown_rule_id(*d)}});
     return dump(j);
   }
+  if (const auto* r = std::get_if<events::NetRequest>(&e.body)) return http_line(e, ctx, *r);
   return std::nullopt;
 }
 

@@ -164,6 +164,22 @@ std::string answer_detail(const events::NetAskAnswer& b) {
          (b.error.empty() ? "" : " (" + b.error + ")");
 }
 
+// "GET api.example.com:443/v1/x?k=[redacted] -> 200 (12 B up, 340 B down, secret injected)"
+std::string request_detail(const events::NetRequest& b) {
+  std::string out = b.method + " " + b.host + ":" + std::to_string(b.port) + b.path + " -> " +
+                    std::to_string(b.status) + " (" + std::to_string(b.bytes_up) + " B up, " +
+                    std::to_string(b.bytes_down) + " B down" +
+                    (b.secret_injected ? ", secret injected" : "") + ")";
+  if (!b.rule.empty()) out += "  [" + b.rule + "]";
+  if (!b.reason.empty()) out += "  " + b.reason;
+  return out;
+}
+
+void request_row(const events::NetRequest& b, Row& row) {
+  row.verdict = events::to_string(b.verdict);
+  row.detail = request_detail(b);
+}
+
 std::string unix_detail(const events::NetUnix& b) {
   return b.syscall + " AF_UNIX " + (b.type.empty() ? "" : b.type + " ") +
          (b.resolved.empty() ? b.path : b.resolved) + "  [" + b.result + "]" +
@@ -271,6 +287,7 @@ Row RowMaker::row(const Event& e) {
             row.verdict = events::to_string(b.verdict);
             row.detail = unix_detail(b);
           },
+          [&](const events::NetRequest& b) { request_row(b, row); },
       },
       e.body);
   return row;

@@ -130,6 +130,19 @@ Result<void> stream_net(const Feed& feed, const Out& out) {
       out(pad(seconds(r.event.t), 12) + pad("failed", 10) + pad(events::to_string(f->proto), 9) +
           escape_for_terminal(net_target(f->host, f->port)) + "  -  " +
           escape_for_terminal(f->what) + "\n");
+    } else if (const auto* q = std::get_if<events::NetRequest>(&r.event.body)) {
+      // A request inside a terminated tunnel: method, host, redacted path, status,
+      // bytes, whether a secret was injected (never the secret).
+      ++n;
+      out(pad(seconds(r.event.t), 12) +
+          pad(q->verdict == events::NetVerdict::kDenied ? "DENIED" : "allowed", 10) +
+          pad("request", 9) + escape_for_terminal(q->method + " " + net_target(q->host, q->port) +
+                                                  q->path) +
+          " -> " + std::to_string(q->status) + "  " + std::to_string(q->bytes_up) + "B up " +
+          std::to_string(q->bytes_down) + "B down" +
+          (q->secret_injected ? "  secret injected" : "") +
+          (q->rule.empty() ? "" : "  " + escape_for_terminal(q->rule)) +
+          (q->reason.empty() ? "" : "  " + escape_for_terminal(q->reason)) + "\n");
     }
     return true;
   }));

@@ -49,6 +49,23 @@ std::string net_fix(const Violation& v) {
   return "; to allow it, add \"" + part(v.target) + "\" to network.allowedDomains";
 }
 
+// A request refused inside a terminated tunnel: its reason names the rule to add (request
+// rules) or the setting that refused it. One line per method and path.
+Violation request_violation(const events::NetRequest& q, std::uint64_t seq) {
+  Violation v;
+  v.kind = Violation::Kind::kNet;
+  // The method is part of the target: a refused DELETE and a refused GET of one path
+  // are two causes, two lines.
+  v.op = "network-request";
+  v.target = q.method + " " + net_target(q.host, q.port) + q.path;
+  v.reason = q.reason;
+  v.first_seq = seq;
+  v.host = q.host;
+  v.port = q.port;
+  v.rule = q.rule;
+  return v;
+}
+
 std::string line_for(const Violation& v, const char* word) {
   std::string line = std::string(word) + " " + verb(v) + " " + part(v.target);
   if (!v.reason.empty()) line += " (" + reason_part(v.reason) + net_fix(v) + ")";
@@ -364,6 +381,12 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     v.rule = n->rule;
     ++denied_attempts_;
     note(denied_, std::move(v), events::WriteAction::kWrite);
+    return;
+  }
+  if (const auto* q = std::get_if<events::NetRequest>(&body);
+      q != nullptr && q->verdict == events::NetVerdict::kDenied) {
+    ++denied_attempts_;
+    note(denied_, request_violation(*q, seq), events::WriteAction::kWrite);
   }
 }
 

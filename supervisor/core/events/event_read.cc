@@ -294,6 +294,29 @@ Result<Body> read_net_unix(Reader& r, const Limits& lim) {
   return Body{std::move(b)};
 }
 
+Result<Body> read_net_request(Reader& r, const Limits& lim) {
+  NetRequest b;
+  b.method = r.bytes("method", lim.max_text);
+  b.host = r.bytes("host", lim.max_text);
+  b.port = static_cast<std::uint16_t>(r.integer("port", 0, 65535));
+  b.path = r.bytes("path", lim.max_path);
+  b.status = static_cast<int>(r.integer("status", 0, 999));
+  b.bytes_up = r.count("bytes_up");
+  b.bytes_down = r.count("bytes_down");
+  b.secret_injected = r.boolean("secret_injected");
+  const std::string verdict = r.word("verdict");
+  b.rule = r.bytes("rule", lim.max_text, false);
+  b.reason = r.bytes("reason", lim.max_text, false);
+  if (!r.failed()) {
+    if (auto v = net_verdict_from(verdict)) {
+      b.verdict = *v;
+    } else {
+      r.fail(Errc::kInvalidPolicy, "verdict: expected allowed or denied");
+    }
+  }
+  return Body{std::move(b)};
+}
+
 Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
   switch (kind) {
     case Kind::kSessionStart:
@@ -390,6 +413,7 @@ Result<Body> read_body(Kind kind, Reader& r, const Limits& lim) {
     }
     case Kind::kNetUnix:
       return read_net_unix(r, lim);
+    case Kind::kNetRequest: return read_net_request(r, lim);
   }
   return make_error(Errc::kInternal, "unknown kind");
 }

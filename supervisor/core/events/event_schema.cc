@@ -18,13 +18,13 @@
 namespace vigil::events {
 namespace {
 
-constexpr std::array<const char*, 22> kKindNames = {
+constexpr std::array<const char*, 23> kKindNames = {
     "session.start",        "proc.exec",     "fs.write",      "net.decision",
     "net.upstream_failure", "io.stdout",     "io.stderr",     "observer.stats",
     "annotation",           "session.end",   "fs.quarantine", "command.start",
     "command.end",          "policy.update", "log.truncated", "net.ask",
     "net.ask.answer",       "limit.reached", "fs.image",      "fs.read",
-    "net.unix",             "command.cancel",
+    "net.unix",             "command.cancel", "net.request",
 };
 static_assert(std::variant_size_v<Body> == kKindNames.size());
 

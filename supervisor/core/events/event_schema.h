@@ -71,6 +71,8 @@ enum class Kind {
   kNetUnix,
   // A session's client cancelled a command (or went away while it ran): who, and how.
   kCommandCancel,
+  // One request inside a TLS tunnel the proxy terminated (net.h): what was sent where.
+  kNetRequest,
 };
 
 const char* to_string(Source s);
@@ -339,7 +341,7 @@ using Body = std::variant<SessionStart, ProcExec, FsWrite, NetDecision, NetUpstr
                           IoStdout, IoStderr, ObserverStats, Annotation, SessionEnd,
                           FsQuarantine, CommandStart, CommandEnd, PolicyUpdate, LogTruncated,
                           NetAsk, NetAskAnswer, LimitReached, FsImage, FsRead, NetUnix,
-                          CommandCancel>;
+                          CommandCancel, NetRequest>;
 
 Kind kind_of(const Body& b);
 

@@ -219,6 +219,13 @@ struct Validator {
     if (!text_ok(b.reason)) return bad("reason: too long or a NUL byte");
     return {};
   }
+  Result<void> operator()(const NetRequest& b) const {
+    if (!text_ok(b.method) || !text_ok(b.host) || !path_ok(b.path) || !text_ok(b.rule) ||
+        !text_ok(b.reason)) {
+      return bad("net.request: a field is too long or has a NUL byte");
+    }
+    return {};
+  }
   Result<void> operator()(const NetUnix& b) const {
     if (b.pid < 1 || b.pid > kMaxPid) return bad("pid out of range");
     if (b.syscall != "connect" && b.syscall != "socket")

@@ -137,6 +137,20 @@ void put_fs_image(ojson& j, const FsImage& b) {
   if (b.best_effort) j["best_effort"] = true;
 }
 
+void put_net_request(ojson& j, const NetRequest& b) {
+  j["method"] = bytes_json(b.method);
+  j["host"] = bytes_json(b.host);
+  j["port"] = b.port;
+  j["path"] = bytes_json(b.path);
+  j["status"] = b.status;
+  j["bytes_up"] = b.bytes_up;
+  j["bytes_down"] = b.bytes_down;
+  j["secret_injected"] = b.secret_injected;
+  j["verdict"] = to_string(b.verdict);
+  if (!b.rule.empty()) j["rule"] = bytes_json(b.rule);
+  if (!b.reason.empty()) j["reason"] = bytes_json(b.reason);
+}
+
 void put_net_unix(ojson& j, const NetUnix& b) {
   j["pid"] = b.pid;
   j["syscall"] = b.syscall;
@@ -237,6 +251,7 @@ void put_body(ojson& j, const Body& body, bool legacy) {
                    j["grace_ms"] = b.grace_ms;
                  },
                  [&](const NetUnix& b) { put_net_unix(j, b); },
+                 [&](const NetRequest& b) { put_net_request(j, b); },
              },
              body);
 }

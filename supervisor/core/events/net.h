@@ -29,6 +29,10 @@ inline constexpr std::string_view kNotAllowed = "not-allowed";        // no allo
 inline constexpr std::string_view kAddressGuard = "address-guard";    // every address refused
 // SOCKS4: nothing was decided, the client was told to use SOCKS5.
 inline constexpr std::string_view kUnsupportedProtocol = "unsupported-protocol";
+// network.refuseOpaqueTunnels: a tunnel the proxy could not see into.
+inline constexpr std::string_view kOpaqueTunnel = "opaque-tunnel";
+// network.tlsTerminate.maxTunnels: as many terminated tunnels as allowed are open.
+inline constexpr std::string_view kTooManyTunnels = "too-many-tunnels";
 }  // namespace refused_by
 
 struct NetDecision {
@@ -68,6 +72,24 @@ struct NetUpstreamFailure {
   std::string address;  // "" when resolution failed
   std::string what;     // "could not resolve (no such host)", "connection refused", ...
   bool operator==(const NetUpstreamFailure&) const = default;
+};
+
+// One request inside a TLS tunnel the proxy terminated (net.request): what was sent where.
+// Never a secret: the path's query values are redacted, and whether a masked credential
+// was swapped in is a flag, never the value.
+struct NetRequest {
+  std::string method;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string path;  // query values "[redacted]"
+  int status = 0;    // the response's (or the proxy's own refusal's)
+  std::uint64_t bytes_up = 0;    // request body bytes forwarded
+  std::uint64_t bytes_down = 0;  // response body bytes forwarded
+  bool secret_injected = false;
+  NetVerdict verdict = NetVerdict::kAllowed;
+  std::string rule;    // the request rule that decided ("" = no rule names the host)
+  std::string reason;  // refusals: one line for the model, with the rule to add
+  bool operator==(const NetRequest&) const = default;
 };
 
 }  // namespace vigil::events

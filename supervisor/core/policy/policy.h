@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "supervisor/core/policy/cap_plan.h"
+#include "supervisor/core/policy/credentials_policy.h"
 
 namespace vigil {
 
@@ -96,6 +97,13 @@ struct NetworkPolicy {
   // records each connection as passed on undecided. 0 = vigil's own proxy.
   std::uint16_t external_http_port = 0;
   std::uint16_t external_socks_port = 0;
+  // srt's TLS keys (credentials_policy.h): termination, the user's MITM proxy, and the
+  // request hardening that termination makes possible.
+  TlsTerminateSettings tls_terminate;
+  std::optional<MitmProxySettings> mitm_proxy;
+  bool require_host_match = false;    // 421 when Host / SNI / authority name another host
+  bool refuse_opaque_tunnels = false;  // refuse every tunnel the proxy cannot see into
+  std::vector<RequestRule> request_rules;  // vigil.network.requestRules
   bool operator==(const NetworkPolicy&) const = default;
 };
 
@@ -181,6 +189,8 @@ struct Policy {
   VigilOptions vigil;
   std::optional<std::string> bwrap_path;  // settings "bwrapPath"
   std::vector<IgnoreRule> ignore_violations;
+  // credentials (srt): secrets withheld from the command or masked by a sentinel.
+  CredentialsPolicy credentials;
   // git.safeDirectories (srt): absolute directories git may trust although another uid
   // owns them (supervisor/launch/git_safe_env.h); as written, ~ and relative paths expanded.
   std::vector<std::string> git_safe_directories;

@@ -26,11 +26,7 @@ constexpr KeySpec kTopKeys[] = {
     {"allowPty", Support::kHandled, "", ""},
     {"ignoreViolations", Support::kHandled, "", ""},
     {"vigil", Support::kHandled, "", ""},
-    {"credentials", Support::kUnsupported,
-     "credential masking needs a proxy that rewrites request bodies and headers, and vigil "
-     "does not terminate TLS",
-     "keep a credential file from the command with filesystem.denyRead, and unset a secret "
-     "environment variable before `vigil run`"},
+    {"credentials", Support::kHandled, "", ""},
     {"enableWeakerNestedSandbox", Support::kHandled, "", ""},
     {"allowNestedUserNamespaces", Support::kUnsupportedIfOn,
      "nested user namespaces would let the command undo the write denies",
@@ -46,9 +42,10 @@ constexpr KeySpec kTopKeys[] = {
     {"windows", Support::kNotApplicable, "Windows-only settings", ""},
 };
 
-// Said by every TLS-termination key: what vigil filters on instead.
-constexpr std::string_view kNoTls =
-    "filter by host name with allowedDomains/deniedDomains (and ports with \"host:port\")";
+// Said by every key of srt's request callback: what vigil filters requests with instead.
+constexpr std::string_view kNoCallback =
+    "filter by host with allowedDomains/deniedDomains, and by method and path with "
+    "vigil.network.requestRules (terminated hosts)";
 
 constexpr KeySpec kNetworkKeys[] = {
     {"allowedDomains", Support::kHandled, "", ""},
@@ -62,16 +59,83 @@ constexpr KeySpec kNetworkKeys[] = {
     {"allowAllUnixSockets", Support::kHandled, "", ""},
     {"httpProxyPort", Support::kHandled, "", ""},
     {"socksProxyPort", Support::kHandled, "", ""},
-    {"mitmProxy", Support::kUnsupported, "routing through a MITM proxy's unix socket", kNoTls},
+    {"mitmProxy", Support::kUnsupported,
+     "routing hosts to a MITM proxy's Unix socket is not built yet",
+     "let vigil terminate TLS itself (\"tlsTerminate\": {}), with masked credentials and "
+     "vigil.network.requestRules; or run your MITM proxy as network.parentProxy"},
     {"filterRequest", Support::kUnsupported,
-     "a JavaScript callback, which a settings file cannot hold", kNoTls},
-    {"allowPlaintextHeaderSet", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
-    {"stripResponseHeaders", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
-    {"refuseOpaqueTunnels", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
-    {"requireHostMatch", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
-    {"ambiguousRequestTarget", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
-    {"tlsTerminate", Support::kUnsupported, "vigil does not terminate TLS", kNoTls},
+     "a JavaScript callback, which a settings file cannot hold", kNoCallback},
+    {"allowPlaintextHeaderSet", Support::kUnsupported,
+     "header sets come from filterRequest, a callback vigil has no equivalent of", kNoCallback},
+    {"stripResponseHeaders", Support::kUnsupported,
+     "vigil passes response headers through unchanged", kNoCallback},
+    {"refuseOpaqueTunnels", Support::kHandled, "", ""},
+    {"requireHostMatch", Support::kHandled, "", ""},
+    {"ambiguousRequestTarget", Support::kUnsupported,
+     "vigil always refuses an ambiguous request target on a host with request rules",
+     kNoCallback},
+    {"tlsTerminate", Support::kHandled, "", ""},
     {"parentProxy", Support::kHandled, "", ""},
+};
+
+// A CA of the user's own would be a key on disk, where a command that can read the
+// user's files could read it too: vigil makes its CA in memory for each session.
+constexpr std::string_view kOwnCa =
+    "vigil makes a per-session CA in memory and never writes its key to disk";
+constexpr std::string_view kOwnCaInstead =
+    "remove the key: the command trusts vigil's session CA through SSL_CERT_FILE, "
+    "NODE_EXTRA_CA_CERTS and their siblings, and extraCaCertPaths adds roots of your own";
+
+constexpr KeySpec kTlsTerminateKeys[] = {
+    {"caCertPath", Support::kUnsupported, kOwnCa, kOwnCaInstead},
+    {"caKeyPath", Support::kUnsupported, kOwnCa, kOwnCaInstead},
+    {"excludeDomains", Support::kHandled, "", ""},
+    {"extraCaCertPaths", Support::kHandled, "", ""},
+    {"maxTunnels", Support::kHandled, "", ""},
+    {"handshakeTimeoutMs", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kCredentialsKeys[] = {
+    {"files", Support::kHandled, "", ""},
+    {"envVars", Support::kHandled, "", ""},
+    {"allowPlaintextInject", Support::kUnsupportedIfOn,
+     "vigil swaps a secret in only over TLS it terminated and verified upstream",
+     "add \"tlsTerminate\": {} to network, and reach the host over https"},
+    {"awsPairs", Support::kHandled, "", ""},
+    {"sigv4", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kCredentialFileKeys[] = {
+    {"path", Support::kHandled, "", ""},
+    {"mode", Support::kHandled, "", ""},
+    {"extract", Support::kHandled, "", ""},
+    {"onExtractNoMatch", Support::kHandled, "", ""},
+    {"decode", Support::kHandled, "", ""},
+    {"maskClaims", Support::kHandled, "", ""},
+    {"maskDuplicates", Support::kHandled, "", ""},
+    {"injectHosts", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kCredentialEnvKeys[] = {
+    {"name", Support::kHandled, "", ""},
+    {"mode", Support::kHandled, "", ""},
+    {"extract", Support::kHandled, "", ""},
+    {"onExtractNoMatch", Support::kHandled, "", ""},
+    {"decode", Support::kHandled, "", ""},
+    {"maskClaims", Support::kHandled, "", ""},
+    {"injectHosts", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kAwsPairKeys[] = {
+    {"accessKeyIdVar", Support::kHandled, "", ""},
+    {"secretAccessKeyVar", Support::kHandled, "", ""},
+    {"sessionTokenVar", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kSigv4Keys[] = {
+    {"streaming", Support::kHandled, "", ""},
+    {"presigned", Support::kHandled, "", ""},
+    {"sigv4a", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kGitKeys[] = {
@@ -126,6 +190,13 @@ constexpr KeySpec kVigilGitKeys[] = {
 constexpr KeySpec kVigilNetworkKeys[] = {
     {"ask", Support::kHandled, "", ""},
     {"askTimeoutSeconds", Support::kHandled, "", ""},
+    {"requestRules", Support::kHandled, "", ""},
+};
+
+constexpr KeySpec kVigilRequestRuleKeys[] = {
+    {"host", Support::kHandled, "", ""},
+    {"methods", Support::kHandled, "", ""},
+    {"paths", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilLimitsKeys[] = {
@@ -161,12 +232,19 @@ constexpr KeyLevel kLevels[] = {
     {"", kTopKeys},
     {"network", kNetworkKeys},
     {"network.parentProxy", kParentProxyKeys},
+    {"network.tlsTerminate", kTlsTerminateKeys},
+    {"credentials", kCredentialsKeys},
+    {"credentials.files[]", kCredentialFileKeys},
+    {"credentials.envVars[]", kCredentialEnvKeys},
+    {"credentials.awsPairs[]", kAwsPairKeys},
+    {"credentials.sigv4", kSigv4Keys},
     {"git", kGitKeys},
     {"filesystem", kFilesystemKeys},
     {"vigil", kVigilKeys},
     {"vigil.observer", kVigilObserverKeys},
     {"vigil.log", kVigilLogKeys},
     {"vigil.network", kVigilNetworkKeys},
+    {"vigil.network.requestRules[]", kVigilRequestRuleKeys},
     {"vigil.limits", kVigilLimitsKeys},
     {"vigil.git", kVigilGitKeys},
     {"vigil.capture", kVigilCaptureKeys},

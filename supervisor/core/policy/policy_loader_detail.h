@@ -51,6 +51,7 @@ class Loader {
     check_keys(root, "", keys_at(""));
     if (auto it = root.find("network"); it != root.end()) ok(load_network(*it));
     if (auto it = root.find("filesystem"); it != root.end()) ok(load_filesystem(*it));
+    if (auto it = root.find("credentials"); it != root.end()) ok(load_credentials(*it));
     if (auto it = root.find("mandatoryDenySearchDepth"); it != root.end()) ok(load_depth(*it));
     if (auto it = root.find("bwrapPath"); it != root.end()) ok(load_bwrap_path(*it));
     ok(read_bool(root, "", "enableWeakerNetworkIsolation", &p_->macos.enable_weaker_network_isolation));
@@ -193,6 +194,17 @@ class Loader {
   // network.* (policy_loader_network.cc).
   Result<void> load_network(const json& net);
   Result<void> load_external_port(const json& net, const char* key, std::uint16_t* out);
+
+  // credentials.*, network.tlsTerminate/mitmProxy/requireHostMatch/refuseOpaqueTunnels
+  // and vigil.network.requestRules (policy_loader_credentials.cc).
+  Result<void> load_tls_keys(const json& net);
+  Result<void> load_credentials(const json& c);
+  Result<void> load_credential_env(const json& e, const std::string& ep);
+  Result<void> load_credential_file(const json& e, const std::string& ep);
+  Result<void> load_credential_rule(const json& e, const std::string& ep, CredentialRule* r);
+  Result<void> check_masked(const CredentialRule& r, const std::string& ep);
+  Result<void> load_aws_pairs(const json& c);
+  Result<void> load_request_rules(const json& v);
 
   // An entry is a path string, or {"path": "...", "literal": true} for a name that
   // contains glob characters but is meant literally.
@@ -376,6 +388,7 @@ class Loader {
       if (!it->is_object()) return type_error("vigil.network", *it, "an object");
       check_keys(*it, "vigil.network", keys_at("vigil.network"));
       if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
+      if (auto rr = it->find("requestRules"); rr != it->end()) ok(load_request_rules(*rr));
       if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
         // Fractions allowed (tests answer in well under a second); at most a day.
         if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 86400) {

@@ -83,6 +83,7 @@ Result<void> Loader::load_network(const json& net) {
       }
     }
   }
+  ok(load_tls_keys(net));
   if (auto it = net.find("deniedDomainReasons"); it != net.end()) {
     const std::string sub = "network.deniedDomainReasons";
     if (!it->is_object()) return type_error(sub, *it, "an object of strings");

@@ -81,6 +81,30 @@ TEST(OcsfExportTest, ConnectionsAndOtherKinds) {
   EXPECT_FALSE(ocsf_line(e, ctx));
 }
 
+// A terminated tunnel's request: HTTP Activity (4002), its method's activity, the URL's
+// parts and the status; whether a secret was injected is a flag, never a value.
+TEST(OcsfExportTest, ARequestIsHttpActivity) {
+  const OcsfContext ctx{0, "s", "0.1.0"};
+  events::Event e;
+  e.body = events::NetRequest{"POST", "api.example.com", 443, "/v1/x?k=[redacted]", 201, 5, 7,
+                              true, events::NetVerdict::kAllowed, "", ""};
+  auto j = nlohmann::json::parse(*ocsf_line(e, ctx));
+  EXPECT_EQ(j["class_uid"], 4002);
+  EXPECT_EQ(j["type_uid"], 400206);  // Post
+  EXPECT_EQ(j["http_request"]["http_method"], "POST");
+  EXPECT_EQ(j["http_request"]["url"]["hostname"], "api.example.com");
+  EXPECT_EQ(j["http_request"]["url"]["path"], "/v1/x?k=[redacted]");
+  EXPECT_EQ(j["http_response"]["code"], 201);
+  EXPECT_EQ(j["disposition_id"], 1);
+  EXPECT_EQ(j["unmapped"]["secret_injected"], true);
+  e.body = events::NetRequest{"DELETE", "h", 443, "/", 403, 0, 0, false,
+                              events::NetVerdict::kDenied, "vigil.network.requestRules[0]", "no"};
+  j = nlohmann::json::parse(*ocsf_line(e, ctx));
+  EXPECT_EQ(j["type_uid"], 400202);  // Delete
+  EXPECT_EQ(j["disposition_id"], 2);
+  EXPECT_EQ(j["message"], "no");
+}
+
 // Issue 38.7: actor.process carries the command line, the executable and the parent, as
 // OCSF 1.2's Process object defines them, from the session's proc.exec records (by
 // command and pid: each command has its own PID namespace).

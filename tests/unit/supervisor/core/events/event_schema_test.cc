@@ -291,7 +291,23 @@ std::vector<Event> one_of_each() {
   add(Source::kObserver, NetUnix{7, "socket", "SOCK_DGRAM", "", "", NetVerdict::kDenied, "datagram", "EPERM"});
   add(Source::kSupervisor, CommandCancel{"client", "notifications/cancelled", "stop \xff", 2000});
   add(Source::kSupervisor, CommandCancel{"disconnect", "eof", "", 2000});
+  NetRequest req{"GET", "api.example.com", 443, "/v1/x?k=[redacted]", 200, 12, 340, true,
+                 NetVerdict::kAllowed, "", ""};
+  add(Source::kProxy, req);
+  req.verdict = NetVerdict::kDenied;
+  req.status = 403;
+  req.rule = "vigil.network.requestRules[0]";
+  req.reason = "DELETE /v1/x is not allowed \xff";
+  add(Source::kProxy, req);
   return evs;
+}
+
+// net.request is the proxy's: a sandbox's line claiming one is a forgery.
+TEST(EventSchemaTest, NetRequestIsTheProxysAndNeverTheSandboxs) {
+  auto forged = parse_untrusted_event_line(
+      R"({"kind":"net.request","method":"GET","host":"h","port":1,"path":"/","status":200,"bytes_up":0,"bytes_down":0,"secret_injected":false,"verdict":"allowed"})");
+  ASSERT_FALSE(forged);
+  EXPECT_EQ(fault_of(forged.error()), LineFault::kForged);
 }
 
 TEST(EventSchemaTest, EveryKindRoundTripsThroughTheCanonicalLine) {

@@ -224,9 +224,9 @@ const std::vector<BadRow>& bad_rows() {
        "filesystem.denyWrite[0]: expected {\"path\": \"<path>\", \"literal\": true}"},
       {"bad_path_literal_false.json", "line 3, column 19",
        "filesystem.denyWrite[0]: expected {\"path\": \"<path>\", \"literal\": true}"},
-      // srt settings vigil does not implement: refused, never silently dropped
-      {"bad_credentials.json", "line 3, column 18",
-       "credentials: " + refusal(settings_key("credentials"))},
+      // srt's credentials block, in a shape srt never had (keys by host): refused
+      {"bad_credentials.json", "line 3, column 38",
+       "credentials[\"api.example.com\"]: unknown key credentials[\"api.example.com\"]"},
       {"bad_allowUnixSockets_tilde_user.json", "line 3, column 58",
        "network.allowUnixSockets[1]: \"~user\" paths are not supported; write the absolute path "
        "(a socket's full path, or @name for an abstract one)"},
@@ -301,9 +301,10 @@ TEST(PolicyLoaderTest, ParseErrorsInline) {
        "namespaces would let the command undo the write denies); instead, run a tool that needs "
        "its own namespaces (a browser sandbox, podman) outside vigil (false is accepted)"},
       {"{\"network\": {\"mitmProxy\": {}}}",
-       "s.json: line 1, column 27: network.mitmProxy: not supported by vigil (routing through a "
-       "MITM proxy's unix socket); instead, filter by host name with allowedDomains/deniedDomains "
-       "(and ports with \"host:port\")"},
+       "s.json: line 1, column 27: network.mitmProxy: not supported by vigil (routing hosts to a "
+       "MITM proxy's Unix socket is not built yet); instead, let vigil terminate TLS itself "
+       "(\"tlsTerminate\": {}), with masked credentials and vigil.network.requestRules; or run "
+       "your MITM proxy as network.parentProxy"},
       {"{\"vigil\": 1}", "s.json: line 1, column 11: vigil: expected an object, got an integer"},
       {"{\"vigil\": {\"observer\": {\"overflow\": 1}}}",
        "s.json: line 1, column 37: vigil.observer.overflow: expected \"block\" or \"drop\", got an "
@@ -330,7 +331,7 @@ TEST(PolicyLoaderTest, EveryProblemOfAFileAtOnce) {
   auto got = parse_policy(
       "{\"filesystm\": {}, \"network\": {\"allowedDomain\": [], \"allowedDomains\": 3},\n"
       " \"filesystem\": {\"allowWrite\": [\"*.x\", 5, \"ok\"], \"denyWrites\": []},\n"
-      " \"credentials\": {}, \"vigil\": {\"log\": {\"maxOutputByte\": 1}}}",
+      " \"credentials\": {\"envVars\": [{\"name\": \"A\"}]}, \"vigil\": {\"log\": {\"maxOutputByte\": 1}}}",
       "s.json", kNowhere);
   ASSERT_FALSE(got);
   const std::string& m = got.error().message;
@@ -341,7 +342,8 @@ TEST(PolicyLoaderTest, EveryProblemOfAFileAtOnce) {
         "network.allowedDomains: expected an array of strings, got an integer",
         "filesystem.denyWrites: unknown key filesystem.denyWrites; did you mean denyWrite?",
         "filesystem.allowWrite[0]: \"*.x\" is a glob pattern",
-        "filesystem.allowWrite[1]: expected a path string", "credentials: not supported by vigil",
+        "filesystem.allowWrite[1]: expected a path string",
+        "credentials.envVars[0].mode: expected \"deny\"",
         "vigil.log.maxOutputByte: unknown key vigil.log.maxOutputByte"}) {
     EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
   }
