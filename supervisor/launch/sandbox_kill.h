@@ -23,8 +23,10 @@ namespace vigil {
 std::vector<pid_t> children_of(pid_t pid);
 
 // SIGKILL to `sandbox` (the sandbox's PID 1 as bwrap reported it; <= 0 when not known),
-// to every child of `bwrap`, to bwrap's process group and to bwrap. `bwrap` must not have
-// been reaped yet.
+// to every child of `bwrap`, to bwrap's process group and to bwrap; then waits (up to 1 s)
+// until the sandbox's PID 1 and bwrap's children have exited, so that a caller that goes
+// on to report or exit leaves nothing of them visible. `bwrap` must not have been reaped
+// yet (the caller reaps it).
 void kill_sandbox_tree(pid_t bwrap, pid_t sandbox = -1);
 
 }  // namespace vigil
