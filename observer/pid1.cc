@@ -111,7 +111,8 @@ bool start_observer(int ep, const ObserverSetup& observer,
 
 }  // namespace
 
-int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer) {
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer,
+                DnsStub* dns) {
   // Non-dumpable: the worker (same uid) can neither ptrace us nor read our environ/mem.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::perror("vigil-init: PR_SET_DUMPABLE");
@@ -150,6 +151,13 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
   // The listener itself is waited for with poll() beside the epoll fd, not inside it:
   // epoll's wake-up drops SYNC_WAKE_UP's same-CPU hand-off, which is most of its gain.
   constexpr std::uint64_t kChannelTag = 1;
+  constexpr std::uint64_t kDnsTag = 2;
+  if (dns != nullptr) {
+    epoll_event dev{};
+    dev.events = EPOLLIN;
+    dev.data.u64 = kDnsTag;
+    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, dns->fd(), &dev);
+  }
   std::optional<Observer> obs;
   bool listening = false;
   if (observer != nullptr) {
@@ -189,6 +197,10 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kChannelTag) {
         if (start_observer(ep.get(), *observer, &mounts, &obs)) listening = true;
+        continue;
+      }
+      if (events[i].data.u64 == kDnsTag) {
+        dns->on_readable();
         continue;
       }
       if (events[i].data.u64 != 0) {

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,7 +83,8 @@ bool descriptors_open(const vigil::wire::InitArgs& args) {
                                  std::pair{"--program-fd", args.program_fd},
                                  std::pair{"--capture-fd", args.capture_fd},
                                  std::pair{"--command-fd", args.command_fd},
-                                 std::pair{"--env-fd", args.env_fd}}) {
+                                 std::pair{"--env-fd", args.env_fd},
+                                 std::pair{"--net-capture-fd", args.net_capture_fd}}) {
     if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
       vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                    std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
@@ -118,6 +120,14 @@ vigil::init::ObserverOptions observer_options_of(const vigil::wire::InitArgs& ar
   // network.allowUnixSockets (observer/unix_broker.h); a listed socket implies the broker.
   observer_options.unix_sockets = args.unix_sockets;
   observer_options.unix_broker = args.unix_broker || !args.unix_sockets.empty();
+  // vigil.network.capture (observer/inet_broker.h): the proxy's capture listener is an
+  // O_PATH descriptor of ours, reached through our own /proc/self/fd (never a path the
+  // command can see).
+  if (args.net_capture_fd >= 0) {
+    observer_options.capture_route = std::make_shared<vigil::init::CaptureRoute>(
+        "/proc/self/fd/" + std::to_string(args.net_capture_fd));
+    observer_options.fake_names = std::make_shared<vigil::init::FakeNames>();
+  }
   return observer_options;
 }
 
@@ -175,10 +185,12 @@ bool read_command_env(int env_fd_number, std::vector<std::string>* out) {
 
 // The proxy bridges (observer/bridge.h), each to its own socket or the shared one.
 bool listen_bridge(const char* proxy_socket, const char* http_socket, const char* socks_socket,
+                   std::shared_ptr<vigil::init::CaptureRoute> capture,
                    std::optional<vigil::init::Bridge>* bridge) {
   auto b = vigil::init::Bridge::listen(
       {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
-       {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
+       {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}},
+      std::move(capture));
   if (!b) {
     vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                  "cannot start the proxy bridge: " + b.error().message);
@@ -197,7 +209,8 @@ std::optional<std::vector<sock_filter>> seccomp_program(
       return vigil::sandbox_program(observed, !observer_options.unix_broker
                                                   ? vigil::UnixSockets::kBlocked
                                                   : vigil::UnixSockets::kBrokered,
-                                    !observer_options.hidden.empty());
+                                    !observer_options.hidden.empty(),
+                                    observer_options.capture_route != nullptr);
     vigil::UniqueFd from(program_fd);
     return vigil::read_program(from.get());
   }();
@@ -257,8 +270,10 @@ int main(int argc, char** argv) {
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
   const int capture_fd = observer_options.capture_fd;
-  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};  // --env-fd: read
+  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd,
+                      args.net_capture_fd};  // --env-fd: read
   vigil::close_fds_from_except(3, kept);
+  if (args.net_capture_fd >= 3) ::fcntl(args.net_capture_fd, F_SETFD, FD_CLOEXEC);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
   // The observer judges writes by the table the kernel will apply.
@@ -270,8 +285,20 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   // The bridges are listening before the worker exists: its first connect succeeds.
   std::optional<vigil::init::Bridge> bridge;
-  if (proxy_socket != nullptr && !listen_bridge(proxy_socket, http_socket, socks_socket, &bridge))
+  if (proxy_socket != nullptr && !listen_bridge(proxy_socket, http_socket, socks_socket,
+                                                observer_options.capture_route, &bridge))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  // vigil.network.capture: the DNS stub on 127.0.0.1:53, bound before the worker exists.
+  std::optional<vigil::init::DnsStub> dns;
+  if (observer_options.fake_names) {
+    auto stub = vigil::init::DnsStub::bind(observer_options.fake_names);
+    if (!stub) {
+      vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                   "cannot start the DNS stub: " + stub.error().message);
+      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+    }
+    dns.emplace(std::move(stub).value());
+  }
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
   // agree on defaults, which compile_combined checks, so the answers equal the stack's.
@@ -322,5 +349,5 @@ int main(int argc, char** argv) {
   }
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
                                   bridge ? &*bridge : nullptr,
-                                  events_fd >= 0 ? &observer : nullptr);
+                                  events_fd >= 0 ? &observer : nullptr, dns ? &*dns : nullptr);
 }

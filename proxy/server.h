@@ -66,6 +66,9 @@ struct ServerOptions {
   // Where the address guard learns this machine's addresses (guard_inputs.h); null =
   // getifaddrs. A seam for tests: a lister that fails must make the guard refuse.
   HostAddressLister host_addresses;
+  // The capture listener (proxy/captured.h): its CONNECTs come from vigil-init on behalf
+  // of a program that ignored the proxy settings; their decisions are marked captured.
+  bool captured = false;
 };
 
 struct ListenAddress {

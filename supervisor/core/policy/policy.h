@@ -148,6 +148,11 @@ struct VigilOptions {
   // refused; no answer within vigil.network.askTimeoutSeconds is a deny.
   bool network_ask = false;
   std::uint64_t network_ask_timeout_ms = 60'000;
+  // vigil.network.capture: connect() of TCP sockets is trapped and carried through the
+  // proxy (observer/inet_broker.h), and the sandbox's names resolve through vigil-init's
+  // DNS stub (observer/dns_stub.h): tools that ignore the proxy variables are decided by
+  // the same allowlist. false: the old behaviour (such tools find no network).
+  bool network_capture = false;
   // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
   // outside the writable roots; true makes that .git writable (index, refs, objects,
   // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).

@@ -126,6 +126,7 @@ constexpr KeySpec kVigilGitKeys[] = {
 constexpr KeySpec kVigilNetworkKeys[] = {
     {"ask", Support::kHandled, "", ""},
     {"askTimeoutSeconds", Support::kHandled, "", ""},
+    {"capture", Support::kHandled, "", ""},
 };
 
 constexpr KeySpec kVigilLimitsKeys[] = {

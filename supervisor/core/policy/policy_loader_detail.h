@@ -376,6 +376,8 @@ class Loader {
       if (!it->is_object()) return type_error("vigil.network", *it, "an object");
       check_keys(*it, "vigil.network", keys_at("vigil.network"));
       if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
+      if (auto r = read_bool(*it, "vigil.network", "capture", &p_->vigil.network_capture); !r)
+        return r;
       if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
         // Fractions allowed (tests answer in well under a second); at most a day.
         if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 86400) {
