@@ -193,5 +193,42 @@ TEST_F(NetCapture, CurlThroughTheProxyVariablesIsNotCapturedTwice) {
   EXPECT_EQ(d[0].find(R"("captured")"), std::string::npos) << d[0];
 }
 
+// Every route from inside to the host's loopback: each loopback spelling is the sandbox's
+// own loopback (direct, nothing listens there), UDP and DNS over TCP go nowhere, and the
+// host listener sees nothing; nothing is carried to the proxy (no net.decision at all).
+TEST_F(NetCapture, NoRouteReachesTheHostsLoopback) {
+  const char* probe = R"PY(
+import socket, sys
+port = int(sys.argv[1])
+for fam, host in [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET, "127.1"),
+                  (socket.AF_INET, "2130706433"), (socket.AF_INET, "0x7f000001"),
+                  (socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::1"),
+                  (socket.AF_INET6, "::ffff:127.0.0.1"), (socket.AF_INET6, "::")]:
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        addr = socket.getaddrinfo(host, port, fam, socket.SOCK_STREAM)[0][4]
+        s.connect(addr); print("CONNECTED", host)
+    except OSError as e:
+        print("no", host, e.errno)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.sendto(b"x", ("127.0.0.1", port))
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+t.settimeout(5)
+try:
+    t.connect(("127.0.0.1", 53)); print("CONNECTED dns-tcp")
+except OSError as e:
+    print("no dns-tcp", e.errno)
+)PY";
+  write_file(ws_ / "probe.py", probe);
+  const Outcome o = run({python3(), "probe.py", port()});
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out.find("CONNECTED"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("no 127.0.0.1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("no dns-tcp"), std::string::npos) << o.out;
+  EXPECT_TRUE(decisions().empty()) << read_file(log_);
+  EXPECT_EQ(server_->log().find("GET"), std::string::npos) << server_->log();
+}
+
 }  // namespace
 }  // namespace vigil::test
