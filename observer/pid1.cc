@@ -83,15 +83,31 @@ void reap(pid_t child, int* worker_status) {
 
 // The epoll set of the loop: the signalfd (tag 0) and the bridges (tags with their high
 // bit set). Empty on failure (errno set).
-UniqueFd epoll_of(int sfd, Bridge* bridge) {
+// The DNS stub's tag (vigil.network.capture).
+constexpr std::uint64_t kDnsTag = 2;
+
+UniqueFd epoll_of(int sfd, Bridge* bridge, DnsStub* dns) {
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event sev{};
   sev.events = EPOLLIN;
   sev.data.u64 = 0;
+  epoll_event dev{};
+  dev.events = EPOLLIN;
+  dev.data.u64 = kDnsTag;
   if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd, &sev) != 0 ||
-      (bridge != nullptr && !bridge->attach(ep.get()).ok()))
+      (bridge != nullptr && !bridge->attach(ep.get()).ok()) ||
+      (dns != nullptr && ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, dns->fd(), &dev) != 0))
     return UniqueFd();
   return ep;
+}
+
+// An event of the sandbox's network: the DNS stub's, or the bridges'.
+void serve_io(int ep, const epoll_event& e, Bridge* bridge, DnsStub* dns) {
+  if (e.data.u64 == kDnsTag) {
+    if (dns != nullptr) dns->on_readable();
+  } else if (bridge != nullptr) {
+    bridge->handle(ep, e.data.u64, e.events);
+  }
 }
 
 // The worker handed over its listener: the observer starts on it. False when there is
@@ -124,7 +140,6 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     std::perror("vigil-init: signalfd");
     return to_int(ExitCode::kSandboxSetup);
   }
-
   const pid_t child = ::fork();
   if (child < 0) {
     std::perror("vigil-init: fork");
@@ -140,7 +155,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
   std::optional<std::vector<Mount>> mounts;
   if (observer != nullptr) mounts = observer->mounts ? *observer->mounts : load_mounts();
 
-  UniqueFd ep = epoll_of(sfd.get(), bridge);
+  UniqueFd ep = epoll_of(sfd.get(), bridge, dns);
   if (!ep) {
     std::perror("vigil-init: epoll");
     ::kill(child, SIGKILL);
@@ -151,13 +166,6 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
   // The listener itself is waited for with poll() beside the epoll fd, not inside it:
   // epoll's wake-up drops SYNC_WAKE_UP's same-CPU hand-off, which is most of its gain.
   constexpr std::uint64_t kChannelTag = 1;
-  constexpr std::uint64_t kDnsTag = 2;
-  if (dns != nullptr) {
-    epoll_event dev{};
-    dev.events = EPOLLIN;
-    dev.data.u64 = kDnsTag;
-    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, dns->fd(), &dev);
-  }
   std::optional<Observer> obs;
   bool listening = false;
   if (observer != nullptr) {
@@ -199,12 +207,8 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
         if (start_observer(ep.get(), *observer, &mounts, &obs)) listening = true;
         continue;
       }
-      if (events[i].data.u64 == kDnsTag) {
-        dns->on_readable();
-        continue;
-      }
       if (events[i].data.u64 != 0) {
-        if (bridge != nullptr) bridge->handle(ep.get(), events[i].data.u64, events[i].events);
+        serve_io(ep.get(), events[i], bridge, dns);
         continue;
       }
       signalfd_siginfo si{};

@@ -184,12 +184,15 @@ bool read_command_env(int env_fd_number, std::vector<std::string>* out) {
 }
 
 // The proxy bridges (observer/bridge.h), each to its own socket or the shared one.
-bool listen_bridge(const char* proxy_socket, const char* http_socket, const char* socks_socket,
+// An external proxy the user runs (network.httpProxyPort / socksProxyPort): that bridge
+// goes to the supervisor's relay to it instead of to vigil's proxy.
+bool listen_bridge(const vigil::wire::InitArgs& args,
                    std::shared_ptr<vigil::init::CaptureRoute> capture,
                    std::optional<vigil::init::Bridge>* bridge) {
+  const std::string& proxy = args.proxy_socket;
   auto b = vigil::init::Bridge::listen(
-      {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
-       {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}},
+      {{vigil::init::kHttpProxyPort, args.http_socket.empty() ? proxy : args.http_socket},
+       {vigil::init::kSocksProxyPort, args.socks_socket.empty() ? proxy : args.socks_socket}},
       std::move(capture));
   if (!b) {
     vigil::write_diagnostic_line(vigil::LogLevel::kError,
@@ -197,6 +200,19 @@ bool listen_bridge(const char* proxy_socket, const char* http_socket, const char
     return false;
   }
   bridge->emplace(std::move(b).value());
+  return true;
+}
+
+// The DNS stub (observer/dns_stub.h); said when it cannot bind.
+bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
+               std::optional<vigil::init::DnsStub>* dns) {
+  auto stub = vigil::init::DnsStub::bind(std::move(names));
+  if (!stub) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kError,
+                                 "cannot start the DNS stub: " + stub.error().message);
+    return false;
+  }
+  dns->emplace(std::move(stub).value());
   return true;
 }
 
@@ -254,11 +270,6 @@ int main(int argc, char** argv) {
   const bool have_command_env = args.env_fd >= 0;
   if (have_command_env && !read_command_env(args.env_fd, &command_env_strings))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
-  // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
-  const char* proxy_socket = args.proxy_socket.empty() ? nullptr : args.proxy_socket.c_str();
-  const char* http_socket = args.http_socket.empty() ? nullptr : args.http_socket.c_str();
-  const char* socks_socket = args.socks_socket.empty() ? nullptr : args.socks_socket.c_str();
   const int events_fd = args.events_fd;
   const int program_fd = args.program_fd;
   // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
@@ -283,22 +294,13 @@ int main(int argc, char** argv) {
   if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
   ::signal(SIGPIPE, SIG_IGN);
-  // The bridges are listening before the worker exists: its first connect succeeds.
+  // The bridges (and the DNS stub) listen before the worker exists: its first use works.
   std::optional<vigil::init::Bridge> bridge;
-  if (proxy_socket != nullptr && !listen_bridge(proxy_socket, http_socket, socks_socket,
-                                                observer_options.capture_route, &bridge))
+  if (!args.proxy_socket.empty() && !listen_bridge(args, observer_options.capture_route, &bridge))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  // vigil.network.capture: the DNS stub on 127.0.0.1:53, bound before the worker exists.
   std::optional<vigil::init::DnsStub> dns;
-  if (observer_options.fake_names) {
-    auto stub = vigil::init::DnsStub::bind(observer_options.fake_names);
-    if (!stub) {
-      vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                   "cannot start the DNS stub: " + stub.error().message);
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    dns.emplace(std::move(stub).value());
-  }
+  if (observer_options.fake_names && !start_dns(observer_options.fake_names, &dns))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
   // agree on defaults, which compile_combined checks, so the answers equal the stack's.
