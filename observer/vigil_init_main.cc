@@ -203,14 +203,16 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
   return true;
 }
 
-// The DNS stub (observer/dns_stub.h); said when it cannot bind.
+// The DNS stub (observer/dns_stub.h). One that cannot bind is said (the supervisor said
+// why already) and the command runs on: its connects are still captured, only names do
+// not resolve, as without capture.
 bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
                std::optional<vigil::init::DnsStub>* dns) {
   auto stub = vigil::init::DnsStub::bind(std::move(names));
   if (!stub) {
-    vigil::write_diagnostic_line(vigil::LogLevel::kError,
-                                 "cannot start the DNS stub: " + stub.error().message);
-    return false;
+    vigil::write_diagnostic_line(vigil::LogLevel::kWarning,
+                                 "vigil-init: no DNS stub: " + stub.error().message);
+    return true;
   }
   dns->emplace(std::move(stub).value());
   return true;

@@ -2,6 +2,7 @@
 // proxy's capture listener and what the sandbox is launched with for it.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "supervisor/core/base/result.h"
@@ -18,7 +19,10 @@ struct NetCaptureSetup {
   std::string resolv_conf;
 };
 
-// Binds the capture listener in `session_dir` and writes the resolv.conf there.
-Result<NetCaptureSetup> prepare_net_capture(SessionProxy& proxy, const std::string& session_dir);
+// Binds the capture listener in `session_dir` and writes the resolv.conf there. nullopt
+// (said on stderr) when this host has no /etc/resolv.conf to bind over: the command then
+// runs as without capture.
+Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
+                                                           const std::string& session_dir);
 
 }  // namespace vigil

@@ -225,7 +225,7 @@ Result<SandboxedOutcome> run_sandboxed(
     auto c = prepare_net_capture(**proxy, session->path());
     VIGIL_TRY(c);
     capture = std::move(c).value();
-    in.resolv_conf = capture->resolv_conf;
+    if (capture) in.resolv_conf = capture->resolv_conf;
   }
   InitArgsInputs init_in;
   init_in.policy = &prepared->policy;
@@ -284,7 +284,11 @@ Result<SandboxedOutcome> run_sandboxed(
     auto adopted = (*caps)->end_adopt();
     if (checked && !adopted) checked = std::move(adopted);
     // The DNS stub's port (supervisor/launch/sandbox_netns.h), before vigil-init runs.
-    if (checked && capture) checked = lower_unprivileged_ports(sandbox, init::kDnsPort);
+    // Not lowered: vigil-init says names will not resolve, and connects are still captured.
+    if (checked && capture) {
+      if (auto low = lower_unprivileged_ports(sandbox, init::kDnsPort); !low)
+        print_warning(low.error().message);
+    }
     if (checked) {
       // The backstop's "during the session" starts before anything of the sandbox runs.
       // Without a floor stamp, waited for here, after the check, rather than before it:

@@ -44,8 +44,9 @@ Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port) {
                      : code == 12 ? "open its ip_unprivileged_port_start"
                                   : "write its ip_unprivileged_port_start";
   return make_error(Errc::kUnsupported,
-                    std::string("cannot prepare the sandbox's DNS stub: could not ") + step +
-                        " (set vigil.network.capture to false to run without capture)");
+                    std::string("the sandbox's DNS stub cannot start: could not ") + step +
+                        "; names will not resolve inside (connections are still captured; "
+                        "set vigil.network.capture to false for the old behaviour)");
 }
 
 }  // namespace vigil

@@ -151,8 +151,9 @@ struct VigilOptions {
   // vigil.network.capture: connect() of TCP sockets is trapped and carried through the
   // proxy (observer/inet_broker.h), and the sandbox's names resolve through vigil-init's
   // DNS stub (observer/dns_stub.h): tools that ignore the proxy variables are decided by
-  // the same allowlist. false: the old behaviour (such tools find no network).
-  bool network_capture = false;
+  // the same allowlist. false: the old behaviour (such tools find no network). On where
+  // the kernel has what it needs (5.14: `vigil doctor`).
+  bool network_capture = true;
   // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
   // outside the writable roots; true makes that .git writable (index, refs, objects,
   // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).
