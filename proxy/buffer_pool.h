@@ -123,6 +123,14 @@ class Buffer {
     return {data_.get() + end_, cap_ - end_};
   }
   void commit(std::size_t n) { end_ += n; }
+  // Hands an empty buffer's storage back to the cache (the next prepare() takes one
+  // again): a spliced tunnel keeps no buffer for its lifetime.
+  void release() {
+    if (!empty()) return;
+    cache_->give(std::move(data_));
+    data_ = BufferStorage();
+    begin_ = end_ = 0;
+  }
 
  private:
   BufferStorage data_;

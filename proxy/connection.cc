@@ -1,5 +1,5 @@
 // A proxy connection's lifecycle: start, deadlines (one watchdog timer per connection
-// for every phase), closing gracefully, tunnels, and routing by the first byte.
+// for every phase), closing gracefully, and routing by the first byte.
 #include "proxy/connection.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -91,24 +91,6 @@ asio::awaitable<void> Connection::linger() {
     auto [rec, n] = co_await client_.async_read_some(in_.prepare(), kNoThrow);
     if (rec || n == 0) break;
     discarded += n;
-  }
-}
-
-asio::awaitable<void> Connection::tunnel() {
-  set_phase(Phase::kStreaming, srv_->options().idle_timeout);
-  auto self = shared_from_this();
-  bool up_done = false;
-  asio::steady_timer both(srv_->io(), Clock::time_point::max());
-  asio::co_spawn(srv_->io(), pump(client_, upstream_, in_, srv_->stats().bytes_up),
-                 [self, &up_done, &both](std::exception_ptr) {
-                   up_done = true;
-                   both.cancel();
-                 });
-  co_await pump(upstream_, client_, up_in_, srv_->stats().bytes_down);
-  // The other direction may still run (half-close): wait for it.
-  while (!up_done) {
-    auto [wec] = co_await both.async_wait(kNoThrow);
-    (void)wec;
   }
 }
 

@@ -83,7 +83,14 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void finish();
   asio::awaitable<void> final_reply(std::string data);
   asio::awaitable<void> linger();
+
+  // --- the tunnel's relay (connection_tunnel.cc) --------------------------------------
+  // Relays client_ <-> upstream_ until both directions end: splice(2) on Linux, else
+  // the buffered pump below. A path that must see the bytes (TLS) bypasses it.
   asio::awaitable<void> tunnel();
+  template <class From, class To>
+  asio::awaitable<void> splice_direction(From& from, To& to, Buffer& early,
+                                         std::uint64_t& counter);
   asio::awaitable<void> serve();
 
   // --- upstream (connection_upstream.cc) ---------------------------------------------
@@ -141,7 +148,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
     co_return !ec;
   }
 
-  // Copies one direction of a tunnel until EOF (then half-closes the other side) or an
+  // The buffered relay: copies one direction of a tunnel until EOF (then half-closes the other side) or an
   // error (then aborts both). Bytes already buffered go first (a TLS ClientHello sent
   // right behind the CONNECT, SOCKS early data).
   template <class From, class To>
@@ -159,8 +166,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
       }
       auto [ec, n] = co_await from.async_read_some(buf.prepare(), kNoThrow);
       if (ec == asio::error::eof) {
-        error_code sec;
-        to.shutdown(asio::socket_base::shutdown_send, sec);
+        half_close(to);
         co_return;
       }
       if (ec) {
@@ -170,6 +176,16 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
       buf.commit(n);
       touch();
     }
+  }
+
+  // A tunnel direction reached EOF: relay it as shutdown(SHUT_WR) of `to`. When the other
+  // direction ended at EOF already, the connection closes both sockets next, and the close
+  // sends that FIN (both receive queues are drained: each read reached EOF).
+  template <class To>
+  void half_close(To& to) {
+    if (++tunnel_eofs_ == 2) return;
+    error_code sec;
+    to.shutdown(asio::socket_base::shutdown_send, sec);
   }
 
   // --- SOCKS byte helpers --------------------------------------------------------------
@@ -196,6 +212,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   bool connect_timed_out_ = false;
   bool body_done_ = true;
   bool body_failed_ = false;
+  int tunnel_eofs_ = 0;  // tunnel directions that ended at EOF (half_close)
   // The kept-alive upstream of an HTTP connection, for the next request to the same
   // host:port.
   bool upstream_open_ = false;

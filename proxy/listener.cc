@@ -189,6 +189,13 @@ void Server::Impl::spawn_connection(UniqueFd fd) {
     metadata_started_ = true;
     asio::co_spawn(io_, guard_inputs_.lookup_metadata(*resolver_),
                    [self = shared_from_this()](std::exception_ptr) {});
+    // One empty splice pipe, made once and kept while the server lives: tunnels opened one
+    // after another (a tool fetching URL after URL) reuse it instead of a pipe2 and two
+    // closes each. A failure here is not reported: the first tunnel that needs a pipe
+    // makes one, or reports why it could not.
+    if (splice_available() && options_.splice_tunnels) {
+      if (auto pipe = pipes_.take()) pipes_.give(std::move(*pipe));
+    }
   }
   const bool is_tcp = protocol_.family() != AF_UNIX;
   if (is_tcp) set_nodelay(fd.get());

@@ -56,6 +56,10 @@ struct ServerOptions {
   std::chrono::milliseconds shutdown_grace{5'000};    // shutdown(): then everything is cut
   std::size_t max_connections = 4096;                 // client connections; accepting pauses beyond
   std::size_t buffer_bytes = 64 * 1024;  // per direction per connection (>= head limit)
+  // Tunnels (CONNECT, SOCKS5) relay with splice(2) on Linux: the bytes never pass
+  // through user space. false: through the connection's buffers (the relay other systems
+  // use; tests run the tunnel cases both ways).
+  bool splice_tunnels = true;
   // Test-only (address_guard.h: GuardContext::allow_loopback). The CLI sets it only
   // with --test-allow-loopback and VIGIL_TEST_MODE=1.
   bool test_allow_loopback = false;

@@ -103,6 +103,14 @@ void Server::Impl::connection_finished(ConnectionHandle* c) {
   connections_.erase(c);
   stats_.active = connections_.size();
   slot_event_.cancel();
+  if (connections_.empty() && pipes_.kept() > 1) {
+    // Kept splice pipes are descriptors: with no connection left, all but one go as soon
+    // as this turn of the loop ends (a client already queued behind this one still reuses
+    // them). The one left is the pipe the first connection made (listener.cc).
+    asio::post(io_, [self = shared_from_this()] {
+      if (self->connections_.empty()) self->pipes_.trim(1);
+    });
+  }
   if (connections_.empty() && !trim_pending_ && !stopping_) {
     trim_pending_ = true;
     trim_timer_.expires_after(kTrimAfterIdle);
@@ -174,6 +182,7 @@ void Server::Impl::check_stopped() {
   grace_timer_.cancel();
   guard_inputs_.cancel();
   trim_timer_.cancel();
+  pipes_.clear();
   if (on_stopped_) {
     auto cb = std::move(on_stopped_);
     cb();

@@ -26,6 +26,7 @@
 #include "proxy/guard_inputs.h"
 #include "proxy/parent_proxy.h"
 #include "proxy/server.h"
+#include "proxy/splice_pipe.h"
 
 namespace vigil::proxy {
 
@@ -60,6 +61,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   asio::io_context& io() { return io_; }
   const ServerOptions& options() const { return options_; }
   BufferCache* buffer_cache() { return &buffer_cache_; }
+  PipePool& pipes() { return pipes_; }
   const DomainMatcher& matcher() const { return matcher_; }
   const std::optional<ParentRoute>& parent() const { return parent_; }
   Resolver& resolver() { return *resolver_; }
@@ -109,6 +111,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   asio::steady_timer trim_timer_;
   bool trim_pending_ = false;
   BufferCache buffer_cache_;
+  PipePool pipes_;  // empty splice pipes between tunnels (splice_pipe.h)
   bool metadata_started_ = false;
   bool started_ = false;
   bool stopping_ = false;

@@ -102,6 +102,25 @@ class VigilSession {
     return this.call('run', params, onOutput);
   }
 
+  // A background command: its status ({ handle: 'bg-N', ... }) at once.
+  start(argv, { cwd, env, stdin, timeout } = {}) {
+    const params = { argv, background: true };
+    for (const [k, v] of Object.entries({ cwd, env, stdin, timeout })) if (v !== undefined) params[k] = v;
+    return this.call('run', params);
+  }
+
+  // Its output from `offset` (data as a Buffer, next_offset; dropped when no longer kept).
+  async output(handle, offset = 0) {
+    const r = await this.call('output', { handle, offset });
+    return { ...r, data: bytes(r.data) };
+  }
+
+  wait(handle, timeoutMs = 0) { return this.call('wait', { handle, timeout: timeoutMs }); }
+
+  async kill(handle) { return (await this.call('kill', { handle })).killed; }
+
+  async background() { return (await this.call('list', {})).commands; }
+
   updatePolicy({ add = [], remove = [] } = {}) {
     return this.call('policy.update', { add, remove });
   }

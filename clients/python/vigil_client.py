@@ -117,6 +117,29 @@ class VigilSession:
                 params[key] = value
         return self.call("run", params, on_output)
 
+    def start(self, argv, cwd=None, env=None, stdin=None, timeout=None):
+        """A background command: returns its status ({"handle": "bg-N", ...}) at once."""
+        params = {"argv": list(argv), "background": True}
+        for key, value in (("cwd", cwd), ("env", env), ("stdin", stdin), ("timeout", timeout)):
+            if value is not None:
+                params[key] = value
+        return self.call("run", params)
+
+    def output(self, handle, offset=0):
+        """Its output from `offset` ("data", "next_offset"; "dropped" when no longer kept)."""
+        r = self.call("output", {"handle": handle, "offset": offset})
+        r["data"] = _bytes(r["data"])
+        return r
+
+    def wait(self, handle, timeout_ms=0):
+        return self.call("wait", {"handle": handle, "timeout": timeout_ms})
+
+    def kill(self, handle):
+        return self.call("kill", {"handle": handle})["killed"]
+
+    def background(self):
+        return self.call("list", {})["commands"]
+
     def update_policy(self, add=(), remove=()):
         return self.call("policy.update", {"add": list(add), "remove": list(remove)})
 

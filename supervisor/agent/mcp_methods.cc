@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "supervisor/agent/mcp_background.h"
+#include "supervisor/agent/mcp_resources.h"
 #include "supervisor/agent/wire_json.h"
 
 extern char** environ;
@@ -18,12 +20,6 @@ constexpr std::size_t kMaxReason = 512;
 
 json text_content(const std::string& text) {
   return json::array({{{"type", "text"}, {"text", text}}});
-}
-
-json tool_error(const std::string& why) {
-  // A tool's refusal is the tool's result (isError), which the model is shown; a protocol
-  // error may be hidden from it.
-  return json{{"content", text_content("vigil: " + why)}, {"isError", true}};
 }
 
 json output_schema() {
@@ -205,6 +201,25 @@ std::optional<rpc::RpcError> McpServer::admit(const std::string& method, const j
   return std::nullopt;
 }
 
+std::variant<RunParams, std::string> McpServer::tool_run(const std::string& tool, const json& args) {
+  if (!args.is_object()) return tool + ": arguments must be an object";
+  if (!args.contains("command") || !args["command"].is_string())
+    return tool + ": command (a string) is required";
+  json run = {{"argv", {"/bin/bash", "-c", args["command"]}}};
+  for (const char* key_name : {"cwd", "timeout"}) {
+    if (args.contains(key_name)) run[key_name] = args[key_name];
+  }
+  auto p = run_params(run, session_.workspace());
+  if (auto* e = std::get_if<rpc::RpcError>(&p)) return e->message;
+  RunParams rp = std::get<RunParams>(std::move(p));
+  if (args.contains("env")) {
+    auto env = env_entries(args["env"], own_environment());
+    if (auto* e = std::get_if<rpc::RpcError>(&env)) return e->message;
+    rp.env = std::get<std::vector<std::string>>(std::move(env));
+  }
+  return rp;
+}
+
 rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   const std::string key = id.dump();
   auto stop = running_.find(key);
@@ -212,24 +227,21 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   if (!stop) return rpc::RpcError{rpc::kServerError, "the request was not registered"};
   if (!params.is_object() || !params.contains("name") || !params["name"].is_string())
     return rpc::RpcError{rpc::kInvalidParams, "tools/call: name (a string) is required"};
-  if (params["name"] != "run_command")
-    return rpc::RpcError{rpc::kInvalidParams, "unknown tool " + params["name"].dump() + ": the one tool is run_command"};
   const json args = params.value("arguments", json::object());
-  if (!args.is_object()) return tool_error("run_command: arguments must be an object");
-  if (!args.contains("command") || !args["command"].is_string())
-    return tool_error("run_command: command (a string) is required");
-  json run = {{"argv", {"/bin/bash", "-c", args["command"]}}};
-  for (const char* key_name : {"cwd", "timeout"}) {
-    if (args.contains(key_name)) run[key_name] = args[key_name];
+  const std::string name = params["name"].get<std::string>();
+  if (std::find(kMcpBackgroundTools.begin(), kMcpBackgroundTools.end(), name) != kMcpBackgroundTools.end()) {
+    if (!args.is_object()) return mcp_tool_error(name + ": arguments must be an object");
+    return mcp_background_call(background_, name, args, version(), [&] { return tool_run(name, args); });
   }
-  auto p = run_params(run, session_.workspace());
-  if (auto* e = std::get_if<rpc::RpcError>(&p)) return tool_error(e->message);
+  if (name != "run_command") {
+    return rpc::RpcError{rpc::kInvalidParams,
+                         "unknown tool " + params["name"].dump() +
+                             ": the tools are run_command, start_command, read_output, stop_command "
+                             "and list_commands"};
+  }
+  auto p = tool_run(name, args);
+  if (auto* e = std::get_if<std::string>(&p)) return mcp_tool_error(*e);
   RunParams rp = std::get<RunParams>(std::move(p));
-  if (args.contains("env")) {
-    auto env = env_entries(args["env"], own_environment());
-    if (auto* e = std::get_if<rpc::RpcError>(&env)) return tool_error(e->message);
-    rp.env = std::get<std::vector<std::string>>(std::move(env));
-  }
   // Streaming: with the client's progress token (params._meta.progressToken), each chunk
   // of output as it comes, as notifications/progress (progress: the bytes so far; the
   // chunk as its message). The result still has the whole text.
@@ -249,7 +261,7 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   auto ran = run_one(session_, rp, *stop, {}, on_output);
   // MCP: a cancelled request is answered by nothing (the client has stopped waiting).
   if (stop->cancelled()) return rpc::NoReply{};
-  if (!ran) return tool_error(ran.error().message);
+  if (!ran) return mcp_tool_error(ran.error().message);
   return mcp_tool_result(*ran, version(), session_.log_path());
 }
 
@@ -257,7 +269,9 @@ std::map<std::string, rpc::Method> McpServer::methods() {
   std::map<std::string, rpc::Method> m;
   m["initialize"] = [this](const json&, rpc::Out&, const json&) -> rpc::Reply {
     return json{{"protocolVersion", version()},
-                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"capabilities",
+                 {{"tools", {{"listChanged", false}}},
+                  {"resources", {{"subscribe", false}, {"listChanged", false}}}}},
                 {"serverInfo", {{"name", "vigil"}, {"version", "0.1.0"}}},
                 {"instructions",
                  "run_command runs a shell command in vigil's sandbox; it may write only inside "
@@ -268,10 +282,34 @@ std::map<std::string, rpc::Method> McpServer::methods() {
   };
   m["ping"] = [](const json&, rpc::Out&, const json&) -> rpc::Reply { return json::object(); };
   m["tools/list"] = [this](const json&, rpc::Out&, const json&) -> rpc::Reply {
-    return json{{"tools", json::array({mcp_tool(version(), session_.workspace())})}};
+    json tools = json::array({mcp_tool(version(), session_.workspace())});
+    for (auto& t : mcp_background_tools(version(), session_.workspace())) tools.push_back(std::move(t));
+    return json{{"tools", tools}};
   };
   m["tools/call"] = [this](const json& params, rpc::Out& out, const json& id) -> rpc::Reply {
     return call(params, out, id);
+  };
+  // The session's log and its replay views (mcp_resources.h).
+  m["resources/list"] = [](const json&, rpc::Out&, const json&) -> rpc::Reply {
+    return json{{"resources", mcp_resource_list()}};
+  };
+  m["resources/templates/list"] = [](const json&, rpc::Out&, const json&) -> rpc::Reply {
+    return json{{"resourceTemplates", mcp_resource_templates()}};
+  };
+  m["resources/read"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
+    const auto uri = params.is_object() ? params.find("uri") : params.end();
+    if (uri == params.end() || !uri->is_string())
+      return rpc::RpcError{rpc::kInvalidParams, "resources/read: uri (a string) is required"};
+    auto text = read_mcp_resource(uri->get<std::string>(), session_.log_path());
+    // MCP: an unknown resource is -32002.
+    if (!text && text.error().code == Errc::kNotFound && !mcp_resource_of(uri->get<std::string>()))
+      return rpc::RpcError{-32002, "resource not found: " + uri->dump() + " (" + text.error().message + ")"};
+    if (!text) return rpc::RpcError{rpc::kServerError, text.error().message};
+    const bool raw = mcp_resource_of(uri->get<std::string>())->raw_log;
+    return json{{"contents",
+                 json::array({{{"uri", *uri},
+                               {"mimeType", raw ? "application/x-ndjson" : "text/plain"},
+                               {"text", std::move(*text)}}})}};
   };
   return m;
 }
@@ -284,7 +322,10 @@ rpc::ServeHooks McpServer::hooks() {
   // MCP's stdio transport: the client ends the session by closing the server's stdin.
   // What still runs then is nobody's: its whole sandbox ends (command.cancel, by
   // "disconnect").
-  h.on_eof = [this] { running_.cancel_all({"disconnect", "eof", ""}); };
+  h.on_eof = [this] {
+    running_.cancel_all({"disconnect", "eof", ""});
+    background_.kill_all({"disconnect", "eof", ""});
+  };
   return h;
 }
 

@@ -1,4 +1,5 @@
-// `vigil mcp`: an MCP server (stdio) with one tool, run_command, over an agent session
+// `vigil mcp`: an MCP server (stdio) with run_command and the background commands' tools
+// (mcp_background.h), over an agent session
 // (docs/protocol.md). Version negotiation as the MCP spec says (a version the client asks
 // for that this server speaks is echoed; any other gets the latest this server speaks),
 // nothing but initialize and ping before initialize, structured results with an
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "supervisor/agent/agent_session.h"
+#include "supervisor/agent/background.h"
 #include "supervisor/agent/command_stop.h"
 #include "supervisor/agent/rpc_run.h"
 #include "supervisor/agent/rpc_stdio.h"
@@ -38,7 +40,7 @@ nlohmann::json violations_list(const nlohmann::json& violations);
 
 class McpServer {
  public:
-  explicit McpServer(AgentSession& session) : session_(session) {}
+  explicit McpServer(AgentSession& session) : session_(session), background_(session) {}
   std::map<std::string, rpc::Method> methods();
   rpc::ServeHooks hooks();
 
@@ -48,8 +50,13 @@ class McpServer {
   rpc::Reply call(const nlohmann::json& params, rpc::Out& out, const nlohmann::json& id);
   std::string version();
 
+  // run_command's and start_command's arguments as a run: a message for the model when
+  // they are wrong.
+  std::variant<RunParams, std::string> tool_run(const std::string& tool, const nlohmann::json& args);
+
   AgentSession& session_;
   RunningCommands running_;
+  BackgroundCommands background_;
   std::mutex mu_;
   std::optional<std::string> version_;  // set by initialize
 };

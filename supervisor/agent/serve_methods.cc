@@ -2,6 +2,9 @@
 
 #include <poll.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "supervisor/agent/rpc_run.h"
 #include "supervisor/agent/wire_json.h"
 
@@ -22,6 +25,27 @@ json violations_object(const std::string& line) {
 bool reader_gone(int fd, int ms) {
   pollfd p{fd, 0, 0};
   return ::poll(&p, 1, ms) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+std::optional<std::string> handle_of(const json& params) {
+  const auto h = params.is_object() ? params.find("handle") : params.end();
+  if (h == params.end() || !h->is_string()) return std::nullopt;
+  return h->get<std::string>();
+}
+
+rpc::RpcError no_such(const std::string& handle) {
+  return rpc::RpcError{rpc::kInvalidParams,
+                       "no background command " + json(handle).dump() +
+                           " in this session (list names them; an ended one is kept among the "
+                           "last 64)"};
+}
+
+// A JSON number as a count (offset, max, timeout in ms): absent is `fallback`.
+std::optional<std::uint64_t> count_of(const json& params, const char* key, std::uint64_t fallback) {
+  const auto v = params.find(key);
+  if (v == params.end()) return fallback;
+  if (!v->is_number_unsigned()) return std::nullopt;
+  return v->get<std::uint64_t>();
 }
 
 }  // namespace
@@ -79,6 +103,14 @@ rpc::Reply ServeServer::run(const json& params, rpc::Out& out, const json& reque
   CommandStop own;  // a notification's run: nobody can cancel it by id
   auto p = run_params(params, session_.workspace());
   if (auto* e = std::get_if<rpc::RpcError>(&p)) return *e;
+  if (const auto b = params.find("background"); b != params.end()) {
+    if (!b->is_boolean()) return bad_params("background: true or false");
+    if (b->get<bool>()) {
+      auto started = background_.start(std::get<RunParams>(std::move(p)));
+      if (auto* e = std::get_if<rpc::RpcError>(&started)) return *e;
+      return background_json(std::get<BackgroundStatus>(started));
+    }
+  }
   std::uint64_t id = 0;
   auto ran = run_one(
       session_, std::get<RunParams>(p), stop ? *stop : own, [&](std::uint64_t i) { id = i; },
@@ -105,6 +137,7 @@ std::map<std::string, rpc::Method> ServeServer::methods() {
     return run(params, out, request);
   };
   // {"request": <the run's id>} or {"command": N}: {"cancelled": true} when it was running.
+  add_background_methods(m);
   m["cancel"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
     const CancelWhy why{"client", "cancel", ""};
     if (params.is_object() && params.contains("request"))
@@ -131,6 +164,48 @@ std::map<std::string, rpc::Method> ServeServer::methods() {
   return m;
 }
 
+void ServeServer::add_background_methods(std::map<std::string, rpc::Method>& m) {
+  // {"handle", "offset" (0), "max" (65536)}: the output from offset, as it came.
+  m["output"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
+    const auto handle = handle_of(params);
+    const auto offset = count_of(params, "offset", 0);
+    const auto max = count_of(params, "max", 65536);
+    if (!handle || !offset || !max)
+      return bad_params("output: {\"handle\": \"bg-N\", \"offset\": bytes, \"max\": bytes}");
+    auto c = background_.output(*handle, *offset, static_cast<std::size_t>(*max));
+    if (!c) return no_such(*handle);
+    json j = background_json(c->status);
+    j["data"] = json_bytes(c->data);
+    j["offset"] = c->offset;
+    j["next_offset"] = c->next;
+    j["dropped"] = c->dropped;
+    return j;
+  };
+  // {"handle", "timeout" (ms, 0: none)}: its status once it has ended or the wait is over.
+  m["wait"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
+    const auto handle = handle_of(params);
+    const auto ms = count_of(params, "timeout", 0);
+    if (!handle || !ms) return bad_params("wait: {\"handle\": \"bg-N\", \"timeout\": ms}");
+    const auto limit = *ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24 * 365))
+                                : std::chrono::milliseconds(std::min<std::uint64_t>(*ms, 86'400'000));
+    auto s = background_.wait(*handle, limit);
+    if (!s) return no_such(*handle);
+    return background_json(*s);
+  };
+  m["kill"] = [this](const json& params, rpc::Out&, const json&) -> rpc::Reply {
+    const auto handle = handle_of(params);
+    if (!handle) return bad_params("kill: {\"handle\": \"bg-N\"}");
+    const auto killed = background_.kill(*handle, {"client", "kill", ""});
+    if (!killed) return no_such(*handle);
+    return json{{"killed", *killed}};
+  };
+  m["list"] = [this](const json&, rpc::Out&, const json&) -> rpc::Reply {
+    json all = json::array();
+    for (const auto& s : background_.list()) all.push_back(background_json(s));
+    return json{{"commands", all}};
+  };
+}
+
 rpc::ServeHooks ServeServer::hooks(int out_fd) {
   rpc::ServeHooks h;
   h.on_response = [this](const json& reply) { asks_.on_reply(reply); };
@@ -151,6 +226,8 @@ rpc::ServeHooks ServeServer::hooks(int out_fd) {
   // EOF alone is "no more requests" (the ones in flight are answered); EOF with the
   // reader of our stdout gone is a client that went away.
   h.on_eof = [this, out_fd] {
+    // No more requests: nobody can read, wait for or kill a background command now.
+    background_.kill_all({"disconnect", "eof", ""});
     watch_ = std::thread([this, out_fd] {
       while (!stop_watch_) {
         if (reader_gone(out_fd, 100)) {

@@ -1,5 +1,6 @@
-// `vigil serve`'s JSON-RPC methods (docs/protocol.md): run, cancel ($/cancelRequest too),
-// policy.update, and ask mode's questions to the client (RpcAsks).
+// `vigil serve`'s JSON-RPC methods (docs/protocol.md): run (background: true too), output,
+// wait, kill, list, cancel ($/cancelRequest too), policy.update, and ask mode's questions
+// to the client (RpcAsks).
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "supervisor/agent/agent_session.h"
+#include "supervisor/agent/background.h"
 #include "supervisor/agent/command_stop.h"
 #include "supervisor/agent/rpc_stdio.h"
 
@@ -33,7 +35,8 @@ class RpcAsks {
 
 class ServeServer {
  public:
-  ServeServer(AgentSession& session, RpcAsks& asks) : session_(session), asks_(asks) {}
+  ServeServer(AgentSession& session, RpcAsks& asks)
+      : session_(session), asks_(asks), background_(session) {}
   ~ServeServer();
   ServeServer(const ServeServer&) = delete;
   ServeServer& operator=(const ServeServer&) = delete;
@@ -45,9 +48,11 @@ class ServeServer {
 
  private:
   rpc::Reply run(const nlohmann::json& params, rpc::Out& out, const nlohmann::json& id);
+  void add_background_methods(std::map<std::string, rpc::Method>& m);
   AgentSession& session_;
   RpcAsks& asks_;
   RunningCommands running_;
+  BackgroundCommands background_;
   std::atomic<bool> stop_watch_{false};
   std::thread watch_;  // after EOF: for the reader of our stdout going away
 };

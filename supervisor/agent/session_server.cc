@@ -234,14 +234,8 @@ int serve(AgentSession& session, UniqueFd listener, TtyAsker* asker) {
     const pid_t p = ::waitpid(-1, &status, WNOHANG);
     if (p > 0) continue;
     if (p < 0 && errno == ECHILD) break;
-    // Some remain: find them through /proc/self/task/*/children and kill them.
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(::getpid()) + "/task/" +
-                               std::to_string(::getpid()) + "/children")
-                                  .c_str(),
-                              "r");
-    long child = 0;
-    while (f != nullptr && std::fscanf(f, "%ld", &child) == 1) ::kill(static_cast<pid_t>(child), SIGKILL);
-    if (f != nullptr) std::fclose(f);
+    // Some remain: kill them by pid (this single-threaded process's children list).
+    for (const pid_t child : children_of(::getpid())) ::kill(child, SIGKILL);
     ::usleep(10000);
   }
   sweep_stale_sessions(session_base_dir());
@@ -257,6 +251,81 @@ void to_dev_null() {
 
 }  // namespace
 
+namespace {
+
+// The supervisor, in the watchdog's child: listens, opens the session, says so on the
+// ready pipe ("K<pid> <log>" or "E<why>"), then serves until the session ends.
+[[noreturn]] void run_supervisor(AgentSessionOptions opts, UniqueFd listener, UniqueFd ready_w,
+                                 UniqueFd tty, const std::string& socket_path, pid_t watchdog) {
+  // The supervisor dies with the watchdog (then its sandboxes die with it).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != watchdog) ::_exit(1);
+  to_dev_null();
+  sigset_t block;
+  sigemptyset(&block);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&block, s);
+  ::sigprocmask(SIG_BLOCK, &block, nullptr);  // threads inherit it
+  std::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<TtyAsker> asker;
+  if (tty) {
+    asker = std::make_unique<TtyAsker>(std::move(tty));
+    opts.ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) { a->ask(p, std::move(r)); };
+    opts.ask_via = "tty";
+  }
+  // Listened on here: a client's SO_PEERCRED names this process, VIGIL_SESSION_PID.
+  if (::listen(listener.get(), 64) != 0) {
+    (void)write_all(ready_w.get(), "Ecannot listen on " + socket_path, "the ready pipe");
+    ::_exit(to_int(ExitCode::kSandboxSetup));
+  }
+  auto session = AgentSession::open(opts);
+  if (!session) {
+    (void)write_all(ready_w.get(), "E" + session.error().message, "the ready pipe");
+    ::_exit(exit_code_for(session.error()));
+  }
+  const std::string ok = "K" + std::to_string(::getpid()) + " " + (*session)->log_path();
+  (void)write_all(ready_w.get(), ok, "the ready pipe");
+  ready_w.reset();
+  const int rc = serve(**session, std::move(listener), asker.get());
+  session->reset();
+  asker.reset();
+  ::_exit(rc);
+}
+
+// ask mode with nobody to ask: said here, where someone reads it (the supervisor's stderr
+// is /dev/null).
+void warn_if_nobody_to_ask(const AgentSessionOptions& opts) {
+  if (!opts.settings) return;
+  const char* home = std::getenv("HOME");
+  auto policy = load_policy_file(*opts.settings, {opts.cwd, home != nullptr ? home : ""});
+  if (policy && policy->vigil.network_ask) {
+    print_warning("vigil.network.ask is on, but without --ask-tty this session has nobody to "
+                  "ask: hosts off the allow list are refused");
+  }
+}
+
+// What the ready pipe said, once the supervisor closed it.
+std::string read_ready(const UniqueFd& ready_r) {
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(ready_r.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) msg.append(buf, static_cast<std::size_t>(n));
+  }
+  return msg;
+}
+
+}  // namespace
+
+std::string session_start_lines(const std::string& socket_path, const std::string& pid) {
+  // For `eval`, as ssh-agent's: the socket path single-quoted, so no byte of it is shell
+  // syntax; the pid is digits (escaped all the same).
+  std::string quoted = "'";
+  for (const char ch : socket_path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  quoted += "'";
+  return "VIGIL_SESSION=" + quoted + "; export VIGIL_SESSION;\nVIGIL_SESSION_PID=" +
+         escape_text(pid) + "; export VIGIL_SESSION_PID;\n";
+}
+
 int cmd_session_start(const SessionArgs& args) {
   auto opts = session_options(args);
   if (!opts) return report(opts.error());
@@ -265,14 +334,8 @@ int cmd_session_start(const SessionArgs& args) {
     auto t = open_ask_tty();
     if (!t) return report(t.error());
     tty = std::move(t).value();
-  } else if (opts->settings) {
-    // The supervisor's stderr is /dev/null: say it here, where someone reads it.
-    const char* home = std::getenv("HOME");
-    auto policy = load_policy_file(*opts->settings, {opts->cwd, home != nullptr ? home : ""});
-    if (policy && policy->vigil.network_ask) {
-      print_warning("vigil.network.ask is on, but without --ask-tty this session has nobody to "
-                    "ask: hosts off the allow list are refused");
-    }
+  } else {
+    warn_if_nobody_to_ask(*opts);
   }
   auto dir = make_session_socket_dir(std::getenv("XDG_RUNTIME_DIR"), std::getenv("XDG_STATE_HOME"),
                                      std::getenv("HOME"));
@@ -297,41 +360,8 @@ int cmd_session_start(const SessionArgs& args) {
     const pid_t sup = ::fork();
     if (sup < 0) ::_exit(1);
     if (sup == 0) {
-      // The supervisor dies with the watchdog (then its sandboxes die with it).
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      to_dev_null();
-      sigset_t block;
-      sigemptyset(&block);
-      for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&block, s);
-      ::sigprocmask(SIG_BLOCK, &block, nullptr);  // threads inherit it
-      std::signal(SIGPIPE, SIG_IGN);
-      std::unique_ptr<TtyAsker> asker;
-      if (tty) {
-        asker = std::make_unique<TtyAsker>(std::move(tty));
-        opts->ask_client = [a = asker.get()](const AskPrompt& p, AskReply r) {
-          a->ask(p, std::move(r));
-        };
-        opts->ask_via = "tty";
-      }
-      // Listened on here: a client's SO_PEERCRED names this process, VIGIL_SESSION_PID.
-      if (::listen(listener->get(), 64) != 0) {
-        (void)write_all(ready_w.get(), "Ecannot listen on " + socket_path, "the ready pipe");
-        ::_exit(to_int(ExitCode::kSandboxSetup));
-      }
-      auto session = AgentSession::open(*opts);
-      if (!session) {
-        const std::string msg = session.error().message;
-        (void)write_all(ready_w.get(), "E" + msg, "the ready pipe");
-        ::_exit(exit_code_for(session.error()));
-      }
-      const std::string ok = "K" + std::to_string(::getpid()) + " " + (*session)->log_path();
-      (void)write_all(ready_w.get(), ok, "the ready pipe");
-      ready_w.reset();
-      const int rc = serve(**session, std::move(listener).value(), asker.get());
-      session->reset();
-      asker.reset();
-      ::_exit(rc);
+      run_supervisor(std::move(*opts), std::move(listener).value(), std::move(ready_w),
+                     std::move(tty), socket_path, parent);
     }
     listener->reset();
     ready_w.reset();
@@ -342,28 +372,14 @@ int cmd_session_start(const SessionArgs& args) {
   ready_w.reset();
   listener->reset();
   tty.reset();
-  std::string msg;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(ready_r.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) msg.append(buf, static_cast<std::size_t>(n));
-  }
+  const std::string msg = read_ready(ready_r);
   if (msg.empty() || msg[0] != 'K') {
-    print_error(msg.empty() ? std::string("the session supervisor did not start")
-                            : msg.substr(1));
+    print_error(msg.empty() ? std::string("the session supervisor did not start") : msg.substr(1));
     return to_int(ExitCode::kUsage);
   }
   const std::string rest = msg.substr(1);
-  const std::string pid = rest.substr(0, rest.find(' '));
-  // For `eval`, as ssh-agent's: the socket path single-quoted, so no byte of it is shell
-  // syntax; the pid is digits.
-  std::string quoted = "'";
-  for (const char ch : socket_path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  quoted += "'";
-  const std::string handoff = "VIGIL_SESSION=" + quoted + "; export VIGIL_SESSION;\nVIGIL_SESSION_PID=" +
-                              escape_text(pid) + "; export VIGIL_SESSION_PID;\n";
-  // display-safe: shell-quoted above for eval (escaping would change the path's bytes)
-  std::fputs(handoff.c_str(), stdout);
+  // display-safe: shell-quoted for eval (escaping would change the path's bytes)
+  std::fputs(session_start_lines(socket_path, rest.substr(0, rest.find(' '))).c_str(), stdout);
   print_notice("session log " + rest.substr(rest.find(' ') + 1));
   return 0;
 }

@@ -30,6 +30,9 @@
 namespace vigil {
 
 int cmd_session_start(const SessionArgs& args);
+// Pure: what `vigil session start` prints for `eval` (VIGIL_SESSION, single-quoted so that
+// no byte of the path is shell syntax; VIGIL_SESSION_PID).
+std::string session_start_lines(const std::string& socket_path, const std::string& pid);
 int cmd_session_end(const std::string& handle);
 
 // `vigil run` with VIGIL_SESSION set or --session H: sends argv, cwd, the environment and

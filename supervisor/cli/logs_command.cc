@@ -89,7 +89,15 @@ int prune(const PruneArgs& args) {
       }
     }
     if (!captures.empty()) {
-      const TreeSize store = tree_size(captures + "/" + *id);
+      // Every store of the session: its own and, for an agent session, one per command.
+      TreeSize store;
+      if (auto dirs = capture_dirs_for(*id, std::getenv("XDG_STATE_HOME"), std::getenv("HOME")); dirs) {
+        for (const auto& store_dir : *dirs) {
+          const TreeSize one = tree_size(store_dir);
+          store.entries += one.entries;
+          store.bytes += one.bytes;
+        }
+      }
       if (store.entries > 0 || store.bytes > 0) {
         if (!args.dry_run) {
           if (auto r = remove_capture_store(captures, *id); !r) {

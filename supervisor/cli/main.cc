@@ -13,6 +13,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #if !defined(__APPLE__)
+#include "supervisor/agent/agent_channel.h"
 #include "supervisor/agent/session_server.h"
 #endif
 
@@ -120,6 +121,15 @@ std::function<int()> add_explain_command(CLI::App& app) {
   };
 }
 
+#if !defined(__APPLE__)
+void warn_channel_unused() {
+  vigil::print_warning(
+      "SANDBOX_AGENT_CHANNEL_FD: srt's agent channel is spoken by a standalone `vigil run` "
+      "only (an agent session asks its own client); the variable is dropped, the channel "
+      "not used");
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,6 +140,9 @@ int main(int argc, char** argv) {
   if (auto command = vigil::thin_run_command(
           std::span<const char* const>(argv + 1, argv + argc), session)) {
     vigil::configure_logging(std::getenv("VIGIL_LOG"), false);
+    // The thin client sends its environment to the session: srt's agent channel is
+    // `vigil run`'s own, and never the command's (agent_channel.h).
+    if (vigil::AgentChannel::drop_from_environment()) warn_channel_unused();
     return vigil::run_in_session(session, *command, true, std::nullopt);
   }
 #endif
@@ -203,6 +216,13 @@ int main(int argc, char** argv) {
   if (run_learn && app.got_subcommand("learn")) return run_learn();
   if (run_export && app.got_subcommand("export")) return run_export();
   if (run_verify && app.got_subcommand("verify")) return run_verify();
+#if !defined(__APPLE__)
+  // A session's commands get the session's environment: the channel never reaches them.
+  if ((run_session_cmd && app.got_subcommand("session")) ||
+      (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))) {
+    if (vigil::AgentChannel::drop_from_environment()) warn_channel_unused();
+  }
+#endif
   if (run_session_cmd && app.got_subcommand("session")) return run_session_cmd();
   if (run_serve_cmd && (app.got_subcommand("serve") || app.got_subcommand("mcp")))
     return run_serve_cmd();

@@ -11,6 +11,7 @@
 #include "supervisor/orchestrator/session_runner.h"
 #include "supervisor/core/base/write_all.h"
 #if !defined(__APPLE__)
+#include "supervisor/agent/agent_channel.h"
 #include "supervisor/agent/session_server.h"
 #endif
 
@@ -31,6 +32,23 @@ int run_unconfined(const std::vector<std::string>& command) {
 }
 #endif
 
+#if !defined(__APPLE__)
+// The channel asks about hosts off the allow list (ask mode, whatever the settings say:
+// the harness that handed it over asked to be asked) and hears of every denial.
+void speak_agent_channel(const std::shared_ptr<AgentChannel>& channel, SessionRequest& request,
+                         SessionCallbacks& callbacks) {
+  request.ask.asker = channel;
+  request.ask.timeout_from_settings = true;
+  callbacks.on_event = [channel](const events::Event& e) { channel->on_event(e); };
+  // A harness answers vigil's hello at once; one that does not is not waited for long.
+  if (!channel->wait_ready(std::chrono::seconds(2))) {
+    print_warning(
+        "agent channel: no hello (protocol_version 1) from the harness within 2 s; requests "
+        "off the allow list are denied until it comes");
+  }
+}
+#endif
+
 // Both platforms: run_session() is the one orchestrator (session_orchestrator.h) over
 // Linux's bwrap backend or macOS's Seatbelt one.
 int cmd_run(const RunArgs& args) {
@@ -43,6 +61,13 @@ int cmd_run(const RunArgs& args) {
                           ? std::optional<std::string>(env_session)
                           : std::nullopt);
   if (session && args.sandbox) {
+    // srt's agent channel is a standalone run's: a run sent to an agent session is asked
+    // about by the session's client. Dropped all the same: the command never gets it.
+    if (AgentChannel::drop_from_environment()) {
+      print_warning(
+          "SANDBOX_AGENT_CHANNEL_FD: a command run in an agent session is asked about by the "
+          "session's client, not over the agent channel; the channel is not used");
+    }
     if (args.settings || args.log || args.allow_writable_settings) {
       print_warning(
           "--settings, --log and --allow-writable-settings are the session's (given to `vigil "
@@ -50,6 +75,10 @@ int cmd_run(const RunArgs& args) {
     }
     return run_in_session(*session, args.command, args.capture_output, args.violations_fd);
   }
+  // srt's agent channel (agent_channel.h): taken out of the environment and made
+  // close-on-exec first, whatever this run turns out to be (--sandbox off too), so no
+  // command inherits it.
+  const std::shared_ptr<AgentChannel> channel = AgentChannel::from_environment();
 #endif
   auto proxy_test = check_proxy_test_options(args.proxy_test);
   if (!proxy_test) return report(proxy_test.error());
@@ -70,7 +99,17 @@ int cmd_run(const RunArgs& args) {
   request.violations_json = args.violations_fd.has_value();
   request.timeout_s = args.timeout;
   request.proxy_test = *proxy_test;
-  auto outcome = run_session(request, {});
+  SessionCallbacks callbacks;
+#if !defined(__APPLE__)
+  if (channel) {
+    speak_agent_channel(channel, request, callbacks);
+  }
+#endif
+  auto outcome = run_session(request, callbacks);
+#if !defined(__APPLE__)
+  // What the run's last denials became is written before vigil exits (a bounded wait).
+  if (channel) channel->stop();
+#endif
   if (!outcome) return report(outcome.error());
   if (args.violations_fd) {
 #if defined(__APPLE__)

@@ -114,21 +114,29 @@ void CommandStreams::keep_tail(OutputStream s, std::string_view bytes) {
   if (bytes.empty()) return;
   if (!tail_.empty() && tail_.back().first == s && tail_.back().second.size() < max_chunk_) {
     tail_.back().second.append(bytes);  // small writes: fewer, fuller records
+  } else if (!spare_chunks_.empty()) {
+    std::string chunk = std::move(spare_chunks_.back());
+    spare_chunks_.pop_back();
+    chunk.assign(bytes);
+    tail_.emplace_back(s, std::move(chunk));
   } else {
     tail_.emplace_back(s, std::string(bytes));
   }
   tail_bytes_ += bytes.size();
   while (tail_bytes_ > tail_cap) {
-    std::string& front = tail_.front().second;
+    const std::string& front = tail_.front().second;
+    const std::uint64_t left = front.size() - front_skip_;
     const std::uint64_t over = tail_bytes_ - tail_cap;
-    if (over >= front.size()) {
-      omitted_ += front.size();
-      tail_bytes_ -= front.size();
+    if (over >= left) {
+      omitted_ += left;
+      tail_bytes_ -= left;
+      if (spare_chunks_.size() < 4) spare_chunks_.push_back(std::move(tail_.front().second));
       tail_.pop_front();
+      front_skip_ = 0;
     } else {
       omitted_ += over;
       tail_bytes_ -= over;
-      front.erase(0, static_cast<std::size_t>(over));
+      front_skip_ += static_cast<std::size_t>(over);
     }
   }
 }
@@ -145,8 +153,12 @@ void CommandStreams::finish() {
     append(events::Source::kSupervisor, std::move(t));
     if (record_ != nullptr) record_->count("io.unlogged_bytes", omitted_);
   }
-  for (auto& [s, bytes] : tail_) log_chunks(s, bytes);
+  for (auto& [s, bytes] : tail_) {
+    log_chunks(s, std::string_view(bytes).substr(front_skip_));
+    front_skip_ = 0;
+  }
   tail_.clear();
+  spare_chunks_.clear();
   tail_bytes_ = 0;
   omitted_ = 0;
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "supervisor/core/base/sha256.h"
 #include "supervisor/core/events/event_schema.h"
@@ -69,7 +70,13 @@ class CommandStreams {
   // The last (cap - head) bytes past the head, chunk by chunk in arrival order: the
   // order of the two streams holds across them as it does in the head.
   std::deque<std::pair<OutputStream, std::string>> tail_;
-  std::uint64_t tail_bytes_ = 0;
+  // Bytes at the start of tail_.front() that were pushed out: skipped, not erased (an
+  // erase moves the rest of the chunk at every read, which cost more than the copy itself).
+  std::size_t front_skip_ = 0;
+  std::uint64_t tail_bytes_ = 0;  // kept, front_skip_ not counted
+  // Chunks pushed out of the tail, their memory kept for the next ones (no allocation and
+  // no fresh pages for every read of a long output).
+  std::vector<std::string> spare_chunks_;
   std::uint64_t omitted_ = 0;  // past the head and pushed out of the tail
   std::uint64_t stream_bytes_[2] = {0, 0};  // stdout, stderr: all of it
   Sha256 stream_sha_[2];

@@ -147,6 +147,9 @@ Result<SandboxedOutcome> run_sandboxed(
   // allow list gets a 403 with the reason; with no allow list, every host does). Its
   // socket is bound now (the sandbox binds it in); it serves from when the log is open.
   // One listener per command: its decisions are that command's, even among many.
+  ProxyAsk ask = cmd.ask;
+  if (ask.timeout_from_settings)
+    ask.timeout = std::chrono::milliseconds(prepared->policy.vigil.network_ask_timeout_ms);
   auto proxy = SessionProxy::open(
       prepared->policy.net, session->proxy_socket(),
       [&](const events::NetDecision& d) {
@@ -154,7 +157,7 @@ Result<SandboxedOutcome> run_sandboxed(
                recorded_decision(d, prepared->policy, owner.ignore_command));
       },
       [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); },
-      cmd.proxy_test, cmd.ask);
+      cmd.proxy_test, ask);
   VIGIL_TRY(proxy);
   // The bridges vigil-init binds inside the sandbox's network namespace.
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
@@ -437,6 +440,11 @@ Result<SandboxedOutcome> run_sandboxed(
                       write_all_to(owner.stdio[2], text);
                     }
                   });
+  } else if (!outcome.annotation.empty()) {
+    // The block goes to the model in the caller's result (`serve`, `mcp`): the log records
+    // it all the same, so that replay --annotate shows what the model was told, in every
+    // mode.
+    record->log_annotation(outcome.annotation, false);
   }
   if (!limit.empty()) {
     outcome.limit = "limit: " + limit;

@@ -41,6 +41,9 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(const std::st
 struct ProxyAsk {
   std::shared_ptr<proxy::Asker> asker;
   std::chrono::milliseconds timeout{60'000};
+  // `vigil run`'s asker (srt's agent channel) comes before the settings are read: the
+  // hold is then the settings' vigil.network.askTimeoutSeconds, not `timeout`.
+  bool timeout_from_settings = false;
 };
 
 class SessionProxy {

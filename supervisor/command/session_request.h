@@ -16,6 +16,7 @@
 #include "supervisor/core/base/write_all.h"  // write_all_to(): the default on_output
 #include "supervisor/core/events/event_schema.h"
 #include "supervisor/command/proxy_test_options.h"
+#include "supervisor/command/session_proxy.h"
 #include "supervisor/launch/sandbox_launch.h"
 
 namespace vigil {
@@ -46,6 +47,9 @@ struct SessionRequest {
   // Tests only: weaken the session proxy so that a test server on loopback is reachable
   // (see supervisor/command/proxy_test_options.h; the CLI refuses them without VIGIL_TEST_MODE=1).
   ProxyTestHooks proxy_test;
+  // Ask mode: who is asked about a host off the allow list (`vigil run`: srt's agent
+  // channel, supervisor/agent/agent_channel.h). None: such a host is refused at once.
+  ProxyAsk ask;
 };
 
 struct SessionCallbacks {

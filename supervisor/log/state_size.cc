@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/log/session_log.h"
+#include "supervisor/log/store_sizes.h"
 
 namespace vigil {
 namespace {
@@ -105,6 +109,35 @@ Result<void> remove_one_store(int top, const std::string& root, const std::strin
 
 }  // namespace
 
+namespace {
+
+// A store's size, kept between calls and runs (store_sizes.h): every command asks
+// (capture_budget()), and a walk of every store at each ask made each command slower as
+// stores piled up. A size is reused while the directory's identity and mtime are those of
+// the walk and that mtime was already kSettledNs old then, so two changes within one tick
+// of the filesystem's clock cannot hide the second. (A temporary file still growing is a
+// floor, as a walk's is: it is counted in full once renamed.)
+constexpr std::int64_t kSettledNs = 2'000'000'000;
+
+std::int64_t ns_of(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::int64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);  // the clock file times come from
+  return ns_of(t);
+}
+
+std::mutex memo_mu;
+std::map<std::string, StoreSizes> memos;  // root -> settled stores' sizes, as last saved
+
+}  // namespace
+
+bool store_memo_fresh(std::int64_t mtime_ns, std::int64_t walked_at_ns) {
+  return walked_at_ns - mtime_ns >= kSettledNs;
+}
+
 CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
   CaptureUsage u;
   // An agent session's command N writes <session>-<N>: the session's cap counts every
@@ -116,14 +149,42 @@ CaptureUsage capture_store_usage(const std::string& root, std::string_view id) {
     session = id.substr(0, dash);
   UniqueFd fd(::open(root.c_str(), kDirFlags));
   if (!fd) return u;
-  std::uint64_t seen = 0;
+  const std::lock_guard lock(memo_mu);
+  auto memo = memos.find(root);
+  if (memo == memos.end()) memo = memos.emplace(root, load_store_sizes(fd.get())).first;
+  const StoreSizes& old = memo->second;
+  StoreSizes settled;  // what stands now; stores gone since are forgotten
+  std::uint64_t entries = 0;
   for (const std::string& n : names_in(fd.get())) {
-    UniqueFd sub(::openat(fd.get(), n.c_str(), kDirFlags));
-    if (!sub) continue;
-    TreeSize t;
-    add_tree(sub.get(), 0, &seen, &t);
-    u.all += t.bytes;
-    if (n == id || store_of_session(n, session)) u.session += t.bytes;
+    struct stat st {};
+    if (::fstatat(fd.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+      continue;
+    StoreSize m{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                ns_of(st.st_mtim), 0};
+    bool keep = false;
+    if (const auto was = old.find(n); was != old.end() && was->second.dev == m.dev &&
+                                      was->second.ino == m.ino && was->second.mtime_ns == m.mtime_ns) {
+      m.bytes = was->second.bytes;
+      keep = true;
+      entries += 1;
+    } else {
+      const std::int64_t walked_at = now_ns();
+      UniqueFd sub(::openat(fd.get(), n.c_str(), kDirFlags));
+      if (!sub) continue;
+      TreeSize t;
+      add_tree(sub.get(), 0, &entries, &t);
+      m.bytes = t.bytes;
+      keep = !t.cut && store_memo_fresh(m.mtime_ns, walked_at);
+    }
+    if (entries > kMaxStateEntries) break;
+    u.all += m.bytes;
+    if (n == id || store_of_session(n, session)) u.session += m.bytes;
+    if (keep) settled.emplace(n, m);
+  }
+  if (settled != old) {
+    // A cache: a run that cannot write it walks again next time, nothing more.
+    (void)save_store_sizes(fd.get(), settled);
+    memo->second = std::move(settled);
   }
   return u;
 }

@@ -43,7 +43,13 @@ struct CaptureUsage {
   std::uint64_t session = 0;
   std::uint64_t all = 0;
 };
+// A store unchanged since an earlier call in this process is not walked again (its size is
+// kept while its directory's mtime stays what it was, and was settled then:
+// store_memo_fresh()).
 CaptureUsage capture_store_usage(const std::string& root, std::string_view id);
+// Pure: whether a size walked at `walked_at_ns` may stand for a directory whose mtime is
+// `mtime_ns` (both CLOCK_REALTIME): the mtime was at least 2 s old at the walk.
+bool store_memo_fresh(std::int64_t mtime_ns, std::int64_t walked_at_ns);
 
 // Removes the capture store of session `id` under `root` (its files, then the directory;
 // never following a symlink). A missing store is no error.

@@ -162,6 +162,8 @@ Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogS
                     std::fwrite(text.data(), 1, text.size(), stderr);
                     std::fflush(stderr);
                   });
+  } else if (!out.annotation.empty()) {
+    rec.log_annotation(out.annotation, false);  // the caller's result carries it: logged all the same
   }
   return out;
 }

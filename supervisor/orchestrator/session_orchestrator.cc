@@ -93,6 +93,7 @@ Result<SessionOutcome> orchestrate_session(const SessionRequest& request,
   one.violations_json = request.violations_json;
   one.timeout_s = request.timeout_s;
   one.quarantine_id = outcome.session_id;
+  one.ask = request.ask;
   SandboxedCommand cmd = sandboxed_command(session, std::move(one));
   StandaloneSink sink(request, callbacks, outcome.session_id, *cwd, backend.name());
   auto ran = backend.run(cmd, sink, callbacks);

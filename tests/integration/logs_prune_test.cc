@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,34 @@ TEST(LogsPrune, RemovesOnlyTheOldLogsVigilWrote) {
   EXPECT_FALSE(exists(given)) << d.out;
   EXPECT_TRUE(exists(newer)) << d.out;
   EXPECT_TRUE(exists(mine / "empty.jsonl")) << d.out;
+}
+
+// An agent session keeps one change store per command (<id>-<N>): prune removes them all
+// with the log and counts all their bytes.
+TEST(LogsPrune, EveryStoreOfASessionGoesWithItsLogAndIsCounted) {
+  TempDir ws, state;
+  const std::map<std::string, std::string> env = {{"XDG_STATE_HOME", state.path()}};
+  ASSERT_EQ(run_vigil({"run", "--", "true"}, ws.path(), 60, env).exit_code, 0);
+  const std::string dir = state / "vigil/sessions";
+  const std::vector<std::string> logs = logs_in(dir);
+  ASSERT_EQ(logs.size(), 1U);
+  const std::string id = logs[0].substr(0, logs[0].size() - 6);  // less ".jsonl"
+  const std::string captures = state / "vigil/captures";
+  make_dirs(captures + "/" + id);
+  write_file(captures + "/" + id + "/a", std::string(100, 'a'));
+  for (const char* n : {"-1", "-2"}) {
+    make_dirs(captures + "/" + id + n);
+    write_file(captures + "/" + id + n + "/b", std::string(1000, 'b'));
+  }
+  make_dirs(captures + "/" + id + "-x");  // not one of its stores: stays
+  age(dir + "/" + logs[0], 30);
+  const std::uint64_t log_bytes = std::filesystem::file_size(dir + "/" + logs[0]);
+  const Outcome o = run_vigil({"logs", "prune", "--older-than", "7d"}, ws.path(), 60, env);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("and 1 change capture store(s) (" + std::to_string(log_bytes + 2100) + " bytes)"),
+            std::string::npos) << o.out;
+  for (const char* n : {"", "-1", "-2"}) EXPECT_FALSE(exists(captures + "/" + id + n)) << n;
+  EXPECT_TRUE(exists(captures + "/" + id + "-x"));
 }
 
 TEST(LogsPrune, ABadAgeIsAUsageError) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -137,8 +138,12 @@ TEST(McpSdk, InitializeListAndCallWithStructuredResults) {
   EXPECT_EQ(s[0]["server"]["name"], "vigil");
   ASSERT_TRUE(s[1]["ok"]) << s[1];
   const json tools = s[1]["tools"];
-  ASSERT_EQ(tools.size(), 1u);
+  ASSERT_EQ(tools.size(), 5u);
   EXPECT_EQ(tools[0]["name"], "run_command");
+  std::vector<std::string> names;
+  for (const auto& t : tools) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"run_command", "start_command", "read_output",
+                                             "stop_command", "list_commands"}));
   EXPECT_EQ(tools[0]["annotations"]["destructiveHint"], true) << tools[0];
   EXPECT_EQ(tools[0]["annotations"]["readOnlyHint"], false) << tools[0];
   EXPECT_EQ(tools[0]["outputSchema"]["type"], "object") << tools[0];
@@ -259,7 +264,7 @@ TEST(McpSdk, NothingButPingBeforeInitialize) {
   }
   EXPECT_EQ(s[2]["reply"]["result"], json::object()) << s[2];
   EXPECT_EQ(s[3]["reply"]["result"]["protocolVersion"], "2025-06-18") << s[3];
-  EXPECT_EQ(s[5]["reply"]["result"]["tools"].size(), 1u) << s[5];
+  EXPECT_EQ(s[5]["reply"]["result"]["tools"].size(), 5u) << s[5];
   EXPECT_EQ(s[6]["reply"]["error"]["code"], -32600) << s[6];
   EXPECT_FALSE(exists(ws / "ran"));
   EXPECT_TRUE(log_records(sdk.log(), "command.start").empty());
@@ -489,6 +494,112 @@ TEST(McpSdk, HostileArgumentsGetAClearErrorAndTheServerGoesOn) {
   EXPECT_NE(text_of(s[1]["result"]).find("NUL"), std::string::npos) << s[1];
   ASSERT_TRUE(s.back()["ok"]) << s.back();
   EXPECT_EQ(s.back()["result"]["structuredContent"]["stdout"], "alive\n");
+}
+
+}  // namespace
+}  // namespace vigil::test
+
+namespace vigil::test {
+namespace {
+
+json tool_call(const std::string& name, const json& args, json extra = json::object()) {
+  json step = {{"op", "call"}, {"name", name}, {"arguments", args}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) step[it.key()] = it.value();
+  return step;
+}
+
+// Background commands (issue 32): a server started by one call keeps running while the
+// next calls run, its output read as it comes, listed, and stopped with its whole sandbox;
+// what still runs when the client goes ends with the session.
+TEST(McpSdk, ABackgroundCommandRunsAcrossCallsAndEndsWithTheSession) {
+  VIGIL_NEED_MCP_SDK();
+  TempDir ws;
+  SdkRun sdk(ws.path());
+  const std::string m = unique_marker("mcp-bg");
+  const std::string m2 = unique_marker("mcp-bg-left");
+  const json out = sdk.run(
+      {kConnect,
+       tool_call("start_command",
+                 {{"command", "echo ready-" + m + "; touch started; while :; do echo tick; sleep 0.1; done"}}),
+       call("while [ ! -e started ]; do sleep 0.05; done; echo side"),
+       tool_call("read_output", {{"handle", "bg-1"}}, {{"until_text", "tick"}}),
+       tool_call("list_commands", json::object()),
+       tool_call("stop_command", {{"handle", "bg-1"}}),
+       {{"op", "await_gone"}, {"marker", m}, {"timeout_ms", 10000}},
+       tool_call("read_output", {{"handle", "bg-9"}}),
+       tool_call("start_command", {{"command", "sleep 1000; : " + m2}}),
+       {{"op", "close"}}});
+  const auto& s = out["steps"];
+  ASSERT_EQ(s.size(), 10u) << out.dump(1);
+  for (std::size_t i = 0; i < s.size(); ++i) ASSERT_TRUE(s[i]["ok"]) << i << ": " << s[i];
+  // Checked by the SDK against each tool's outputSchema.
+  const json started = s[1]["result"]["structuredContent"];
+  EXPECT_EQ(started["handle"], "bg-1") << started;
+  EXPECT_EQ(started["running"], true);
+  EXPECT_EQ(s[2]["result"]["structuredContent"]["stdout"], "side\n") << s[2];
+  const json read = s[3]["result"];
+  EXPECT_NE(text_of(read).find("ready-" + m), std::string::npos) << read;
+  EXPECT_EQ(read["structuredContent"]["running"], true) << read;
+  EXPECT_GT(read["structuredContent"]["next_offset"].get<std::uint64_t>(), 0u);
+  EXPECT_NE(text_of(s[4]["result"]).find("bg-1"), std::string::npos) << s[4];
+  EXPECT_EQ(s[4]["result"]["structuredContent"]["commands"][0]["running"], true) << s[4];
+  const json stopped = s[5]["result"]["structuredContent"];
+  EXPECT_EQ(stopped["running"], false) << s[5];
+  EXPECT_EQ(stopped["cancelled"], true) << s[5];
+  EXPECT_EQ(s[6]["left"], json::array()) << "the stopped command's sandbox is gone: " << s[6];
+  EXPECT_EQ(s[7]["result"]["isError"], true) << s[7];
+  EXPECT_EQ(s[8]["result"]["structuredContent"]["handle"], "bg-2") << s[8];
+  EXPECT_TRUE(wait_for([&] { return pids_with_marker(m2).empty(); }, 15000))
+      << "a background command outlived its client";
+  const auto cancels = log_records(sdk.log(), "command.cancel");
+  ASSERT_EQ(cancels.size(), 2u);
+  EXPECT_EQ(cancels[0]["by"], "client");
+  EXPECT_EQ(cancels[1]["by"], "disconnect");
+  expect_log_verifies(sdk.log());
+}
+
+// The session's log and its replay views are resources (issue 32): listed, with a template
+// per command, and read through the SDK; each view is `vigil replay`'s own; a URI that names
+// none is MCP's -32002.
+TEST(McpSdk, TheLogAndItsViewsAreResourcesAClientReads) {
+  VIGIL_NEED_MCP_SDK();
+  TempDir ws, outside;
+  SdkRun sdk(ws.path());
+  const json out = sdk.run({kConnect,
+                            call("echo hello > made.txt; echo x > " + (outside / "m")),
+                            call("echo again >> made.txt"),
+                            {{"op", "resources"}},
+                            {{"op", "read"}, {"uri", "vigil://session/log"}},
+                            {{"op", "read"}, {"uri", "vigil://session/changes"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/1/violations"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/2/diff"}},
+                            {{"op", "read"}, {"uri", "vigil://session/nope"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/01/changes"}},
+                            {{"op", "read"}, {"uri", "vigil://session/commands/1;rm/changes"}}});
+  const auto& s = out["steps"];
+  ASSERT_EQ(s.size(), 11u) << out.dump(1);
+  for (std::size_t i = 0; i < 8; ++i) ASSERT_TRUE(s[i]["ok"]) << i << ": " << s[i];
+  std::vector<std::string> uris;
+  for (const auto& r : s[3]["resources"]) uris.push_back(r["uri"]);
+  for (const char* u : {"vigil://session/log", "vigil://session/timeline", "vigil://session/violations",
+                        "vigil://session/changes", "vigil://session/diff", "vigil://session/network"})
+    EXPECT_NE(std::find(uris.begin(), uris.end(), u), uris.end()) << u;
+  EXPECT_FALSE(s[3]["templates"].empty());
+  EXPECT_EQ(s[3]["templates"][0]["uriTemplate"].get<std::string>().rfind("vigil://session/commands/{command}/", 0), 0u);
+  const std::string log_text = s[4]["contents"][0]["text"];
+  EXPECT_EQ(log_text, read_file(sdk.log()).substr(0, log_text.size())) << "the log itself";
+  EXPECT_NE(log_text.find("\"kind\":\"command.end\""), std::string::npos);
+  const std::string changes = s[5]["contents"][0]["text"];
+  EXPECT_NE(changes.find(ws / "made.txt"), std::string::npos) << changes;
+  const std::string violations = s[6]["contents"][0]["text"];
+  EXPECT_NE(violations.find(outside / "m"), std::string::npos) << violations;
+  const std::string diff = s[7]["contents"][0]["text"];
+  EXPECT_NE(diff.find("+again"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("+hello"), std::string::npos) << "command 2's diff only: " << diff;
+  for (std::size_t i : {8u, 9u, 10u}) {
+    EXPECT_FALSE(s[i]["ok"]) << s[i];
+    EXPECT_EQ(s[i]["code"], -32002) << s[i];
+  }
 }
 
 }  // namespace

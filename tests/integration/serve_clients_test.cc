@@ -210,7 +210,7 @@ TEST(Mcp, InitializeListCall) {
   EXPECT_EQ(reply_to(msgs, 1)["result"]["serverInfo"]["name"], "vigil");
   EXPECT_EQ(reply_to(msgs, 1)["result"]["protocolVersion"], "2024-11-05");
   const json tools = reply_to(msgs, 2)["result"]["tools"];
-  ASSERT_EQ(tools.size(), 1u);
+  ASSERT_EQ(tools.size(), 5u);  // run_command, then the four for background commands
   EXPECT_EQ(tools[0]["name"], "run_command");
   EXPECT_EQ(tools[0]["inputSchema"]["required"][0], "command");
   // stdin ended right after the call: MCP's stdio client has gone (that is how it ends a

@@ -333,6 +333,40 @@ TEST(LogBounds, MaxOutputBytesCutsTheLogNeverTheOutput) {
   EXPECT_NE(bad.err.find("vigil.log.maxOutputBytes"), std::string::npos) << bad.err;
 }
 
+// Many small writes on both streams past the cap: the tail keeps exactly the last bytes
+// that came, each stream's part a suffix of what it wrote (the ring drops whole and
+// partial chunks from its front as new ones come).
+TEST(LogBounds, TheTailOfManySmallWritesIsTheLastBytesOfEachStream) {
+  TempDir ws, cfg, logs;
+  write_file(
+      cfg / "s.json",
+      R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"log": {"maxOutputBytes": 1000}}})");
+  auto o = run_vigil({"run", "--settings", cfg / "s.json", "--log", logs / "l.jsonl", "--", "sh",
+                      "-c", "i=0; while [ $i -lt 4000 ]; do i=$((i+1)); echo o$i; echo e$i >&2; done"},
+                     ws.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::string out_expected, err_expected;
+  for (int i = 1; i <= 4000; ++i) {
+    out_expected += "o" + std::to_string(i) + "\n";
+    err_expected += "e" + std::to_string(i) + "\n";
+  }
+  EXPECT_EQ(o.out, out_expected);
+  bool after = false;
+  std::string out_tail, err_tail;
+  for (const auto& r : records(logs / "l.jsonl")) {
+    if (r["kind"] == "log.truncated") after = true;
+    if (!after) continue;
+    if (r["kind"] == "io.stdout") out_tail += r["data"].get<std::string>();
+    if (r["kind"] == "io.stderr") err_tail += r["data"].get<std::string>();
+  }
+  ASSERT_TRUE(after);
+  EXPECT_EQ(out_tail.size() + err_tail.size(), 500u);
+  EXPECT_EQ(out_expected.substr(out_expected.size() - out_tail.size()), out_tail);
+  EXPECT_EQ(err_expected.substr(err_expected.size() - err_tail.size()), err_tail);
+  auto v = run_vigil({"replay", "--verify", logs / "l.jsonl"}, ws.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 TEST(LogBounds, ReplayVerifyAndJsonStreamInConstantMemory) {
   TempDir ws, cfg, logs;
   write_file(

@@ -10,8 +10,12 @@
 #      vigil_write_loop (tools/bench/write_loop.cc) times CALLS write-opens from inside
 #      `vigil run`, in interleaved rounds with the exporter following (and shipping that
 #      very session's log to rsyslog) and without; medians of ns per write, and the ratio.
+#      The command and its vigil run on one CPU in both arms (taskset -c PIN, 0 unless
+#      --pin says otherwise; --pin none: where the scheduler puts them): whether the loop
+#      and vigil-init share a CPU moves a trapped write by 5x (8 or 51 us), which would
+#      decide the figure instead of the exporter. The exporter is left to the scheduler.
 # Usage: export_bench.sh [--vigil PATH] [--exporter PATH] [--loop PATH] [-n ROUNDS]
-#                        [--calls N] [--sessions N]
+#                        [--calls N] [--sessions N] [--pin CPU|none]
 # --exporter: the binary whose `export` subcommand runs (default: --vigil).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,12 +26,14 @@ exporter=
 rounds=10
 calls=20000
 sessions=8
+pin=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --vigil) vigil=$2; shift 2 ;;
     --loop) loop=$2; shift 2 ;;
     --exporter) exporter=$2; shift 2 ;;
     -n) rounds=$2; shift 2 ;;
+    --pin) pin=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --sessions) sessions=$2; shift 2 ;;
     *) echo "export_bench: unknown option $1" >&2; exit 2 ;;
@@ -112,7 +118,9 @@ done
 # 2. The trapped write with and without the exporter following.
 export XDG_STATE_HOME="$tmp/state2"
 mkdir -p "$XDG_STATE_HOME"
-run_loop() { "$vigil" run --settings "$tmp/s.json" -- "$tmp/loop" "$calls" f | awk '{print $1}'; }
+pinned=()
+[ "$pin" != none ] && pinned=(taskset -c "$pin")
+run_loop() { "${pinned[@]}" "$vigil" run --settings "$tmp/s.json" -- "$tmp/loop" "$calls" f | awk '{print $1}'; }
 : >"$tmp/with"
 : >"$tmp/without"
 for r in $(seq "$rounds"); do
@@ -132,12 +140,12 @@ for r in $(seq "$rounds"); do
     fi
   done
 done
-python3 - "$tmp/with" "$tmp/without" "$calls" "$rounds" <<'PY'
+python3 - "$tmp/with" "$tmp/without" "$calls" "$rounds" "$pin" <<'PY'
 import statistics, sys
 w = [float(x) for x in open(sys.argv[1]).read().split()]
 wo = [float(x) for x in open(sys.argv[2]).read().split()]
 mw, mwo = statistics.median(w), statistics.median(wo)
-print(f"trapped write ({sys.argv[3]} per run, {sys.argv[4]} interleaved rounds): "
+print(f"trapped write ({sys.argv[3]} per run, {sys.argv[4]} interleaved rounds, pinned to CPU {sys.argv[5]}): "
       f"median {mwo:.0f} ns without the exporter, {mw:.0f} ns with it: "
       f"{(mw / mwo - 1) * 100:+.2f}%")
 print("  without:", " ".join(f"{x:.0f}" for x in wo))

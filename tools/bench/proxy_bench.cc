@@ -20,6 +20,8 @@
 //     per round (RSS loaded and after, fds), then where the RSS left after the last
 //     round lives (/proc/PID/smaps: brk heap, anonymous maps, files): flat after round 1
 //     is the allocator's cache, growth would be a leak
+// Each row ends with vigil's ratio to srt, to the reference build (VIGIL_PROXY_BENCH_REF=
+// <an earlier vigil>: one more column, measured in the same rounds) and to direct.
 //
 // Both proxies allow exactly "127.0.0.1" (an IP literal on the allow list passes either
 // one's address guard: no test option, no DNS) and are asked for 127.0.0.1:PORT.
@@ -257,31 +259,15 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
   paths.push_back({"direct", echo.port(), -1, "", ""});
   paths.push_back({"vigil", vigil_proxy.port(), vigil_proxy.process().pid(), "127.0.0.1", ""});
 
-  // srt's proxy, when srt and node are there; or, with VIGIL_PROXY_BENCH_REF=<another
-  // vigil binary> (the build before a change), that build's `vigil proxy` in srt's column,
-  // so that the same interleaved rounds compare the two builds.
+  // srt's proxy, when srt and node are there; and, with VIGIL_PROXY_BENCH_REF=<another
+  // vigil binary> (the build before a change), that build's `vigil proxy` as one more
+  // column, so that the same interleaved rounds compare the two builds beside srt.
   std::unique_ptr<Background> srt;
+  std::unique_ptr<Background> ref;
   std::string srt_note;
   const std::string pkg = srt_package();
   const std::string script = std::string(VIGIL_SOURCE_DIR) + "/tools/bench/srt_proxy.mjs";
-  const char* ref_bin = std::getenv("VIGIL_PROXY_BENCH_REF");
-  if (ref_bin != nullptr && *ref_bin != '\0') {
-    const std::string settings = tmp / "ref-settings.json";
-    write_file(settings, kSettings);
-    srt = std::make_unique<Background>(
-        std::vector<std::string>{ref_bin, "proxy", "--settings", settings, "--listen",
-                                 "tcp:127.0.0.1:0", "--events", tmp / "ref-events.jsonl",
-                                 "--idle-timeout", "60"},
-        tmp.path(), "ref-proxy");
-    const auto port = srt->wait_for("proxy listening on tcp:127\\.0\\.0\\.1:(\\d+)", true);
-    if (!port) {
-      srt_note = std::string("the reference build's proxy did not start: ") + srt->err();
-    } else {
-      paths.push_back({"ref", static_cast<std::uint16_t>(std::stoi(*port)), srt->pid(),
-                       "127.0.0.1", ""});
-      std::printf("(the srt column is the reference build %s)\n", ref_bin);
-    }
-  } else if (!exists(pkg + "/dist/index.js")) {
+  if (!exists(pkg + "/dist/index.js")) {
     srt_note = "srt not found at " + pkg + " (set SRT_PKG, or run tools/bench/run_bench.sh once)";
   } else {
     srt = std::make_unique<Background>(std::vector<std::string>{"node", script}, tmp.path(),
@@ -296,6 +282,21 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
       paths.push_back({"srt", static_cast<std::uint16_t>(std::stoi(port)), srt->pid(), "127.0.0.1",
                        "Proxy-Authorization: Basic " + base64_encode("srt:" + token) + "\r\n"});
     }
+  }
+  const char* ref_bin = std::getenv("VIGIL_PROXY_BENCH_REF");
+  if (ref_bin != nullptr && *ref_bin != '\0') {
+    const std::string settings = tmp / "ref-settings.json";
+    write_file(settings, kSettings);
+    ref = std::make_unique<Background>(
+        std::vector<std::string>{ref_bin, "proxy", "--settings", settings, "--listen",
+                                 "tcp:127.0.0.1:0", "--events", tmp / "ref-events.jsonl",
+                                 "--idle-timeout", "60"},
+        tmp.path(), "ref-proxy");
+    const auto port = ref->wait_for("proxy listening on tcp:127\\.0\\.0\\.1:(\\d+)", true);
+    ASSERT_TRUE(port) << "the reference build's proxy did not start: " << ref->err();
+    paths.push_back(
+        {"ref", static_cast<std::uint16_t>(std::stoi(*port)), ref->pid(), "127.0.0.1", ""});
+    std::printf("(the ref column is the reference build %s)\n", ref_bin);
   }
 
   const auto span = std::chrono::seconds(1);
@@ -353,13 +354,24 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
     EXPECT_LE(l.fds_after, loads[1].fds_idle) << "vigil: descriptors left after the load";
   }
 
-  const bool with_srt = paths.size() == 3;
+  auto index_of = [&](const char* name) -> std::size_t {
+    for (std::size_t i = 0; i < paths.size(); ++i)
+      if (paths[i].name == name) return i;
+    return paths.size();
+  };
+  const std::size_t srt_at = index_of("srt");
+  const std::size_t ref_at = index_of("ref");
+  const bool with_srt = srt_at < paths.size();
+  const bool with_ref = ref_at < paths.size();
   std::printf("\n=== egress proxies on loopback: %d interleaved rounds, medians (%s) ===\n", rounds,
               vigil_bin().c_str());
   if (!with_srt) std::printf("(%s)\n", srt_note.c_str());
-  std::printf("(vigil/srt: above 1 is better for rates, below 1 for times and memory)\n");
-  std::printf("%-50s %10s %10s %10s %10s\n", "", "direct", "vigil", with_srt ? "srt" : "-",
-              with_srt ? "vigil/srt" : "");
+  std::printf("(ratios: above 1 is better for rates, below 1 for times and memory)\n");
+  std::printf("%-50s", "");
+  for (const Path& p : paths) std::printf(" %10s", p.name.c_str());
+  if (with_srt) std::printf(" %10s", "vigil/srt");
+  if (with_ref) std::printf(" %10s", "vigil/ref");
+  std::printf(" %12s\n", "vigil/direct");
   using Value = std::function<double(std::size_t)>;
   struct Row {
     const char* what;
@@ -407,16 +419,24 @@ TEST(ProxyBench, VigilBesideSrtAndDirect) {
   };
   for (const Row& r : rows) {
     std::printf("%-50s", r.what);
-    std::array<double, 3> v{};
-    for (std::size_t i = 0; i < 3; ++i) {
-      if (i < paths.size() && !(r.proxies_only && i == 0)) {
+    std::vector<double> v(paths.size(), 0.0);
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      if (!(r.proxies_only && i == 0)) {
         v[i] = r.value(i);
         std::printf(" %10.0f", v[i]);
       } else {
         std::printf(" %10s", "-");
       }
     }
-    if (with_srt && v[2] > 0) std::printf(" %9.2fx", v[1] / v[2]);
+    for (std::size_t at : {srt_at, ref_at}) {
+      if (at >= paths.size()) continue;
+      if (v[at] > 0) {
+        std::printf(" %9.2fx", v[1] / v[at]);
+      } else {
+        std::printf(" %10s", "-");
+      }
+    }
+    if (!r.proxies_only && v[0] > 0) std::printf(" %11.2fx", v[1] / v[0]);
     std::printf("\n");
   }
   for (std::size_t i = 1; i < paths.size(); ++i) {

@@ -19,7 +19,7 @@
 //            (session ready, as srt's README uses it); skipped without --srt-pkg
 // and prints medians, p10/p90 and the ratios to bwrap and to srt.
 import { execFileSync, fork, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +62,15 @@ if (process.env.SESSION_BENCH_SRT) {
 
   // A warm `vigil serve` and a warm `vigil session` of binary `bin`: one request at a time.
   const ends = [];
+  // Each build keeps its state (logs, change stores) apart: what one leaves behind is not
+  // walked by the other's accounting.
+  const envOf = (tag) => {
+    const state = `${runtime}/state${tag}`;
+    mkdirSync(state, { recursive: true });
+    return { ...env, XDG_STATE_HOME: state };
+  };
   const warm = (bin, tag) => {
+    const env = envOf(tag);
     const serve = spawn(bin, ['serve', '--log', `${runtime}/serve${tag}.jsonl`], { cwd: ws, env, stdio: ['pipe', 'pipe', 'ignore'] });
     const replies = new Map();
     readline.createInterface({ input: serve.stdout }).on('line', (line) => {
@@ -79,7 +87,7 @@ if (process.env.SESSION_BENCH_SRT) {
     const handle = /VIGIL_SESSION='?([^;']+)'?;/.exec(started)[1];
     const sessionEnv = { ...env, VIGIL_SESSION: handle };
     ways['session' + tag] = () => spawnSync(bin, ['run', '--', 'true'], { cwd: ws, env: sessionEnv }).status;
-    ends.push({ serve, bin, handle });
+    ends.push({ serve, bin, handle, env });
   };
   warm(VIGIL, '');
   if (BEFORE) warm(BEFORE, '-before');
@@ -87,15 +95,15 @@ if (process.env.SESSION_BENCH_SRT) {
   let srt = null;
   process.on('exit', () => {
     for (const e of ends) {
-      spawnSync(e.bin, ['session', 'end', e.handle], { env });
+      spawnSync(e.bin, ['session', 'end', e.handle], { env: e.env });
       e.serve.kill();
     }
     if (srt) srt.kill();
     rmSync(ws, { recursive: true, force: true });
     rmSync(runtime, { recursive: true, force: true });
   });
-  if (ALONE) ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env }).status;
-  if (ALONE && BEFORE) ways['alone-before'] = () => spawnSync(BEFORE, ['run', '--', 'true'], { cwd: ws, env }).status;
+  if (ALONE) ways.alone = () => spawnSync(VIGIL, ['run', '--', 'true'], { cwd: ws, env: envOf('') }).status;
+  if (ALONE && BEFORE) ways['alone-before'] = () => spawnSync(BEFORE, ['run', '--', 'true'], { cwd: ws, env: envOf('-before') }).status;
 
   if (SRT) {
     srt = fork(fileURLToPath(import.meta.url), [], { cwd: ws, env: { ...process.env, SESSION_BENCH_SRT: SRT } });
@@ -145,7 +153,7 @@ if (process.env.SESSION_BENCH_SRT) {
     const tag = i === 0 ? '' : '-before';
     e.serve.stdin.end();
     await new Promise((res) => e.serve.on('exit', res));
-    spawnSync(e.bin, ['session', 'end', e.handle], { env });
+    spawnSync(e.bin, ['session', 'end', e.handle], { env: e.env });
     console.log(`rpc${tag}: ${warmCount(`${runtime}/serve${tag}.jsonl`)}; session${tag}: ${warmCount(`${runtime}/session${tag}.jsonl`)}`);
   }
   process.exit(0);

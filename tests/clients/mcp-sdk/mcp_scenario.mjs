@@ -18,7 +18,10 @@
 //        exists, as a user pressing stop would; close_when_file: closes the client then
 //        (the SDK's close(): stdin ends); command_bytes: the command is `: xxx...` of that
 //        size; lone_surrogate: the command ends with U+D800 (JSON.stringify sends it as
-//        the escape \ud800, which names no character)
+//        the escape \ud800, which names no character); until_text: S, the call is made
+//        again every 100 ms (for up to timeout_ms) until its text holds S (read_output)
+//   {"op": "resources"}                 resources/list and resources/templates/list
+//   {"op": "read", "uri": U}            resources/read through client.readResource()
 //   {"op": "raw", "message": {...}, "wait_id": ID}  sent on the transport as is (no
 //        handshake first when it is the first step); waits for the reply with wait_id
 //   {"op": "await_gone", "marker": M, "timeout_ms": N}  polls /proc until no process has
@@ -121,13 +124,24 @@ async function main() {
         }
         const started = Date.now();
         try {
-          r.result = await client.callTool(
-            { name: step.name ?? 'run_command', arguments: args }, undefined, options);
+          for (;;) {
+            r.result = await client.callTool(
+              { name: step.name ?? 'run_command', arguments: args }, undefined, options);
+            if (step.until_text === undefined) break;
+            if ((r.result.content?.[0]?.text ?? '').includes(step.until_text)) break;
+            if (Date.now() - started > (step.timeout_ms ?? 20000)) break;
+            await sleep(100);
+          }
         } finally {
           r.ms = Date.now() - started;
           done = true;
           if (watcher) await watcher;
         }
+      } else if (step.op === 'resources') {
+        r.resources = (await client.listResources()).resources;
+        r.templates = (await client.listResourceTemplates()).resourceTemplates;
+      } else if (step.op === 'read') {
+        r.contents = (await client.readResource({ uri: step.uri })).contents;
       } else if (step.op === 'raw') {
         if (!client && !rawStarted) {
           transport.onmessage = (m) => state.received.push(m);

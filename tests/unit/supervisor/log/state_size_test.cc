@@ -5,10 +5,13 @@
 #include "supervisor/log/session_log.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -85,6 +88,46 @@ TEST(StateSizeTest, AnAgentSessionsStoresGoTogether) {
     EXPECT_NE(::access((root + "/" + gone).c_str(), F_OK), 0) << gone;
   for (const char* kept : {"S-x", "S1", "T-1"})
     EXPECT_EQ(::access((root + "/" + kept).c_str(), F_OK), 0) << kept;
+}
+
+// Each command asks what the stores hold; a store unchanged since the last ask is not
+// walked again, and one that changed is: a file kept or removed, a store made or removed,
+// is counted at the next ask.
+TEST(StateSizeTest, AStoreThatChangedIsCountedAgain) {
+  Dir d;
+  ASSERT_FALSE(d.path.empty());
+  const std::string root = d.path + "/captures";
+  ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((root + "/S-1").c_str(), 0700), 0);
+  put(root + "/S-1/f", 10);
+  // Settled: the store's mtime set 10 s back, so the size is kept after this walk.
+  const timespec old[2] = {{::time(nullptr) - 10, 0}, {::time(nullptr) - 10, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (root + "/S-1").c_str(), old, 0), 0);
+  EXPECT_EQ(capture_store_usage(root, "S-2").session, 10U);
+  EXPECT_EQ(capture_store_usage(root, "S-2").all, 10U);
+  put(root + "/S-1/g", 20);  // a new file: the directory's mtime moves
+  EXPECT_EQ(capture_store_usage(root, "S-2").session, 30U);
+  ASSERT_EQ(::mkdir((root + "/S-2").c_str(), 0700), 0);
+  put(root + "/S-2/h", 5);
+  ASSERT_EQ(::mkdir((root + "/T").c_str(), 0700), 0);
+  put(root + "/T/i", 7);
+  const CaptureUsage u = capture_store_usage(root, "S-2");
+  EXPECT_EQ(u.session, 35U);
+  EXPECT_EQ(u.all, 42U);
+  ASSERT_EQ(::unlink((root + "/S-1/f").c_str()), 0);
+  EXPECT_EQ(capture_store_usage(root, "S-2").session, 25U);
+  ASSERT_TRUE(remove_capture_store(root, "S"));
+  EXPECT_EQ(capture_store_usage(root, "S-2").session, 0U);
+  EXPECT_EQ(capture_store_usage(root, "S-2").all, 7U);
+}
+
+TEST(StateSizeTest, AStoreSizeIsKeptOnlyOnceItsDirectoryHasSettled) {
+  constexpr std::int64_t s = 1'000'000'000;
+  EXPECT_TRUE(store_memo_fresh(100 * s, 102 * s));
+  EXPECT_TRUE(store_memo_fresh(100 * s, 200 * s));
+  EXPECT_FALSE(store_memo_fresh(100 * s, 102 * s - 1)) << "within 2 s of a change";
+  EXPECT_FALSE(store_memo_fresh(100 * s, 100 * s));
+  EXPECT_FALSE(store_memo_fresh(100 * s, 99 * s)) << "a directory from the future";
 }
 
 TEST(StateSizeTest, StoreNamesOfASession) {
