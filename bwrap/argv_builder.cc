@@ -93,6 +93,10 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
   for (const auto& p : in.late_ro_binds) {
     out.push_back({{"--ro-bind", p, p}, "session: the proxy socket vigil-init bridges to"});
   }
+  if (!in.resolv_conf.empty()) {
+    out.push_back({{"--ro-bind", in.resolv_conf, "/etc/resolv.conf"},
+                   "vigil.network.capture: names resolve through vigil-init's DNS stub"});
+  }
   for (const auto& [name, value] : in.setenv) {
     out.push_back({{"--setenv", name, value}, "environment"});
   }

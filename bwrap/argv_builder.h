@@ -58,6 +58,9 @@ struct BwrapInputs {
   // Session files bound read-only at their own path after every policy mount, so no
   // denyRead can hide them (the proxy socket vigil-init bridges to).
   std::vector<std::string> late_ro_binds;
+  // vigil.network.capture: a file naming vigil-init's DNS stub, bound read-only over
+  // /etc/resolv.conf ("" none).
+  std::string resolv_conf;
   // Rows of kernel_masks() that exist here; mounted after every policy mount, so that no
   // setting (an allowWrite of /proc/sys, say) can undo one.
   std::vector<KernelMask> kernel_masks;

@@ -105,6 +105,26 @@ std::vector<FilterRule> broker_rules() {
 }
 
 // ---------------------------------------------------------------------------------------
+// net-capture (vigil.network.capture): every connect() goes to vigil-init, which carries a
+// TCP connection to anything but the sandbox's own loopback through the proxy
+// (observer/inet_broker.h). The address lives in memory, which a filter cannot read, so
+// the call is trapped whatever its family; vigil-init continues what is not TCP to a
+// remote host. With the unix broker's table the connect() row is already there (one
+// trap serves both: the tables must name disjoint calls).
+constexpr FilterRule kNetCaptureRules[] = {
+    {"connect",
+     {},
+     notify_action(),
+     "a TCP connect() from a program that ignores the proxy settings: vigil-init hands it a "
+     "socket connected through the proxy, decided by the same allowlist"},
+};
+
+constexpr FilterSpec kNetCapture{
+    "net-capture",
+    "vigil.network.capture: TCP connect() is carried through the proxy by vigil-init",
+    allow_action(), kill_process_action(), kNetCaptureRules};
+
+// ---------------------------------------------------------------------------------------
 // namespaces: the mount table is the sandbox's boundary; these calls rearrange it. It is a
 // seccomp filter, not a capability check, so it holds for root inside the sandbox too.
 // CLONE_NEWNET/NEWPID/NEWIPC/NEWUTS/NEWCGROUP/NEWTIME stay allowed: without a user
@@ -235,6 +255,7 @@ const FilterSpec& unix_broker_filter() {
 }
 
 const FilterSpec& unix_open_filter() { return kUnixOpen; }
+const FilterSpec& net_capture_filter() { return kNetCapture; }
 
 std::span<const FilterSpec* const> worker_filters(UnixSockets unix) {
   static const FilterSpec* const broker[] = {&kArch, &kNamespaces, &unix_broker_filter()};

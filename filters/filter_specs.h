@@ -82,6 +82,9 @@ enum class UnixSockets : std::uint8_t { kBlocked, kBrokered, kAll };
 const FilterSpec& unix_broker_filter();
 const FilterSpec& unix_open_filter();
 std::span<const FilterSpec* const> worker_filters(UnixSockets unix);
+// vigil.network.capture: connect() trapped (observer/inet_broker.h). Added to the worker's
+// tables unless the unix broker's already traps it (UnixSockets::kBrokered).
+const FilterSpec& net_capture_filter();
 
 // Every worker filter, in the order vigil-init installs them (arch first, so the ABI
 // check stands even if a later install fails half-way; order does not change verdicts:

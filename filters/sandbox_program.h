@@ -20,9 +20,10 @@ namespace vigil {
 // The worker's tables (worker_filters()) and, when `observe`, the observer's
 // (notify_filter(reads)), combined into one program (compile_combined). `unix` picks the
 // unix-socket table (filter_specs.h); kBrokered needs `observe`. `reads`
-// (vigil.observer.reads) makes the observer's table trap read-only opens too.
+// (vigil.observer.reads) makes the observer's table trap read-only opens too. `capture`
+// (vigil.network.capture) traps connect() (net_capture_filter(); needs `observe`).
 Result<std::vector<sock_filter>> sandbox_program(bool observe,
                                                  UnixSockets unix = UnixSockets::kBlocked,
-                                                 bool reads = false);
+                                                 bool reads = false, bool capture = false);
 
 }  // namespace vigil

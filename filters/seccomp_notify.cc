@@ -87,6 +87,17 @@ long NotifyListener::install_fd(std::uint64_t id, int fd, bool cloexec) {
   return got >= 0 ? got : -errno;
 }
 
+long NotifyListener::install_fd_at(std::uint64_t id, int fd, int target, bool cloexec) {
+  seccomp_notif_addfd add{};
+  add.id = id;
+  add.flags = SECCOMP_ADDFD_FLAG_SETFD;
+  add.srcfd = static_cast<__u32>(fd);
+  add.newfd = static_cast<__u32>(target);
+  add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+  const int got = ::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+  return got >= 0 ? got : -errno;
+}
+
 bool NotifyListener::set_sync_wake_up() {
   __u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
   return ::ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0;

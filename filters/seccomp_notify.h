@@ -4,6 +4,8 @@
 // do with a notification takes a CallerMemory, which tests fake.
 #pragma once
 
+#include <cerrno>
+
 #include <sys/types.h>
 
 #include <cstddef>
@@ -61,6 +63,13 @@ class NotifyChannel : public CallerMemory {
   virtual long install_fd(std::uint64_t id, int fd, bool cloexec) = 0;
   // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6); false where the kernel lacks it.
   virtual bool set_sync_wake_up() = 0;
+  // Installs `fd` in the caller AT `target`, replacing what the caller had there
+  // (SECCOMP_ADDFD_FLAG_SETFD, Linux 5.9; the connect broker: observer/inet_broker.h),
+  // without answering: `target`, or -errno. A channel without it says ENOSYS.
+  virtual long install_fd_at(std::uint64_t id, int fd, int target, bool cloexec) {
+    (void)id, (void)fd, (void)target, (void)cloexec;
+    return -ENOSYS;
+  }
 };
 
 class NotifyListener final : public NotifyChannel {
@@ -74,6 +83,7 @@ class NotifyListener final : public NotifyChannel {
   bool answer(std::uint64_t id, std::int64_t value, int error) override;
   long answer_with_fd(std::uint64_t id, int fd, bool cloexec) override;
   long install_fd(std::uint64_t id, int fd, bool cloexec) override;
+  long install_fd_at(std::uint64_t id, int fd, int target, bool cloexec) override;
   bool set_sync_wake_up() override;
 
   bool id_valid(std::uint64_t id) override;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 namespace vigil::init {
@@ -87,9 +88,12 @@ bool drain(int to, std::vector<char>& buf, std::size_t& start, std::size_t& end)
 
 }  // namespace
 
-Result<Bridge> Bridge::listen(const std::vector<Route>& routes) {
+Result<Bridge> Bridge::listen(const std::vector<Route>& routes,
+                              std::shared_ptr<CaptureRoute> capture) {
   Bridge b;
-  for (const auto& r : routes) {
+  std::vector<Route> all = routes;
+  if (capture) all.push_back({0, capture->upstream()});
+  for (const auto& r : all) {
     if (r.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
       return make_error(Errc::kInvalidPolicy, "proxy socket path too long: " + r.path);
     }
@@ -98,7 +102,29 @@ Result<Bridge> Bridge::listen(const std::vector<Route>& routes) {
     b.listeners_.push_back(std::move(fd).value());
     b.targets_.push_back(r.path);
   }
+  if (capture) {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(b.listeners_.back().get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      return system_error("getsockname of the capture listener");
+    capture->set_port(ntohs(a.sin_port));
+    b.capture_ = std::move(capture);
+  }
   return b;
+}
+
+bool Bridge::captured_listener(std::size_t index, int client, std::string* first) {
+  if (!capture_ || index + 1 != listeners_.size()) return true;  // an ordinary bridge
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  if (::getpeername(client, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+  // The broker's sockets are AF_INET or AF_INET6 bound to v4-mapped 127.0.0.1: both
+  // arrive here as AF_INET (the listener is 127.0.0.1).
+  if (peer.ss_family != AF_INET) return false;
+  auto got = capture_->take(ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port));
+  if (!got) return false;  // not a connection the broker made: closed at once
+  *first = std::move(*got);
+  return true;
 }
 
 Bridge::~Bridge() = default;
@@ -124,6 +150,8 @@ void Bridge::accept_from(int epoll_fd, std::size_t index) {
     UniqueFd client(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client) return;                                    // EAGAIN: accepted everything pending
     if (pairs_.size() >= kMaxRelayedConnections) continue;  // refused: closed at once
+    std::string first;
+    if (!captured_listener(index, client.get(), &first)) continue;
     UniqueFd up(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!up) continue;
     sockaddr_un a{};
@@ -137,6 +165,10 @@ void Bridge::accept_from(int epoll_fd, std::size_t index) {
     p->id = next_id_++;
     p->client = std::move(client);
     p->upstream = std::move(up);
+    // The broker's CONNECT goes first (bounded: vigil-init wrote it, far below a buffer).
+    const std::size_t n = std::min(first.size(), p->up.buf.size());
+    std::memcpy(p->up.buf.data(), first.data(), n);
+    p->up.end = n;
     Pair& ref = *p;
     pairs_.emplace(ref.id, std::move(p));
     update_interest(epoll_fd, ref);

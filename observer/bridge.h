@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "observer/capture_route.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
 
@@ -34,8 +35,13 @@ class Bridge {
     std::uint16_t port = 0;
     std::string path;
   };
-  // Binds and listens on 127.0.0.1:port for each route.
-  static Result<Bridge> listen(const std::vector<Route>& routes);
+  // Binds and listens on 127.0.0.1:port for each route. With `capture`
+  // (vigil.network.capture), one more listener on a free loopback port (told to
+  // `capture`), whose connections are the connect broker's: each is relayed to
+  // capture->upstream() with the bytes it registered sent first, and a connection from a
+  // port nobody registered is closed at once (observer/capture_route.h).
+  static Result<Bridge> listen(const std::vector<Route>& routes,
+                               std::shared_ptr<CaptureRoute> capture = nullptr);
 
   // Registers the listeners with `epoll_fd`. Call once.
   Result<void> attach(int epoll_fd);
@@ -58,6 +64,8 @@ class Bridge {
   std::vector<std::string> targets_;  // by listener index
   std::vector<UniqueFd> listeners_;
   std::map<std::uint64_t, std::unique_ptr<Pair>> pairs_;  // by id
+  std::shared_ptr<CaptureRoute> capture_;                 // the last listener's, if any
+  bool captured_listener(std::size_t index, int client, std::string* first);
   std::uint64_t next_id_ = 1;
 };
 

@@ -83,9 +83,9 @@ Result<Observer> Observer::create(std::shared_ptr<NotifyChannel> listener, int e
   for (const OrderedSyscall& row : ordered_syscalls()) {
     if (auto nr = native_syscall_number(row.name)) o.ordered_nrs_.push_back(*nr);
   }
-  if (options.unix_broker) {
+  if (options.unix_broker || options.capture_route) {
     o.connect_nr_ = native_syscall_number("connect").value_or(-1);
-    o.socket_nr_ = native_syscall_number("socket").value_or(-1);
+    if (options.unix_broker) o.socket_nr_ = native_syscall_number("socket").value_or(-1);
   }
   // Linux 6.6+: the kernel hands the CPU straight from the caller to us and back (no
   // trip through the scheduler to another CPU), about 9x cheaper round trips on this
@@ -126,6 +126,10 @@ void Observer::handle_one() {
     // kernel runs it after this thread closed its copy of every file it opened for a
     // caller, which it did before this notification was read. Nothing to judge.
     listener_->answer_continue(n.id);
+    return;
+  }
+  if (n.nr >= 0 && n.nr == connect_nr_ && options_.capture_route) {
+    handle_inet(n);
     return;
   }
   if (n.nr >= 0 && (n.nr == connect_nr_ || n.nr == socket_nr_)) {

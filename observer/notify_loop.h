@@ -22,7 +22,9 @@
 #include "filters/seccomp_notify.h"
 #include "observer/call_plan.h"
 #include "observer/capture.h"
+#include "observer/capture_route.h"
 #include "observer/emulate.h"
+#include "observer/fake_names.h"
 #include "observer/hidden_reads.h"
 #include "observer/mount_table.h"
 #include "observer/refused_names.h"
@@ -64,6 +66,12 @@ struct ObserverOptions {
   // unix socket, with a line). Set explicitly, never inferred from the list: a trap with
   // no handler must not fall through to CONTINUE.
   bool unix_broker = false;
+  // vigil.network.capture (--net-capture-fd): connect() of TCP sockets is carried through
+  // the proxy (observer/inet_broker.h) along `capture_route`, and fake addresses map back
+  // through `fake_names` (the DNS stub's table, observer/fake_names.h; the loop's thread
+  // only). Both set together.
+  std::shared_ptr<CaptureRoute> capture_route;
+  std::shared_ptr<FakeNames> fake_names;
 };
 
 struct ObserverStats {
@@ -111,6 +119,7 @@ class Observer {
   void witness_open(const Notification& n, const CallPlan& plan);  // kernels before 5.14
   void perform_and_answer(const Notification& n, CallPlan plan);    // the gatekeeper's path
   void handle_unix(const Notification& n);  // observer/unix_broker.h
+  void handle_inet(const Notification& n);  // observer/inet_broker.h (notify_connect.cc)
   void on_continue(const Notification& n, const CallPlan& plan);
   void tell_read(const Notification& n, const CallPlan& plan);
   void queued();  // a line was appended to buffer_

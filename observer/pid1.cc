@@ -83,15 +83,31 @@ void reap(pid_t child, int* worker_status) {
 
 // The epoll set of the loop: the signalfd (tag 0) and the bridges (tags with their high
 // bit set). Empty on failure (errno set).
-UniqueFd epoll_of(int sfd, Bridge* bridge) {
+// The DNS stub's tag (vigil.network.capture).
+constexpr std::uint64_t kDnsTag = 2;
+
+UniqueFd epoll_of(int sfd, Bridge* bridge, DnsStub* dns) {
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event sev{};
   sev.events = EPOLLIN;
   sev.data.u64 = 0;
+  epoll_event dev{};
+  dev.events = EPOLLIN;
+  dev.data.u64 = kDnsTag;
   if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd, &sev) != 0 ||
-      (bridge != nullptr && !bridge->attach(ep.get()).ok()))
+      (bridge != nullptr && !bridge->attach(ep.get()).ok()) ||
+      (dns != nullptr && ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, dns->fd(), &dev) != 0))
     return UniqueFd();
   return ep;
+}
+
+// An event of the sandbox's network: the DNS stub's, or the bridges'.
+void serve_io(int ep, const epoll_event& e, Bridge* bridge, DnsStub* dns) {
+  if (e.data.u64 == kDnsTag) {
+    if (dns != nullptr) dns->on_readable();
+  } else if (bridge != nullptr) {
+    bridge->handle(ep, e.data.u64, e.events);
+  }
 }
 
 // The worker handed over its listener: the observer starts on it. False when there is
@@ -111,7 +127,8 @@ bool start_observer(int ep, const ObserverSetup& observer,
 
 }  // namespace
 
-int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer) {
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer,
+                DnsStub* dns) {
   // Non-dumpable: the worker (same uid) can neither ptrace us nor read our environ/mem.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::perror("vigil-init: PR_SET_DUMPABLE");
@@ -123,7 +140,6 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
     std::perror("vigil-init: signalfd");
     return to_int(ExitCode::kSandboxSetup);
   }
-
   const pid_t child = ::fork();
   if (child < 0) {
     std::perror("vigil-init: fork");
@@ -139,7 +155,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
   std::optional<std::vector<Mount>> mounts;
   if (observer != nullptr) mounts = observer->mounts ? *observer->mounts : load_mounts();
 
-  UniqueFd ep = epoll_of(sfd.get(), bridge);
+  UniqueFd ep = epoll_of(sfd.get(), bridge, dns);
   if (!ep) {
     std::perror("vigil-init: epoll");
     ::kill(child, SIGKILL);
@@ -192,7 +208,7 @@ int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* o
         continue;
       }
       if (events[i].data.u64 != 0) {
-        if (bridge != nullptr) bridge->handle(ep.get(), events[i].data.u64, events[i].events);
+        serve_io(ep.get(), events[i], bridge, dns);
         continue;
       }
       signalfd_siginfo si{};

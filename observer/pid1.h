@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "observer/bridge.h"
+#include "observer/dns_stub.h"
 #include "observer/notify_loop.h"
 
 namespace vigil::init {
@@ -30,6 +31,8 @@ struct ObserverSetup {
   // after the fork. bwrap finished every mount before it ran us, so it is final either way.
   const std::vector<Mount>* mounts = nullptr;
 };
-int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer);
+// `dns` (vigil.network.capture; may be null): the DNS stub, answered on the loop's thread.
+int run_as_pid1(const WorkerMain& worker, Bridge* bridge, const ObserverSetup* observer,
+                DnsStub* dns = nullptr);
 
 }  // namespace vigil::init

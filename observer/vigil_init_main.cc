@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,7 +83,8 @@ bool descriptors_open(const vigil::wire::InitArgs& args) {
                                  std::pair{"--program-fd", args.program_fd},
                                  std::pair{"--capture-fd", args.capture_fd},
                                  std::pair{"--command-fd", args.command_fd},
-                                 std::pair{"--env-fd", args.env_fd}}) {
+                                 std::pair{"--env-fd", args.env_fd},
+                                 std::pair{"--net-capture-fd", args.net_capture_fd}}) {
     if (fd != -1 && ::fcntl(fd, F_GETFD) == -1) {
       vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                    std::string("vigil-init: ") + flag + " " + std::to_string(fd) +
@@ -118,6 +120,14 @@ vigil::init::ObserverOptions observer_options_of(const vigil::wire::InitArgs& ar
   // network.allowUnixSockets (observer/unix_broker.h); a listed socket implies the broker.
   observer_options.unix_sockets = args.unix_sockets;
   observer_options.unix_broker = args.unix_broker || !args.unix_sockets.empty();
+  // vigil.network.capture (observer/inet_broker.h): the proxy's capture listener is an
+  // O_PATH descriptor of ours, reached through our own /proc/self/fd (never a path the
+  // command can see).
+  if (args.net_capture_fd >= 0) {
+    observer_options.capture_route = std::make_shared<vigil::init::CaptureRoute>(
+        "/proc/self/fd/" + std::to_string(args.net_capture_fd));
+    observer_options.fake_names = std::make_shared<vigil::init::FakeNames>();
+  }
   return observer_options;
 }
 
@@ -174,17 +184,37 @@ bool read_command_env(int env_fd_number, std::vector<std::string>* out) {
 }
 
 // The proxy bridges (observer/bridge.h), each to its own socket or the shared one.
-bool listen_bridge(const char* proxy_socket, const char* http_socket, const char* socks_socket,
+// An external proxy the user runs (network.httpProxyPort / socksProxyPort): that bridge
+// goes to the supervisor's relay to it instead of to vigil's proxy.
+bool listen_bridge(const vigil::wire::InitArgs& args,
+                   std::shared_ptr<vigil::init::CaptureRoute> capture,
                    std::optional<vigil::init::Bridge>* bridge) {
+  const std::string& proxy = args.proxy_socket;
   auto b = vigil::init::Bridge::listen(
-      {{vigil::init::kHttpProxyPort, http_socket != nullptr ? http_socket : proxy_socket},
-       {vigil::init::kSocksProxyPort, socks_socket != nullptr ? socks_socket : proxy_socket}});
+      {{vigil::init::kHttpProxyPort, args.http_socket.empty() ? proxy : args.http_socket},
+       {vigil::init::kSocksProxyPort, args.socks_socket.empty() ? proxy : args.socks_socket}},
+      std::move(capture));
   if (!b) {
     vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                  "cannot start the proxy bridge: " + b.error().message);
     return false;
   }
   bridge->emplace(std::move(b).value());
+  return true;
+}
+
+// The DNS stub (observer/dns_stub.h). One that cannot bind is said (the supervisor said
+// why already) and the command runs on: its connects are still captured, only names do
+// not resolve, as without capture.
+bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
+               std::optional<vigil::init::DnsStub>* dns) {
+  auto stub = vigil::init::DnsStub::bind(std::move(names));
+  if (!stub) {
+    vigil::write_diagnostic_line(vigil::LogLevel::kWarning,
+                                 "vigil-init: no DNS stub: " + stub.error().message);
+    return true;
+  }
+  dns->emplace(std::move(stub).value());
   return true;
 }
 
@@ -197,7 +227,8 @@ std::optional<std::vector<sock_filter>> seccomp_program(
       return vigil::sandbox_program(observed, !observer_options.unix_broker
                                                   ? vigil::UnixSockets::kBlocked
                                                   : vigil::UnixSockets::kBrokered,
-                                    !observer_options.hidden.empty());
+                                    !observer_options.hidden.empty(),
+                                    observer_options.capture_route != nullptr);
     vigil::UniqueFd from(program_fd);
     return vigil::read_program(from.get());
   }();
@@ -241,11 +272,6 @@ int main(int argc, char** argv) {
   const bool have_command_env = args.env_fd >= 0;
   if (have_command_env && !read_command_env(args.env_fd, &command_env_strings))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-  // An external proxy the user runs (network.httpProxyPort / socksProxyPort): that
-  // bridge goes to the supervisor's relay to it instead of to vigil's proxy.
-  const char* proxy_socket = args.proxy_socket.empty() ? nullptr : args.proxy_socket.c_str();
-  const char* http_socket = args.http_socket.empty() ? nullptr : args.http_socket.c_str();
-  const char* socks_socket = args.socks_socket.empty() ? nullptr : args.socks_socket.c_str();
   const int events_fd = args.events_fd;
   const int program_fd = args.program_fd;
   // enableWeakerNestedSandbox: /proc is the container's, not this namespace's.
@@ -257,8 +283,10 @@ int main(int argc, char** argv) {
   // stdout, stderr and nothing else (the event pipe is close-on-exec from here on, the
   // program pipe is closed once read).
   const int capture_fd = observer_options.capture_fd;
-  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd};  // --env-fd: read
+  const int kept[] = {events_fd, program_fd, capture_fd, args.command_fd,
+                      args.net_capture_fd};  // --env-fd: read
   vigil::close_fds_from_except(3, kept);
+  if (args.net_capture_fd >= 3) ::fcntl(args.net_capture_fd, F_SETFD, FD_CLOEXEC);
   // The store of pre-images is vigil-init's alone: never inherited by the command.
   if (capture_fd >= 3) ::fcntl(capture_fd, F_SETFD, FD_CLOEXEC);
   // The observer judges writes by the table the kernel will apply.
@@ -268,9 +296,12 @@ int main(int argc, char** argv) {
   if (events_fd >= 3) ::fcntl(events_fd, F_SETFD, FD_CLOEXEC);
   // A supervisor that went away must cost us an EPIPE, not our life (we are PID 1).
   ::signal(SIGPIPE, SIG_IGN);
-  // The bridges are listening before the worker exists: its first connect succeeds.
+  // The bridges (and the DNS stub) listen before the worker exists: its first use works.
   std::optional<vigil::init::Bridge> bridge;
-  if (proxy_socket != nullptr && !listen_bridge(proxy_socket, http_socket, socks_socket, &bridge))
+  if (!args.proxy_socket.empty() && !listen_bridge(args, observer_options.capture_route, &bridge))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
+  std::optional<vigil::init::DnsStub> dns;
+  if (observer_options.fake_names && !start_dns(observer_options.fake_names, &dns))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and
@@ -322,5 +353,5 @@ int main(int argc, char** argv) {
   }
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
                                   bridge ? &*bridge : nullptr,
-                                  events_fd >= 0 ? &observer : nullptr);
+                                  events_fd >= 0 ? &observer : nullptr, dns ? &*dns : nullptr);
 }

@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 #include "proxy/connection.h"
+#include "proxy/captured.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <exception>
@@ -60,6 +61,7 @@ asio::awaitable<void> Connection::serve_connect(const http::RequestHead& head) {
   }
   TargetDecision d =
       decide_target(srv_->matcher(), NetProto::kConnect, t.target.host, t.target.port);
+  if (srv_->options().captured) mark_captured(head, &d.event);  // proxy/captured.h
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
   refuse_if_opaque(d, /*socks=*/false);
   if (!d.allowed()) {

@@ -76,6 +76,9 @@ struct ServerOptions {
   // network.refuseOpaqueTunnels: a tunnel the proxy cannot see into (not terminated, not
   // TLS, SOCKS) is refused.
   bool refuse_opaque_tunnels = false;
+  // The capture listener (proxy/captured.h): its CONNECTs come from vigil-init on behalf
+  // of a program that ignored the proxy settings; their decisions are marked captured.
+  bool captured = false;
 };
 
 struct ListenAddress {

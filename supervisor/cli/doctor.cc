@@ -136,6 +136,17 @@ std::vector<Finding> diagnose(const HostFacts& f) {
                      : "witness: best-effort (writes are observed, not performed, so a racing "
                        "thread can write under a name the log does not show)",
                  f.seccomp_addfd_send ? "" : "a kernel >= 5.14"});
+  // vigil.network.capture (observer/inet_broker.h) installs the proxied socket at the
+  // caller's number (ADDFD_FLAG_SETFD, 5.9) and rides on the gatekeeper's connect() trap:
+  // it needs what the gatekeeper needs.
+  out.push_back({"network_capture", f.seccomp_addfd_send ? L::kOk : L::kWarn,
+                 "network capture (vigil.network.capture)",
+                 f.seccomp_addfd_send
+                     ? "programs that ignore the proxy settings are carried through the proxy"
+                     : "off on this kernel: programs that ignore the proxy settings find no "
+                       "network, as before",
+                 f.seccomp_addfd_send ? "" : "a kernel >= 5.14 (ADDFD_FLAG_SETFD is 5.9, the "
+                                             "gatekeeper's connect() trap 5.14)"});
   out.push_back({"wait_killable_recv", f.seccomp_wait_killable_recv ? L::kOk : L::kInfo,
                  "FILTER_FLAG_WAIT_KILLABLE_RECV",
                  f.seccomp_wait_killable_recv ? "available" : "optional: a kernel >= 5.19 has it",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "filters/sandbox_program.h"
@@ -59,18 +60,18 @@ UnixSockets unix_sockets_mode(const NetworkPolicy& net, bool gatekeeper) {
   return UnixSockets::kBlocked;
 }
 
-Result<std::string> compiled_program(UnixSockets unix, bool reads) {
-  auto compile = [](UnixSockets mode, bool r) -> Result<std::string> {
-    auto program = sandbox_program(/*observe=*/true, mode, r);
+Result<std::string> compiled_program(UnixSockets unix, bool reads, bool capture) {
+  auto compile = [](UnixSockets mode, bool r, bool c) -> Result<std::string> {
+    auto program = sandbox_program(/*observe=*/true, mode, r, c);
     VIGIL_TRY(program);
     return encode_program(*program);
   };
   static std::mutex mu;
-  static std::map<std::pair<UnixSockets, bool>, Result<std::string>> cache;
+  static std::map<std::tuple<UnixSockets, bool, bool>, Result<std::string>> cache;
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(unix, reads);
+  const auto key = std::make_tuple(unix, reads, capture);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, compile(unix, reads)).first;
+  if (it == cache.end()) it = cache.emplace(key, compile(unix, reads, capture)).first;
   return it->second;
 }
 
@@ -96,7 +97,9 @@ InitOptions vigil_init_options(const InitArgsInputs& in) {
   // goes to vigil-init explicitly: it must handle the broker's traps whatever the list.
   opts.unix_broker = unix_sockets_mode(policy.net, in.gatekeeper) == UnixSockets::kBrokered;
   if (!policy.net.allow_all_unix_sockets) opts.unix_sockets = policy.net.allow_unix_sockets;
+  opts.net_capture_fd = in.net_capture_fd;
   InitOptions out;
+  out.captures = in.net_capture_fd >= 0;
   out.args = wire::option_args(opts);
   auto add = [&out](const std::vector<std::string>& more) {
     out.args.insert(out.args.end(), more.begin(), more.end());

@@ -39,7 +39,8 @@ UnixSockets unix_sockets_mode(const NetworkPolicy& net, bool gatekeeper);
 // vigil-init's seccomp program, on the wire: the same for every command of one unix-socket
 // mode and one read mode (it depends on nothing else but this build), so a session compiles
 // each once. With `reads` (vigil.observer.reads), the program that traps read-only opens too.
-Result<std::string> compiled_program(UnixSockets unix, bool reads);
+// With `capture` (vigil.network.capture), the program that traps connect() too.
+Result<std::string> compiled_program(UnixSockets unix, bool reads, bool capture = false);
 
 // The command's whole environment as a sealed memfd for vigil-init's --env-fd
 // (supervisor/core/wire/env_block.h): `env` (none: this process's own) with each `set`
@@ -67,11 +68,14 @@ struct InitArgsInputs {
   bool gatekeeper = false;            // gatekeeper_in_force()
   std::vector<std::string> external;  // external_bridges(): the user's own proxies
   std::vector<std::string> caps;      // CommandCaps::init_args()
+  // vigil.network.capture: the proxy's capture listener, O_PATH (-1: not captured).
+  int net_capture_fd = -1;
 };
 
 struct InitOptions {
   std::vector<std::string> args;  // BwrapInputs::init_args
   bool traps_reads = false;       // a --hide was given: send the program that traps reads
+  bool captures = false;          // --net-capture-fd was given: the program traps connect()
 };
 
 // vigil-init's options for one command, through the table it parses them with

@@ -11,6 +11,7 @@
 
 #include "bwrap/argv_builder.h"
 #include "observer/bridge.h"  // the bridges' ports
+#include "observer/dns_stub.h"  // the DNS stub's port
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/write_all.h"
@@ -23,6 +24,7 @@
 #include "supervisor/launch/launch_gate.h"
 #include "supervisor/launch/launch_trace.h"
 #include "supervisor/launch/resource_caps.h"
+#include "supervisor/launch/sandbox_netns.h"
 #include "supervisor/launch/session_base.h"
 #include "supervisor/log/log_key.h"
 #include "supervisor/backstop/backstop.h"
@@ -32,6 +34,7 @@
 #include "supervisor/command/command_args.h"
 #include "supervisor/command/command_backstop.h"
 #include "supervisor/command/command_streams.h"
+#include "supervisor/command/net_capture.h"
 #include "supervisor/command/net_events.h"
 #include "supervisor/command/session_dir.h"
 #include "supervisor/command/session_proxy.h"
@@ -239,6 +242,16 @@ Result<SandboxedOutcome> run_sandboxed(
     env_block = std::move(block).value();
   }
   const bool gatekeeper = gatekeeper_in_force();
+  // vigil.network.capture (observer/inet_broker.h): needs the gatekeeper's kernel (5.14:
+  // it installs the socket at the caller's number with ADDFD, and traps connect() with the
+  // broker's table); elsewhere the old behaviour, as `vigil doctor` says.
+  std::optional<NetCaptureSetup> capture;
+  if (prepared->policy.vigil.network_capture && gatekeeper) {
+    auto c = prepare_net_capture(**proxy, session->path());
+    VIGIL_TRY(c);
+    capture = std::move(c).value();
+    if (capture) in.resolv_conf = capture->resolv_conf;
+  }
   InitArgsInputs init_in;
   init_in.policy = &prepared->policy;
   init_in.plan = &prepared->plan;
@@ -256,6 +269,7 @@ Result<SandboxedOutcome> run_sandboxed(
   init_in.gatekeeper = gatekeeper;
   init_in.external = external.init_args;
   init_in.caps = (*caps)->init_args();
+  init_in.net_capture_fd = capture ? capture->listener.get() : -1;
   const InitOptions init_opts = vigil_init_options(init_in);
   in.init_args = init_opts.args;
   const auto bwrap_args = build_bwrap_args(in);
@@ -294,6 +308,12 @@ Result<SandboxedOutcome> run_sandboxed(
         check_sandbox_mounts(sandbox, planned_table, *identities, std::chrono::seconds(10));
     auto adopted = (*caps)->end_adopt();
     if (checked && !adopted) checked = std::move(adopted);
+    // The DNS stub's port (supervisor/launch/sandbox_netns.h), before vigil-init runs.
+    // Not lowered: vigil-init says names will not resolve, and connects are still captured.
+    if (checked && capture) {
+      if (auto low = lower_unprivileged_ports(sandbox, init::kDnsPort); !low)
+        print_warning(low.error().message);
+    }
     if (checked) {
       // The backstop's "during the session" starts before anything of the sandbox runs.
       // Without a floor stamp, waited for here, after the check, rather than before it:
@@ -306,6 +326,7 @@ Result<SandboxedOutcome> run_sandboxed(
                       "refusing to run the command: " + checked.error().message);
   };
   if (store) io.pass_fds.push_back(store->fd.get());
+  if (capture) io.pass_fds.push_back(capture->listener.get());
   // bwrap's own environment: vigil's minimal one, whatever the command's is.
   static const std::vector<std::string> host_env = wire::host_helper_environment();
   io.env = &host_env;
@@ -330,7 +351,7 @@ Result<SandboxedOutcome> run_sandboxed(
       }
     } close_pipe{*program_pipe};
     auto wire = compiled_program(unix_sockets_mode(prepared->policy.net, gatekeeper),
-                                 init_opts.traps_reads);
+                                 init_opts.traps_reads, init_opts.captures);
     VIGIL_TRY(wire);
     if (!created) {
       VIGIL_TRY_VOID(sink.create_now());

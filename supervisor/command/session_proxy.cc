@@ -122,6 +122,9 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
     p->handoff_ = std::move(handoff).value();
     options.tls = p->handoff_;
   }
+  p->net_ = net;
+  p->options_ = options;
+  p->test_ = test;
   auto server = proxy::Server::create(p->io_, net, options,
                                       make_proxy_resolver(test, p->io_.get_executor()), p->sink_);
   VIGIL_TRY(server);
@@ -144,11 +147,23 @@ Result<std::unique_ptr<SessionProxy>> SessionProxy::open(const NetworkPolicy& ne
   return p;
 }
 
+Result<void> SessionProxy::listen_captured(const std::string& socket_path) {
+  proxy::ServerOptions options = options_;
+  options.captured = true;
+  auto server = proxy::Server::create(io_, net_, options,
+                                      make_proxy_resolver(test_, io_.get_executor()), sink_);
+  VIGIL_TRY(server);
+  VIGIL_TRY_VOID((*server)->listen(unix_address(socket_path)));
+  captured_ = std::move(server).value();
+  return {};
+}
+
 void SessionProxy::serve() {
   if (serving_ || stopped_) return;
   serving_ = true;
   server_->start();
   if (handoff_) handoff_->start();
+  if (captured_) captured_->start();
   for (auto& r : relays_) r->start();
   // The thread starts with every signal blocked (a new thread inherits its creator's
   // mask): SIGCHLD and the forwarded signals must reach the supervisor's signalfd on the
@@ -169,6 +184,7 @@ void SessionProxy::stop() {
   // The sandbox is gone when this runs: nothing will connect again; cut what is left.
   // (No server when start() failed before making one: a bad allowlist pattern.)
   if (server_) server_->abort();
+  if (captured_) captured_->abort();
   for (auto& r : relays_) r->abort();
   io_.stop();
   if (thread_.joinable()) thread_.join();
@@ -176,6 +192,7 @@ void SessionProxy::stop() {
   // (and, in TCP mode, keep accepting into its backlog) until the destructor. The
   // io_context is not running any more, so the server may be destroyed here.
   server_.reset();
+  captured_.reset();
   relays_.clear();
   // Closing the control socket ends vigil-tls, and every tunnel it held.
   if (handoff_) handoff_->stop();

@@ -84,6 +84,12 @@ class SessionProxy {
                                                     const ProxyTestHooks& test = {},
                                                     const ProxyAsk& ask = {},
                                                     const ProxyTls* tls = nullptr);
+  // vigil.network.capture: a second listener at `socket_path` whose CONNECTs come from
+  // vigil-init for programs that ignored the proxy settings (proxy/captured.h): the same
+  // allowlist, guard, ask mode and callbacks, every decision marked captured. Before
+  // serve(); its socket is handed to vigil-init as a descriptor, never bound into the
+  // sandbox.
+  Result<void> listen_captured(const std::string& socket_path);
   // Starts accepting, on a thread of its own. Once; after stop(), nothing.
   void serve();
   // open() then serve().
@@ -109,6 +115,11 @@ class SessionProxy {
   boost::asio::io_context io_;
   std::shared_ptr<Sink> sink_;
   std::unique_ptr<proxy::Server> server_;
+  std::unique_ptr<proxy::Server> captured_;  // listen_captured()
+  // What open() built the server from, for listen_captured().
+  NetworkPolicy net_;
+  proxy::ServerOptions options_;
+  ProxyTestHooks test_;
   // network.httpProxyPort / socksProxyPort: relays to the user's proxy, on sockets beside
   // proxy.sock (supervisor/launch/external_proxy.h), on the same thread as the proxy.
   std::vector<std::unique_ptr<proxy::ExternalRelay>> relays_;

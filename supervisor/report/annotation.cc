@@ -379,6 +379,7 @@ void ViolationCollector::add(const events::Body& body, std::uint64_t seq) {
     v.host = n->host;
     v.port = n->port;
     v.rule = n->rule;
+    if (n->captured) v.program = n->program.empty() ? "a program" : n->program;
     ++denied_attempts_;
     note(denied_, std::move(v), events::WriteAction::kWrite);
     return;
@@ -414,6 +415,15 @@ std::string render_annotation(const ViolationCollector& c, const AnnotationOptio
   const std::size_t shown = std::min(groups.size(), o.max_lines);
   for (std::size_t i = 0; i < shown; ++i) out += group_line(groups[i]) + "\n";
   for (std::size_t i = shown; i < groups.size(); ++i) hidden += groups[i].members.size();
+  // Once: a refused connection came from a program that ignored the proxy settings, so
+  // that setting the variables is not taken for the fix (the allowlist is).
+  for (const Violation& v : c.denied()) {
+    if (v.kind != Violation::Kind::kNet || v.program.empty()) continue;
+    out += "note: " + part(v.program) +
+           " ignored the proxy settings; vigil captured its connection and the allowlist "
+           "decided it (vigil.network.capture)\n";
+    break;
+  }
   if (hidden > 0 || c.untracked_attempts() > 0) {
     out += std::to_string(hidden) + (c.untracked_attempts() > 0 ? "+" : "") + " more: ";
     out += o.log_path.empty() ? std::string("no session log was kept") : "see " + part(o.log_path);

@@ -60,6 +60,9 @@ struct Violation {
   std::string host;  // net
   std::uint16_t port = 0;
   std::string rule;  // net: the settings entry that decided ("" = default deny)
+  // net: the program whose connect() vigil-init captured (vigil.network.capture): it
+  // ignored the proxy settings. "" = a client of the proxy.
+  std::string program;
   const std::string& spelling() const { return path.empty() ? target : path; }
 };
 

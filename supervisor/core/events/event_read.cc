@@ -175,6 +175,8 @@ Result<Body> read_net_decision(Reader& r, const Limits& lim) {
   b.guard_check = r.bytes("guard_check", lim.max_text, false);
   b.ignored = r.bytes("ignored", lim.max_text, false);
   b.rule_id = r.bytes("rule_id", lim.max_text, false);
+  b.captured = r.boolean("captured");
+  b.program = r.bytes("program", lim.max_text, false);
   if (!r.failed()) {
     auto p = proto_from(proto);
     auto v = net_verdict_from(verdict);

@@ -105,7 +105,7 @@ struct Validator {
   Result<void> operator()(const NetDecision& b) const {
     if (!text_ok(b.host) || !text_ok(b.rule) || !text_ok(b.reason) ||
         !text_ok(b.refused_by) || !text_ok(b.address) || !text_ok(b.guard_check) ||
-        !text_ok(b.rule_id)) {
+        !text_ok(b.rule_id) || !text_ok(b.program)) {
       return bad("net.decision: a field is too long or has a NUL byte");
     }
     if (!b.ignored.empty() && (b.verdict != NetVerdict::kDenied || !text_ok(b.ignored)))

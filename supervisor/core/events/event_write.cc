@@ -108,6 +108,8 @@ void put_net_decision(ojson& j, const NetDecision& b) {
   if (!b.guard_check.empty()) j["guard_check"] = bytes_json(b.guard_check);
   if (!b.ignored.empty()) j["ignored"] = bytes_json(b.ignored);
   if (!b.rule_id.empty()) j["rule_id"] = bytes_json(b.rule_id);
+  if (b.captured) j["captured"] = true;
+  if (!b.program.empty()) j["program"] = bytes_json(b.program);
 }
 
 void put_log_truncated(ojson& j, const LogTruncated& b) {

@@ -58,6 +58,13 @@ struct NetDecision {
   // (`network.allowedDomains[0] "*.github.com"`: supervisor/report/policy_judge.h). "" in older
   // logs.
   std::string rule_id = {};
+  // vigil.network.capture: the connection was made by a program that ignored the proxy
+  // settings, its connect() trapped and carried through the proxy by vigil-init
+  // (observer/inet_broker.h), and `program` is that caller's name as vigil-init read it
+  // (/proc/PID/comm and exe). Both come only from the proxy's capture listener, which
+  // only vigil-init reaches.
+  bool captured = false;
+  std::string program = {};
 
   bool allowed() const { return verdict == NetVerdict::kAllowed; }
   bool operator==(const NetDecision&) const = default;

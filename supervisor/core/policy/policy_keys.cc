@@ -190,6 +190,7 @@ constexpr KeySpec kVigilGitKeys[] = {
 constexpr KeySpec kVigilNetworkKeys[] = {
     {"ask", Support::kHandled, "", ""},
     {"askTimeoutSeconds", Support::kHandled, "", ""},
+    {"capture", Support::kHandled, "", ""},
     {"requestRules", Support::kHandled, "", ""},
 };
 

@@ -389,6 +389,8 @@ class Loader {
       check_keys(*it, "vigil.network", keys_at("vigil.network"));
       if (auto r = read_bool(*it, "vigil.network", "ask", &p_->vigil.network_ask); !r) return r;
       if (auto rr = it->find("requestRules"); rr != it->end()) ok(load_request_rules(*rr));
+      if (auto r = read_bool(*it, "vigil.network", "capture", &p_->vigil.network_capture); !r)
+        return r;
       if (auto t = it->find("askTimeoutSeconds"); t != it->end()) {
         // Fractions allowed (tests answer in well under a second); at most a day.
         if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 86400) {

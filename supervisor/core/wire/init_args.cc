@@ -60,6 +60,9 @@ constexpr Flag kFlags[] = {
      "a warm session's spare: the command, its environment and stdio arrive here"},
     {"--env-fd", Kind::kFd, &InitArgs::env_fd,
      "the command's whole environment (a sealed memfd; supervisor/core/wire/env_block.h)"},
+    {"--net-capture-fd", Kind::kFd, &InitArgs::net_capture_fd,
+     "vigil.network.capture: the proxy's capture listener (O_PATH); connect() of TCP "
+     "sockets is carried through it and names resolve through vigil-init's DNS stub"},
     {"--capture-caps", Kind::kCaps, &InitArgs::capture_caps,
      "the largest pre-image of one file and of the session, in bytes"},
     {"--capture-skip", Kind::kNamedPath, &InitArgs::capture_skip,

@@ -64,6 +64,8 @@ struct InitArgs {
   int capture_fd = -1;       // --capture-fd N: the pre-image store directory (-1: no capture)
   int command_fd = -1;       // --command-fd N: a spare's command arrives here (observer/command_handoff.h)
   int env_fd = -1;           // --env-fd N: the command's environment (wire/env_block.h)
+  int net_capture_fd = -1;   // --net-capture-fd N: the proxy's capture listener, O_PATH
+                             // (vigil.network.capture: observer/inet_broker.h; -1: off)
   std::optional<CaptureCaps> capture_caps;  // --capture-caps FILE:SESSION
   std::vector<NamedPath> capture_skip;      // --capture-skip PATH ORIGIN, repeated
   bool overflow_drop = false;               // --overflow drop (default: block)

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,7 @@ TEST(FilterSpecs, EveryRowIsWellFormed) {
   std::vector<const FilterSpec*> specs(worker_filters().begin(), worker_filters().end());
   specs.push_back(&unix_broker_filter());
   specs.push_back(&unix_open_filter());
+  specs.push_back(&net_capture_filter());
   for (const FilterSpec* spec : specs) {
     EXPECT_TRUE(names.insert(spec->name).second) << "duplicate filter name " << spec->name;
     EXPECT_FALSE(spec->purpose.empty());
@@ -274,7 +276,7 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   // program shipped with the broker, which is what `vigil run` hands vigil-init wherever
   // the gatekeeper is in force (a connect() row that lost its trap shows up here); the
   // plain "shipped" program above is the one for kernels without it.
-  for (const FilterSpec* spec : {&unix_broker_filter(), &unix_open_filter()}) {
+  for (const FilterSpec* spec : {&unix_broker_filter(), &unix_open_filter(), &net_capture_filter()}) {
     auto prog = compile_filter(*spec);
     ASSERT_TRUE(prog.ok()) << prog.error().message;
     dumps.emplace_back(std::string(spec->name), disassemble(*spec, *prog).text);
@@ -285,6 +287,24 @@ TEST(FilterGolden, DisassemblyMatchesTheReviewedFiles) {
   std::vector<const FilterSpec*> brokered_specs(broker_workers.begin(), broker_workers.end());
   brokered_specs.push_back(&notify_filter());
   dumps.emplace_back("shipped-unix-broker", disassemble_combined(brokered_specs, *brokered).text);
+  // vigil.network.capture with every unix socket allowed: the one mode whose worker tables
+  // lack a connect() trap, so net-capture's joins them (shipped-capture-unix-open.txt).
+  // With the broker (the default where the gatekeeper runs) its connect() row serves.
+  auto captured = sandbox_program(true, UnixSockets::kAll, false, /*capture=*/true);
+  ASSERT_TRUE(captured.ok()) << captured.error().message;
+  const auto open_workers = worker_filters(UnixSockets::kAll);
+  std::vector<const FilterSpec*> captured_specs(open_workers.begin(), open_workers.end());
+  captured_specs.push_back(&net_capture_filter());
+  captured_specs.push_back(&notify_filter());
+  dumps.emplace_back("shipped-capture-unix-open",
+                     disassemble_combined(captured_specs, *captured).text);
+  auto brokered_capture = sandbox_program(true, UnixSockets::kBrokered, false, true);
+  ASSERT_TRUE(brokered_capture.ok());
+  // The broker's connect() trap serves capture: the same program.
+  ASSERT_EQ(brokered_capture->size(), brokered->size());
+  EXPECT_EQ(std::memcmp(brokered_capture->data(), brokered->data(),
+                        brokered->size() * sizeof(sock_filter)),
+            0);
   // The observer's filter, derived from the one syscall table (observer.txt).
   auto observer = compile_filter(notify_filter());
   ASSERT_TRUE(observer.ok());

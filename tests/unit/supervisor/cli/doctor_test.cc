@@ -34,7 +34,9 @@ const std::string kNotifOk =
     "round-trip\n";
 const std::string kGateOk =
     "ok   NOTIF_ADDFD + ADDFD_FLAG_SEND (gatekeeper)     vigil-init performs write-intent calls "
-    "itself\n";
+    "itself\n"
+    "ok   network capture (vigil.network.capture)        programs that ignore the proxy "
+    "settings are carried through the proxy\n";
 const std::string kKillableOk =
     "ok   FILTER_FLAG_WAIT_KILLABLE_RECV                 available\n";
 // The optional seccomp features, all present (every row but the one about them).
@@ -171,6 +173,10 @@ std::vector<Row> rows() {
              "are observed, not performed, so a racing thread can write under a name the log "
              "does not show)\n"
              "     fix: a kernel >= 5.14\n"
+             "warn network capture (vigil.network.capture)        off on this kernel: programs "
+             "that ignore the proxy settings find no network, as before\n"
+             "     fix: a kernel >= 5.14 (ADDFD_FLAG_SETFD is 5.9, the gatekeeper's connect() "
+             "trap 5.14)\n"
              "info FILTER_FLAG_WAIT_KILLABLE_RECV                 optional: a kernel >= 5.19 has "
              "it\n"
              "info USER_NOTIF_FD_SYNC_WAKE_UP (fast round trips)  optional: a kernel >= 6.6 has "

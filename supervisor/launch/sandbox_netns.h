@@ -1,0 +1,26 @@
+// One change to the sandbox's own network namespace, made from outside before bwrap lets
+// vigil-init run (vigil.network.capture): its ip_unprivileged_port_start lowered, so that
+// vigil-init, which holds no capability, can bind the DNS stub to 127.0.0.1:53
+// (observer/dns_stub.h).
+//
+// Why from here: bwrap drops every capability (--cap-drop ALL), and unprivileged it makes
+// the network namespace under an outer user namespace of its own, so even a capability
+// added back inside would not count there (measured: --cap-add CAP_NET_BIND_SERVICE still
+// gets EACCES on port 53). vigil, as the user that made those namespaces, holds every
+// capability in them: a forked child joins the namespace's owning user namespace and the
+// network namespace and writes the one sysctl. Root does the same (the join of its own
+// user namespace is skipped). The sysctl is the namespace's own: nothing of the host
+// changes, and in a namespace with only `lo` a low port reaches nothing new.
+#pragma once
+
+#include <sys/types.h>
+
+#include "supervisor/core/base/result.h"
+
+namespace vigil {
+
+// Sets net.ipv4.ip_unprivileged_port_start to `port` in the network namespace of
+// `sandbox_pid`. Async-signal-safe in the child (it only opens, joins and writes).
+Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port);
+
+}  // namespace vigil
