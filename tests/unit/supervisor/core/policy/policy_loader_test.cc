@@ -139,14 +139,6 @@ TEST_F(PolicyLoaderFsTest, FullSrtSettingsFile) {
   EXPECT_EQ(p.vigil.observer_overflow, VigilOptions::Overflow::kDrop);
 }
 
-KeySpec settings_key(const std::string& path) {
-  for (const auto& k : settings_key_table()) {
-    if (k.path == path) return k.spec;
-  }
-  ADD_FAILURE() << path << " not in the key table";
-  return {};
-}
-
 // --- the bad-input table ----------------------------------------------------------------------
 
 struct BadRow {
