@@ -22,7 +22,7 @@ namespace vigil {
 namespace {
 
 using namespace std::chrono_literals;
-namespace wire = agent_channel;
+namespace chan = agent_channel;
 
 // Questions the harness has not answered yet: past it, a new one is a deny at once.
 constexpr std::size_t kMaxPending = 64;
@@ -63,11 +63,11 @@ std::string unusable_reason(int fd) {
 }  // namespace
 
 std::shared_ptr<AgentChannel> AgentChannel::from_environment() {
-  const char* value = std::getenv(wire::kFdVariable);
+  const char* value = std::getenv(chan::kFdVariable);
   if (value == nullptr) return nullptr;
   const std::string text = value;
   // The harness's, never the command's: the command's environment is made from vigil's.
-  ::unsetenv(wire::kFdVariable);
+  ::unsetenv(chan::kFdVariable);
   const auto fd = fd_number(text.c_str());
   if (!fd) {
     return std::make_shared<AgentChannel>(
@@ -89,13 +89,13 @@ std::shared_ptr<AgentChannel> AgentChannel::from_environment() {
 }
 
 bool AgentChannel::drop_from_environment() {
-  const char* value = std::getenv(wire::kFdVariable);
+  const char* value = std::getenv(chan::kFdVariable);
   if (value == nullptr) return false;
   if (const auto fd = fd_number(value)) {
     const int flags = ::fcntl(*fd, F_GETFD);
     if (flags >= 0) (void)::fcntl(*fd, F_SETFD, flags | FD_CLOEXEC);
   }
-  ::unsetenv(wire::kFdVariable);
+  ::unsetenv(chan::kFdVariable);
   return true;
 }
 
@@ -107,7 +107,7 @@ AgentChannel::AgentChannel(UniqueFd fd, std::string why_unusable) : fd_(std::mov
     return;
   }
   last_write_progress_ = std::chrono::steady_clock::now();
-  enqueue_locked(wire::hello_line());  // vigil speaks first, as srt does
+  enqueue_locked(chan::hello_line());  // vigil speaks first, as srt does
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -190,7 +190,7 @@ void AgentChannel::ask(const std::shared_ptr<proxy::AskTicket>& ticket) {
     } else {
       const std::string id = "pr_" + std::to_string(next_request_++);
       const std::size_t before = out_.size();
-      enqueue_locked(wire::permission_request_line(id, q.host, q.port, q.entry(),
+      enqueue_locked(chan::permission_request_line(id, q.host, q.port, q.entry(),
                                                    events::to_string(q.proto)));
       if (out_.size() == before) {
         refused = "the harness is not reading its messages";
@@ -227,9 +227,9 @@ void AgentChannel::on_event(const events::Event& e) {
 }
 
 void AgentChannel::notify_blocked(const Violation& v, bool quarantined) {
-  std::string line = wire::blocked_line(v, quarantined);
+  std::string line = chan::blocked_line(v, quarantined);
   if (!greeted_) {
-    if (early_blocked_.size() < wire::kMaxQueuedBlocked) early_blocked_.push_back(std::move(line));
+    if (early_blocked_.size() < chan::kMaxQueuedBlocked) early_blocked_.push_back(std::move(line));
     return;
   }
   enqueue_locked(std::move(line));
@@ -317,16 +317,16 @@ void AgentChannel::write_some() {
 }
 
 void AgentChannel::handle_line(const std::string& line) {
-  const wire::PeerMessage m = wire::parse_peer_line(line);
-  if (m.kind == wire::PeerKind::kPermissionResponse) {
+  const chan::PeerMessage m = chan::parse_peer_line(line);
+  if (m.kind == chan::PeerKind::kPermissionResponse) {
     answer(m);
     return;
   }
   std::lock_guard lock(mu_);
   if (closed_) return;
   switch (m.kind) {
-    case wire::PeerKind::kHello:
-      if (m.version != wire::kProtocolVersion) {
+    case chan::PeerKind::kHello:
+      if (m.version != chan::kProtocolVersion) {
         complain_locked("the harness's hello is not protocol_version 1: it is not greeted");
         return;
       }
@@ -337,7 +337,7 @@ void AgentChannel::handle_line(const std::string& line) {
       ready_cv_.notify_all();
       wake();
       return;
-    case wire::PeerKind::kIgnored:
+    case chan::PeerKind::kIgnored:
       return;  // a newer harness's message: not an error
     default:
       complain_locked("ignored a line from the harness: " + m.why);
@@ -346,14 +346,14 @@ void AgentChannel::handle_line(const std::string& line) {
   }
 }
 
-void AgentChannel::answer(const wire::PeerMessage& m) {
+void AgentChannel::answer(const chan::PeerMessage& m) {
   std::shared_ptr<proxy::AskTicket> ticket;
   {
     std::lock_guard lock(mu_);
     if (closed_) return;
     const auto it = pending_.find(m.id);
     if (it == pending_.end()) {
-      const auto n = wire::request_number(m.id);
+      const auto n = chan::request_number(m.id);
       const bool asked = n && *n > 0 && *n < next_request_;
       complain_locked("ignored a permission_response for " +
                       std::string(asked ? "a question already answered or ended"
