@@ -7,10 +7,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json text_result(const std::string& text, bool error = false) {
-  return json{{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"isError", error}};
-}
-
 json handle_schema() {
   return {{"type", "object"},
           {"properties", {{"handle", {{"type", "string"}, {"description", "start_command's handle, bg-N"}}}}},
@@ -81,7 +77,7 @@ json read_output(BackgroundCommands& bg, const std::string& handle, const json& 
   } else {
     text += ending_text(c->status);
   }
-  json r = text_result(text);
+  json r = mcp_text_result(text);
   json s = background_json(c->status);
   s["data"] = c->data;
   s["offset"] = c->offset;
@@ -93,10 +89,14 @@ json read_output(BackgroundCommands& bg, const std::string& handle, const json& 
 
 }  // namespace
 
+json mcp_text_result(const std::string& text, bool error) {
+  return json{{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"isError", error}};
+}
+
 json mcp_tool_error(const std::string& why) {
   // A tool's refusal is the tool's result (isError), which the model is shown; a protocol
   // error may be hidden from it.
-  return text_result("vigil: " + why, true);
+  return mcp_text_result("vigil: " + why, true);
 }
 
 json mcp_background_tools(std::string_view version, const std::string& workspace) {
@@ -139,9 +139,7 @@ json mcp_background_tools(std::string_view version, const std::string& workspace
 }
 
 json mcp_background_call(BackgroundCommands& bg, std::string_view name, const json& args,
-                         std::string_view version,
                          const std::function<std::variant<RunParams, std::string>()>& run) {
-  (void)version;
   if (name == "list_commands") {
     json all = json::array();
     std::string text;
@@ -152,7 +150,7 @@ json mcp_background_call(BackgroundCommands& bg, std::string_view name, const js
       text += s.handle + " (command " + std::to_string(s.command) + ") " +
               (s.running ? "running" : "ended, exit code " + std::to_string(s.exit_code)) + ": " + argv + "\n";
     }
-    json r = text_result(text.empty() ? "no background commands" : text);
+    json r = mcp_text_result(text.empty() ? "no background commands" : text);
     r["structuredContent"] = {{"commands", all}};
     return r;
   }
@@ -162,7 +160,7 @@ json mcp_background_call(BackgroundCommands& bg, std::string_view name, const js
     auto started = bg.start(std::get<RunParams>(std::move(p)));
     if (auto* e = std::get_if<rpc::RpcError>(&started)) return mcp_tool_error(e->message);
     const auto& s = std::get<BackgroundStatus>(started);
-    json r = text_result("started " + s.handle + " (command " + std::to_string(s.command) +
+    json r = mcp_text_result("started " + s.handle + " (command " + std::to_string(s.command) +
                          " in the session log); read its output with read_output {\"handle\": \"" +
                          s.handle + "\"}" + ending_text(s));
     r["structuredContent"] = background_json(s);
@@ -177,7 +175,7 @@ json mcp_background_call(BackgroundCommands& bg, std::string_view name, const js
   if (!stopped) return mcp_tool_error("no background command " + handle + " (list_commands names them)");
   auto s = bg.wait(handle, std::chrono::milliseconds(5000));
   if (!s) return mcp_tool_error("no background command " + handle);
-  json r = text_result((*stopped ? "stopped " : "it had ended already: ") + handle +
+  json r = mcp_text_result((*stopped ? "stopped " : "it had ended already: ") + handle +
                        (s->running ? " (still ending)" : "") + ending_text(*s));
   r["structuredContent"] = background_json(*s);
   return r;

@@ -17,6 +17,8 @@ namespace vigil {
 inline constexpr std::array<std::string_view, 4> kMcpBackgroundTools = {
     "start_command", "read_output", "stop_command", "list_commands"};
 
+// A tool's result of one text (content), isError as given.
+nlohmann::json mcp_text_result(const std::string& text, bool error = false);
 // A tool's refusal as its result (isError, "vigil: " and why), which the model is shown.
 nlohmann::json mcp_tool_error(const std::string& why);
 
@@ -27,7 +29,7 @@ nlohmann::json mcp_background_tools(std::string_view version, const std::string&
 // start_command runs: {"argv", "cwd", "timeout", "env"} as serve's run takes them, built
 // by the caller from the tool's arguments, or a tool error already.
 nlohmann::json mcp_background_call(BackgroundCommands& background, std::string_view name,
-                                   const nlohmann::json& args, std::string_view version,
+                                   const nlohmann::json& args,
                                    const std::function<std::variant<RunParams, std::string>()>& run);
 
 }  // namespace vigil

@@ -18,10 +18,6 @@ using json = nlohmann::json;
 // What a client says in its own words (a cancel's reason) is kept to this, in the log.
 constexpr std::size_t kMaxReason = 512;
 
-json text_content(const std::string& text) {
-  return json::array({{{"type", "text"}, {"text", text}}});
-}
-
 json output_schema() {
   const json flag = {{"type", "boolean"}};
   return {
@@ -144,7 +140,7 @@ json mcp_tool_result(const Ran& ran, std::string_view version, const std::string
   }
   if (ran.timed_out) text += "\n[killed: timed out]";
   if (code != 0) text += "\n[exit code " + std::to_string(code) + "]";
-  json result = {{"content", text_content(text)}, {"isError", code != 0 || ran.timed_out}};
+  json result = mcp_text_result(text, code != 0 || ran.timed_out);
   if (!at_least(version, "2025-06-18")) return result;
   auto violations = parse_json_object(ran.outcome.violations_json, 16);
   result["structuredContent"] = {
@@ -231,7 +227,7 @@ rpc::Reply McpServer::call(const json& params, rpc::Out& out, const json& id) {
   const std::string name = params["name"].get<std::string>();
   if (std::find(kMcpBackgroundTools.begin(), kMcpBackgroundTools.end(), name) != kMcpBackgroundTools.end()) {
     if (!args.is_object()) return mcp_tool_error(name + ": arguments must be an object");
-    return mcp_background_call(background_, name, args, version(), [&] { return tool_run(name, args); });
+    return mcp_background_call(background_, name, args, [&] { return tool_run(name, args); });
   }
   if (name != "run_command") {
     return rpc::RpcError{rpc::kInvalidParams,
