@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,7 +126,12 @@ bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
 
 UniqueFd nonblocking_twin(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) return {};
+  if (::fstat(fd, &st) != 0) return {};
+  // Pipes, terminals and /dev/null only: opening some other device again can act on it
+  // (a tape rewinds at close, a serial line drops its modem lines).
+  const bool null_device = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+  if (!S_ISFIFO(st.st_mode) && !(S_ISCHR(st.st_mode) && (::isatty(fd) == 1 || null_device)))
+    return {};
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || (flags & O_NONBLOCK) != 0 || (flags & O_ACCMODE) == O_RDONLY) return {};
   // O_NOCTTY: a terminal reopened here never becomes vigil's controlling terminal.

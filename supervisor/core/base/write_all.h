@@ -35,8 +35,9 @@ bool write_all_to(int fd, std::string_view bytes, int stop_fd = -1);
 // it, write_all_to() writes whole buffers and waits for room in poll, where the stop fd
 // reaches it, instead of slicing them into PIPE_BUF writes that each poll first: a
 // command's megabytes of output cost one write per chunk, not one per 4 KiB. Empty where
-// none is needed (a regular file, or `fd` already non-blocking) or none can be had (a
-// socket, a FIFO without a reader, no /proc): write_all_to() then slices as before.
+// none is needed (a regular file, or `fd` already non-blocking), none can be had (a
+// socket, a FIFO without a reader, no /proc), or reopening could act on the device (any
+// but a terminal or /dev/null): write_all_to() then slices as before.
 UniqueFd nonblocking_twin(int fd);
 
 }  // namespace vigil
