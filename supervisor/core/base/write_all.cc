@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#if !defined(__APPLE__)
+#include <sys/sysmacros.h>  // major, minor (sys/types.h has them on macOS)
+#endif
 #include <unistd.h>
 
 #include <algorithm>
