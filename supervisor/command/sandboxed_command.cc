@@ -34,6 +34,7 @@
 #include "supervisor/command/command_args.h"
 #include "supervisor/command/command_backstop.h"
 #include "supervisor/command/command_streams.h"
+#include "supervisor/command/credential_files.h"
 #include "supervisor/command/net_capture.h"
 #include "supervisor/command/net_events.h"
 #include "supervisor/command/session_dir.h"
@@ -152,6 +153,13 @@ Result<SandboxedOutcome> run_sandboxed(
   // command brings its environment at hand-off (spare_mismatch refuses a spare then).
   auto masked = command_credentials(prepared->policy, cmd.env);
   VIGIL_TRY(masked);
+  // credentials.files with mode mask: a copy with sentinels over each real file.
+  auto masked_files =
+      mask_credential_files(prepared->policy, prepared->plan, session->path(), &masked->table);
+  VIGIL_TRY(masked_files);
+  in.masked_files = masked_files->binds;
+  for (const auto& r : masked_files->hide) planned.fs.deny_read.push_back(r);
+  for (const auto& w : masked_files->warnings) print_warning(w);
   ProxyTls tls;
   tls.sentinels = masked->table;
   tls.aws_pairs = prepared->policy.credentials.aws_pairs;
