@@ -372,12 +372,21 @@ Result<MaskedFile> mask_file_content(const CredentialFile& file,
                                      const std::string& content, SentinelTable* table) {
   MaskedFile out;
   const auto& hosts = file.rule.inject_hosts ? *file.rule.inject_hosts : allowed_domains;
-  MaskOne one{file.rule, "file:" + file.path, content, hosts, *table, file.mask_duplicates,
-              /*spans_default_jwt=*/true};
+  // Masked whole, a file's final line break stays in the copy and out of the secret, so
+  // that `$(cat token)` and a header built from the file carry the value alone.
+  const bool whole = file.rule.extract.empty() && !file.rule.decode_jwt;
+  std::size_t end = content.size();
+  if (whole && end > 0 && content[end - 1] == '\n') --end;
+  if (whole && end > 0 && content[end - 1] == '\r') --end;
+  const std::string secret = content.substr(0, end);
+  if (whole && secret.empty()) return out;  // nothing to protect: left as it is
+  MaskOne one{file.rule, "file:" + file.path, whole ? secret : content, hosts, *table,
+              file.mask_duplicates, /*spans_default_jwt=*/true};
   auto fake = one.run("file:" + file.path);
   VIGIL_TRY(fake);
   if (*fake) {
     out.fake = std::move(*fake);
+    if (whole) *out.fake += content.substr(end);
     return out;
   }
   VIGIL_TRY_VOID(no_match(file.rule, file.path,

@@ -171,10 +171,12 @@ TEST(CredentialFilesTest, AWholeFileIsOneSentinelThatTheInjectHostGetsBack) {
   ASSERT_TRUE(m->fake);
   EXPECT_EQ(m->fake->rfind("fake_value_", 0), 0u);
   EXPECT_EQ(m->fake->find("secret"), std::string::npos);
-  std::string head = "Authorization: Bearer " + *m->fake;
+  // The final line break stays in the copy, out of the secret (`$(cat token)`).
+  ASSERT_EQ(m->fake->back(), '\n');
+  std::string head = "Authorization: Bearer " + m->fake->substr(0, m->fake->size() - 1);
   std::string other = head;
   EXPECT_EQ(t.substitute(head, "api.example.com", 443), 1u);
-  EXPECT_EQ(head, "Authorization: Bearer " + real);
+  EXPECT_EQ(head, "Authorization: Bearer tok_whole_file_secret");
   EXPECT_EQ(t.substitute(other, "evil.example.net", 443), 0u);
 }
 
