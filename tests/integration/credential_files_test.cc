@@ -211,6 +211,19 @@ TEST_F(CredentialFiles, AFileWithoutAMatchIsHiddenAndErrorRefusesToRun) {
   EXPECT_NE(err.err.find("onExtractNoMatch"), std::string::npos) << err.err;
 }
 
+// A file masked whole whose secret spans lines: swapped into a header it would split the
+// request head, so the inject host gets the sentinel there (and the head stays whole).
+TEST_F(CredentialFiles, AMultiLineSecretIsNeverSwappedIntoARequestHead) {
+  write_file(sec_ / "token", std::string("line-one-") + kWhole + "\nline-two\n");
+  const Outcome o = run("curl -sS --max-time 20 -H \"Authorization: Bearer $(cat " +
+                        sec_ / "token" + ")\" " + url("inject.test"));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string seen = server_->err();
+  EXPECT_EQ(count(seen, "auth=Bearer fake_value_"), 1u) << seen;
+  EXPECT_EQ(seen.find("line-two"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find(kWhole), std::string::npos) << seen;
+}
+
 // srt 0.0.83's README, "Other Configuration", `credentials`, statement by statement (the
 // README gives that block no JSON example; its one TLS example is checked by
 // CredentialsTls.SrtReadmeTlsTerminateExampleBehavesAsDocumented): "`mode: "deny"`
