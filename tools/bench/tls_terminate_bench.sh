@@ -36,6 +36,9 @@ cat > server.py <<'PY'
 import http.server, ssl, sys
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: without it every new connection waits out a delayed ACK (~40 ms),
+    # and tunnels/s measures that wait (21/s direct, no proxy) instead of the proxies.
+    disable_nagle_algorithm = True
     def log_message(self, *a):
         pass
     def do_GET(self):
