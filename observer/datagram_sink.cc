@@ -79,9 +79,13 @@ void DatagramSink::on_readable() {
     if (from.ss_family != AF_INET) continue;
     auto peer = route_->take_datagram(ntohs(reinterpret_cast<sockaddr_in*>(&from)->sin_port));
     if (!peer) continue;  // refused already (or another program's datagram): dropped
-    refuse_rest_of(*peer, closed_port_);
+    // Recorded first, refused after: a program that exits on the refusal would otherwise
+    // end the sandbox (and this thread) before the proxy has the record.
     auto shared = std::make_shared<DatagramPeer>(std::move(*peer));
-    run_on_idle_thread([route = route_, shared] { report_datagram(*shared, *route); });
+    run_on_idle_thread([route = route_, shared, closed = closed_port_] {
+      report_datagram(*shared, *route);
+      refuse_rest_of(*shared, closed);
+    });
   }
 }
 

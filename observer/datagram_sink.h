@@ -6,11 +6,12 @@
 // must leave no record.
 //
 // The first datagram that arrives from a registered port is the program using UDP: it is
-// dropped, the socket is re-pointed at a closed loopback port and sent one empty datagram
-// from vigil-init's side, so the kernel's port-unreachable error is on it at once (the
-// caller's recv() or next send() fails with ECONNREFUSED, as for a host that refuses),
-// and the proxy is asked to record the refusal (net.decision, captured, refused_by
-// "udp": the block names host:port). Nothing is ever sent anywhere else: the sandbox's
+// dropped, the proxy is asked to record the refusal (net.decision, captured, refused_by
+// "udp": the block names host:port), and once it has, the socket is re-pointed at a
+// closed loopback port and sent one empty datagram from vigil-init's side, so the
+// kernel's port-unreachable error is on it (the caller's recv() or next send() fails with
+// ECONNREFUSED, as for a host that refuses). A program that sends and exits without
+// waiting can end the sandbox before the record is made. Nothing is ever sent anywhere else: the sandbox's
 // network namespace has only `lo`.
 //
 // A datagram sent with an explicit address (sendto/sendmsg on an unconnected socket) is

@@ -212,25 +212,40 @@ TEST_F(NetCaptureSsh, GitOverSshClonesFromAnAllowedNameAndIsRefusedForADeniedOne
   write_file(repo + "/README", "cloned over ssh\n");
   ASSERT_EQ(run_program({"git", "-C", repo, "add", "README"}, repo, 30, git_env).exit_code, 0);
   ASSERT_EQ(run_program({"git", "-C", repo, "commit", "-qm", "one"}, repo, 30, git_env).exit_code, 0);
-  const std::map<std::string, std::string> env = {{"GIT_SSH_COMMAND", ssh_command()}};
-  const std::string url = "ssh://" + user() + "@allowed.test:" + std::to_string(ssh_port_) + repo;
-  const Outcome o = run({"git", "clone", "-q", url, "clone"}, true, env);
+  // vigil points git's ssh at its SOCKS bridge (GIT_SSH_COMMAND in the sandbox): a user
+  // whose ssh ignores proxies sets their own, as here, inside the command.
+  auto clone = [&](const std::string& host, const std::string& dir) {
+    const std::string url = "ssh://" + user() + "@" + host + ":" + std::to_string(ssh_port_) + repo;
+    return run({"sh", "-c", "GIT_SSH_COMMAND='" + ssh_command() + "' exec git clone -q " + url + " " + dir});
+  };
+  const Outcome o = clone("allowed.test", "clone");
   EXPECT_EQ(accepted(), 1u) << sshd_->err() << o.err;
   if (shell_refuses_commands()) {
-    EXPECT_NE(o.err.find("not available"), std::string::npos) << o.err;
+    // The nologin shell's "This account is currently not available." where git expected
+    // its protocol.
+    EXPECT_NE(o.err.find("line length character: This"), std::string::npos) << o.err;
   } else {
     EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
     EXPECT_EQ(read_file(ws_ / "clone/README"), "cloned over ssh\n");
   }
   expect_decisions("allowed.test", "allowed", "ssh");
 
-  const std::string denied = "ssh://" + user() + "@denied.test:" + std::to_string(ssh_port_) + repo;
-  const Outcome d = run({"git", "clone", "-q", denied, "clone2"}, true, env);
+  const Outcome d = clone("denied.test", "clone2");
   EXPECT_NE(d.exit_code, 0);
   expect_block_line(d, "denied.test:" + std::to_string(ssh_port_));
   expect_decisions("denied.test", "denied", "ssh");
   EXPECT_EQ(accepted(), 1u) << sshd_->err();
   EXPECT_FALSE(exists(ws_ / "clone2/README"));
+
+  // git with vigil's own GIT_SSH_COMMAND (ssh through the SOCKS bridge, honouring the
+  // proxy): one decision by the ordinary listener, not captured (no double proxying).
+  const Outcome p = run({"git", "ls-remote", "ssh://" + user() + "@denied.test:" +
+                                                 std::to_string(ssh_port_) + repo});
+  EXPECT_NE(p.exit_code, 0);
+  const auto socks = decisions();
+  ASSERT_EQ(socks.size(), 1u) << read_file(log_);
+  EXPECT_NE(socks[0].find(R"("proto":"socks5")"), std::string::npos) << socks[0];
+  EXPECT_EQ(socks[0].find(R"("captured")"), std::string::npos) << socks[0];
 }
 
 // ---------------------------------------------------------------------------------------
