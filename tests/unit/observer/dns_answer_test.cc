@@ -157,7 +157,9 @@ TEST(DnsTcp, QueriesAreCutByTheirLengthPrefix) {
     const TcpQuery t = next_tcp_query(r.stream);
     EXPECT_EQ(t.state, r.state) << r.stream.size();
     EXPECT_EQ(t.used, r.used) << r.stream.size();
-    if (t.state == TcpQuery::State::kQuery) EXPECT_EQ(t.query, q);
+    if (t.state == TcpQuery::State::kQuery) {
+      EXPECT_EQ(t.query, q);
+    }
   }
   // The longest query is taken whole.
   const std::string longest = std::string("\x10\x00", 2) + std::string(kMaxDnsQueryBytes, 'x');
