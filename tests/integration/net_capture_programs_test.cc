@@ -433,6 +433,40 @@ print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode(), end="")
 }
 
 // ---------------------------------------------------------------------------------------
+// The opt-out: vigil.network.capture false is the old behaviour: the host's resolv.conf,
+// no stub on the sandbox's 127.0.0.1:53, connect() not trapped (nothing recorded as
+// captured). Only loopback is aimed at.
+TEST_F(NetCapturePrograms, CaptureFalseKeepsTheOldBehaviour) {
+  const char* client = R"PY(
+import socket, sys
+print(open("/etc/resolv.conf").read(), end="")
+for port in (53, int(sys.argv[1])):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=10); print("CONNECTED", port)
+    except OSError as e:
+        print("no", port, type(e).__name__)
+)PY";
+  write_file(ws_ / "plain.py", client);
+  const Outcome on = run({python3(), "plain.py", port()});
+  EXPECT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_NE(on.out.find("nameserver 127.0.0.1\n"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("CONNECTED 53"), std::string::npos) << on.out;  // the stub
+
+  write_file(cfg_ / "settings.json", R"({
+  "filesystem": {"allowWrite": ["."]},
+  "network": {"allowedDomains": ["allowed.test"]},
+  "vigil": {"network": {"capture": false}}
+})");
+  const Outcome off = run({python3(), "plain.py", port()});
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out.substr(0, off.out.find("no 53")), read_file("/etc/resolv.conf")) << off.out;
+  EXPECT_NE(off.out.find("no 53 ConnectionRefusedError"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("no " + port() + " ConnectionRefusedError"), std::string::npos) << off.out;
+  EXPECT_EQ(read_file(log_).find(R"("captured")"), std::string::npos) << read_file(log_);
+  EXPECT_EQ(server_->log().find("GET"), std::string::npos) << server_->log();
+}
+
+// ---------------------------------------------------------------------------------------
 // No packet leaves except through the proxy. Listeners on the host's loopback (TCP on
 // 127.0.0.1 and ::1, UDP, and a "resolver" taking DNS over TCP); from inside, every
 // route to them: each literal spelling (the sandbox's own loopback: nothing there), a
