@@ -78,6 +78,28 @@ std::string header(std::string_view q, int rcode, std::uint16_t questions, std::
 
 }  // namespace
 
+TcpQuery next_tcp_query(std::string_view stream) {
+  TcpQuery t;
+  if (stream.size() < 2) return t;
+  const std::size_t len = u16(stream, 0);
+  if (len == 0 || len > kMaxDnsQueryBytes) {
+    t.state = TcpQuery::State::kBad;
+    return t;
+  }
+  if (stream.size() < 2 + len) return t;
+  t.state = TcpQuery::State::kQuery;
+  t.query = stream.substr(2, len);
+  t.used = 2 + len;
+  return t;
+}
+
+std::string tcp_framed(std::string_view answer) {
+  std::string out;
+  put16(&out, static_cast<std::uint16_t>(answer.size()));
+  out.append(answer);
+  return out;
+}
+
 std::optional<std::string> dns_question_name(std::string_view query) {
   if (query.size() < kDnsHeaderBytes || u16(query, 4) != 1) return std::nullopt;
   auto q = parse_question(query);

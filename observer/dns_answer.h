@@ -33,6 +33,20 @@ inline constexpr int kNoError = 0, kFormErr = 1, kServFail = 2, kNxDomain = 3, k
 // for a new valid name asked for with A or AAAA.
 std::optional<std::string> dns_answer(std::string_view query, FakeNames& names);
 
+// DNS over TCP (RFC 1035 4.2.2, RFC 7766): each message comes after its length, two bytes
+// big-endian. The first query whole in `stream`: kQuery with the query and how many bytes
+// of `stream` it took (prefix included); kIncomplete until it is all there; kBad for a
+// length of 0 or over kMaxDnsQueryBytes (the stub closes that connection). Pure.
+struct TcpQuery {
+  enum class State { kIncomplete, kQuery, kBad };
+  State state = State::kIncomplete;
+  std::string_view query;
+  std::size_t used = 0;
+};
+TcpQuery next_tcp_query(std::string_view stream);
+// `answer` with its two-byte length in front, as a TCP answer is sent. Pure.
+std::string tcp_framed(std::string_view answer);
+
 // The question's name, lower case, without the trailing dot ("" for the root), when
 // `query` has a well-formed single question; for tests and the stub's line.
 std::optional<std::string> dns_question_name(std::string_view query);

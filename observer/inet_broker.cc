@@ -118,11 +118,13 @@ InetCall decide_address(const std::string& raw, int family, const FakeNames& nam
 
 }  // namespace
 
-std::string capture_request(const std::string& host, std::uint16_t port, const std::string& program) {
+std::string capture_request(const std::string& host, std::uint16_t port, const std::string& program,
+                            bool datagram) {
   const bool v6 = host.find(':') != std::string::npos;
   const std::string authority = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
   return "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority +
-         "\r\nVigil-Program: " + printable(program, 200) + "\r\n\r\n";
+         "\r\nVigil-Program: " + printable(program, 200) +
+         (datagram ? "\r\nVigil-Datagram: udp" : "") + "\r\n\r\n";
 }
 
 int answer_status(const std::string& head) {
@@ -156,21 +158,27 @@ InetCall prepare_inet_connect(const Notification& n, NotifyChannel& listener, co
   if (!listener.id_valid(n.id)) return with(InetCall::Step::kGone);
   InetCall c = decide_address(raw, family, names);
   if (type != SOCK_STREAM) {
-    // UDP (and the rest): only the sandbox's own loopback (the DNS stub); the namespace
-    // has no route anywhere else, and this says so at the call.
-    if (c.step == InetCall::Step::kCapture) return with(InetCall::Step::kAnswer, ENETUNREACH);
+    // UDP: the sandbox's own loopback (the DNS stub) directly; anywhere else the sink's
+    // (step 2). The rest (raw): the namespace has no route, and this says so at the call.
+    if (c.step != InetCall::Step::kCapture) return c;
+    if (type != SOCK_DGRAM) return with(InetCall::Step::kAnswer, ENETUNREACH);
+    c.step = InetCall::Step::kDatagram;
+  } else if (c.step != InetCall::Step::kCapture) {
     return c;
   }
-  if (c.step != InetCall::Step::kCapture) return c;
-  // Already connected or connecting: the kernel's own EISCONN / EALREADY.
+  // Already connected or connecting: the kernel's own EISCONN / EALREADY (a datagram
+  // socket may connect again: the new address replaces the old).
   sockaddr_storage peer{};
   socklen_t plen = sizeof peer;
-  if (::getpeername(sock.get(), reinterpret_cast<sockaddr*>(&peer), &plen) == 0)
+  if (c.step == InetCall::Step::kCapture &&
+      ::getpeername(sock.get(), reinterpret_cast<sockaddr*>(&peer), &plen) == 0)
     return with(InetCall::Step::kAnswer, EISCONN);
   c.socket = std::move(sock);
   c.family = family;
   c.caller_fd = fd;
-  c.program = program_of(n.pid);
+  // A datagram socket's is read only if it sends (report_datagram): glibc's getaddrinfo
+  // connects one per answer and never does.
+  if (c.step == InetCall::Step::kCapture) c.program = program_of(n.pid);
   return c;
 }
 
@@ -187,29 +195,86 @@ bool caller_cloexec(pid_t pid, int fd) {
   return (f & O_CLOEXEC) != 0;
 }
 
-void copy_options(int from, int to, int family) {
-  struct Opt {
-    int level, name;
+// The options copied, as (level, name) of an int; SO_LINGER and the timeouts besides.
+struct IntOption {
+  int level, name;
+};
+std::array<IntOption, 7> int_options(int family) {
+  return {{{IPPROTO_TCP, TCP_NODELAY},
+           {SOL_SOCKET, SO_KEEPALIVE},
+           {IPPROTO_TCP, TCP_KEEPIDLE},
+           {IPPROTO_TCP, TCP_KEEPINTVL},
+           {IPPROTO_TCP, TCP_KEEPCNT},
+           {SOL_SOCKET, SO_PRIORITY},
+           {family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6, family == AF_INET ? IP_TOS : IPV6_TCLASS}}};
+}
+
+// What a new TCP socket of `family` holds for each int option: read once per family (a
+// value equal to it is not set again: a dozen syscalls fewer per connection).
+const std::array<int, 7>& fresh_values(int family) {
+  static const auto read = [](int fam) {
+    std::array<int, 7> v{};
+    v.fill(-1);
+    UniqueFd s(::socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    const auto opts = int_options(fam);
+    for (std::size_t i = 0; s && i < opts.size(); ++i) sock_int(s.get(), opts[i].level, opts[i].name, &v[i]);
+    return v;
   };
-  const Opt ints[] = {{IPPROTO_TCP, TCP_NODELAY},   {SOL_SOCKET, SO_KEEPALIVE},
-                      {IPPROTO_TCP, TCP_KEEPIDLE},  {IPPROTO_TCP, TCP_KEEPINTVL},
-                      {IPPROTO_TCP, TCP_KEEPCNT},   {SOL_SOCKET, SO_PRIORITY},
-                      {family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
-                       family == AF_INET ? IP_TOS : IPV6_TCLASS}};
-  for (const Opt& o : ints) {
+  static const std::array<int, 7> v4 = read(AF_INET), v6 = read(AF_INET6);
+  return family == AF_INET ? v4 : v6;
+}
+
+void copy_options(int from, int to, int family) {
+  const auto opts = int_options(family);
+  const auto& fresh = fresh_values(family);
+  for (std::size_t i = 0; i < opts.size(); ++i) {
     int v = 0;
-    if (sock_int(from, o.level, o.name, &v) == 0) ::setsockopt(to, o.level, o.name, &v, sizeof v);
+    if (sock_int(from, opts[i].level, opts[i].name, &v) == 0 && v != fresh[i])
+      ::setsockopt(to, opts[i].level, opts[i].name, &v, sizeof v);
   }
   linger l{};
   socklen_t len = sizeof l;
-  if (::getsockopt(from, SOL_SOCKET, SO_LINGER, &l, &len) == 0)
+  if (::getsockopt(from, SOL_SOCKET, SO_LINGER, &l, &len) == 0 && l.l_onoff != 0)
     ::setsockopt(to, SOL_SOCKET, SO_LINGER, &l, sizeof l);
   for (int name : {SO_RCVTIMEO, SO_SNDTIMEO}) {
     timeval tv{};
     len = sizeof tv;
-    if (::getsockopt(from, SOL_SOCKET, name, &tv, &len) == 0)
+    if (::getsockopt(from, SOL_SOCKET, name, &tv, &len) == 0 && (tv.tv_sec != 0 || tv.tv_usec != 0))
       ::setsockopt(to, SOL_SOCKET, name, &tv, sizeof tv);
   }
+}
+
+// 127.0.0.1:port in `family` (v4-mapped for AF_INET6).
+void loopback_address(int family, std::uint16_t port, sockaddr_storage* out) {
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(out);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a->sin_port = htons(port);
+    return;
+  }
+  auto* a = reinterpret_cast<sockaddr_in6*>(out);
+  a->sin6_family = AF_INET6;
+  ::inet_pton(AF_INET6, "::ffff:127.0.0.1", &a->sin6_addr);
+  a->sin6_port = htons(port);
+}
+
+// 127.0.0.1 with any port (*local) and with `port` (*to) in `family`: v4-mapped for a v6
+// socket `fd`, which is made dual-stack for it. Returns the addresses' length.
+socklen_t loopback_pair(int family, std::uint16_t port, int fd, sockaddr_storage* local,
+                        sockaddr_storage* to) {
+  if (family == AF_INET6) {
+    const int off = 0;  // v4-mapped: the listener is 127.0.0.1
+    ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  }
+  loopback_address(family, 0, local);
+  loopback_address(family, port, to);
+  return family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+}
+
+std::uint16_t port_of(const sockaddr_storage& a) {
+  return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(&a)->sin_port
+                                      : reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
 }
 
 // A socket of `family` connected to the bridge's capture listener, its source port
@@ -220,33 +285,12 @@ UniqueFd open_through_proxy(int family, CaptureRoute& route, const std::string& 
   UniqueFd s(::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s) return s;
   sockaddr_storage local{}, to{};
-  socklen_t alen = 0;
-  if (family == AF_INET) {
-    auto* l = reinterpret_cast<sockaddr_in*>(&local);
-    l->sin_family = AF_INET;
-    l->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    auto* t = reinterpret_cast<sockaddr_in*>(&to);
-    *t = *l;
-    t->sin_port = htons(route.port());
-    alen = sizeof(sockaddr_in);
-  } else {
-    const int off = 0;  // v4-mapped: the listener is 127.0.0.1
-    ::setsockopt(s.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    auto* l = reinterpret_cast<sockaddr_in6*>(&local);
-    l->sin6_family = AF_INET6;
-    ::inet_pton(AF_INET6, "::ffff:127.0.0.1", &l->sin6_addr);
-    auto* t = reinterpret_cast<sockaddr_in6*>(&to);
-    *t = *l;
-    t->sin6_port = htons(route.port());
-    alen = sizeof(sockaddr_in6);
-  }
+  const socklen_t alen = loopback_pair(family, route.port(), s.get(), &local, &to);
   if (::bind(s.get(), reinterpret_cast<sockaddr*>(&local), alen) != 0) return UniqueFd();
   sockaddr_storage bound{};
   socklen_t blen = sizeof bound;
   ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
-  const std::uint16_t port = ntohs(family == AF_INET
-                                       ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                       : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  const std::uint16_t port = port_of(bound);
   route.expect(port, first);
   if (::connect(s.get(), reinterpret_cast<sockaddr*>(&to), alen) != 0) {
     route.forget(port);
@@ -273,6 +317,36 @@ UniqueFd open_through_proxy(int family, CaptureRoute& route, const std::string& 
 }
 
 }  // namespace
+
+void capture_datagram_call(InetCall c, const Notification& n, NotifyChannel& listener,
+                           CaptureRoute& route) {
+  // The caller's own socket (our reference to it) is connected to the sink: nothing to
+  // install, and what the caller set on it stays. A v6 socket reaches the sink v4-mapped;
+  // one made IPv6-only cannot, and gets what the namespace would say.
+  int error = ENETUNREACH;  // no sink: what the namespace would say
+  sockaddr_storage local{}, to{};
+  const socklen_t alen = c.family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (route.sink_port() != 0) {
+    loopback_address(c.family, route.sink_port(), &to);
+    socklen_t blen = sizeof local;
+    if (::connect(c.socket.get(), reinterpret_cast<sockaddr*>(&to), alen) == 0 &&
+        ::getsockname(c.socket.get(), reinterpret_cast<sockaddr*>(&local), &blen) == 0) {
+      route.expect_datagram(port_of(local),
+                            DatagramPeer{c.host, c.port, n.pid, c.family, std::move(c.socket)});
+      error = 0;
+    } else if (errno != ENETUNREACH && errno != EAFNOSUPPORT) {
+      error = errno;
+    }
+  }
+  c.socket.reset();
+  listener.answer(n.id, 0, error);
+}
+
+void report_datagram(const DatagramPeer& peer, CaptureRoute& route) {
+  int status = 0;
+  open_through_proxy(peer.family, route,
+                     capture_request(peer.host, peer.port, program_of(peer.pid), true), &status);
+}
 
 void capture_inet_call(InetCall c, const Notification& n, NotifyChannel& listener,
                        CaptureRoute& route) {

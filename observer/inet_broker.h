@@ -8,7 +8,9 @@
 //      Family and type are the fetched socket's (SO_DOMAIN/SO_TYPE), not the address's.
 //   2. Not AF_INET/AF_INET6: the unix broker's business (or CONTINUE where unix sockets
 //      are all allowed). Not SOCK_STREAM: UDP to a loopback address continues (the DNS
-//      stub); anywhere else is refused with ENETUNREACH, what the namespace would say.
+//      stub); UDP anywhere else is connected (the caller's own socket, by vigil-init) to
+//      the datagram sink (observer/datagram_sink.h: its first datagram is refused and
+//      recorded); another type (raw) is refused with ENETUNREACH, as the namespace would.
 //   3. A loopback, unspecified (0.0.0.0/::, which Linux connects to the local host) or
 //      v4-mapped loopback address: CONTINUE, direct. The kernel then reads the address
 //      again, so a caller that rewrites it after our copy can make it connect somewhere
@@ -57,6 +59,7 @@ struct InetCall {
     kContinue,  // direct: loopback, or a call whose arguments the kernel judges alone
     kAnswer,    // answer `error` now
     kCapture,   // carry through the proxy (capture_inet_call)
+    kDatagram,  // UDP to a remote address: to the sink (capture_datagram_call)
     kGone,      // the caller left: no answer
   };
   Step step = Step::kNotInet;
@@ -77,8 +80,19 @@ InetCall prepare_inet_connect(const Notification& n, NotifyChannel& listener, co
 void capture_inet_call(InetCall call, const Notification& n, NotifyChannel& listener,
                        CaptureRoute& route);
 
-// "CONNECT host:port" with the caller's name, as vigil-init sends it. Pure.
-std::string capture_request(const std::string& host, std::uint16_t port, const std::string& program);
+// Performs a kDatagram (does not block: run it on the loop's thread) and answers the
+// caller: 0, its socket connected to the sink; ENETUNREACH without a sink (or for an
+// IPv6-only socket, which cannot reach it).
+void capture_datagram_call(InetCall call, const Notification& n, NotifyChannel& listener,
+                           CaptureRoute& route);
+
+// Asks the proxy to record the refusal of `peer`'s datagram (blocks for its answer).
+void report_datagram(const DatagramPeer& peer, CaptureRoute& route);
+
+// "CONNECT host:port" with the caller's name, as vigil-init sends it; with `datagram`,
+// the header that makes it the record of a refused datagram (proxy/captured.h). Pure.
+std::string capture_request(const std::string& host, std::uint16_t port, const std::string& program,
+                            bool datagram = false);
 
 // The status of an HTTP answer head ("HTTP/1.1 200 ..."), or 0. Pure.
 int answer_status(const std::string& head);

@@ -32,6 +32,10 @@ void Observer::handle_inet(const Notification& n) {
     case InetCall::Step::kAnswer:
       listener_->answer(n.id, 0, call.error);
       return;
+    case InetCall::Step::kDatagram:
+      // Quick (a local socket, connected on loopback): answered on this thread.
+      capture_datagram_call(std::move(call), n, *listener_, *options_.capture_route);
+      return;
     case InetCall::Step::kCapture:
       break;
   }

@@ -83,28 +83,23 @@ void reap(pid_t child, int* worker_status) {
 
 // The epoll set of the loop: the signalfd (tag 0) and the bridges (tags with their high
 // bit set). Empty on failure (errno set).
-// The DNS stub's tag (vigil.network.capture).
-constexpr std::uint64_t kDnsTag = 2;
-
+// The DNS stub's tags (vigil.network.capture): DnsStub::owns().
 UniqueFd epoll_of(int sfd, Bridge* bridge, DnsStub* dns) {
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event sev{};
   sev.events = EPOLLIN;
   sev.data.u64 = 0;
-  epoll_event dev{};
-  dev.events = EPOLLIN;
-  dev.data.u64 = kDnsTag;
   if (!ep || ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd, &sev) != 0 ||
       (bridge != nullptr && !bridge->attach(ep.get()).ok()) ||
-      (dns != nullptr && ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, dns->fd(), &dev) != 0))
+      (dns != nullptr && !dns->attach(ep.get()).ok()))
     return UniqueFd();
   return ep;
 }
 
 // An event of the sandbox's network: the DNS stub's, or the bridges'.
 void serve_io(int ep, const epoll_event& e, Bridge* bridge, DnsStub* dns) {
-  if (e.data.u64 == kDnsTag) {
-    if (dns != nullptr) dns->on_readable();
+  if (DnsStub::owns(e.data.u64)) {
+    if (dns != nullptr) dns->handle(ep, e.data.u64);
   } else if (bridge != nullptr) {
     bridge->handle(ep, e.data.u64, e.events);
   }

@@ -207,8 +207,9 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
 // why already) and the command runs on: its connects are still captured, only names do
 // not resolve, as without capture.
 bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
+               std::shared_ptr<vigil::init::CaptureRoute> route,
                std::optional<vigil::init::DnsStub>* dns) {
-  auto stub = vigil::init::DnsStub::bind(std::move(names));
+  auto stub = vigil::init::DnsStub::bind(std::move(names), std::move(route));
   if (!stub) {
     vigil::write_diagnostic_line(vigil::LogLevel::kWarning,
                                  "vigil-init: no DNS stub: " + stub.error().message);
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
   if (!args.proxy_socket.empty() && !listen_bridge(args, observer_options.capture_route, &bridge))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   std::optional<vigil::init::DnsStub> dns;
-  if (observer_options.fake_names && !start_dns(observer_options.fake_names, &dns))
+  if (observer_options.fake_names && !start_dns(observer_options.fake_names, observer_options.capture_route, &dns))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and

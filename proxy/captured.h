@@ -16,9 +16,19 @@ namespace vigil::proxy {
 
 // The header vigil-init's CONNECT names the caller in ("comm (exe)").
 inline constexpr std::string_view kCapturedProgramHeader = "Vigil-Program";
+// Present (value "udp") when the caller sent a UDP datagram to host:port: nothing is
+// carried, the request only asks for the refusal to be decided and recorded.
+inline constexpr std::string_view kCapturedDatagramHeader = "Vigil-Datagram";
+// net.decision's refused_by for it.
+inline constexpr std::string_view kRefusedDatagram = "udp";
 
 // Marks `d` captured, with the program the head names (capped at 200 bytes; "" when the
 // header is absent). Pure.
 void mark_captured(const http::RequestHead& head, NetDecision* d);
+
+// A captured listener's CONNECT for a datagram (kCapturedDatagramHeader): `d` becomes
+// the refusal of it, whatever the allowlist said (only TCP goes through the proxy), with
+// a reason that says so. False for an ordinary CONNECT. Pure.
+bool refuse_datagram(const http::RequestHead& head, NetDecision* d);
 
 }  // namespace vigil::proxy

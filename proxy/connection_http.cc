@@ -61,7 +61,14 @@ asio::awaitable<void> Connection::serve_connect(const http::RequestHead& head) {
   }
   TargetDecision d =
       decide_target(srv_->matcher(), NetProto::kConnect, t.target.host, t.target.port);
-  if (srv_->options().captured) mark_captured(head, &d.event);  // proxy/captured.h
+  if (srv_->options().captured) {
+    mark_captured(head, &d.event);  // proxy/captured.h
+    if (d.host && refuse_datagram(head, &d.event)) {
+      srv_->emit(d.event);
+      co_await final_reply(http::refusal_response(d.event.reason));
+      co_return;
+    }
+  }
   co_await ask_if_off_list(d);  // ask mode: held, maybe allowed (proxy/ask.h)
   refuse_if_opaque(d, /*socks=*/false);
   if (!d.allowed()) {

@@ -16,6 +16,9 @@ packages=(
   # vigil export --follow: syslog over TLS (OpenSSL through Boost.Asio), and the fleet
   # integration test's real collector (rsyslogd with its OpenSSL stream driver)
   libssl-dev rsyslog rsyslog-openssl
+  # ssh, sshd and git over ssh with vigil.network.capture (tests/integration/
+  # net_capture_programs_test.cc starts its own sshd on loopback, as the test's user)
+  openssh-client openssh-server
   # pip and setuptools: the clients' README examples install clients/python as a user
   # would (offline: it has no dependencies)
   python3-pip python3-setuptools

@@ -159,11 +159,10 @@ struct VigilOptions {
   // vigil.network.capture: connect() of TCP sockets is trapped and carried through the
   // proxy (observer/inet_broker.h), and the sandbox's names resolve through vigil-init's
   // DNS stub (observer/dns_stub.h): tools that ignore the proxy variables are decided by
-  // the same allowlist. false: the old behaviour (such tools find no network). Off by
-  // default in this release: it has not yet run under the whole suite on by default, DNS
-  // over TCP and a line for refused UDP are still to come, and its launch cost is not
-  // measured (docs/performance.md). Needs the kernel's 5.14 features (`vigil doctor`).
-  bool network_capture = false;
+  // the same allowlist. false: the old behaviour (such tools find no network). On by
+  // default; a kernel without its 5.14 features (ADDFD) keeps the old behaviour, as
+  // `vigil doctor` says.
+  bool network_capture = true;
   // vigil.git.writableRepository: run from a subdirectory of a repository, its .git lies
   // outside the writable roots; true makes that .git writable (index, refs, objects,
   // logs) while its hooks, config and commondir stay write-denied (sandbox_plan.cc).

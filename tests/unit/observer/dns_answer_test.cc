@@ -129,6 +129,43 @@ TEST(DnsAnswer, EveryTruncationOfAGoodQueryIsAnsweredOrDroppedNeverRead) {
   }
 }
 
+// DNS over TCP: two bytes of length, then the query; a stream may hold several, or part
+// of one.
+TEST(DnsTcp, QueriesAreCutByTheirLengthPrefix) {
+  const std::string q = query("a.test", 1);
+  const std::string one = tcp_framed(q);
+  ASSERT_EQ(one.size(), q.size() + 2);
+  EXPECT_EQ(static_cast<std::uint8_t>(one[0]), 0);
+  EXPECT_EQ(static_cast<std::uint8_t>(one[1]), q.size());
+  struct Row {
+    std::string stream;
+    TcpQuery::State state;
+    std::size_t used;
+  };
+  const Row rows[] = {
+      {"", TcpQuery::State::kIncomplete, 0},
+      {one.substr(0, 1), TcpQuery::State::kIncomplete, 0},
+      {one.substr(0, 2), TcpQuery::State::kIncomplete, 0},
+      {one.substr(0, one.size() - 1), TcpQuery::State::kIncomplete, 0},
+      {one, TcpQuery::State::kQuery, one.size()},
+      {one + one, TcpQuery::State::kQuery, one.size()},  // the first; the rest waits
+      {std::string("\x00\x00", 2), TcpQuery::State::kBad, 0},  // a zero length
+      {std::string("\x10\x01", 2) + "x", TcpQuery::State::kBad, 0},  // 4097: too long
+      {std::string("\xff\xff", 2), TcpQuery::State::kBad, 0},
+  };
+  for (const Row& r : rows) {
+    const TcpQuery t = next_tcp_query(r.stream);
+    EXPECT_EQ(t.state, r.state) << r.stream.size();
+    EXPECT_EQ(t.used, r.used) << r.stream.size();
+    if (t.state == TcpQuery::State::kQuery) {
+      EXPECT_EQ(t.query, q);
+    }
+  }
+  // The longest query is taken whole.
+  const std::string longest = std::string("\x10\x00", 2) + std::string(kMaxDnsQueryBytes, 'x');
+  EXPECT_EQ(next_tcp_query(longest).state, TcpQuery::State::kQuery);
+}
+
 TEST(FakeNames, ZeroAndUnknownAddressesMeanNoName) {
   FakeNames names;
   EXPECT_FALSE(names.name_of(0xC6120000).has_value());
