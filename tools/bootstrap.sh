@@ -52,7 +52,28 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
   fi
   $sudo apt-get update -qq
+  # Nothing starts because vigil's tests were set up: Debian starts a service as its
+  # package is installed (sshd on port 22, rsyslogd), and the tests start their own, on
+  # loopback. invoke-rc.d asks policy-rc.d first; one that says 101 ("not now") is put in
+  # place for the install (unless the machine has its own, as containers do) and removed.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# bootstrap.sh: no service starts while it installs packages\nexit 101\n' |
+      $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+    own_policy=1
+    trap '$sudo rm -f "$policy"' EXIT
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ "$own_policy" = 1 ]; then
+    $sudo rm -f "$policy"
+    trap - EXIT
+  fi
+  # Nor at the next boot: the sshd this run installed stays off (the tests need its binary).
+  if [[ " ${missing[*]} " == *" openssh-server "* ]] && command -v systemctl >/dev/null 2>&1; then
+    $sudo systemctl disable ssh.service ssh.socket >/dev/null 2>&1 || true
+  fi
 fi
 
 # The official MCP TypeScript SDK's client, for tests/integration/mcp_sdk_test.cc: the
