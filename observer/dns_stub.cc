@@ -10,7 +10,7 @@
 
 namespace vigil::init {
 
-Result<DnsStub> DnsStub::bind(std::shared_ptr<FakeNames> names) {
+Result<DnsStub> DnsStub::bind(std::shared_ptr<FakeNames> names, const std::string& address) {
   DnsStub s;
   s.names_ = std::move(names);
   s.udp_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -18,10 +18,11 @@ Result<DnsStub> DnsStub::bind(std::shared_ptr<FakeNames> names) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(kDnsPort);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1)
+    return make_error(Errc::kInvalidPolicy, "the DNS stub's address is not IPv4: " + address);
   if (::bind(s.udp_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    return system_error("bind the DNS stub to 127.0.0.1:53 (the sandbox's "
-                        "ip_unprivileged_port_start was not lowered)");
+    return system_error("bind the DNS stub to " + address +
+                        ":53 (the sandbox's ip_unprivileged_port_start was not lowered)");
   return s;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "observer/fake_names.h"
 #include "supervisor/core/base/result.h"
@@ -23,7 +24,9 @@ inline constexpr std::uint16_t kDnsPort = 53;
 
 class DnsStub {
  public:
-  static Result<DnsStub> bind(std::shared_ptr<FakeNames> names);
+  // On `address`:53 (127.0.0.1, or an agent session command's own loopback address).
+  static Result<DnsStub> bind(std::shared_ptr<FakeNames> names,
+                              const std::string& address = "127.0.0.1");
   int fd() const { return udp_.get(); }
   // Answers every datagram waiting (non-blocking); malformed ones as dns_answer() says.
   void on_readable();

@@ -193,7 +193,7 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
   auto b = vigil::init::Bridge::listen(
       {{vigil::init::kHttpProxyPort, args.http_socket.empty() ? proxy : args.http_socket},
        {vigil::init::kSocksProxyPort, args.socks_socket.empty() ? proxy : args.socks_socket}},
-      std::move(capture));
+      std::move(capture), args.loopback.empty() ? "127.0.0.1" : args.loopback);
   if (!b) {
     vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                  "cannot start the proxy bridge: " + b.error().message);
@@ -206,9 +206,9 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
 // The DNS stub (observer/dns_stub.h). One that cannot bind is said (the supervisor said
 // why already) and the command runs on: its connects are still captured, only names do
 // not resolve, as without capture.
-bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
+bool start_dns(std::shared_ptr<vigil::init::FakeNames> names, const std::string& address,
                std::optional<vigil::init::DnsStub>* dns) {
-  auto stub = vigil::init::DnsStub::bind(std::move(names));
+  auto stub = vigil::init::DnsStub::bind(std::move(names), address.empty() ? "127.0.0.1" : address);
   if (!stub) {
     vigil::write_diagnostic_line(vigil::LogLevel::kWarning,
                                  "vigil-init: no DNS stub: " + stub.error().message);
@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
   if (!args.proxy_socket.empty() && !listen_bridge(args, observer_options.capture_route, &bridge))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   std::optional<vigil::init::DnsStub> dns;
-  if (observer_options.fake_names && !start_dns(observer_options.fake_names, &dns))
+  if (observer_options.fake_names && !start_dns(observer_options.fake_names, args.loopback, &dns))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and

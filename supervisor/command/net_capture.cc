@@ -9,7 +9,8 @@
 namespace vigil {
 
 Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
-                                                           const std::string& session_dir) {
+                                                           const std::string& session_dir,
+                                                           const std::string& stub) {
   // bwrap binds over the host's /etc/resolv.conf (the root is read-only: a missing one
   // cannot be made a mount point).
   struct stat st {};
@@ -27,7 +28,7 @@ Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
   s.resolv_conf = session_dir + "/resolv.conf";
   UniqueFd f(::open(s.resolv_conf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!f) return system_error("create " + s.resolv_conf);
-  VIGIL_TRY_VOID(write_all(f.get(), "nameserver 127.0.0.1\n", "the sandbox's resolv.conf"));
+  VIGIL_TRY_VOID(write_all(f.get(), "nameserver " + stub + "\n", "the sandbox's resolv.conf"));
   return std::optional<NetCaptureSetup>(std::move(s));
 }
 

@@ -171,9 +171,12 @@ Result<SandboxedOutcome> run_sandboxed(
       cmd.proxy_test, ask, &tls);
   VIGIL_TRY(proxy);
   for (const auto& w : masked->warnings) print_warning(w);
-  // The bridges vigil-init binds inside the sandbox's network namespace.
+  // The bridges vigil-init binds inside the sandbox's network namespace: in an agent
+  // session's shared one, on this command's own loopback address (session_netns.h).
+  const std::string loopback = cmd.netns ? cmd.netns->next_loopback() : "127.0.0.1";
+  in.session_net = cmd.netns != nullptr;
   in.setenv = proxy_environment(session->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
-                                /*own_loopback=*/true);
+                                /*own_loopback=*/true, loopback);
   const std::size_t proxy_setenv_count = in.setenv.size();
   for (auto& kv : git_safe_directory_env(prepared->policy.git_safe_directories,
                                          env_value(cmd.env, "GIT_CONFIG_COUNT")))
@@ -247,7 +250,7 @@ Result<SandboxedOutcome> run_sandboxed(
   // broker's table); elsewhere the old behaviour, as `vigil doctor` says.
   std::optional<NetCaptureSetup> capture;
   if (prepared->policy.vigil.network_capture && gatekeeper) {
-    auto c = prepare_net_capture(**proxy, session->path());
+    auto c = prepare_net_capture(**proxy, session->path(), loopback);
     VIGIL_TRY(c);
     capture = std::move(c).value();
     if (capture) in.resolv_conf = capture->resolv_conf;
@@ -265,6 +268,7 @@ Result<SandboxedOutcome> run_sandboxed(
   init_in.capture_left = budget.left;
   init_in.capture_skip = capture_skip_trees(scope);
   init_in.proxy_socket = session->proxy_socket();
+  if (cmd.netns) init_in.loopback = loopback;
   init_in.outer_proc = in.weaker_nested;
   init_in.gatekeeper = gatekeeper;
   init_in.external = external.init_args;
@@ -332,6 +336,7 @@ Result<SandboxedOutcome> run_sandboxed(
   io.env = &host_env;
   if (env_block) io.pass_fds.push_back(env_block->get());
   io.stdio = cmd.stdio;
+  if (cmd.netns) io.join = cmd.netns->join();
   pid_t bwrap_pid = -1;
   io.on_spawned = [&](pid_t pid) {
     bwrap_pid = pid;

@@ -18,6 +18,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/launch/joined_spawn.h"
 #include "supervisor/launch/launch_trace.h"
 #include "supervisor/launch/launch_wait.h"
 #include "supervisor/launch/sandbox_kill.h"
@@ -60,6 +61,48 @@ Result<void> check_then_release(pid_t bwrap, PipeReader& status, LaunchIo& io) {
   }
   io.release->reset();
   return {};
+}
+
+// bwrap started with exactly `dups` as its fds, in a process group of its own (terminal
+// signals reach vigil, which forwards them), with `mask` and SIGPIPE at its default (the
+// CLI ignores it: a closed stdout must not kill the supervisor mid-log, and an ignored
+// disposition would survive the exec). With `join`, inside the session's network
+// namespace (joined_spawn.h); else through posix_spawn.
+Result<pid_t> spawn_bwrap(const std::string& path, const std::vector<const char*>& argv,
+                          const std::vector<std::pair<int, int>>& dups, char* const* envp,
+                          const sigset_t& mask, const NetnsJoin& join) {
+  auto* const args = const_cast<char* const*>(argv.data());
+  if (join.net_fd >= 0) {
+    JoinedSpawn j;
+    j.path = path.c_str();
+    j.argv = args;
+    j.envp = envp;
+    j.dups = dups;
+    j.mask = mask;
+    j.join = join;
+    return spawn_joined(j);
+  }
+  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
+  // copied for a child that only execs, which is measurable on every command.
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  for (const auto& [from, to] : dups) posix_spawn_file_actions_adddup2(&actions, from, to);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, args, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return system_error("cannot execute " + path, rc);
+  return pid;
 }
 
 }  // namespace
@@ -105,59 +148,31 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   const std::vector<std::string> command = command_tokens(args);
   for (const auto& t : command) argv.push_back(t.c_str());
   argv.push_back(nullptr);
-  SignalBlock block;
-  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
-  // copied for a child that only execs, which is measurable on every command.
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  // dup2 onto itself clears FD_CLOEXEC: exactly these fds reach bwrap.
-  posix_spawn_file_actions_adddup2(&actions, memfd->get(), memfd->get());
-  posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
-  if (io.events != nullptr)
-    posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
-  for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
+  // Exactly these fds reach bwrap, in this order (one dup2 onto itself clears FD_CLOEXEC).
+  std::vector<std::pair<int, int>> dups = {{memfd->get(), memfd->get()},
+                                           {status.write.get(), status.write.get()}};
+  if (io.events != nullptr) dups.emplace_back(io.events->write.get(), io.events->write.get());
+  for (const int fd : io.pass_fds) dups.emplace_back(fd, fd);
+  if (io.stdio[0] != STDIN_FILENO) dups.emplace_back(io.stdio[0], 0);
   if (io.capture_output) {
-    posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, io.merge_output ? out_write.get() : err_write.get(),
-                                     STDERR_FILENO);
+    dups.emplace_back(out_write.get(), STDOUT_FILENO);
+    dups.emplace_back(io.merge_output ? out_write.get() : err_write.get(), STDERR_FILENO);
   } else {
-    if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
-    if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);
+    if (io.stdio[1] != STDOUT_FILENO) dups.emplace_back(io.stdio[1], 1);
+    if (io.stdio[2] != STDERR_FILENO) dups.emplace_back(io.stdio[2], 2);
   }
   std::vector<char*> env;
   if (io.env != nullptr) {
     for (const auto& e : *io.env) env.push_back(const_cast<char*>(e.c_str()));
     env.push_back(nullptr);
   }
-  // Its own process group: terminal signals reach vigil, which forwards them.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &block.old());
-  // SIGPIPE back to its default: the CLI ignores it (a closed stdout must not kill the
-  // supervisor mid-log), and an ignored disposition would survive the exec.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  if (io.enter_caps) {
-    if (auto r = io.enter_caps(); !r) {
-      posix_spawn_file_actions_destroy(&actions);
-      posix_spawnattr_destroy(&attr);
-      return std::move(r).error();
-    }
-  }
-  const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
-                               const_cast<char* const*>(argv.data()),
-                               io.env != nullptr ? env.data() : environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  SignalBlock block;
+  if (io.enter_caps) VIGIL_TRY_VOID(io.enter_caps());
+  auto spawned = spawn_bwrap(bwrap_path, argv, dups, io.env != nullptr ? env.data() : environ,
+                             block.old(), io.join);
   if (io.leave_caps) io.leave_caps();
-  if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  VIGIL_TRY(spawned);
+  const pid_t pid = *spawned;
   spawn_timed.end();
   if (io.on_spawned) io.on_spawned(pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
