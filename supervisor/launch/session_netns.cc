@@ -103,6 +103,9 @@ Result<std::shared_ptr<SessionNetns>> SessionNetns::attempt(bool own_user) {
   const pid_t child = ::fork();
   if (child < 0) return system_error("fork for the session's network namespace");
   if (child == 0) {
+    // Only the parent may hold the write end: its close is the child's go.
+    go->write.reset();
+    ready->read.reset();
     make_namespaces(own_user, uid_map.c_str(), gid_map.c_str(), ready->write.get(),
                     go->read.get());
   }
