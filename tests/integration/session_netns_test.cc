@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/gatekeeper_kernel.h"
 #include "tests/integration/serve_lines.h"
 
 namespace vigil::test {
@@ -142,6 +143,32 @@ TEST(SessionNetns, OnlyLoopbackNoHostAndItEndsWithTheSession) {
   // The session has ended (its process reaped): nothing is left in its namespace.
   EXPECT_TRUE(pids_in_netns(ns).empty()) << ns;
   EXPECT_TRUE(pids_with_marker(m).empty());
+}
+
+// vigil.network.capture in a session: each command's DNS stub listens on its own loopback
+// address (its resolv.conf names it), so two commands at once each resolve through their
+// own stub and fake-name table, and neither fails to bind.
+TEST(SessionNetns, TwoCommandsAtOnceEachHaveTheirOwnDnsStub) {
+  if (!kernel_has_gatekeeper()) GTEST_SKIP() << "vigil.network.capture needs Linux 5.14";
+  TempDir ws, state, cfg;
+  write_file(cfg / "settings.json", R"({"vigil": {"network": {"capture": true}}})");
+  Serve s(ws.path(), state / "s.jsonl", {"--settings", cfg / "settings.json"});
+  s.send(background(1, "cat /etc/resolv.conf > bg-resolv.txt; getent hosts bg-name.invalid "
+                       "> bg-hosts.txt; touch bg-done; exec sleep 1000"));
+  ASSERT_EQ(s.reply(1)["result"]["handle"], "bg-1");
+  ASSERT_TRUE(wait_for([&] { return exists(ws / "bg-done"); }, 30000));
+  s.send(run_request(2, "cat /etc/resolv.conf > fg-resolv.txt; getent hosts fg-name.invalid "
+                        "> fg-hosts.txt"));
+  EXPECT_EQ(s.reply(2, 60000)["result"]["exit_code"], 0);
+  const std::string bg = read_file(ws / "bg-resolv.txt"), fg = read_file(ws / "fg-resolv.txt");
+  EXPECT_EQ(bg.rfind("nameserver 127.86.", 0), 0u) << bg;
+  EXPECT_EQ(fg.rfind("nameserver 127.86.", 0), 0u) << fg;
+  EXPECT_NE(bg, fg) << "each command's stub on its own address";
+  EXPECT_NE(read_file(ws / "bg-hosts.txt").find("bg-name.invalid"), std::string::npos);
+  EXPECT_NE(read_file(ws / "fg-hosts.txt").find("fg-name.invalid"), std::string::npos)
+      << "the second stub bound beside the first, which still runs";
+  s.send(request(3, "kill", {{"handle", "bg-1"}}));
+  EXPECT_EQ(s.reply(3)["result"]["killed"], true);
 }
 
 }  // namespace
