@@ -151,7 +151,8 @@ TEST(SessionNetns, OnlyLoopbackNoHostAndItEndsWithTheSession) {
 TEST(SessionNetns, TwoCommandsAtOnceEachHaveTheirOwnDnsStub) {
   if (!kernel_has_gatekeeper()) GTEST_SKIP() << "vigil.network.capture needs Linux 5.14";
   TempDir ws, state, cfg;
-  write_file(cfg / "settings.json", R"({"vigil": {"network": {"capture": true}}})");
+  write_file(cfg / "settings.json",
+             R"({"filesystem": {"allowWrite": ["."]}, "vigil": {"network": {"capture": true}}})");
   Serve s(ws.path(), state / "s.jsonl", {"--settings", cfg / "settings.json"});
   s.send(background(1, "cat /etc/resolv.conf > bg-resolv.txt; getent hosts bg-name.invalid "
                        "> bg-hosts.txt; touch bg-done; exec sleep 1000"));
