@@ -152,9 +152,15 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   s->host_limits_ = probe_host_limits();
   // One network namespace for the whole session: a server one command starts in the
   // background is reachable from the next (supervisor/launch/session_netns.h).
-  auto netns = SessionNetns::create();
-  VIGIL_TRY(netns);
-  s->netns_ = std::move(netns).value();
+  // Where this user cannot make one (unprivileged user namespaces off, bwrap setuid), the
+  // session still runs, each command in a namespace of its own, and says so.
+  if (auto netns = SessionNetns::create()) {
+    s->netns_ = std::move(netns).value();
+  } else {
+    print_warning(netns.error().message +
+                  "; each command of this session gets a network namespace of its own (a "
+                  "server started in the background is not reached by the next command)");
+  }
   SessionRecord::Start start{s->options_.log_path, s->id_, "bwrap", &*policy, s->options_.argv,
                              s->options_.cwd, {}};
   auto path = SessionRecord::log_path_for(start);
