@@ -75,6 +75,11 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
                        "(enableWeakerNestedSandbox): the container's own, read-only, shows "
                        "every process of the container"
                      : "new user, pid, ipc, uts, cgroup and net namespaces"});
+  if (in.session_net) {
+    out.push_back({{"--share-net"},
+                   "the agent session's own network namespace instead (only loopback, shared "
+                   "by its commands, none of the host's)"});
+  }
   if (!in.init.empty()) {
     out.push_back({{"--as-pid-1"}, "vigil-init is PID 1: no bwrap init beside the command"});
   }

@@ -79,6 +79,10 @@ struct BwrapInputs {
   // The sandbox keeps the container's /proc from the read-only bind of /, with the kernel
   // masks over it; it shows every process of the container (see the loader's warning).
   bool weaker_nested = false;
+  // An agent session's command: bwrap is started inside the session's own network
+  // namespace (supervisor/launch/session_netns.h) and keeps it (--share-net) instead of
+  // making one of its own.
+  bool session_net = false;
 };
 
 std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in);

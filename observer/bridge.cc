@@ -42,7 +42,7 @@ std::uint64_t tag_of(std::uint64_t id, int side) {
   return kBridgeTagBit | (id << 2) | static_cast<std::uint64_t>(side);
 }
 
-Result<UniqueFd> listen_loopback(std::uint16_t port) {
+Result<UniqueFd> listen_loopback(std::uint16_t port, const std::string& address) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return system_error("socket");
   const int one = 1;
@@ -50,9 +50,10 @@ Result<UniqueFd> listen_loopback(std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1)
+    return make_error(Errc::kInvalidPolicy, "the bridge's address is not IPv4: " + address);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    return system_error("bind 127.0.0.1:" + std::to_string(port));
+    return system_error("bind " + address + ":" + std::to_string(port));
   }
   if (::listen(fd.get(), 128) != 0) return system_error("listen");
   return fd;
@@ -89,15 +90,16 @@ bool drain(int to, std::vector<char>& buf, std::size_t& start, std::size_t& end)
 }  // namespace
 
 Result<Bridge> Bridge::listen(const std::vector<Route>& routes,
-                              std::shared_ptr<CaptureRoute> capture) {
+                              std::shared_ptr<CaptureRoute> capture, const std::string& address) {
   Bridge b;
   std::vector<Route> all = routes;
   if (capture) all.push_back({0, capture->upstream()});
-  for (const auto& r : all) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Route& r = all[i];
     if (r.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
       return make_error(Errc::kInvalidPolicy, "proxy socket path too long: " + r.path);
     }
-    auto fd = listen_loopback(r.port);
+    auto fd = listen_loopback(r.port, i < routes.size() ? address : "127.0.0.1");
     VIGIL_TRY(fd);
     b.listeners_.push_back(std::move(fd).value());
     b.targets_.push_back(r.path);
@@ -121,6 +123,10 @@ bool Bridge::captured_listener(std::size_t index, int client, std::string* first
   // The broker's sockets are AF_INET or AF_INET6 bound to v4-mapped 127.0.0.1: both
   // arrive here as AF_INET (the listener is 127.0.0.1).
   if (peer.ss_family != AF_INET) return false;
+  // From 127.0.0.1 only, where the broker binds: in an agent session's shared namespace
+  // another command could connect from another loopback address at a registered port.
+  if (reinterpret_cast<sockaddr_in*>(&peer)->sin_addr.s_addr != htonl(INADDR_LOOPBACK))
+    return false;
   auto got = capture_->take(ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port));
   if (!got) return false;  // not a connection the broker made: closed at once
   *first = std::move(*got);

@@ -40,8 +40,12 @@ class Bridge {
   // `capture`), whose connections are the connect broker's: each is relayed to
   // capture->upstream() with the bytes it registered sent first, and a connection from a
   // port nobody registered is closed at once (observer/capture_route.h).
+  // `address`: where the routes listen (an agent session's command: its own loopback
+  // address in the session's shared namespace, supervisor/launch/session_netns.h). The
+  // capture listener is always on 127.0.0.1 at a port the kernel picks.
   static Result<Bridge> listen(const std::vector<Route>& routes,
-                               std::shared_ptr<CaptureRoute> capture = nullptr);
+                               std::shared_ptr<CaptureRoute> capture = nullptr,
+                               const std::string& address = "127.0.0.1");
 
   // Registers the listeners with `epoll_fd`. Call once.
   Result<void> attach(int epoll_fd);

@@ -19,18 +19,20 @@ constexpr std::uint64_t kDnsListenTag = 3;
 constexpr std::uint64_t kDnsSinkTag = 4;
 constexpr std::uint64_t kDnsStreamBit = 1ULL << 62;  // | the connection's number
 
-Result<UniqueFd> dns_socket(int type) {
+// On `address`:53 (127.0.0.1, or an agent session command's own loopback address).
+Result<UniqueFd> dns_socket(int type, const std::string& address) {
   UniqueFd fd(::socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return system_error("socket for the DNS stub");
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(kDnsPort);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1)
+    return make_error(Errc::kInvalidPolicy, "the DNS stub's address is not IPv4: " + address);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    return system_error("bind the DNS stub to 127.0.0.1:53 (the sandbox's "
-                        "ip_unprivileged_port_start was not lowered)");
+    return system_error("bind the DNS stub to " + address +
+                        ":53 (the sandbox's ip_unprivileged_port_start was not lowered)");
   if (type == SOCK_STREAM && ::listen(fd.get(), 16) != 0)
-    return system_error("listen on 127.0.0.1:53 (TCP) for the DNS stub");
+    return system_error("listen on " + address + ":53 (TCP) for the DNS stub");
   return fd;
 }
 
@@ -43,12 +45,13 @@ bool dns_watch(int epoll_fd, int fd, std::uint64_t tag) {
 
 }  // namespace
 
-Result<DnsStub> DnsStub::bind(std::shared_ptr<FakeNames> names, std::shared_ptr<CaptureRoute> route) {
+Result<DnsStub> DnsStub::bind(std::shared_ptr<FakeNames> names, std::shared_ptr<CaptureRoute> route,
+                              const std::string& address) {
   DnsStub s;
   s.names_ = std::move(names);
-  auto udp = dns_socket(SOCK_DGRAM);
+  auto udp = dns_socket(SOCK_DGRAM, address);
   VIGIL_TRY(udp);
-  auto tcp = dns_socket(SOCK_STREAM);
+  auto tcp = dns_socket(SOCK_STREAM, address);
   VIGIL_TRY(tcp);
   s.udp_ = std::move(*udp);
   s.tcp_ = std::move(*tcp);

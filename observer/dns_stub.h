@@ -37,10 +37,12 @@ inline constexpr std::size_t kMaxDnsConnections = 32;
 
 class DnsStub {
  public:
-  // With `route`, the datagram sink too (one that cannot bind leaves UDP refused at
-  // connect() with ENETUNREACH and no record).
+  // On `address`:53 (127.0.0.1, or an agent session command's own loopback address). With
+  // `route`, the datagram sink too (one that cannot bind leaves UDP refused at connect()
+  // with ENETUNREACH and no record).
   static Result<DnsStub> bind(std::shared_ptr<FakeNames> names,
-                              std::shared_ptr<CaptureRoute> route = nullptr);
+                              std::shared_ptr<CaptureRoute> route = nullptr,
+                              const std::string& address = "127.0.0.1");
   // Registers the UDP socket and the TCP listener with `epoll_fd`, under tags the loop
   // hands back to handle() (owns() tells them). Call once.
   Result<void> attach(int epoll_fd);

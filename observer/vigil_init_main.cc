@@ -193,7 +193,7 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
   auto b = vigil::init::Bridge::listen(
       {{vigil::init::kHttpProxyPort, args.http_socket.empty() ? proxy : args.http_socket},
        {vigil::init::kSocksProxyPort, args.socks_socket.empty() ? proxy : args.socks_socket}},
-      std::move(capture));
+      std::move(capture), args.loopback.empty() ? "127.0.0.1" : args.loopback);
   if (!b) {
     vigil::write_diagnostic_line(vigil::LogLevel::kError,
                                  "cannot start the proxy bridge: " + b.error().message);
@@ -207,9 +207,10 @@ bool listen_bridge(const vigil::wire::InitArgs& args,
 // why already) and the command runs on: its connects are still captured, only names do
 // not resolve, as without capture.
 bool start_dns(std::shared_ptr<vigil::init::FakeNames> names,
-               std::shared_ptr<vigil::init::CaptureRoute> route,
+               std::shared_ptr<vigil::init::CaptureRoute> route, const std::string& address,
                std::optional<vigil::init::DnsStub>* dns) {
-  auto stub = vigil::init::DnsStub::bind(std::move(names), std::move(route));
+  auto stub = vigil::init::DnsStub::bind(std::move(names), std::move(route),
+                                         address.empty() ? "127.0.0.1" : address);
   if (!stub) {
     vigil::write_diagnostic_line(vigil::LogLevel::kWarning,
                                  "vigil-init: no DNS stub: " + stub.error().message);
@@ -302,7 +303,8 @@ int main(int argc, char** argv) {
   if (!args.proxy_socket.empty() && !listen_bridge(args, observer_options.capture_route, &bridge))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   std::optional<vigil::init::DnsStub> dns;
-  if (observer_options.fake_names && !start_dns(observer_options.fake_names, observer_options.capture_route, &dns))
+  if (observer_options.fake_names &&
+      !start_dns(observer_options.fake_names, observer_options.capture_route, args.loopback, &dns))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   // One combined program (the worker's tables, plus the observer's when it is on): one
   // seccomp() call and one filter run per syscall. The tables name disjoint syscalls and

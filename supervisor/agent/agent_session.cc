@@ -150,6 +150,17 @@ Result<std::unique_ptr<AgentSession>> AgentSession::open(AgentSessionOptions opt
   s->net_ = policy->net;
   s->id_ = new_session_id();
   s->host_limits_ = probe_host_limits();
+  // One network namespace for the whole session: a server one command starts in the
+  // background is reachable from the next (supervisor/launch/session_netns.h).
+  // Where this user cannot make one (unprivileged user namespaces off, bwrap setuid), the
+  // session still runs, each command in a namespace of its own, and says so.
+  if (auto netns = SessionNetns::create()) {
+    s->netns_ = std::move(netns).value();
+  } else {
+    print_warning(netns.error().message +
+                  "; each command of this session gets a network namespace of its own (a "
+                  "server started in the background is not reached by the next command)");
+  }
   SessionRecord::Start start{s->options_.log_path, s->id_, "bwrap", &*policy, s->options_.argv,
                              s->options_.cwd, {}};
   auto path = SessionRecord::log_path_for(start);
@@ -219,6 +230,7 @@ SessionInputs AgentSession::session_inputs() const {
   in.proxy_test = options_.proxy_test;
   in.host_limits = host_limits_;
   in.net = net_;
+  in.netns = netns_;
   return in;
 }
 
@@ -361,6 +373,8 @@ Result<void> AgentSession::end(int exit_code) {
   lock.unlock();
   for (auto& s : spares) (void)s->finish();
   lock.lock();
+  // Every sandbox has ended: nothing is left in the namespace, and nothing holds it.
+  netns_.reset();
   if (!log_) return {};
   events::SessionEnd last;
   last.exit_code = exit_code;

@@ -32,6 +32,7 @@
 #include "supervisor/core/policy/cap_plan.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/launch/sandbox_launch.h"
+#include "supervisor/launch/session_netns.h"
 #include "supervisor/log/session_log.h"
 #include "supervisor/backstop/change_clock.h"
 #include "supervisor/command/command_spec.h"
@@ -187,6 +188,9 @@ class AgentSession {
   std::map<std::string, std::uint64_t> counters_;  // commands, commands.failed
   HostLimits host_limits_;  // probed once, at open (SandboxedCommand::host_limits)
   std::unique_ptr<ChangeClock> clock_;  // null: no floor here (the commands wait instead)
+  // The network namespace every command of the session joins (session_netns.h): loopback
+  // shared across them, as in a developer's shell. Released at end().
+  std::shared_ptr<SessionNetns> netns_;
   // Ask mode: on when vigil.network.ask is and someone can answer.
   bool ask_ = false;
   std::chrono::milliseconds ask_timeout_{60'000};

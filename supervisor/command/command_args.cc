@@ -83,6 +83,7 @@ InitOptions vigil_init_options(const InitArgsInputs& in) {
   opts.command_fd = in.command_fd;
   opts.env_fd = in.env_fd;
   opts.proxy_socket = in.proxy_socket;
+  opts.loopback = in.loopback;
   opts.overflow_drop = policy.vigil.observer_overflow == VigilOptions::Overflow::kDrop;
   opts.no_sync_wake_up = !policy.vigil.observer_sync_wake_up;
   opts.outer_proc = in.outer_proc;

@@ -64,6 +64,9 @@ struct InitArgsInputs {
   std::uint64_t capture_left = UINT64_MAX;
   std::vector<std::string> capture_skip;  // the sandbox's own trees: no pre-images
   std::string proxy_socket;
+  // The command's own loopback address in an agent session's shared network namespace
+  // (supervisor/launch/session_netns.h); "": 127.0.0.1 in a namespace of its own.
+  std::string loopback;
   bool outer_proc = false;            // BwrapInputs::weaker_nested
   bool gatekeeper = false;            // gatekeeper_in_force()
   std::vector<std::string> external;  // external_bridges(): the user's own proxies

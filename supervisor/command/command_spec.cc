@@ -11,6 +11,7 @@ SandboxedCommand sandboxed_command(const SessionInputs& session, CommandInputs c
   cmd.proxy_test = session.proxy_test;
   cmd.host_limits = session.host_limits;
   cmd.net = session.net;
+  cmd.netns = session.netns;
   cmd.command = std::move(command.argv);
   cmd.cwd = std::move(command.cwd);
   cmd.workspace = std::move(command.workspace);

@@ -30,6 +30,9 @@ struct SessionInputs {
   std::optional<HostLimits> host_limits;
   // The allowlist as the session has it now (policy.update); none: the settings' own.
   std::optional<NetworkPolicy> net;
+  // An agent session's network namespace, joined by each of its commands (null: each
+  // command has its own; SandboxedCommand::netns).
+  std::shared_ptr<SessionNetns> netns;
 };
 
 // What one command brings.

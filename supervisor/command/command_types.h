@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "supervisor/command/proxy_test_options.h"
 #include "supervisor/launch/sandbox_launch.h"
 #include "supervisor/launch/sandbox_plan.h"
+#include "supervisor/launch/session_netns.h"
 #include "supervisor/command/session_proxy.h"
 #include "supervisor/command/spare_sandbox.h"
 
@@ -103,6 +105,10 @@ struct SandboxedCommand {
   // (a placeholder, none, /dev/null, its capture store's name, its tracking); the
   // output and the records go where the sink and `on_output` lead once it is handed one.
   SpareWait* spare = nullptr;
+  // An agent session's network namespace (supervisor/launch/session_netns.h): the sandbox
+  // joins it, with a loopback address of its own for its bridges; null: a namespace of
+  // the sandbox's own (`vigil run`).
+  std::shared_ptr<SessionNetns> netns;
 };
 
 struct SandboxedOutcome {

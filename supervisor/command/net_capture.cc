@@ -9,7 +9,8 @@
 namespace vigil {
 
 Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
-                                                           const std::string& session_dir) {
+                                                           const std::string& session_dir,
+                                                           const std::string& stub) {
   // bwrap binds over the host's /etc/resolv.conf (the root is read-only: a missing one
   // cannot be made a mount point).
   struct stat st {};
@@ -33,7 +34,7 @@ Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
   // captured connection's set-up: tools/bench/net_capture_bench.sh); an IPv6-only lookup
   // of a name (curl -6) finds nothing, where without capture it had no network at all.
   // The stub still answers AAAA (Go's own resolver asks for both).
-  VIGIL_TRY_VOID(write_all(f.get(), "nameserver 127.0.0.1\noptions no-aaaa\n",
+  VIGIL_TRY_VOID(write_all(f.get(), "nameserver " + stub + "\noptions no-aaaa\n",
                            "the sandbox's resolv.conf"));
   return std::optional<NetCaptureSetup>(std::move(s));
 }

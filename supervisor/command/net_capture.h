@@ -22,7 +22,9 @@ struct NetCaptureSetup {
 // Binds the capture listener in `session_dir` and writes the resolv.conf there. nullopt
 // (said on stderr) when this host has no /etc/resolv.conf to bind over: the command then
 // runs as without capture.
+// `stub`: the address of vigil-init's DNS stub (an agent session's command: its own).
 Result<std::optional<NetCaptureSetup>> prepare_net_capture(SessionProxy& proxy,
-                                                           const std::string& session_dir);
+                                                           const std::string& session_dir,
+                                                           const std::string& stub = "127.0.0.1");
 
 }  // namespace vigil

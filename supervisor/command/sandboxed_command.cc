@@ -198,9 +198,12 @@ Result<void> SandboxedRun::open_proxy() {
   VIGIL_TRY(proxy);
   proxy_ = std::move(proxy).value();
   for (const auto& w : masked_->warnings) print_warning(w);
-  // The bridges vigil-init binds inside the sandbox's network namespace.
+  // The bridges vigil-init binds inside the sandbox's network namespace: in an agent
+  // session's shared one, on this command's own loopback address (session_netns.h).
+  if (cmd_.netns) loopback_ = cmd_.netns->next_loopback();
+  in_.session_net = cmd_.netns != nullptr;
   in_.setenv = proxy_environment(session_->tmp(), init::kHttpProxyPort, init::kSocksProxyPort,
-                                 /*own_loopback=*/true);
+                                 /*own_loopback=*/true, loopback_);
   proxy_setenv_count_ = in_.setenv.size();
   for (auto& kv : git_safe_directory_env(policy.git_safe_directories,
                                          env_value(cmd_.env, "GIT_CONFIG_COUNT")))
@@ -275,7 +278,7 @@ Result<void> SandboxedRun::build_args() {
   // it installs the socket at the caller's number with ADDFD, and traps connect() with the
   // broker's table); elsewhere the old behaviour, as `vigil doctor` says.
   if (prepared_->policy.vigil.network_capture && gatekeeper_) {
-    auto c = prepare_net_capture(*proxy_, session_->path());
+    auto c = prepare_net_capture(*proxy_, session_->path(), loopback_);
     VIGIL_TRY(c);
     capture_ = std::move(c).value();
     if (capture_) in_.resolv_conf = capture_->resolv_conf;
@@ -292,6 +295,7 @@ Result<void> SandboxedRun::build_args() {
   init_in.capture_left = budget_.left;
   init_in.capture_skip = capture_skip_trees(scope_);
   init_in.proxy_socket = session_->proxy_socket();
+  if (cmd_.netns) init_in.loopback = loopback_;
   init_in.outer_proc = in_.weaker_nested;
   init_in.gatekeeper = gatekeeper_;
   init_in.external = external_.init_args;

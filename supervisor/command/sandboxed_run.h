@@ -102,6 +102,9 @@ class SandboxedRun {
   std::unique_ptr<SessionProxy> proxy_;
   std::size_t proxy_setenv_count_ = 0;
   ExternalBridges external_;
+  // Where the bridges and the DNS stub listen: 127.0.0.1, or in an agent session's shared
+  // namespace this command's own address (supervisor/launch/session_netns.h).
+  std::string loopback_ = "127.0.0.1";
   bool log_created_ = false;
   std::optional<CaptureStore> store_;
   std::optional<Pipe> program_pipe_;

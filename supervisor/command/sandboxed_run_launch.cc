@@ -115,6 +115,7 @@ Result<SandboxedOutcome> SandboxedRun::launch_and_finish() {
   io.env = &host_env;
   if (env_block_) io.pass_fds.push_back(env_block_->get());
   io.stdio = cmd_.stdio;
+  if (cmd_.netns) io.join = cmd_.netns->join();
   io.on_spawned = [this](pid_t pid) {
     bwrap_pid_ = pid;
     if (cmd_.on_spawned) cmd_.on_spawned(pid);

@@ -13,10 +13,11 @@ namespace vigil {
 std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
                                                                    std::uint16_t http_port,
                                                                    std::uint16_t socks_port,
-                                                                   bool own_loopback) {
+                                                                   bool own_loopback,
+                                                                   const std::string& host) {
   const std::string no_proxy = own_loopback ? "localhost,127.0.0.1,::1" : "";
-  const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
-  const std::string socks_at = "127.0.0.1:" + std::to_string(socks_port);
+  const std::string http = "http://" + host + ":" + std::to_string(http_port);
+  const std::string socks_at = host + ":" + std::to_string(socks_port);
   const std::string socks = "socks5h://" + socks_at;
   return {
       {"TMPDIR", tmp},

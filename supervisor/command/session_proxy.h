@@ -31,11 +31,13 @@ namespace vigil {
 // byte). NO_PROXY: with `own_loopback` (Linux: the sandbox has its own network namespace,
 // so its loopback reaches only servers the command itself started) the loopback names,
 // so a test server and its client in one command talk directly; else empty: nothing
-// bypasses the proxy. VIGIL_SESSION=1 tells a nested `vigil run` where it is. Pure.
-std::vector<std::pair<std::string, std::string>> proxy_environment(const std::string& tmp,
-                                                                   std::uint16_t http_port,
-                                                                   std::uint16_t socks_port,
-                                                                   bool own_loopback = false);
+// bypasses the proxy (in an agent session, the session's loopback: its commands'
+// servers). `host`: where the bridges listen (an agent session's command: its own
+// loopback address, supervisor/launch/session_netns.h). VIGIL_SESSION=1 tells a nested
+// `vigil run` where it is. Pure.
+std::vector<std::pair<std::string, std::string>> proxy_environment(
+    const std::string& tmp, std::uint16_t http_port, std::uint16_t socks_port,
+    bool own_loopback = false, const std::string& host = "127.0.0.1");
 
 // Ask mode for the proxy (proxy/ask.h): who is asked about a host off the allow list
 // (none: it is refused at once) and how long a request is held.

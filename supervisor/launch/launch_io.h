@@ -14,6 +14,7 @@
 #include "supervisor/core/base/pipe.h"
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
+#include "supervisor/launch/session_netns.h"
 
 namespace vigil {
 
@@ -93,6 +94,10 @@ struct LaunchIo {
   std::function<void()> leave_caps;
   std::function<std::string(pid_t)> check_limits;
   int check_every_ms = -1;
+  // An agent session's command: bwrap is spawned inside the session's network namespace
+  // (supervisor/launch/session_netns.h) and given --share-net; none (net_fd -1): bwrap
+  // makes the sandbox's own.
+  NetnsJoin join;
 };
 
 }  // namespace vigil

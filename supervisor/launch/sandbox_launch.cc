@@ -18,6 +18,7 @@
 #include "supervisor/core/base/diagnostics.h"
 #include "supervisor/core/base/exit_codes.h"
 #include "supervisor/core/base/write_all.h"
+#include "supervisor/launch/joined_spawn.h"
 #include "supervisor/launch/launch_trace.h"
 #include "supervisor/launch/launch_wait.h"
 #include "supervisor/launch/sandbox_kill.h"
@@ -114,30 +115,42 @@ Result<pid_t> spawn_bwrap(const std::string& bwrap_path, const std::vector<Bwrap
   const std::vector<std::string> command = command_tokens(args);
   for (const auto& t : command) argv.push_back(t.c_str());
   argv.push_back(nullptr);
-  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
-  // copied for a child that only execs, which is measurable on every command.
-  SpawnSetup setup;
-  posix_spawn_file_actions_t& actions = setup.actions;
-  // dup2 onto itself clears FD_CLOEXEC: exactly these fds reach bwrap.
-  posix_spawn_file_actions_adddup2(&actions, fds.memfd, fds.memfd);
-  posix_spawn_file_actions_adddup2(&actions, fds.status, fds.status);
-  if (io.events != nullptr)
-    posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
-  for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
+  // Exactly these fds reach bwrap, in this order (a dup2 onto itself clears FD_CLOEXEC).
+  std::vector<std::pair<int, int>> dups = {{fds.memfd, fds.memfd}, {fds.status, fds.status}};
+  if (io.events != nullptr) dups.emplace_back(io.events->write.get(), io.events->write.get());
+  for (const int fd : io.pass_fds) dups.emplace_back(fd, fd);
+  if (io.stdio[0] != STDIN_FILENO) dups.emplace_back(io.stdio[0], 0);
   if (io.capture_output) {
-    posix_spawn_file_actions_adddup2(&actions, fds.out, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, io.merge_output ? fds.out : fds.err,
-                                     STDERR_FILENO);
+    dups.emplace_back(fds.out, STDOUT_FILENO);
+    dups.emplace_back(io.merge_output ? fds.out : fds.err, STDERR_FILENO);
   } else {
-    if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
-    if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);
+    if (io.stdio[1] != STDOUT_FILENO) dups.emplace_back(io.stdio[1], 1);
+    if (io.stdio[2] != STDERR_FILENO) dups.emplace_back(io.stdio[2], 2);
   }
   std::vector<char*> env;
   if (io.env != nullptr) {
     for (const auto& e : *io.env) env.push_back(const_cast<char*>(e.c_str()));
     env.push_back(nullptr);
   }
+  // An agent session's command: inside the session's network namespace (joined_spawn.h),
+  // with the same fds, process group, mask and SIGPIPE default.
+  if (io.join.net_fd >= 0) {
+    JoinedSpawn j;
+    j.path = bwrap_path.c_str();
+    j.argv = const_cast<char* const*>(argv.data());
+    j.envp = io.env != nullptr ? env.data() : environ;
+    j.dups = std::move(dups);
+    j.mask = block.old();
+    j.join = io.join;
+    if (io.enter_caps) VIGIL_TRY_VOID(io.enter_caps());
+    auto pid = spawn_joined(j);
+    if (io.leave_caps) io.leave_caps();
+    return pid;
+  }
+  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
+  // copied for a child that only execs, which is measurable on every command.
+  SpawnSetup setup;
+  for (const auto& [from, to] : dups) posix_spawn_file_actions_adddup2(&setup.actions, from, to);
   // Its own process group: terminal signals reach vigil, which forwards them.
   posix_spawnattr_setpgroup(&setup.attr, 0);
   posix_spawnattr_setsigmask(&setup.attr, &block.old());
@@ -151,7 +164,7 @@ Result<pid_t> spawn_bwrap(const std::string& bwrap_path, const std::vector<Bwrap
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   if (io.enter_caps) VIGIL_TRY_VOID(io.enter_caps());
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &setup.attr,
+  const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &setup.actions, &setup.attr,
                                const_cast<char* const*>(argv.data()),
                                io.env != nullptr ? env.data() : environ);
   if (io.leave_caps) io.leave_caps();

@@ -558,6 +558,34 @@ TEST(McpSdk, ABackgroundCommandRunsAcrossCallsAndEndsWithTheSession) {
   expect_log_verifies(sdk.log());
 }
 
+// "A background server started by one call and queried by the next" (issue 32): the
+// session's commands share its network namespace (supervisor/launch/session_netns.h), so
+// the next call's curl reaches 127.0.0.1:8000, where the first call's server listens.
+TEST(McpSdk, ABackgroundServerStartedByOneCallIsQueriedByTheNext) {
+  VIGIL_NEED_MCP_SDK();
+  TempDir ws;
+  const std::string m = unique_marker("mcp-bg-http");
+  write_file(ws / "served.txt", "served-" + m + "\n");
+  SdkRun sdk(ws.path());
+  const json out = sdk.run(
+      {kConnect,
+       tool_call("start_command", {{"command", "exec python3 -m http.server 8000 --bind 127.0.0.1"}}),
+       call("for i in $(seq 1 150); do curl -sf http://127.0.0.1:8000/served.txt && exit 0; "
+            "sleep 0.1; done; exit 7"),
+       tool_call("read_output", {{"handle", "bg-1"}}, {{"until_text", "GET /served.txt"}}),
+       tool_call("stop_command", {{"handle", "bg-1"}}),
+       {{"op", "close"}}});
+  const auto& s = out["steps"];
+  ASSERT_EQ(s.size(), 6u) << out.dump(1);
+  for (std::size_t i = 0; i < s.size(); ++i) ASSERT_TRUE(s[i]["ok"]) << i << ": " << s[i];
+  EXPECT_EQ(s[1]["result"]["structuredContent"]["handle"], "bg-1") << s[1];
+  EXPECT_EQ(s[2]["result"]["structuredContent"]["exit_code"], 0) << s[2];
+  EXPECT_EQ(s[2]["result"]["structuredContent"]["stdout"], "served-" + m + "\n") << s[2];
+  EXPECT_NE(text_of(s[3]["result"]).find("GET /served.txt"), std::string::npos) << s[3];
+  EXPECT_EQ(s[4]["result"]["structuredContent"]["cancelled"], true) << s[4];
+  expect_log_verifies(sdk.log());
+}
+
 // The session's log and its replay views are resources (issue 32): listed, with a template
 // per command, and read through the SDK; each view is `vigil replay`'s own; a URI that names
 // none is MCP's -32002.

@@ -142,5 +142,63 @@ TEST(ServeBackground, AtMostEightRunAndWhatRunsEndsWithTheClient) {
   for (const auto& c : cancels) EXPECT_EQ(c["by"], "disconnect");
 }
 
+// Issue 32's "a background server started by one call and queried by the next": every
+// command of an agent session is in the session's one network namespace, so loopback is
+// shared as in a developer's shell. Each command still has its own bridges (its own
+// loopback address) to its own proxy listener: the proxy's records name the command that
+// made the request, the background one's and the foreground one's apart.
+TEST(ServeBackground, AServerStartedInTheBackgroundIsReachedByTheNextCommand) {
+  TempDir ws, state;
+  const std::string log = state / "s.jsonl";
+  const std::string m = unique_marker("serve-bg-http");
+  write_file(ws / "served.txt", "served-" + m + "\n");
+  std::uint64_t bg_command = 0, fg_command = 0;
+  {
+    Serve s(ws.path(), log);
+    s.send(background(1, "curl -s -o /dev/null http://bg-" + m +
+                             ".invalid/; exec python3 -m http.server 8000 --bind 127.0.0.1"));
+    const json r1 = s.reply(1);
+    ASSERT_EQ(r1["result"]["handle"], "bg-1") << r1;
+    bg_command = r1["result"]["command"].get<std::uint64_t>();
+    s.send(run_request(2, "curl -s -o /dev/null http://fg-" + m +
+                              ".invalid/; for i in $(seq 1 150); do curl -sf "
+                              "http://127.0.0.1:8000/served.txt -o fetched.txt && exit 0; sleep 0.1; done; "
+                              "exit 7"));
+    const json r2 = s.reply(2, 60000);
+    ASSERT_TRUE(r2.contains("result")) << r2;
+    EXPECT_EQ(r2["result"]["exit_code"], 0) << r2;
+    EXPECT_EQ(read_file(ws / "fetched.txt"), "served-" + m + "\n");
+    fg_command = r2["result"]["command"].get<std::uint64_t>();
+    // The server's own log line for that GET, in the background command's output.
+    json out;
+    int poll_id = 100;
+    EXPECT_TRUE(wait_for([&] {
+      s.send(request(++poll_id, "output", {{"handle", "bg-1"}}));
+      out = s.reply(poll_id);
+      return data_of(out["result"]).find("GET /served.txt") != std::string::npos;
+    }, 10000)) << out;
+    s.send(request(3, "kill", {{"handle", "bg-1"}}));
+    EXPECT_EQ(s.reply(3)["result"]["killed"], true);
+  }
+  ASSERT_NE(bg_command, fg_command);
+  int bg_seen = 0, fg_seen = 0;
+  for (const auto& d : kinds(log, "net.decision")) {
+    const std::string text = d.dump();
+    if (text.find("bg-" + m) != std::string::npos) {
+      EXPECT_EQ(d["cmd"], bg_command) << d;
+      ++bg_seen;
+    }
+    if (text.find("fg-" + m) != std::string::npos) {
+      EXPECT_EQ(d["cmd"], fg_command) << d;
+      ++fg_seen;
+    }
+  }
+  EXPECT_GT(bg_seen, 0) << read_file(log);
+  EXPECT_GT(fg_seen, 0) << read_file(log);
+  auto report = verify_log(log);
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok && report->complete) << report->why;
+}
+
 }  // namespace
 }  // namespace vigil::test

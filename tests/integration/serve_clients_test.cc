@@ -391,5 +391,68 @@ TEST(ServeClients, NodeClientIsRefusedACwdOutsideTheWorkspace) {
                        t);
 }
 
+// Issue 32's "a background server started by one call and queried by the next", through
+// each client: the session's commands share its loopback (supervisor/launch/session_netns.h).
+constexpr const char* kFetchLoop =
+    "for i in $(seq 1 150); do curl -sf http://127.0.0.1:8000/served.txt && exit 0; "
+    "sleep 0.1; done; exit 7";
+
+constexpr const char* kPyServer = R"PY(
+import sys
+sys.path.insert(0, sys.argv[1])
+from vigil_client import VigilSession
+vigil, ws, fetch = sys.argv[2:5]
+with VigilSession(vigil, workspace=ws) as s:
+    bg = s.start(["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"])
+    out = []
+    r = s.run(["sh", "-c", fetch], on_output=lambda st, d: out.append(d) if st == "stdout" else None)
+    print("%s|%d|%s" % (bg["handle"], r["exit_code"], b"".join(out).decode().strip()))
+    print("killed: %s" % s.kill(bg["handle"]))
+)PY";
+
+constexpr const char* kNodeServer = R"JS(
+const [clients, vigil, ws, fetch] = process.argv.slice(1);
+const { VigilSession } = require(clients + '/vigil_client.js');
+(async () => {
+  const s = new VigilSession({ vigil, workspace: ws });
+  const bg = await s.start(['python3', '-m', 'http.server', '8000', '--bind', '127.0.0.1']);
+  let out = '';
+  const r = await s.run(['sh', '-c', fetch], {
+    onOutput: (stream, buf) => { if (stream === 'stdout') out += buf.toString(); } });
+  console.log(`${bg.handle}|${r.exit_code}|${out.trim()}`);
+  console.log(`killed: ${await s.kill(bg.handle)}`);
+  await s.close();
+})();
+)JS";
+
+TEST(ServeClients, PythonClientQueriesABackgroundServerFromTheNextCall) {
+  const std::string py = find_on_path("python3");
+  if (py.empty()) GTEST_SKIP() << "python3 is not installed (tools/bootstrap.sh installs it)";
+  TempDir ws, state;
+  const std::string m = unique_marker("py-bg-http");
+  write_file(ws / "served.txt", "served-" + m + "\n");
+  const Outcome o = run_with_input({py, "-c", kPyServer, source_dir() + "/clients/python",
+                                    vigil_bin(), ws.path(), kFetchLoop},
+                                   state.path(), "");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("bg-1|0|served-" + m + "\n"), std::string::npos) << o.out << o.err;
+  EXPECT_NE(o.out.find("killed: True"), std::string::npos) << o.out;
+}
+
+TEST(ServeClients, NodeClientQueriesABackgroundServerFromTheNextCall) {
+  std::string node = find_on_path("node");
+  if (node.empty()) node = find_on_path("nodejs");
+  if (node.empty()) GTEST_SKIP() << "node is not installed (tools/bootstrap.sh installs nodejs)";
+  TempDir ws, state;
+  const std::string m = unique_marker("node-bg-http");
+  write_file(ws / "served.txt", "served-" + m + "\n");
+  const Outcome o = run_with_input({node, "-e", kNodeServer, source_dir() + "/clients/node",
+                                    vigil_bin(), ws.path(), kFetchLoop},
+                                   state.path(), "");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("bg-1|0|served-" + m + "\n"), std::string::npos) << o.out << o.err;
+  EXPECT_NE(o.out.find("killed: true"), std::string::npos) << o.out;
+}
+
 }  // namespace
 }  // namespace vigil::test

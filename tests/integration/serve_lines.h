@@ -25,7 +25,8 @@ using json = nlohmann::json;
 // `vigil serve` in `ws`, spoken to line by line.
 class Serve {
  public:
-  Serve(const std::string& ws, const std::string& log) {
+  // `extra`: more options of `vigil serve` (e.g. --settings FILE).
+  Serve(const std::string& ws, const std::string& log, const std::vector<std::string>& extra = {}) {
     int in[2] = {-1, -1}, out[2] = {-1, -1};
     EXPECT_EQ(::pipe2(in, O_CLOEXEC), 0);
     EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
@@ -33,13 +34,16 @@ class Serve {
     to_ = UniqueFd(in[1]);
     from_ = UniqueFd(out[0]);
     const std::string bin = vigil_bin(), state = default_state_dir();
+    std::vector<const char*> argv = {bin.c_str(), "serve", "--log", log.c_str()};
+    for (const auto& e : extra) argv.push_back(e.c_str());
+    argv.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(child_in.get(), 0);
       ::dup2(child_out.get(), 1);
       if (::chdir(ws.c_str()) != 0) ::_exit(121);
       ::setenv("XDG_STATE_HOME", state.c_str(), 1);
-      ::execl(bin.c_str(), bin.c_str(), "serve", "--log", log.c_str(), nullptr);
+      ::execv(bin.c_str(), const_cast<char* const*>(argv.data()));
       ::_exit(122);
     }
   }

@@ -32,8 +32,8 @@ constexpr KeySpec kTopKeys[] = {
      "nested user namespaces would let the command undo the write denies",
      "run a tool that needs its own namespaces (a browser sandbox, podman) outside vigil"},
     {"javaAgentJarPath", Support::kUnsupported, "vigil has no JVM proxy agent",
-     "pass the proxy to Java yourself: JAVA_TOOL_OPTIONS=\"-Dhttps.proxyHost=127.0.0.1 "
-     "-Dhttps.proxyPort=<port of $HTTPS_PROXY>\""},
+     "pass the proxy to Java yourself: JAVA_TOOL_OPTIONS=\"-Dhttps.proxyHost=<host of "
+     "$HTTPS_PROXY> -Dhttps.proxyPort=<its port>\""},
     {"git", Support::kHandled, "", ""},
     {"ripgrep", Support::kNotApplicable, "vigil scans for mandatory denies with its own walker",
      ""},

@@ -1,5 +1,8 @@
 #include "supervisor/core/wire/init_args.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <charconv>
 #include <climits>
 #include <iterator>
@@ -23,6 +26,7 @@ enum class Kind {
   kCaps,        // FILE:SESSION
   kOverflow,    // "drop"
   kUnixSocket,  // PATH|@NAME, repeated
+  kLoopback,    // ADDR: an IPv4 address in 127.0.0.0/8
 };
 
 using Field = std::variant<bool InitArgs::*, int InitArgs::*, std::string InitArgs::*,
@@ -45,6 +49,9 @@ constexpr Flag kFlags[] = {
      "the HTTP bridge's own socket (network.httpProxyPort)"},
     {"--socks-socket", Kind::kSocket, &InitArgs::socks_socket,
      "the SOCKS bridge's own socket (network.socksProxyPort)"},
+    {"--loopback", Kind::kLoopback, &InitArgs::loopback,
+     "the loopback address (127.0.0.0/8) the bridges and the DNS stub listen on (an agent "
+     "session's command: its own; default 127.0.0.1)"},
     {"--outer-proc", Kind::kSwitch, &InitArgs::outer_proc,
      "/proc is the container's, not this namespace's (enableWeakerNestedSandbox)"},
     {"--events-fd", Kind::kFd, &InitArgs::events_fd,
@@ -120,6 +127,8 @@ std::string_view syntax(Kind k) {
       return "drop";
     case Kind::kUnixSocket:
       return "PATH|@NAME";
+    case Kind::kLoopback:
+      return "ADDR";
   }
   return "";
 }
@@ -208,6 +217,14 @@ Result<void> read_value(InitArgs& a, const Flag& f, std::span<const char* const>
       if (first != "drop") return bad(f, first, "drop (blocking is the default)");
       field<bool>(a, f) = true;
       return {};
+    case Kind::kLoopback: {
+      in_addr addr{};
+      const std::string text(first);
+      if (::inet_pton(AF_INET, text.c_str(), &addr) != 1 || (ntohl(addr.s_addr) >> 24) != 127)
+        return bad(f, first, "an IPv4 loopback address (127.0.0.0/8), dotted decimal");
+      field<std::string>(a, f) = text;
+      return {};
+    }
     case Kind::kUnixSocket:
       if (first.empty()) return bad(f, first, "a socket path or @NAME");
       field<std::vector<std::string>>(a, f).push_back(std::string(first));
@@ -226,6 +243,7 @@ void write_value(const InitArgs& a, const Flag& f, std::vector<std::string>& out
       if (field<int>(a, f) != -1) out.insert(out.end(), {name, std::to_string(field<int>(a, f))});
       return;
     case Kind::kSocket:
+    case Kind::kLoopback:
       if (!field<std::string>(a, f).empty())
         out.insert(out.end(), {name, field<std::string>(a, f)});
       return;

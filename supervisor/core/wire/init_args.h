@@ -58,6 +58,9 @@ struct InitArgs {
   std::string proxy_socket;  // --proxy-socket PATH: the bridges' target ("" none)
   std::string http_socket;   // --http-socket PATH: the HTTP bridge's own target (external proxy)
   std::string socks_socket;  // --socks-socket PATH: the SOCKS bridge's own target
+  // --loopback ADDR: the 127/8 address the bridges and the DNS stub listen on (an agent
+  // session's command: its own in the session's shared namespace); "": 127.0.0.1.
+  std::string loopback;
   bool outer_proc = false;   // --outer-proc: /proc is the container's (enableWeakerNestedSandbox)
   int events_fd = -1;        // --events-fd N: the observer's event pipe (-1: no observer)
   int program_fd = -1;       // --program-fd N: the seccomp program arrives here (-1: compile it)

@@ -209,6 +209,27 @@ TEST(ArgvBuilderTest, WeakerNestedSandboxKeepsTheContainersProc) {
   EXPECT_TRUE(said) << "explain must show the weakening";
 }
 
+// An agent session's command (supervisor/launch/session_netns.h): bwrap keeps the
+// session's network namespace it was started in; the only change is --share-net right
+// after --unshare-all, and its rule says what the sandbox shares.
+TEST(ArgvBuilderTest, SessionNetKeepsTheSessionsNamespace) {
+  BwrapInputs in;
+  in.command = {"ls"};
+  const Tokens own = flatten(build_bwrap_args(in));
+  EXPECT_EQ(std::count(own.begin(), own.end(), "--share-net"), 0);
+  in.session_net = true;
+  const auto args = build_bwrap_args(in);
+  const Tokens shared = flatten(args);
+  Tokens expected = own;
+  expected.insert(std::find(expected.begin(), expected.end(), "--unshare-all") + 1, "--share-net");
+  EXPECT_EQ(shared, expected);
+  bool said = false;
+  for (const auto& a : args)
+    said = said || (a.tokens == Tokens{"--share-net"} &&
+                    a.rule.find("only loopback") != std::string::npos);
+  EXPECT_TRUE(said) << "explain must say which namespace the command shares";
+}
+
 // Each kind of kernel mask as a row, and their place: after every policy mount (a
 // setting cannot undo one), before the session's own late binds.
 TEST(ArgvBuilderTest, KernelMasks) {

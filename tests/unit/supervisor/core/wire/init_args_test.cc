@@ -23,6 +23,7 @@ InitArgs everything() {
   a.proxy_socket = "/run/s/proxy.sock";
   a.http_socket = "/run/s/proxy-http.sock";
   a.socks_socket = "/run/s/proxy-socks.sock";
+  a.loopback = "127.86.0.7";
   a.outer_proc = true;
   a.events_fd = 5;
   a.program_fd = 7;
@@ -105,6 +106,11 @@ TEST(InitArgs, RejectsEachBadValueWithAMessage) {
       {{"--http-socket", "", "--", "true"}, "--http-socket must be an absolute"},
       {{"--socks-socket", "s", "--", "true"}, "--socks-socket must be an absolute"},
       {{"--overflow", "block", "--", "true"}, "--overflow must be drop"},
+      {{"--loopback", "10.0.0.1", "--", "true"}, "--loopback must be an IPv4 loopback address"},
+      {{"--loopback", "localhost", "--", "true"}, "--loopback must be an IPv4 loopback"},
+      {{"--loopback", "::1", "--", "true"}, "--loopback must be an IPv4 loopback"},
+      {{"--loopback", "127.1", "--", "true"}, "--loopback must be an IPv4 loopback"},
+      {{"--loopback", "", "--", "true"}, "--loopback must be an IPv4 loopback"},
       {{"--capture-caps", "10", "--", "true"}, "--capture-caps must be FILE:SESSION"},
       {{"--capture-caps", "10:", "--", "true"}, "--capture-caps must be FILE:SESSION"},
       {{"--capture-caps", "10:-1", "--", "true"}, "--capture-caps must be FILE:SESSION"},
