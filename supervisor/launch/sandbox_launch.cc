@@ -78,6 +78,129 @@ bool same_open_file(int a, int b) {
          ::fcntl(a, F_GETFL) == ::fcntl(b, F_GETFL);
 }
 
+namespace {
+
+// posix_spawn's file actions and attributes, destroyed on every way out.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+// The fds bwrap is started with: its argv memfd, the status pipe, the events pipe and the
+// caller's others at their own numbers, the command's stdio at 0-2.
+struct SpawnFds {
+  int memfd = -1;
+  int status = -1;
+  int out = -1;  // the output pipes' write ends when output is captured
+  int err = -1;
+};
+
+// bwrap started in its own process group with vigil's signals blocked (SignalBlock) and
+// only the listed fds open; inside the command's cgroups when the caller has them.
+Result<pid_t> spawn_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
+                          const SpawnFds& fds, const SignalBlock& block, LaunchIo& io) {
+  const std::string fd_arg = std::to_string(fds.memfd);
+  std::vector<const char*> argv = {bwrap_path.c_str(), "--args", fd_arg.c_str()};
+  const std::vector<std::string> command = command_tokens(args);
+  for (const auto& t : command) argv.push_back(t.c_str());
+  argv.push_back(nullptr);
+  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
+  // copied for a child that only execs, which is measurable on every command.
+  SpawnSetup setup;
+  posix_spawn_file_actions_t& actions = setup.actions;
+  // dup2 onto itself clears FD_CLOEXEC: exactly these fds reach bwrap.
+  posix_spawn_file_actions_adddup2(&actions, fds.memfd, fds.memfd);
+  posix_spawn_file_actions_adddup2(&actions, fds.status, fds.status);
+  if (io.events != nullptr)
+    posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
+  for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
+  if (io.capture_output) {
+    posix_spawn_file_actions_adddup2(&actions, fds.out, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, io.merge_output ? fds.out : fds.err,
+                                     STDERR_FILENO);
+  } else {
+    if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
+    if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);
+  }
+  std::vector<char*> env;
+  if (io.env != nullptr) {
+    for (const auto& e : *io.env) env.push_back(const_cast<char*>(e.c_str()));
+    env.push_back(nullptr);
+  }
+  // Its own process group: terminal signals reach vigil, which forwards them.
+  posix_spawnattr_setpgroup(&setup.attr, 0);
+  posix_spawnattr_setsigmask(&setup.attr, &block.old());
+  // SIGPIPE back to its default: the CLI ignores it (a closed stdout must not kill the
+  // supervisor mid-log), and an ignored disposition would survive the exec.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&setup.attr, &defaults);
+  posix_spawnattr_setflags(&setup.attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (io.enter_caps) VIGIL_TRY_VOID(io.enter_caps());
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &setup.attr,
+                               const_cast<char* const*>(argv.data()),
+                               io.env != nullptr ? env.data() : environ);
+  if (io.leave_caps) io.leave_caps();
+  if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  return pid;
+}
+
+// The caller's work while bwrap builds (io.after_spawn); when it fails, the sandbox ends
+// before anything of it runs and bwrap is reaped.
+Result<void> while_bwrap_builds(pid_t bwrap, LaunchPipes& pipes, LaunchIo& io) {
+  if (!io.after_spawn) return {};
+  auto r = io.after_spawn();
+  if (r) return {};
+  // vigil-init is still waiting for its go, and the caller closed the program pipe
+  // unwritten: vigil-init refuses to start the command and exits, and bwrap with it.
+  // We wait for that rather than kill bwrap: killed before it has released its sandbox
+  // child (an eventfd write), bwrap leaves that child blocked forever on the eventfd, and
+  // no die-with-parent reaches it yet. What the sandbox prints on the way out stays in the
+  // pipes (a line or two: they hold it) and is not shown; the error returned is the cause.
+  // Held on --block-fd, it would wait for ever: it is killed, never released unchecked.
+  if (io.before_release) {
+    auto sandbox = await_sandbox_pid(pipes.status);
+    kill_unreleased(bwrap, sandbox ? *sandbox : -1, io);
+    return std::move(r).error();
+  }
+  int ignored = 0;
+  while (::waitpid(bwrap, &ignored, 0) < 0 && errno == EINTR) {
+  }
+  return std::move(r).error();
+}
+
+// What the sandbox's end says: a cap's kill, the command's exit code (bwrap's JSON status),
+// a signal, or bwrap failing before the command started.
+Result<LaunchResult> launch_result_of(const WaitOutcome& waited) {
+  const std::string limit = waited.limit;
+  if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
+  if (waited.bwrap.have_exit_code) return LaunchResult{waited.bwrap.exit_code, limit};
+  if (WIFSIGNALED(waited.status)) {
+    return LaunchResult{exit_code_for_signal(WTERMSIG(waited.status)), limit};
+  }
+  return make_error(Errc::kUnsupported,
+                    "the sandbox could not be set up: bwrap exited with status " +
+                        std::to_string(exit_code_for_wait_status(waited.status)) +
+                        " before starting the command (its own message is above). Run `vigil "
+                        "probe` to check bubblewrap and user namespaces");
+}
+
+}  // namespace
+
 Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vector<BwrapArg>& args,
                                   Pipe status, LaunchIo& io) {
   if (std::string why = bwrap_arg_count_problem(args); !why.empty())
@@ -100,66 +223,13 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
       err_write = std::move(e->write);
     }
   }
-  const std::string fd_arg = std::to_string(memfd->get());
-  std::vector<const char*> argv = {bwrap_path.c_str(), "--args", fd_arg.c_str()};
-  const std::vector<std::string> command = command_tokens(args);
-  for (const auto& t : command) argv.push_back(t.c_str());
-  argv.push_back(nullptr);
   SignalBlock block;
-  // posix_spawn (a vfork underneath) rather than fork: vigil's address space is not
-  // copied for a child that only execs, which is measurable on every command.
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  // dup2 onto itself clears FD_CLOEXEC: exactly these fds reach bwrap.
-  posix_spawn_file_actions_adddup2(&actions, memfd->get(), memfd->get());
-  posix_spawn_file_actions_adddup2(&actions, status.write.get(), status.write.get());
-  if (io.events != nullptr)
-    posix_spawn_file_actions_adddup2(&actions, io.events->write.get(), io.events->write.get());
-  for (const int fd : io.pass_fds) posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  if (io.stdio[0] != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[0], 0);
-  if (io.capture_output) {
-    posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, io.merge_output ? out_write.get() : err_write.get(),
-                                     STDERR_FILENO);
-  } else {
-    if (io.stdio[1] != STDOUT_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[1], 1);
-    if (io.stdio[2] != STDERR_FILENO) posix_spawn_file_actions_adddup2(&actions, io.stdio[2], 2);
-  }
-  std::vector<char*> env;
-  if (io.env != nullptr) {
-    for (const auto& e : *io.env) env.push_back(const_cast<char*>(e.c_str()));
-    env.push_back(nullptr);
-  }
-  // Its own process group: terminal signals reach vigil, which forwards them.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &block.old());
-  // SIGPIPE back to its default: the CLI ignores it (a closed stdout must not kill the
-  // supervisor mid-log), and an ignored disposition would survive the exec.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  if (io.enter_caps) {
-    if (auto r = io.enter_caps(); !r) {
-      posix_spawn_file_actions_destroy(&actions);
-      posix_spawnattr_destroy(&attr);
-      return std::move(r).error();
-    }
-  }
-  const int rc = ::posix_spawn(&pid, bwrap_path.c_str(), &actions, &attr,
-                               const_cast<char* const*>(argv.data()),
-                               io.env != nullptr ? env.data() : environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (io.leave_caps) io.leave_caps();
-  if (rc != 0) return system_error("cannot execute " + bwrap_path, rc);
+  auto pid = spawn_bwrap(bwrap_path, args,
+                         SpawnFds{memfd->get(), status.write.get(), out_write.get(), err_write.get()},
+                         block, io);
+  VIGIL_TRY(pid);
   spawn_timed.end();
-  if (io.on_spawned) io.on_spawned(pid);
+  if (io.on_spawned) io.on_spawned(*pid);
   // Only the sandbox holds the write ends now: EOF on a pipe means everything inside
   // that could write to it is gone.
   status.write.reset();
@@ -169,55 +239,25 @@ Result<LaunchResult> launch_bwrap(const std::string& bwrap_path, const std::vect
   pipes.status.fd = std::move(status.read);
   if (io.events != nullptr) pipes.events.fd = std::move(io.events->read);
   DebugPhase after_spawn_timed("log, proxy and program while bwrap builds");
-  if (io.after_spawn) {
-    if (auto r = io.after_spawn(); !r) {
-      // vigil-init is still waiting for its go, and the caller closed the program pipe
-      // unwritten: vigil-init refuses to start the command and exits, and bwrap with it.
-      // We wait for that rather than kill bwrap: killed before it has released its
-      // sandbox child (an eventfd write), bwrap leaves that child blocked forever on the
-      // eventfd, and no die-with-parent reaches it yet. What the sandbox prints on the way
-      // out stays in the pipes (a line or two: they hold it) and is not shown; the error
-      // returned is the cause.
-      // Held on --block-fd, it would wait for ever: it is killed, never released unchecked.
-      if (io.before_release) {
-        auto sandbox = await_sandbox_pid(pipes.status);
-        kill_unreleased(pid, sandbox ? *sandbox : -1, io);
-        return std::move(r).error();
-      }
-      int ignored = 0;
-      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
-      }
-      return std::move(r).error();
-    }
-  }
+  VIGIL_TRY_VOID(while_bwrap_builds(*pid, pipes, io));
   after_spawn_timed.end();
   if (io.before_release) {
-    VIGIL_TRY_VOID(check_then_release(pid, pipes.status, io));
+    VIGIL_TRY_VOID(check_then_release(*pid, pipes.status, io));
   }
   if (io.before_wait) {
     if (auto r = io.before_wait(); !r) {
-      kill_sandbox_tree(pid);
+      kill_sandbox_tree(*pid);
       int ignored = 0;
-      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      while (::waitpid(*pid, &ignored, 0) < 0 && errno == EINTR) {
       }
       return std::move(r).error();
     }
   }
   DebugPhase command_timed("command");
-  auto waited = wait_forwarding(pid, pipes, io);
+  auto waited = wait_forwarding(*pid, pipes, io);
   command_timed.end();
   VIGIL_TRY(waited);
-  const std::string limit = waited->limit;
-  if (!limit.empty()) return LaunchResult{exit_code_for_signal(SIGKILL), limit};
-  if (waited->bwrap.have_exit_code) return LaunchResult{waited->bwrap.exit_code, limit};
-  if (WIFSIGNALED(waited->status)) {
-    return LaunchResult{exit_code_for_signal(WTERMSIG(waited->status)), limit};
-  }
-  return make_error(Errc::kUnsupported,
-                    "the sandbox could not be set up: bwrap exited with status " +
-                        std::to_string(exit_code_for_wait_status(waited->status)) +
-                        " before starting the command (its own message is above). Run `vigil "
-                        "probe` to check bubblewrap and user namespaces");
+  return launch_result_of(*waited);
 }
 
 Result<LaunchResult> launch_unconfined(const std::vector<std::string>& argv) {

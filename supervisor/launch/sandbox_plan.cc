@@ -160,89 +160,89 @@ Result<std::string> current_dir() {
   return buf;
 }
 
-Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
-  DebugPhase timed("plan (policy, scan, mounts)");
-  auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
-  VIGIL_TRY(cwd);
-  if (cwd->empty() || (*cwd)[0] != '/') {
-    return make_error(Errc::kInvalidPolicy, "the workspace directory must be an absolute path");
-  }
-  const char* home = std::getenv("HOME");
-  LoadContext ctx{*cwd, home != nullptr ? home : ""};
-  PreparedSandbox out;
-  // srt's default: ~/.srt-settings.json when there is no --settings and the file exists.
+namespace {
+
+// The settings file the request names (else srt's ~/.srt-settings.json when it exists),
+// opened once: the fd is what is parsed and, after the plan, what is checked.
+struct SettingsSource {
+  std::optional<std::string> name;  // as given (or the home file's path)
+  std::string spelled;              // absolute
+  UniqueFd fd;
+};
+
+Result<SettingsSource> load_settings(const PlanRequest& req, const LoadContext& ctx,
+                                     PreparedSandbox* out) {
+  SettingsSource src;
   // Anything but "does not exist" (unreadable, invalid) is an error, never the default.
-  std::optional<std::string> settings = req.settings_path;
+  src.name = req.settings_path;
   const std::string home_file = ctx.home.empty() ? "" : join(ctx.home, kHomeSettingsName);
-  if (!settings && req.use_home_settings && !home_file.empty()) {
+  if (!src.name && req.use_home_settings && !home_file.empty()) {
     struct stat st {};
     // ENOTDIR: a HOME below a file has no such file either (the log directory's own
     // check then says what is wrong with HOME).
     if (::stat(home_file.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
-      settings = home_file;
+      src.name = home_file;
   }
-  // Opened once: the fd is what is parsed and, below, what is checked.
-  UniqueFd settings_fd;
-  std::string settings_spelled;
-  if (settings) {
-    const std::string& given = *settings;
-    settings_spelled = given.empty() || given[0] == '/' ? given : join(*cwd, given);
-    auto fd = open_settings_file(settings_spelled);
-    VIGIL_TRY(fd);
-    settings_fd = std::move(fd).value();
-    auto p = load_policy_fd(settings_fd.get(), settings_spelled, ctx);
-    VIGIL_TRY(p);
-    out.policy = std::move(p).value();
-    out.settings_origin = req.settings_path ? "--settings " + given
-                                            : "~/" + std::string(kHomeSettingsName) +
-                                                  " (no --settings given; srt's default file)";
-  } else {
-    out.policy = default_policy(ctx);
-    out.settings_origin =
+  if (!src.name) {
+    out->policy = default_policy(ctx);
+    out->settings_origin =
         "vigil's embedded default (no --settings, no ~/" + std::string(kHomeSettingsName) + ")";
+    return src;
   }
-  std::string parent_note;
-  // srt's fallback: the user's proxy variables when the settings name no parent proxy.
-  if (auto& pp = out.policy.net.parent_proxy; pp.origin.empty()) {
-    auto env = [](const char* upper, const char* lower) {
-      const char* v = std::getenv(upper);
-      if (v == nullptr || *v == '\0') v = std::getenv(lower);
-      return std::string(v == nullptr ? "" : v);
-    };
-    pp.https = env("HTTPS_PROXY", "https_proxy");
-    pp.http = env("HTTP_PROXY", "http_proxy");
-    if (!pp.https.empty() || !pp.http.empty()) {
-      pp.no_proxy = env("NO_PROXY", "no_proxy");
-      pp.origin = "environment (HTTPS_PROXY/HTTP_PROXY)";
-    }
+  const std::string& given = *src.name;
+  src.spelled = given.empty() || given[0] == '/' ? given : join(ctx.cwd, given);
+  auto fd = open_settings_file(src.spelled);
+  VIGIL_TRY(fd);
+  src.fd = std::move(fd).value();
+  auto p = load_policy_fd(src.fd.get(), src.spelled, ctx);
+  VIGIL_TRY(p);
+  out->policy = std::move(p).value();
+  out->settings_origin = req.settings_path ? "--settings " + given
+                                           : "~/" + std::string(kHomeSettingsName) +
+                                                 " (no --settings given; srt's default file)";
+  return src;
+}
+
+// srt's fallback: the user's proxy variables when the settings name no parent proxy.
+void parent_proxy_from_environment(ParentProxySettings* pp) {
+  if (!pp->origin.empty()) return;
+  auto env = [](const char* upper, const char* lower) {
+    const char* v = std::getenv(upper);
+    if (v == nullptr || *v == '\0') v = std::getenv(lower);
+    return std::string(v == nullptr ? "" : v);
+  };
+  pp->https = env("HTTPS_PROXY", "https_proxy");
+  pp->http = env("HTTP_PROXY", "http_proxy");
+  if (!pp->https.empty() || !pp->http.empty()) {
+    pp->no_proxy = env("NO_PROXY", "no_proxy");
+    pp->origin = "environment (HTTPS_PROXY/HTTP_PROXY)";
   }
-  out.warnings = out.policy.warnings;
-  if (req.refuse_missing_at_call) {
-    // (A file standing where a directory of the path would be keeps its read-only bind:
-    // it exists, and binding it blocks nothing that could be made.)
-    for (auto& r : out.policy.fs.deny_write)
-      r.refuse_at_call = r.kind == PathKind::kMissing && !r.first_missing_exists;
-  }
+}
+
+// The writable roots as they will be mounted: one per directory, the missing ones under
+// the user's home made (or, for explain, noted in `would_make`), and one warning naming
+// those that mount nothing.
+void settle_writable_roots(const PlanRequest& req, PreparedSandbox* out,
+                           std::vector<std::string>* would_make) {
   // One directory named twice (or a million times: `"."` repeated) is one root: the scan
-  // and the mounts below run once per directory, not once per spelling.
+  // and the mounts run once per directory, not once per spelling.
   {
     std::set<std::string> seen;
-    std::erase_if(out.policy.fs.allow_write,
+    std::erase_if(out->policy.fs.allow_write,
                   [&](const PathRule& r) { return !seen.insert(r.resolved).second; });
   }
   // A missing allowWrite directory under the user's home whose parent is theirs is made
   // now (missing_roots.h), said once, the first time; explain says run would make it.
-  std::vector<std::string> would_make;
-  for (auto& r : out.policy.fs.allow_write) {
-    if (!makes_missing_root(r, out.policy.home, ::geteuid())) continue;
+  for (auto& r : out->policy.fs.allow_write) {
+    if (!makes_missing_root(r, out->policy.home, ::geteuid())) continue;
     if (!req.make_missing_roots) {
-      would_make.push_back(r.origin + ": " + r.resolved +
-                           " does not exist; vigil run makes it at launch (under your home, in "
-                           "a directory of yours)");
+      would_make->push_back(r.origin + ": " + r.resolved +
+                            " does not exist; vigil run makes it at launch (under your home, "
+                            "in a directory of yours)");
       continue;
     }
     if (auto made = make_missing_root(r); !made) {
-      out.warnings.push_back(made.error().message);
+      out->warnings.push_back(made.error().message);
       continue;
     }
     print_notice("made " + r.resolved + " (" + r.origin +
@@ -253,29 +253,86 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
   // An allowWrite entry that is a file or does not exist mounts nothing: said at launch, in
   // one line, rather than discovered when a write there is refused.
   std::string skipped;
-  for (const auto& r : out.policy.fs.allow_write) {
+  for (const auto& r : out->policy.fs.allow_write) {
     if (r.kind == PathKind::kDir) continue;
-    if (!req.make_missing_roots && makes_missing_root(r, out.policy.home, ::geteuid())) continue;
+    if (!req.make_missing_roots && makes_missing_root(r, out->policy.home, ::geteuid())) continue;
     skipped += (skipped.empty() ? "" : ", ") + r.written + " (" +
                (r.kind == PathKind::kMissing ? "missing" : "not a directory") + ")";
   }
   if (!skipped.empty()) {
-    out.warnings.push_back("filesystem.allowWrite entries not writable in this session: " +
-                           skipped + "; allowWrite takes existing directories (create them first)");
+    out->warnings.push_back("filesystem.allowWrite entries not writable in this session: " +
+                            skipped + "; allowWrite takes existing directories (create them first)");
   }
-  // The allowlist is checked here, where every command (run, explain, both platforms)
-  // loads the policy, so that a bad pattern is refused before anything runs, naming the
-  // file and the entry; the proxy compiles the same lists again when it starts.
-  if (auto m = proxy::DomainMatcher::build(out.policy.net); !m) {
-    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + m.error().message);
+}
+
+// The allowlist is checked here, where every command (run, explain, both platforms) loads
+// the policy, so that a bad pattern is refused before anything runs, naming the file and
+// the entry; the proxy compiles the same lists again when it starts. Returns the plan's
+// note on the parent proxy ("" without one).
+Result<std::string> check_network_lists(const Policy& policy) {
+  if (auto m = proxy::DomainMatcher::build(policy.net); !m) {
+    return make_error(Errc::kInvalidPolicy, policy.source + ": " + m.error().message);
   }
-  if (auto r = proxy::build_parent_route(out.policy.net.parent_proxy); !r) {
-    return make_error(Errc::kInvalidPolicy, out.policy.source + ": " + r.error().message);
-  } else if (*r) {
-    parent_note = "allowed connections go out through the parent proxy " + (*r)->https->text() +
-                  " (from " + (*r)->origin +
-                  ") with CONNECT; vigil still decides each one, address guard included";
+  auto r = proxy::build_parent_route(policy.net.parent_proxy);
+  if (!r) return make_error(Errc::kInvalidPolicy, policy.source + ": " + r.error().message);
+  if (!*r) return std::string();
+  return "allowed connections go out through the parent proxy " + (*r)->https->text() +
+         " (from " + (*r)->origin +
+         ") with CONNECT; vigil still decides each one, address guard included";
+}
+
+#if !defined(__APPLE__)
+// The mandatory-deny scan of every writable root (macOS has none: the Seatbelt profile
+// denies the mandatory names by regex at any depth, seatbelt/profile_builder.h).
+Result<void> scan_writable_roots(const PlanRequest& req, PreparedSandbox* out) {
+  if (req.before_scan) {
+    std::vector<std::string> roots;
+    for (const auto& root : out->policy.fs.allow_write) {
+      if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
+    }
+    VIGIL_TRY_VOID(req.before_scan(roots));
   }
+  DebugPhase scan_timed("scan");
+  for (const auto& root : out->policy.fs.allow_write) {
+    if (root.session_temp || root.kind != PathKind::kDir) continue;
+    if (auto r = scan_root(out->policy, root, req.placeholders, &out->protected_paths,
+                           &out->warnings);
+        !r)
+      return r.error();
+  }
+  // After the scan: the repository's .git is not scanned as a root of its own (its
+  // hooks, config and commondir are named directly; workspace_checks.h).
+  add_writable_repository(&out->policy, &out->protected_paths);
+  return {};
+}
+#endif
+
+}  // namespace
+
+Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
+  DebugPhase timed("plan (policy, scan, mounts)");
+  auto cwd = req.cwd.empty() ? current_dir() : Result<std::string>(req.cwd);
+  VIGIL_TRY(cwd);
+  if (cwd->empty() || (*cwd)[0] != '/') {
+    return make_error(Errc::kInvalidPolicy, "the workspace directory must be an absolute path");
+  }
+  const char* home = std::getenv("HOME");
+  LoadContext ctx{*cwd, home != nullptr ? home : ""};
+  PreparedSandbox out;
+  auto settings = load_settings(req, ctx, &out);
+  VIGIL_TRY(settings);
+  parent_proxy_from_environment(&out.policy.net.parent_proxy);
+  out.warnings = out.policy.warnings;
+  if (req.refuse_missing_at_call) {
+    // (A file standing where a directory of the path would be keeps its read-only bind:
+    // it exists, and binding it blocks nothing that could be made.)
+    for (auto& r : out.policy.fs.deny_write)
+      r.refuse_at_call = r.kind == PathKind::kMissing && !r.first_missing_exists;
+  }
+  std::vector<std::string> would_make;
+  settle_writable_roots(req, &out, &would_make);
+  auto parent_note = check_network_lists(out.policy);
+  VIGIL_TRY(parent_note);
   if (!req.session_tmp.empty()) {
     PathRule tmp;
     tmp.written = "$TMPDIR";
@@ -287,38 +344,20 @@ Result<PreparedSandbox> prepare_sandbox(const PlanRequest& req) {
     out.policy.fs.allow_write.push_back(std::move(tmp));
   }
 #if !defined(__APPLE__)
-  if (req.before_scan) {
-    std::vector<std::string> roots;
-    for (const auto& root : out.policy.fs.allow_write) {
-      if (!root.session_temp && root.kind == PathKind::kDir) roots.push_back(root.resolved);
-    }
-    VIGIL_TRY_VOID(req.before_scan(roots));
-  }
-  // macOS has no scan: the Seatbelt profile denies the mandatory names by regex at any
-  // depth, whatever exists now (seatbelt/profile_builder.h).
-  DebugPhase scan_timed("scan");
-  for (const auto& root : out.policy.fs.allow_write) {
-    if (root.session_temp || root.kind != PathKind::kDir) continue;
-    if (auto r = scan_root(out.policy, root, req.placeholders, &out.protected_paths,
-                           &out.warnings);
-        !r)
-      return r.error();
-  }
-  // After the scan: the repository's .git is not scanned as a root of its own (its
-  // hooks, config and commondir are named directly; workspace_checks.h).
-  add_writable_repository(&out.policy, &out.protected_paths);
-  scan_timed.end();
+  VIGIL_TRY_VOID(scan_writable_roots(req, &out));
 #endif
   for (auto& w : home_root_warnings(out.policy)) out.warnings.push_back(std::move(w));
   out.plan = build_plan(out.policy, out.protected_paths);
-  if (!parent_note.empty()) out.plan.notes.push_back(parent_note);
+  if (!parent_note->empty()) out.plan.notes.push_back(*parent_note);
   for (auto& n : would_make) out.plan.notes.push_back(std::move(n));
 
-  if (settings && !req.allow_writable_settings) {
-    const std::string opened = fd_path(settings_fd.get());
+  if (settings->name && !req.allow_writable_settings) {
+    const std::string opened = fd_path(settings->fd.get());
     if (opened.empty())
-      return system_error("cannot tell where settings file " + *settings + " is");
-    if (auto r = check_settings_out_of_reach(out.plan, settings_spelled, opened, *settings); !r)
+      return system_error("cannot tell where settings file " + *settings->name + " is");
+    if (auto r = check_settings_out_of_reach(out.plan, settings->spelled, opened,
+                                             *settings->name);
+        !r)
       return std::move(r).error();
   }
   return out;

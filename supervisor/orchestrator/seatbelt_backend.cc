@@ -60,6 +60,26 @@ class SeatbeltBackend final : public SessionBackend {
                                const SessionCallbacks&) override;
 };
 
+SandboxedOutcome seatbelt_outcome(CommandRecord& rec, const SandboxedCommand& cmd, int status);
+
+// The command's proxy on a loopback port (no network namespace on macOS: the profile lets
+// the sandbox reach only this port); its decisions go to the record.
+Result<std::unique_ptr<SessionProxy>> start_loopback_proxy(const NetworkPolicy& net,
+                                                           const Policy& policy,
+                                                           const std::string& ignore_command,
+                                                           CommandRecord& rec) {
+  proxy::ListenAddress where;
+  where.kind = proxy::ListenAddress::Kind::kTcp;
+  where.host = "127.0.0.1";
+  where.port = 0;
+  return SessionProxy::start(
+      net, where,
+      [&rec, &policy, ignore_command](const events::NetDecision& d) {
+        rec.append(events::Source::kProxy, recorded_decision(d, policy, ignore_command));
+      },
+      [&rec](const events::NetUpstreamFailure& f) { rec.append(events::Source::kProxy, f); });
+}
+
 Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogSink& sink,
                                               const SessionCallbacks&) {
   auto session = SessionDir::create();
@@ -90,16 +110,7 @@ Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogS
   // ignoreViolations (srt): a denial it matches stays in the log, marked, out of the block.
   const std::string ignore_command = ignore_command_line(cmd.command);
 
-  proxy::ListenAddress where;
-  where.kind = proxy::ListenAddress::Kind::kTcp;
-  where.host = "127.0.0.1";
-  where.port = 0;
-  auto proxy = SessionProxy::start(
-      planned.net, where,
-      [&](const events::NetDecision& d) {
-        append(events::Source::kProxy, recorded_decision(d, prepared->policy, ignore_command));
-      },
-      [&](const events::NetUpstreamFailure& f) { append(events::Source::kProxy, f); });
+  auto proxy = start_loopback_proxy(planned.net, prepared->policy, ignore_command, rec);
   VIGIL_TRY(proxy);
   const std::uint16_t port = (*proxy)->local_address().port;
 
@@ -149,8 +160,14 @@ Result<SandboxedOutcome> SeatbeltBackend::run(SandboxedCommand& cmd, CommandLogS
 
   for (const auto& [k, v] : feed.counters()) rec.count(k, v);
   if (!listening) rec.count("seatbelt.log_unavailable");
+  return seatbelt_outcome(rec, cmd, waited->status);
+}
+
+// What the command's end gives the caller: its exit code, the block (on stderr for `vigil
+// run`, in the result otherwise; logged either way).
+SandboxedOutcome seatbelt_outcome(CommandRecord& rec, const SandboxedCommand& cmd, int status) {
   SandboxedOutcome out;
-  out.exit_code = exit_code_for_wait_status(waited->status);
+  out.exit_code = exit_code_for_wait_status(status);
   out.annotation = rec.annotation();
   if (cmd.violations_json) out.violations_json = rec.violations_json();
   // The command wrote to the terminal itself: the block goes after a newline.

@@ -1,7 +1,7 @@
 // vigil_launch_bench: an interleaved whole-process wall-clock timer.
 //
 //   vigil_launch_bench [-n ROUNDS] [-w WARMUPS] [--show] [--markdown] [--no-rotate]
-//                      @label CMD ARGS... :: @label2 CMD2 ARGS... :: ...
+//                      @label [NAME=VALUE...] CMD ARGS... :: @label2 CMD2 ARGS... :: ...
 //
 // Each round runs every command once, one after the other, so that machine noise
 // (another build, a page-cache flush, CPU frequency) lands on all of them alike.
@@ -46,6 +46,7 @@ constexpr const char* kProg = "vigil_launch_bench";
 
 struct Command {
   std::string label;
+  std::vector<std::string> env;  // leading NAME=VALUE words: added to this command's environment
   std::vector<std::string> args;
   std::vector<double> samples_ms;
 };
@@ -128,7 +129,18 @@ Options parse_args(int argc, char** argv) {
     }
     Command cmd;
     cmd.label = std::string(head.substr(1));
-    for (++i; i < argc && std::string_view(argv[i]) != "::"; ++i) cmd.args.emplace_back(argv[i]);
+    for (++i; i < argc && std::string_view(argv[i]) != "::"; ++i) {
+      // As env(1) would, but without its exec in the timed span: NAME=VALUE words before
+      // the program set that command's environment alone.
+      const std::string_view a(argv[i]);
+      const auto eq = a.find('=');
+      if (cmd.args.empty() && eq != std::string_view::npos && eq > 0 &&
+          a.substr(0, eq).find('/') == std::string_view::npos) {
+        cmd.env.emplace_back(a);
+      } else {
+        cmd.args.emplace_back(a);
+      }
+    }
     if (cmd.args.empty()) die_usage("no command after @", cmd.label);
     for (const Command& other : opt.commands) {
       if (other.label == cmd.label) die_usage("duplicate label @", cmd.label);
@@ -187,10 +199,21 @@ class Spawner {
     cargv.reserve(cmd.args.size() + 1);
     for (const std::string& a : cmd.args) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
+    // The environment: ours, less what the command's NAME=VALUE words replace, plus those.
+    std::vector<char*> cenv;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view have(*e);
+      bool replaced = false;
+      for (const std::string& mine : cmd.env)
+        replaced = replaced || have.substr(0, have.find('=') + 1) == mine.substr(0, mine.find('=') + 1);
+      if (!replaced) cenv.push_back(*e);
+    }
+    for (const std::string& mine : cmd.env) cenv.push_back(const_cast<char*>(mine.c_str()));
+    cenv.push_back(nullptr);
 
     const double start = now_ms();
     pid_t pid = -1;
-    const int err = posix_spawnp(&pid, cargv[0], &actions_, &attr_, cargv.data(), environ);
+    const int err = posix_spawnp(&pid, cargv[0], &actions_, &attr_, cargv.data(), cenv.data());
     if (err != 0) {
       std::fprintf(stderr, "%s: @%s: cannot start '%s': %s\n", kProg, cmd.label.c_str(),
                    describe_argv(cmd).c_str(), std::strerror(err));

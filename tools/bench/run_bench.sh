@@ -320,7 +320,10 @@ BWRAP_CMD=(bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WS"
   --unshare-all --die-with-parent --new-session --cap-drop ALL -- true)
 SRT_CMD=("$SRT_BIN" --settings "$SRT_SETTINGS" -c true)
 # shellcheck disable=SC2206  # VIGIL_RUN_ARGS is split into words on purpose
-VIGIL_CMD=("$VIGIL" run $VIGIL_RUN_ARGS -- true)
+# Each build keeps its state (logs, change stores) apart and fresh: what one leaves behind
+# (an older build leaves an empty change store per run) is not the other's to account for.
+mkdir -p "$TMP_ROOT/state-vigil" "$TMP_ROOT/state-before"
+VIGIL_CMD=(XDG_STATE_HOME="$TMP_ROOT/state-vigil" "$VIGIL" run $VIGIL_RUN_ARGS -- true)
 # @sandbox: the observer writes its events to fd 9 (/dev/null, inherited through the
 # launcher and bwrap); the bridges' socket is a placeholder file, never connected to.
 SANDBOX_CMD=()
@@ -336,11 +339,11 @@ fi
 "${BWRAP_CMD[@]}" || die "bare bwrap failed (exit $?): ${BWRAP_CMD[*]}"
 "${SRT_CMD[@]}" || die "srt failed (exit $?): ${SRT_CMD[*]}"
 # shellcheck disable=SC2206  # VIGIL_RUN_ARGS is split into words on purpose
-BEFORE_CMD=("$VIGIL_BEFORE" run $VIGIL_RUN_ARGS -- true)
+BEFORE_CMD=(XDG_STATE_HOME="$TMP_ROOT/state-before" "$VIGIL_BEFORE" run $VIGIL_RUN_ARGS -- true)
 if ((!NO_VIGIL)); then
-  "${VIGIL_CMD[@]}" || die "vigil failed (exit $?): ${VIGIL_CMD[*]}"
+  env "${VIGIL_CMD[@]}" || die "vigil failed (exit $?): ${VIGIL_CMD[*]}"
   if [[ -n $VIGIL_BEFORE ]]; then
-    "${BEFORE_CMD[@]}" || die "vigil (before) failed (exit $?): ${BEFORE_CMD[*]}"
+    env "${BEFORE_CMD[@]}" || die "vigil (before) failed (exit $?): ${BEFORE_CMD[*]}"
   fi
 fi
 
