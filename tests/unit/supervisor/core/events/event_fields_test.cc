@@ -152,7 +152,9 @@ TEST(EventFieldsTest, EveryKindHasARowAndTheSamplesCoverEveryKind) {
       const bool bytes = f.type == FieldType::kBytes || f.type == FieldType::kData ||
                          f.type == FieldType::kBytesArray;
       EXPECT_EQ(bytes, f.bound != Bound::kNone) << f.name << ": a byte string has a bound";
-      if (f.type == FieldType::kInteger) EXPECT_LT(f.lo, f.hi) << f.name;
+      if (f.type == FieldType::kInteger) {
+        EXPECT_LT(f.lo, f.hi) << f.name;
+      }
     }
   }
 }
@@ -315,9 +317,11 @@ TEST(EventFieldsTest, VigilInitWritesItsKindsRows) {
         EXPECT_EQ(types.at((*it)[1]).count(f->type), 1u) << key << ": written as " << (*it)[1];
         keys.insert(key);
       }
-      for (const FieldSpec& f : fields_of(*kind))
-        if (f.presence == Presence::kRequired)
+      for (const FieldSpec& f : fields_of(*kind)) {
+        if (f.presence == Presence::kRequired) {
           EXPECT_EQ(keys.count(std::string(f.name)), 1u) << f.name << ": never written";
+        }
+      }
     }
   }
   // The kinds the untrusted parser takes from the sandbox (event_read.cc).
