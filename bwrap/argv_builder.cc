@@ -89,6 +89,9 @@ std::vector<BwrapArg> build_bwrap_args(const BwrapInputs& in) {
       if (!op.at_call) out.push_back(mount_for(op));  // vigil-init refuses those itself
     }
   }
+  for (const auto& f : in.masked_files) {
+    out.push_back({{"--ro-bind", f.source, f.dest}, f.rule});
+  }
   for (const auto& m : in.kernel_masks) push_mask(m, in.empty_file, &out);
   for (const auto& p : in.late_ro_binds) {
     out.push_back({{"--ro-bind", p, p}, "session: the proxy socket vigil-init bridges to"});

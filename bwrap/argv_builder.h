@@ -58,6 +58,13 @@ struct BwrapInputs {
   // Session files bound read-only at their own path after every policy mount, so no
   // denyRead can hide them (the proxy socket vigil-init bridges to).
   std::vector<std::string> late_ro_binds;
+  // credentials.files with mode mask: a session file holding the sentinels (source),
+  // bound read-only over the credential file's real path (dest), after every policy
+  // mount, so the real bytes are under it wherever the policy put them.
+  struct FileBind {
+    std::string source, dest, rule;
+  };
+  std::vector<FileBind> masked_files;
   // vigil.network.capture: a file naming vigil-init's DNS stub, bound read-only over
   // /etc/resolv.conf ("" none).
   std::string resolv_conf;

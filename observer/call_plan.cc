@@ -168,6 +168,174 @@ MagicRoute route_magic(std::string_view path, pid_t caller) {
   return none;
 }
 
+namespace {
+
+// A read of the caller's memory that failed: the errno its call gets, and why (err 0: read).
+struct ReadFail {
+  int err = 0;
+  const char* why = "";
+};
+
+// The fd forms, and a NULL path meaning "the fd itself" (futimens): the fd cannot change
+// under the kernel, nothing to race.
+void plan_on_fd(const Notification& n, const WriteSyscall* row, CallerMemory& mem, CallPlan* p) {
+  const auto* a = n.args;
+  p->on_fd = true;
+  p->target.dirfd = static_cast<std::int32_t>(a[row->fd_only ? 0 : row->dirfd]);
+  p->kind = CallPlan::Kind::kContinue;
+  if (row->trap == Trap::kIoctlRequests && ioctl_makes_a_name(a[1])) {
+    p->kind = mem.id_valid(n.id) ? CallPlan::Kind::kFail : CallPlan::Kind::kGone;
+    p->error = EPERM;
+    p->why = "a btrfs subvolume or snapshot is a name the kernel reads again after vigil-init "
+             "would judge it: refused";
+  }
+  // The record names the fd's target, looked up in the caller's table: a caller gone
+  // meanwhile (its pid perhaps reused) gets no record naming another process's file.
+  if (p->kind == CallPlan::Kind::kContinue && !mem.id_valid(n.id)) p->kind = CallPlan::Kind::kGone;
+}
+
+// argv for the record; the exec itself continues (the record is checked against
+// /proc/PID/exe once it has happened). A string that cannot be read ends the list.
+void read_exec_argv(CallerMemory& mem, pid_t pid, std::uint64_t argv_ptr, CallPlan* p) {
+  std::size_t bytes = 0;
+  for (std::size_t k = 0; k < kMaxArgv && argv_ptr != 0; ++k) {
+    std::uint64_t ptr = 0;
+    if (read_exact(mem, pid, argv_ptr + k * 8, &ptr, sizeof ptr) != 0 || ptr == 0) break;
+    std::string s;
+    if (read_string(mem, pid, ptr, &s, kMaxArgLen) != 0) break;
+    if (bytes + s.size() > kMaxArgvBytes) {
+      p->argv_truncated = true;
+      break;
+    }
+    bytes += s.size();
+    p->argv.push_back(std::move(s));
+  }
+  if (p->argv.size() == kMaxArgv) p->argv_truncated = true;
+}
+
+// The times of utime, utimes, futimesat and utimensat, as utimensat's timespec[2].
+ReadFail read_times(CallerMemory& mem, pid_t pid, const WriteSyscall* row, std::uint64_t tp,
+                    CallPlan* p) {
+  if (tp == 0) {
+    p->times[1] = p->times[3] = kUtimeNow;
+    return {};
+  }
+  if (row->name == "utime") {
+    std::int64_t t[2] = {};  // struct utimbuf {actime, modtime}
+    if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
+      return {err, "could not read the times"};
+    p->times[0] = t[0];
+    p->times[1] = 0;
+    p->times[2] = t[1];
+    p->times[3] = 0;
+    return {};
+  }
+  if (row->name == "utimensat") {
+    if (const int err = read_exact(mem, pid, tp, p->times, sizeof p->times); err != 0)
+      return {err, "could not read the times"};
+    return {};
+  }
+  std::int64_t t[4] = {};  // utimes, futimesat: struct timeval[2]
+  if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
+    return {err, "could not read the times"};
+  if (t[1] < 0 || t[1] >= 1000000 || t[3] < 0 || t[3] >= 1000000)
+    return {EINVAL, "microseconds out of range"};
+  p->times[0] = t[0];
+  p->times[1] = t[1] * 1000;
+  p->times[2] = t[2];
+  p->times[3] = t[3] * 1000;
+  return {};
+}
+
+// setxattr's and removexattr's name, and setxattr's value (setxattrat's through its
+// struct xattr_args, read once).
+ReadFail read_xattr(CallerMemory& mem, pid_t pid, const WriteSyscall* row,
+                    const std::uint64_t* a, CallPlan* p) {
+  const bool at_form = row->name.ends_with("at");  // setxattrat/removexattrat (6.13)
+  const int name_arg = at_form ? 3 : 1;
+  if (const int err = read_string(mem, pid, a[name_arg], &p->xattr_name, kXattrNameMax + 1);
+      err != 0)
+    return {err == ENAMETOOLONG ? ERANGE : err, "could not read the attribute's name"};
+  if (row->emulation != Emulation::kSetxattr) return {};
+  std::uint64_t value = a[2], size = a[3];
+  if (at_form) {
+    // struct xattr_args {u64 value; u32 size; u32 flags}.
+    if (a[5] < 16) return {EINVAL, "xattr_args smaller than version 0"};
+    std::uint64_t xa[2] = {};
+    if (const int err = read_exact(mem, pid, a[4], xa, sizeof xa); err != 0)
+      return {err, "could not read the xattr_args"};
+    value = xa[0];
+    size = xa[1] & 0xffffffffu;
+    p->args[4] = xa[1] >> 32;  // its flags, where setxattr has them
+  }
+  if (size > kXattrSizeMax) return {E2BIG, "attribute value too large"};
+  p->xattr_value.resize(size);
+  if (size != 0) {
+    if (const int err = read_exact(mem, pid, value, p->xattr_value.data(), size); err != 0)
+      return {err, "could not read the attribute's value"};
+  }
+  return {};
+}
+
+// What the call's own arguments beyond its names say: argv, times, attributes. Sets the
+// plan's kind.
+ReadFail read_call_arguments(CallerMemory& mem, pid_t pid, const WriteSyscall* row,
+                             const std::uint64_t* a, CallPlan* p) {
+  p->kind = CallPlan::Kind::kPerform;
+  switch (row->emulation) {
+    case Emulation::kExec:
+      read_exec_argv(mem, pid, a[row->path + 1], p);
+      p->kind = CallPlan::Kind::kContinue;
+      return {};
+    case Emulation::kUtime:
+      return read_times(mem, pid, row, a[row->path + 1], p);
+    case Emulation::kFileSetattr: {
+      // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is passed
+      // on as read (its layout grows by size; 24 bytes in version 0).
+      const std::uint64_t size = a[3];
+      if (size < 24 || size > 4096) return {EINVAL, "file_attr size out of range"};
+      p->xattr_value.resize(size);
+      if (const int err = read_exact(mem, pid, a[2], p->xattr_value.data(), size); err != 0)
+        return {err, "could not read the file_attr"};
+      return {};
+    }
+    case Emulation::kSetxattr:
+    case Emulation::kRemovexattr:
+      return read_xattr(mem, pid, row, a, p);
+    default:
+      return {};
+  }
+}
+
+// The flags, mode and resolve of the call (openat2's from its struct open_how, read whole
+// once), and whether an open writes.
+ReadFail read_open_flags(CallerMemory& mem, pid_t pid, const WriteSyscall* row,
+                         const std::uint64_t* a, CallPlan* p) {
+  if (row->flags >= 0 && !row->open_how) p->flags = a[row->flags];
+  if (row->at_flags >= 0) p->at_flags = a[row->at_flags] & 0xffffffffu;  // an int
+  if (row->mode >= 0) p->mode = static_cast<std::uint32_t>(a[row->mode]);
+  if (row->open_how) {
+    // struct open_how {u64 flags, mode, resolve}.
+    std::uint64_t how[3] = {};
+    const std::uint64_t size = a[3];
+    if (size < sizeof how) return {EINVAL, "openat2: open_how smaller than version 0"};
+    if (const int err = read_exact(mem, pid, a[2], how, sizeof how); err != 0)
+      return {err, "could not read the caller's open_how"};
+    p->flags = how[0];
+    p->mode = static_cast<std::uint32_t>(how[1]);
+    p->resolve = how[2];
+  }
+  if (row->emulation == Emulation::kOpen) {
+    if (row->name == "creat") p->flags = O_CREAT | O_WRONLY | O_TRUNC;
+    const int acc = static_cast<int>(p->flags & O_ACCMODE);
+    p->writes = (p->flags & O_PATH) == 0 &&
+                (acc != O_RDONLY || (p->flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0);
+  }
+  return {};
+}
+
+}  // namespace
+
 CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory& mem) {
   CallPlan p;
   p.row = row;
@@ -187,48 +355,18 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
                          : std::move(why);
     return p;
   };
-  if (row->flags >= 0 && !row->open_how) p.flags = a[row->flags];
-  if (row->at_flags >= 0) p.at_flags = a[row->at_flags] & 0xffffffffu;  // an int
-  if (row->mode >= 0) p.mode = static_cast<std::uint32_t>(a[row->mode]);
-  if (row->open_how) {
-    // struct open_how {u64 flags, mode, resolve}: read whole, once.
-    std::uint64_t how[3] = {};
-    const std::uint64_t size = a[3];
-    if (size < sizeof how) return fail(EINVAL, "openat2: open_how smaller than version 0");
-    if (const int err = read_exact(mem, pid, a[2], how, sizeof how); err != 0)
-      return fail(err, "could not read the caller's open_how");
-    p.flags = how[0];
-    p.mode = static_cast<std::uint32_t>(how[1]);
-    p.resolve = how[2];
-  }
-  if (row->emulation == Emulation::kOpen) {
-    if (row->name == "creat") p.flags = O_CREAT | O_WRONLY | O_TRUNC;
-    const int acc = static_cast<int>(p.flags & O_ACCMODE);
-    p.writes = (p.flags & O_PATH) == 0 &&
-               (acc != O_RDONLY || (p.flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0);
-  }
+  if (const ReadFail f = read_open_flags(mem, pid, row, a, &p); f.err != 0)
+    return fail(f.err, f.why);
 
-  // The fd forms, and a NULL path meaning "the fd itself" (futimens): the fd cannot
-  // change under the kernel, nothing to race. An empty path with AT_EMPTY_PATH is also
-  // the fd itself, but its bytes are in memory and could change: that one is performed.
+  // The fd forms, and a NULL path meaning "the fd itself". An empty path with
+  // AT_EMPTY_PATH is also the fd itself, but its bytes are in memory and could change:
+  // that one is performed.
   const bool null_path =
       row->null_path_is_fd && a[row->path] == 0 && static_cast<std::int32_t>(a[row->dirfd]) != kCwd;
   if (row->emulation == Emulation::kOnFd || null_path) {
-    p.on_fd = true;
-    p.target.dirfd = static_cast<std::int32_t>(a[row->fd_only ? 0 : row->dirfd]);
-    p.kind = CallPlan::Kind::kContinue;
-    if (row->trap == Trap::kIoctlRequests && ioctl_makes_a_name(a[1])) {
-      p.kind = mem.id_valid(n.id) ? CallPlan::Kind::kFail : CallPlan::Kind::kGone;
-      p.error = EPERM;
-      p.why = "a btrfs subvolume or snapshot is a name the kernel reads again after vigil-init "
-              "would judge it: refused";
-    }
-    // The record names the fd's target, looked up in the caller's table: a caller gone
-    // meanwhile (its pid perhaps reused) gets no record naming another process's file.
-    if (p.kind == CallPlan::Kind::kContinue && !mem.id_valid(n.id)) p.kind = CallPlan::Kind::kGone;
+    plan_on_fd(n, row, mem, &p);
     return p;
   }
-
   if (row->emulation == Emulation::kBind) {
     if (const int err = plan_bind(mem, pid, a, &p); err != 0)
       return fail(err, "could not read the socket address");
@@ -254,104 +392,8 @@ CallPlan plan_call(const Notification& n, const WriteSyscall* row, CallerMemory&
   if (const int err = take(target_dirfd, target_path, &p.target); err != 0)
     return fail(err, "could not read the path");
   if (p.target.path.empty() && (p.at_flags & AT_EMPTY_PATH) != 0) p.on_fd = true;
-
-  switch (row->emulation) {
-    case Emulation::kExec: {
-      // argv for the record; the exec itself continues (the record is checked against
-      // /proc/PID/exe once it has happened).
-      const std::uint64_t argv_ptr = a[row->path + 1];
-      std::size_t bytes = 0;
-      for (std::size_t k = 0; k < kMaxArgv && argv_ptr != 0; ++k) {
-        std::uint64_t ptr = 0;
-        if (read_exact(mem, pid, argv_ptr + k * 8, &ptr, sizeof ptr) != 0 || ptr == 0) break;
-        std::string s;
-        if (read_string(mem, pid, ptr, &s, kMaxArgLen) != 0) break;
-        if (bytes + s.size() > kMaxArgvBytes) {
-          p.argv_truncated = true;
-          break;
-        }
-        bytes += s.size();
-        p.argv.push_back(std::move(s));
-      }
-      if (p.argv.size() == kMaxArgv) p.argv_truncated = true;
-      p.kind = CallPlan::Kind::kContinue;
-      break;
-    }
-    case Emulation::kUtime: {
-      const std::uint64_t tp = a[row->path + 1];
-      if (tp != 0) {
-        if (row->name == "utime") {
-          std::int64_t t[2] = {};  // struct utimbuf {actime, modtime}
-          if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
-            return fail(err, "could not read the times");
-          p.times[0] = t[0];
-          p.times[1] = 0;
-          p.times[2] = t[1];
-          p.times[3] = 0;
-        } else if (row->name == "utimensat") {
-          if (const int err = read_exact(mem, pid, tp, p.times, sizeof p.times); err != 0)
-            return fail(err, "could not read the times");
-        } else {  // utimes, futimesat: struct timeval[2]
-          std::int64_t t[4] = {};
-          if (const int err = read_exact(mem, pid, tp, t, sizeof t); err != 0)
-            return fail(err, "could not read the times");
-          if (t[1] < 0 || t[1] >= 1000000 || t[3] < 0 || t[3] >= 1000000)
-            return fail(EINVAL, "microseconds out of range");
-          p.times[0] = t[0];
-          p.times[1] = t[1] * 1000;
-          p.times[2] = t[2];
-          p.times[3] = t[3] * 1000;
-        }
-      } else {
-        p.times[1] = p.times[3] = kUtimeNow;
-      }
-      p.kind = CallPlan::Kind::kPerform;
-      break;
-    }
-    case Emulation::kFileSetattr: {
-      // file_setattr(dfd, path, struct file_attr *, size, at_flags): the struct is passed
-      // on as read (its layout grows by size; 24 bytes in version 0).
-      const std::uint64_t size = a[3];
-      if (size < 24 || size > 4096) return fail(EINVAL, "file_attr size out of range");
-      p.xattr_value.resize(size);
-      if (const int err = read_exact(mem, pid, a[2], p.xattr_value.data(), size); err != 0)
-        return fail(err, "could not read the file_attr");
-      p.kind = CallPlan::Kind::kPerform;
-      break;
-    }
-    case Emulation::kSetxattr:
-    case Emulation::kRemovexattr: {
-      const bool at_form = row->name.ends_with("at");  // setxattrat/removexattrat (6.13)
-      const int name_arg = at_form ? 3 : 1;
-      if (const int err = read_string(mem, pid, a[name_arg], &p.xattr_name, kXattrNameMax + 1);
-          err != 0)
-        return fail(err == ENAMETOOLONG ? ERANGE : err, "could not read the attribute's name");
-      if (row->emulation == Emulation::kSetxattr) {
-        std::uint64_t value = a[2], size = a[3];
-        if (at_form) {
-          // struct xattr_args {u64 value; u32 size; u32 flags}, read once.
-          if (a[5] < 16) return fail(EINVAL, "xattr_args smaller than version 0");
-          std::uint64_t xa[2] = {};
-          if (const int err = read_exact(mem, pid, a[4], xa, sizeof xa); err != 0)
-            return fail(err, "could not read the xattr_args");
-          value = xa[0];
-          size = xa[1] & 0xffffffffu;
-          p.args[4] = xa[1] >> 32;  // its flags, where setxattr has them
-        }
-        if (size > kXattrSizeMax) return fail(E2BIG, "attribute value too large");
-        p.xattr_value.resize(size);
-        if (size != 0) {
-          if (const int err = read_exact(mem, pid, value, p.xattr_value.data(), size); err != 0)
-            return fail(err, "could not read the attribute's value");
-        }
-      }
-      p.kind = CallPlan::Kind::kPerform;
-      break;
-    }
-    default:
-      p.kind = CallPlan::Kind::kPerform;
-      break;
-  }
+  if (const ReadFail f = read_call_arguments(mem, pid, row, a, &p); f.err != 0)
+    return fail(f.err, f.why);
   // Everything was read while the caller was held; once the id is checked after the last
   // read, nothing needs checking again: an id never becomes valid again. Needed where the
   // kernel runs the call or the record says what a caller did (exec, fd-based, a read

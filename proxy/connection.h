@@ -96,6 +96,10 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
 
   // --- upstream (connection_upstream.cc) ---------------------------------------------
   asio::awaitable<UpstreamResult> connect_upstream(TargetDecision& d);
+  asio::awaitable<UpstreamResult> connect_via_mitm(TargetDecision& d, const MitmRoute& via);
+  asio::awaitable<UpstreamResult> ask_parent_for_tunnel(TargetDecision& d, std::string via,
+                                                        std::string via_address,
+                                                        std::optional<IpAddress> guarded);
   asio::awaitable<UpstreamResult> connect_via_parent(TargetDecision& d, const ProxyEndpoint& via,
                                                      const IpAddress& guarded);
   void emit_unsettled(const std::string& address);

@@ -114,8 +114,12 @@ asio::awaitable<bool> Connection::serve_request(const http::RequestHead& head) {
     // Same host:port as the open upstream: the address was guarded when it was
     // connected; judge it again (interface addresses may have changed) instead of
     // resolving again.
+    // A host routed to the user's MITM proxy was never guarded here: that hop owns it.
+    const auto& mitm = srv_->mitm();
+    const bool via_mitm = mitm && d.host && mitm->covers(*d.host, d.event.port);
     std::vector<IpAddress> passing =
-        choose_addresses(d, {upstream_address_}, srv_->guard_context());
+        via_mitm ? std::vector<IpAddress>{upstream_address_}
+                 : choose_addresses(d, {upstream_address_}, srv_->guard_context());
     if (passing.empty()) {
       drop_upstream();
       srv_->emit(d.event);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <cerrno>
 #include <utility>
 
@@ -17,6 +18,10 @@ namespace vigil::proxy {
 // or refused by the guard) and, on failure, an upstream failure.
 asio::awaitable<UpstreamResult> Connection::connect_upstream(TargetDecision& d) {
   UpstreamResult r;
+  if (const auto& mitm = srv_->mitm(); mitm && d.host && mitm->covers(*d.host, d.event.port)) {
+    held_addresses_.reset();
+    co_return co_await connect_via_mitm(d, *mitm);
+  }
   std::vector<IpAddress> resolved;
   if (held_addresses_) {
     // Allowed when asked: the addresses the guard passed before the question, never a
@@ -158,6 +163,65 @@ asio::awaitable<UpstreamResult> Connection::connect_via_parent(TargetDecision& d
     if (connect_timed_out_ || !client_.is_open()) break;
   }
   if (!connected) co_return fail(connect_timed_out_ ? "connect timed out" : why);
+  co_return co_await ask_parent_for_tunnel(d, "parent proxy " + via.text(), via.text(), guarded);
+}
+
+// network.mitmProxy: the allow list decided; the user's MITM proxy on its Unix socket is
+// asked for the tunnel (it resolves the name: no address guard, as srt documents).
+asio::awaitable<UpstreamResult> Connection::connect_via_mitm(TargetDecision& d,
+                                                             const MitmRoute& via) {
+  unsettled_ = d.event;
+  drop_upstream();
+  set_phase(Phase::kConnecting, srv_->options().connect_timeout);
+  connect_timed_out_ = false;
+  const std::string name = "MITM proxy unix:" + via.socket_path;
+  asio::local::stream_protocol::socket local(upstream_.get_executor());
+  auto [ec] = co_await local.async_connect(
+      asio::local::stream_protocol::endpoint(via.socket_path), kNoThrow);
+  if (ec) {
+    UpstreamResult r;
+    r.http_status = 502;
+    r.socks_reply = socks5::Reply::kGeneralFailure;
+    r.message = name + ": " + (connect_timed_out_ ? std::string("connect timed out") : ec.message());
+    emit_unsettled({});
+    srv_->emit(NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, "", r.message});
+    co_return r;
+  }
+  // The relay reads and writes (and splices) the descriptor whatever its family.
+  error_code aec;
+  const int fd = local.release(aec);
+  upstream_.assign(tcp::v4(), fd, aec);
+  if (aec) {
+    UniqueFd owned(fd);
+    UpstreamResult r;
+    r.http_status = 502;
+    r.socks_reply = socks5::Reply::kGeneralFailure;
+    r.message = name + ": " + aec.message();
+    emit_unsettled({});
+    srv_->emit(NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, "", r.message});
+    co_return r;
+  }
+  co_return co_await ask_parent_for_tunnel(d, name, "", std::nullopt);
+}
+
+// Connected to a proxy of the user's (parent or MITM): ask it with CONNECT for the name
+// the client gave. The answer head is read one byte at a time so that no byte of the
+// tunnel after it is taken.
+asio::awaitable<UpstreamResult> Connection::ask_parent_for_tunnel(
+    TargetDecision& d, std::string via, std::string via_address,
+    std::optional<IpAddress> guarded) {
+  UpstreamResult r;
+  r.http_status = 502;
+  r.socks_reply = socks5::Reply::kGeneralFailure;
+  auto fail = [&](const std::string& what) {
+    r.message = via + ": " + what;
+    error_code ignored;
+    upstream_.close(ignored);
+    emit_unsettled({});
+    srv_->emit(
+        NetUpstreamFailure{d.event.proto, d.event.host, d.event.port, via_address, r.message});
+    return r;
+  };
   if (!co_await write_all(upstream_, connect_request(d.event.host, d.event.port)))
     co_return fail("writing CONNECT failed");
   std::string head;
@@ -174,11 +238,13 @@ asio::awaitable<UpstreamResult> Connection::connect_via_parent(TargetDecision& d
     co_return fail("answered " + head.substr(0, head.find('\r')) + " to CONNECT " + d.event.host +
                    ":" + std::to_string(d.event.port));
   }
-  set_nodelay(upstream_.native_handle());
+  if (guarded) set_nodelay(upstream_.native_handle());
   upstream_open_ = true;
   upstream_key_ = d.event.host + ":" + std::to_string(d.event.port);
-  upstream_address_ = guarded;      // what a reused connection is judged by again
-  emit_unsettled(d.event.address);  // the guarded address; the parent dialled it by name
+  // What a reused connection is judged by again; none for the MITM hop, which is
+  // reused only for the same host (upstream_key_).
+  if (guarded) upstream_address_ = *guarded;
+  emit_unsettled(guarded ? d.event.address : std::string());
   r.outcome = UpstreamResult::Outcome::kConnected;
   set_phase(Phase::kStreaming, srv_->options().idle_timeout);
   co_return r;

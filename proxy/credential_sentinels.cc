@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <regex>
 
 #include "proxy/host_canon.h"
@@ -172,22 +173,68 @@ const SentinelEntry* SentinelTable::by_name(std::string_view name) const {
 
 namespace {
 
+// One masked value (an environment variable's, or a credential file's content) under
+// its rule: the fake that replaces it, its sentinels registered in `table` under names
+// that start with `key` ("env:NAME", "file:/path").
 struct MaskOne {
-  const CredentialEnvVar& v;
+  const CredentialRule& rule;
+  std::string key;
   const std::string& real;
   const std::vector<std::string>& hosts;
-  MaskedEnvironment& out;
+  SentinelTable& table;
+  bool mask_duplicates = false;
+  // srt's pattern for decode "jwt" without extract (a file: tokens inside the text).
+  bool spans_default_jwt = false;
 
-  Result<void> reg(const std::string& name, const std::string& sentinel, const std::string& real_value) {
-    return out.table.add({name, sentinel, real_value, hosts});
+  Result<void> reg(const std::string& name, const std::string& sentinel,
+                   const std::string& real_value) {
+    return table.add({name, sentinel, real_value, hosts});
+  }
+
+  // A JWT `token`: a JWT-shaped fake, or (maskClaims) the token with each named string
+  // claim replaced by a sentinel, registered as `name`; nullopt when `token` is no JWT or
+  // no claim matched.
+  Result<std::optional<std::string>> jwt(const std::string& token, const std::string& name) {
+    std::vector<std::string> parts;
+    if (!is_jwt(token, &parts)) return std::optional<std::string>{};
+    std::string fake;
+    if (rule.mask_claims.empty()) {
+      fake = fake_jwt();
+    } else {
+      auto payload = b64url_json(parts[1]);
+      if (!payload || !payload->is_object()) return std::optional<std::string>{};
+      bool any = false;
+      for (const auto& claim : rule.mask_claims) {
+        auto it = payload->find(claim);
+        if (it == payload->end() || !it->is_string()) continue;
+        const std::string value = it->get<std::string>();
+        const std::string s = mint_sentinel(value);
+        VIGIL_TRY_VOID(reg(name + "." + claim, s, value));
+        *it = s;
+        any = true;
+      }
+      if (!any) return std::optional<std::string>{};
+      fake = parts[0] + "." + b64url(payload->dump()) + "." + std::string(kFakeSignature);
+    }
+    VIGIL_TRY_VOID(reg(name, fake, token));
+    return std::optional<std::string>{fake};
   }
 
   // The value with group 1 of every match replaced by a sentinel (one per distinct
-  // capture); nullopt when nothing matched.
+  // capture; with decode "jwt", only captures that are JWTs); with maskDuplicates, every
+  // verbatim copy of a masked capture elsewhere too (longest first, never inside a span
+  // already taken). nullopt when nothing was masked. Spans are found on the real value,
+  // never on the partly substituted text, so a sentinel is never matched again.
   Result<std::optional<std::string>> extract() {
-    const std::regex re(v.rule.extract, std::regex::ECMAScript);
-    std::string fake;
-    std::size_t pos = 0;
+    static constexpr const char* kJwtPattern =
+        "(eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)";
+    const std::string pattern = rule.extract.empty() ? kJwtPattern : rule.extract;
+    const std::regex re(pattern, std::regex::ECMAScript);
+    struct Span {
+      std::size_t start, end;
+      std::string sentinel;
+    };
+    std::vector<Span> spans;
     std::vector<std::pair<std::string, std::string>> seen;  // capture -> sentinel
     for (auto it = std::sregex_iterator(real.begin(), real.end(), re);
          it != std::sregex_iterator(); ++it) {
@@ -199,83 +246,86 @@ struct MaskOne {
         if (c == cap) sentinel = s;
       }
       if (sentinel.empty()) {
-        sentinel = mint_sentinel(cap);
-        VIGIL_TRY_VOID(reg("env:" + v.name + "#" + std::to_string(seen.size()), sentinel, cap));
+        const std::string name = key + "#" + std::to_string(seen.size());
+        if (rule.decode_jwt) {
+          auto fake = jwt(cap, name);
+          VIGIL_TRY(fake);
+          if (!*fake) continue;  // not a JWT: left as it is
+          sentinel = **fake;
+        } else {
+          sentinel = mint_sentinel(cap);
+          VIGIL_TRY_VOID(reg(name, sentinel, cap));
+        }
         seen.emplace_back(cap, sentinel);
       }
       const auto start = static_cast<std::size_t>(m.position(1));
-      fake += real.substr(pos, start - pos) + sentinel;
-      pos = start + cap.size();
+      spans.push_back({start, start + cap.size(), sentinel});
     }
     if (seen.empty()) return std::optional<std::string>{};
-    fake += real.substr(pos);
-    return std::optional<std::string>{fake};
-  }
-
-  // A JWT: a JWT-shaped fake, or (maskClaims) the token with each named string claim
-  // replaced by a sentinel; nullopt when the value is no JWT or no claim matched.
-  Result<std::optional<std::string>> jwt() {
-    std::vector<std::string> parts;
-    if (!is_jwt(real, &parts)) return std::optional<std::string>{};
-    std::string fake;
-    if (v.rule.mask_claims.empty()) {
-      fake = fake_jwt();
-    } else {
-      auto payload = b64url_json(parts[1]);
-      if (!payload || !payload->is_object()) return std::optional<std::string>{};
-      bool any = false;
-      for (const auto& claim : v.rule.mask_claims) {
-        auto it = payload->find(claim);
-        if (it == payload->end() || !it->is_string()) continue;
-        const std::string value = it->get<std::string>();
-        const std::string s = mint_sentinel(value);
-        VIGIL_TRY_VOID(reg("env:" + v.name + "#" + claim, s, value));
-        *it = s;
-        any = true;
+    if (mask_duplicates) {
+      auto by_length = seen;
+      std::stable_sort(by_length.begin(), by_length.end(), [](const auto& a, const auto& b) {
+        return a.first.size() > b.first.size();
+      });
+      for (const auto& [cap, sentinel] : by_length) {
+        for (std::size_t at = real.find(cap); at != std::string::npos;
+             at = real.find(cap, at + 1)) {
+          const std::size_t end = at + cap.size();
+          const bool taken = std::any_of(spans.begin(), spans.end(), [&](const Span& s) {
+            return at < s.end && s.start < end;
+          });
+          if (!taken) spans.push_back({at, end, sentinel});
+        }
       }
-      if (!any) return std::optional<std::string>{};
-      fake = parts[0] + "." + b64url(payload->dump()) + "." + std::string(kFakeSignature);
+      std::sort(spans.begin(), spans.end(),
+                [](const Span& a, const Span& b) { return a.start < b.start; });
     }
-    VIGIL_TRY_VOID(reg("env:" + v.name, fake, real));
+    std::string fake;
+    std::size_t pos = 0;
+    for (const auto& s : spans) {
+      fake.append(real, pos, s.start - pos);
+      fake += s.sentinel;
+      pos = s.end;
+    }
+    fake.append(real, pos, std::string::npos);
     return std::optional<std::string>{fake};
   }
 
-  Result<void> run() {
-    if (!v.rule.decode_jwt && v.rule.extract.empty()) {
+  // The fake for the whole value; nullopt when extract/decode found nothing to mask.
+  // `whole_name` names the one sentinel of a value masked whole.
+  Result<std::optional<std::string>> run(const std::string& whole_name) {
+    if (!rule.decode_jwt && rule.extract.empty()) {
       const std::string s = mint_sentinel(real);
-      VIGIL_TRY_VOID(reg(v.name, s, real));
-      out.set.emplace_back(v.name, s);
-      return {};
+      VIGIL_TRY_VOID(reg(whole_name, s, real));
+      return std::optional<std::string>{s};
     }
-    auto fake = v.rule.decode_jwt ? jwt() : extract();
-    VIGIL_TRY(fake);
-    if (*fake) {
-      out.set.emplace_back(v.name, **fake);
-      return {};
-    }
-    const std::string what = v.rule.decode_jwt ? "its value is no JWT with the named claims"
-                                               : "its extract pattern matched nothing";
-    switch (v.rule.on_no_match) {
-      case OnExtractNoMatch::kError:
-        return make_error(Errc::kInvalidPolicy,
-                          v.rule.origin + " (" + v.name + "): " + what +
-                              " (onExtractNoMatch: \"error\"); fix the pattern, or set "
-                              "onExtractNoMatch to \"warn\" or \"deny\"");
-      case OnExtractNoMatch::kDeny:
-        out.unset.push_back(v.name);
-        out.warnings.push_back(v.rule.origin + " (" + v.name + "): " + what +
-                               ": the variable is withheld from the command");
-        return {};
-      case OnExtractNoMatch::kWarn:
-        out.warnings.push_back(v.rule.origin + " (" + v.name + "): " + what +
-                               ": the variable is left UNPROTECTED (its real value is visible "
-                               "to the command); fix the pattern, or set onExtractNoMatch to "
-                               "\"deny\"");
-        return {};
-    }
-    return {};
+    if (rule.decode_jwt && rule.extract.empty() && !spans_default_jwt) return jwt(real, key);
+    return extract();
   }
 };
+
+// What becomes of a value nothing was masked in, by onExtractNoMatch: an error, or a
+// warning (the caller withholds the value for kDeny).
+Result<void> no_match(const CredentialRule& rule, const std::string& what_entry,
+                      const std::string& left, std::vector<std::string>* warnings) {
+  const std::string what = rule.decode_jwt ? "no JWT with the named claims was found in it"
+                                           : "its extract pattern matched nothing";
+  switch (rule.on_no_match) {
+    case OnExtractNoMatch::kError:
+      return make_error(Errc::kInvalidPolicy,
+                        rule.origin + " (" + what_entry + "): " + what +
+                            " (onExtractNoMatch: \"error\"); fix the pattern, or set "
+                            "onExtractNoMatch to \"warn\" or \"deny\"");
+    case OnExtractNoMatch::kDeny:
+      warnings->push_back(rule.origin + " (" + what_entry + "): " + what + ": " +
+                          "it is withheld from the command");
+      return {};
+    case OnExtractNoMatch::kWarn:
+      warnings->push_back(rule.origin + " (" + what_entry + "): " + what + ": " + left);
+      return {};
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -300,8 +350,49 @@ Result<MaskedEnvironment> mask_environment(const CredentialsPolicy& creds,
     if (!real) continue;  // nothing to protect; setting it would flip presence checks
     const auto& hosts = v.rule.inject_hosts ? *v.rule.inject_hosts : allowed_domains;
     // The table's patterns are host patterns: a ":port" of an allowedDomains entry stays.
-    VIGIL_TRY_VOID((MaskOne{v, *real, hosts, out}.run()));
+    MaskOne one{v.rule, "env:" + v.name, *real, hosts, out.table};
+    auto fake = one.run(v.name);
+    VIGIL_TRY(fake);
+    if (*fake) {
+      out.set.emplace_back(v.name, **fake);
+      continue;
+    }
+    VIGIL_TRY_VOID(no_match(v.rule, v.name,
+                            "the variable is left UNPROTECTED (its real value is visible to "
+                            "the command); fix the pattern, or set onExtractNoMatch to "
+                            "\"deny\"",
+                            &out.warnings));
+    if (v.rule.on_no_match == OnExtractNoMatch::kDeny) out.unset.push_back(v.name);
   }
+  return out;
+}
+
+Result<MaskedFile> mask_file_content(const CredentialFile& file,
+                                     const std::vector<std::string>& allowed_domains,
+                                     const std::string& content, SentinelTable* table) {
+  MaskedFile out;
+  const auto& hosts = file.rule.inject_hosts ? *file.rule.inject_hosts : allowed_domains;
+  // Masked whole, a file's final line break stays in the copy and out of the secret, so
+  // that `$(cat token)` and a header built from the file carry the value alone.
+  const bool whole = file.rule.extract.empty() && !file.rule.decode_jwt;
+  std::size_t end = content.size();
+  if (whole && end > 0 && content[end - 1] == '\n') --end;
+  if (whole && end > 0 && content[end - 1] == '\r') --end;
+  const std::string secret = content.substr(0, end);
+  if (whole && secret.empty()) return out;  // nothing to protect: left as it is
+  MaskOne one{file.rule, "file:" + file.path, whole ? secret : content, hosts, *table,
+              file.mask_duplicates, /*spans_default_jwt=*/true};
+  auto fake = one.run("file:" + file.path);
+  VIGIL_TRY(fake);
+  if (*fake) {
+    out.fake = std::move(*fake);
+    if (whole) *out.fake += content.substr(end);
+    return out;
+  }
+  VIGIL_TRY_VOID(no_match(file.rule, file.path,
+                          "the file is hidden from the command (vigil never shows a masked "
+                          "file's real content); fix the pattern",
+                          &out.warnings));
   return out;
 }
 

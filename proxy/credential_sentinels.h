@@ -75,6 +75,20 @@ Result<MaskedEnvironment> mask_environment(const CredentialsPolicy& creds,
                                            const std::vector<std::string>& allowed_domains,
                                            const std::vector<std::string>& env);
 
+// A masked credential file's content as the command reads it (credentials.files, mode
+// mask): the whole content one sentinel, or (extract / decode "jwt") the content with
+// each secret span replaced, the real values added to `table`. No fake (nullopt) when
+// nothing was masked: `warnings` then says why, and the caller hides the file
+// (onExtractNoMatch "warn" and "deny" alike: a file's other bytes are no reason to show
+// its secret). Errc::kInvalidPolicy for onExtractNoMatch "error".
+struct MaskedFile {
+  std::optional<std::string> fake;
+  std::vector<std::string> warnings;  // never a value
+};
+Result<MaskedFile> mask_file_content(const CredentialFile& file,
+                                     const std::vector<std::string>& allowed_domains,
+                                     const std::string& content, SentinelTable* table);
+
 // `env` with `masked` applied: unset names removed, set names replaced or added.
 std::vector<std::string> apply_masked_environment(std::vector<std::string> env,
                                                   const MaskedEnvironment& masked);

@@ -203,4 +203,26 @@ Result<int> parse_connect_reply(std::string_view head) {
   return code;
 }
 
+bool MitmRoute::covers(const CanonicalHost& host, std::uint16_t port) const {
+  for (const auto& p : domains) {
+    if (pattern_matches(p, PatternList::kAllowed, host, port)) return true;
+  }
+  return false;
+}
+
+Result<std::optional<MitmRoute>> build_mitm_route(const std::optional<MitmProxySettings>& s) {
+  if (!s) return std::optional<MitmRoute>{};
+  MitmRoute r;
+  r.socket_path = s->socket_path;
+  for (std::size_t i = 0; i < s->domains.size(); ++i) {
+    auto p = parse_domain_pattern(s->domains[i], PatternList::kAllowed);
+    if (!p) {
+      return make_error(Errc::kInvalidPolicy, "network.mitmProxy.domains[" + std::to_string(i) +
+                                                  "]: " + p.error().message);
+    }
+    r.domains.push_back(std::move(p).value());
+  }
+  return std::optional<MitmRoute>{std::move(r)};
+}
+
 }  // namespace vigil::proxy

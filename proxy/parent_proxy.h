@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proxy/address_guard.h"
+#include "proxy/domain_pattern.h"
 #include "proxy/events.h"
 #include "supervisor/core/policy/policy.h"
 #include "supervisor/core/base/result.h"
@@ -55,6 +56,18 @@ struct ParentRoute {
 // From the settings (errors name the key: Errc::kInvalidPolicy). Each of http/https
 // falls back to the other, as srt does. std::nullopt when nothing is set.
 Result<std::optional<ParentRoute>> build_parent_route(const ParentProxySettings& s);
+
+// network.mitmProxy (srt): an allowed connection to one of `domains` goes to the user's
+// MITM proxy on a Unix socket, asked with CONNECT for the name the client gave, instead
+// of being dialled. That hop resolves the name, and owns the address policy (as srt
+// documents: no address guard here). Plain HTTP goes the same way, through a CONNECT.
+struct MitmRoute {
+  std::string socket_path;
+  std::vector<DomainPattern> domains;
+  bool covers(const CanonicalHost& host, std::uint16_t port) const;
+};
+// Errc::kInvalidPolicy naming the entry of a pattern that does not parse.
+Result<std::optional<MitmRoute>> build_mitm_route(const std::optional<MitmProxySettings>& s);
 
 // "CONNECT host:port HTTP/1.1\r\nHost: host:port\r\n\r\n" (IPv6 in brackets).
 std::string connect_request(std::string_view host, std::uint16_t port);

@@ -203,8 +203,11 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Netwo
   VIGIL_TRY(denied);
   auto parent = build_parent_route(net.parent_proxy);
   VIGIL_TRY(parent);
+  auto mitm = build_mitm_route(net.mitm_proxy);
+  VIGIL_TRY(mitm);
   auto impl = std::make_shared<Impl>(io, std::move(*matcher), std::move(*denied), options,
                                      std::move(resolver), std::move(sink), std::move(*parent));
+  impl->set_mitm(std::move(*mitm));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

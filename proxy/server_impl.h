@@ -64,6 +64,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   PipePool& pipes() { return pipes_; }
   const DomainMatcher& matcher() const { return matcher_; }
   const std::optional<ParentRoute>& parent() const { return parent_; }
+  const std::optional<MitmRoute>& mitm() const { return mitm_; }
+  void set_mitm(std::optional<MitmRoute> m) { mitm_ = std::move(m); }
   Resolver& resolver() { return *resolver_; }
   void shutdown_resolver() { resolver_->shutdown(); }
   bool stopping() const { return stopping_; }
@@ -94,6 +96,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   asio::io_context& io_;
   DomainMatcher matcher_;
   std::optional<ParentRoute> parent_;  // network.parentProxy: allowed traffic goes through it
+  std::optional<MitmRoute> mitm_;      // network.mitmProxy: its domains go to the user's proxy
   ServerOptions options_;
   std::shared_ptr<Resolver> resolver_;
   std::shared_ptr<EventSink> sink_;

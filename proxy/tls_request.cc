@@ -115,14 +115,25 @@ std::string resign_sigv4(const TunnelContext& ctx, http::RequestHead& head, std:
 // Sentinels in the target and each header value but a SigV4 Authorization (re-signed
 // instead): the head is rebuilt from its fields, so a value swapped in can never split
 // or join headers. A presigned URL's target is left to resign_sigv4's policy.
+// A real value with a line break or NUL (a multi-line credential file) is never put into
+// the head: it would split it. The sentinel stays there.
+std::size_t swap_in_head(const TunnelContext& ctx, std::string& value, const tlswire::Tunnel& t) {
+  std::string swapped = value;
+  const std::size_t n = ctx.sentinels().substitute(swapped, t.host, t.port);
+  if (n == 0 || swapped.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+    return 0;
+  value = std::move(swapped);
+  return n;
+}
+
 std::size_t swap_head(const TunnelContext& ctx, http::RequestHead& head, const tlswire::Tunnel& t) {
   std::size_t swapped = 0;
   for (auto& f : head.headers) {
     if (http::iequals(f.name, "authorization") && f.value.starts_with("AWS4-")) continue;
-    swapped += ctx.sentinels().substitute(f.value, t.host, t.port);
+    swapped += swap_in_head(ctx, f.value, t);
   }
   if (head.target.find("X-Amz-Signature=") == std::string::npos)
-    swapped += ctx.sentinels().substitute(head.target, t.host, t.port);
+    swapped += swap_in_head(ctx, head.target, t);
   return swapped;
 }
 
@@ -133,7 +144,7 @@ std::size_t swap_authorization(const TunnelContext& ctx, http::RequestHead& head
   for (auto& f : head.headers) {
     if (!http::iequals(f.name, "authorization") || !f.value.starts_with("AWS4-")) continue;
     if (f.value != before) return 1;
-    return ctx.sentinels().substitute(f.value, t.host, t.port);
+    return swap_in_head(ctx, f.value, t);
   }
   return 0;
 }

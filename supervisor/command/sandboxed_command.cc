@@ -35,6 +35,7 @@
 #include "supervisor/command/command_backstop.h"
 #include "supervisor/command/sandboxed_run.h"
 #include "supervisor/command/command_streams.h"
+#include "supervisor/command/credential_files.h"
 #include "supervisor/command/net_capture.h"
 #include "supervisor/command/net_events.h"
 #include "supervisor/command/session_dir.h"
@@ -169,6 +170,13 @@ Result<void> SandboxedRun::open_proxy() {
   VIGIL_TRY(masked);
   masked_.emplace(std::move(masked).value());
   const Policy& policy = prepared_->policy;
+  // credentials.files with mode mask: a copy with sentinels over each real file.
+  auto masked_files =
+      mask_credential_files(policy, prepared_->plan, session_->path(), &masked_->table);
+  VIGIL_TRY(masked_files);
+  in_.masked_files = masked_files->binds;
+  for (const auto& r : masked_files->hide) planned_.fs.deny_read.push_back(r);
+  for (const auto& w : masked_files->warnings) print_warning(w);
   tls_.sentinels = masked_->table;
   tls_.aws_pairs = policy.credentials.aws_pairs;
   tls_.sigv4 = policy.credentials.sigv4;

@@ -18,7 +18,8 @@ std::string spare_mismatch(const SpareShape& spare, const PreparedSandbox& fresh
   const PreparedSandbox& was = spare.prepared;
   // Masked and denied variables are taken from the command's own environment, and the
   // spare's proxy was made before it was known: such a command is launched afresh.
-  if (!fresh.policy.credentials.env_vars.empty() || fresh.policy.net.tls_terminate.enabled ||
+  if (!fresh.policy.credentials.env_vars.empty() || fresh.policy.credentials.any_masked() ||
+      fresh.policy.net.tls_terminate.enabled ||
       !fresh.policy.net.request_rules.empty()) {
     return "credentials or TLS termination are set up per command";
   }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "supervisor/command/sandboxed_command.h"
+#include "supervisor/core/base/write_all.h"
 #include "supervisor/orchestrator/session_orchestrator.h"
 
 namespace vigil {
@@ -30,12 +31,17 @@ class BwrapBackend final : public SessionBackend {
     const int stop_fd = interrupted.get();
     // 2>&1 into vigil: the command gets one pipe for both, so the order is its own.
     cmd.merge_output = !callbacks.on_output && same_open_file(STDOUT_FILENO, STDERR_FILENO);
+    // Our own non-blocking descriptions of stdout and stderr (write_all.h): whole chunks,
+    // not 4 KiB slices, when they are pipes, terminals or devices.
+    const UniqueFd out_twin = callbacks.on_output ? UniqueFd() : nonblocking_twin(STDOUT_FILENO);
+    const UniqueFd err_twin = callbacks.on_output ? UniqueFd() : nonblocking_twin(STDERR_FILENO);
+    const int out_fd = out_twin ? out_twin.get() : STDOUT_FILENO;
+    const int err_fd = err_twin ? err_twin.get() : STDERR_FILENO;
     auto forward = callbacks.on_output
                        ? callbacks.on_output
-                       : [stop_fd](OutputStream s, std::string_view bytes) {
-                           return write_all_to(
-                               s == OutputStream::kStdout ? STDOUT_FILENO : STDERR_FILENO, bytes,
-                               stop_fd);
+                       : [stop_fd, out_fd, err_fd](OutputStream s, std::string_view bytes) {
+                           return write_all_to(s == OutputStream::kStdout ? out_fd : err_fd,
+                                               bytes, stop_fd);
                          };
     return run_sandboxed(cmd, sink, forward);
   }

@@ -1,10 +1,14 @@
 #include "supervisor/core/base/write_all.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#if !defined(__APPLE__)
+#include <sys/sysmacros.h>  // major, minor (sys/types.h has them on macOS)
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,7 +57,9 @@ int write_loop(int fd, std::string_view bytes, LoopOptions o) {
       continue;
     } else if (n < 0 && errno == EAGAIN && o.wait_when_full) {
       pollfd p[2] = {{fd, POLLOUT, 0}, {o.stop_fd, POLLIN, 0}};  // a non-blocking fd: wait for room
-      (void)::poll(p, o.stop_fd >= 0 ? 2 : 1, -1);
+      if (::poll(p, o.stop_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return errno;
+      // No room, and the command was signalled: nobody reads this (as the bounded wait).
+      if (p[0].revents == 0 && o.stop_fd >= 0 && p[1].revents != 0) return ECANCELED;
     } else {
       return n == 0 ? kWroteNothing : errno;
     }
@@ -98,7 +104,9 @@ bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
   LoopOptions o;
   o.wait_when_full = true;
   o.stop_fd = stop_fd;
-  o.bounded = stop_fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
+  // (A non-blocking fd never waits in write: EAGAIN sends it to the poll.)
+  o.bounded = stop_fd >= 0 && ::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) &&
+              (::fcntl(fd, F_GETFL) & O_NONBLOCK) == 0;
   const int end = write_loop(fd, bytes, o);
   if (end == EPIPE && !already_pending) {
 #if defined(__APPLE__)
@@ -116,6 +124,28 @@ bool write_all_to(int fd, std::string_view bytes, int stop_fd) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   // EPIPE (the reader is gone), EBADF, ...
   return end == 0;
+}
+
+UniqueFd nonblocking_twin(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  // Pipes, terminals and /dev/null only: opening some other device again can act on it
+  // (a tape rewinds at close, a serial line drops its modem lines).
+  const bool null_device = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+  if (!S_ISFIFO(st.st_mode) && !(S_ISCHR(st.st_mode) && (::isatty(fd) == 1 || null_device)))
+    return {};
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_NONBLOCK) != 0 || (flags & O_ACCMODE) == O_RDONLY) return {};
+  // O_NOCTTY: a terminal reopened here never becomes vigil's controlling terminal.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  UniqueFd twin(::open(self.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!twin) return {};
+  // The same file, or nothing: /proc could name another (a mount over it, a race).
+  struct stat tw {};
+  if (::fstat(twin.get(), &tw) != 0 || tw.st_dev != st.st_dev || tw.st_ino != st.st_ino ||
+      tw.st_rdev != st.st_rdev)
+    return {};
+  return twin;
 }
 
 }  // namespace vigil

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "supervisor/core/base/result.h"
+#include "supervisor/core/base/unique_fd.h"
 
 namespace vigil {
 
@@ -28,5 +29,15 @@ int pwrite_all(int fd, std::string_view data, std::uint64_t offset);
 // never blocks for good: it waits for room or for `stop_fd` to become readable, and then
 // gives up (false).
 bool write_all_to(int fd, std::string_view bytes, int stop_fd = -1);
+
+// A file description of our own for what `fd` writes to, reopened non-blocking through
+// /proc/self/fd (the caller's description, shared with its shell, keeps its flags). With
+// it, write_all_to() writes whole buffers and waits for room in poll, where the stop fd
+// reaches it, instead of slicing them into PIPE_BUF writes that each poll first: a
+// command's megabytes of output cost one write per chunk, not one per 4 KiB. Empty where
+// none is needed (a regular file, or `fd` already non-blocking), none can be had (a
+// socket, a FIFO without a reader, no /proc), or reopening could act on the device (any
+// but a terminal or /dev/null): write_all_to() then slices as before.
+UniqueFd nonblocking_twin(int fd);
 
 }  // namespace vigil

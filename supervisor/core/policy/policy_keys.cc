@@ -59,10 +59,7 @@ constexpr KeySpec kNetworkKeys[] = {
     {"allowAllUnixSockets", Support::kHandled, "", ""},
     {"httpProxyPort", Support::kHandled, "", ""},
     {"socksProxyPort", Support::kHandled, "", ""},
-    {"mitmProxy", Support::kUnsupported,
-     "routing hosts to a MITM proxy's Unix socket is not built yet",
-     "let vigil terminate TLS itself (\"tlsTerminate\": {}), with masked credentials and "
-     "vigil.network.requestRules; or run your MITM proxy as network.parentProxy"},
+    {"mitmProxy", Support::kHandled, "", ""},
     {"filterRequest", Support::kUnsupported,
      "a JavaScript callback, which a settings file cannot hold", kNoCallback},
     {"allowPlaintextHeaderSet", Support::kUnsupported,
@@ -86,6 +83,10 @@ constexpr std::string_view kOwnCaInstead =
     "remove the key: the command trusts vigil's session CA through SSL_CERT_FILE, "
     "NODE_EXTRA_CA_CERTS and their siblings, and extraCaCertPaths adds roots of your own";
 
+constexpr KeySpec kMitmProxyKeys[] = {
+    {"socketPath", Support::kHandled, "", ""},
+    {"domains", Support::kHandled, "", ""},
+};
 constexpr KeySpec kTlsTerminateKeys[] = {
     {"caCertPath", Support::kUnsupported, kOwnCa, kOwnCaInstead},
     {"caKeyPath", Support::kUnsupported, kOwnCa, kOwnCaInstead},
@@ -234,6 +235,7 @@ constexpr KeyLevel kLevels[] = {
     {"network", kNetworkKeys},
     {"network.parentProxy", kParentProxyKeys},
     {"network.tlsTerminate", kTlsTerminateKeys},
+    {"network.mitmProxy", kMitmProxyKeys},
     {"credentials", kCredentialsKeys},
     {"credentials.files[]", kCredentialFileKeys},
     {"credentials.envVars[]", kCredentialEnvKeys},

@@ -53,6 +53,7 @@ Result<void> Loader::load_tls_keys(const json& net) {
   auto& n = p_->net;
   ok(read_bool(net, "network", "requireHostMatch", &n.require_host_match));
   ok(read_bool(net, "network", "refuseOpaqueTunnels", &n.refuse_opaque_tunnels));
+  if (auto it = net.find("mitmProxy"); it != net.end()) ok(load_mitm_proxy(*it));
   if (auto it = net.find("tlsTerminate"); it != net.end()) {
     const std::string sub = "network.tlsTerminate";
     if (!it->is_object()) return type_error(sub, *it, "an object");
@@ -88,6 +89,37 @@ Result<void> Loader::load_tls_keys(const json& net) {
       *out = static_cast<std::uint32_t>(v->get<std::uint64_t>());
     }
   }
+  if (n.mitm_proxy && n.tls_terminate.enabled) {
+    return fail("network.mitmProxy",
+                "network.tlsTerminate and network.mitmProxy are mutually exclusive (as in "
+                "srt): remove one; vigil's own termination masks credentials and applies "
+                "request rules without a proxy of yours");
+  }
+  return {};
+}
+
+// network.mitmProxy (srt): {"socketPath": "/path/mitm.sock", "domains": ["api.x.com"]}.
+// srt refuses it beside tlsTerminate (sandbox-manager's initialize), and so does vigil:
+// a host is either terminated by vigil or handed whole to the user's proxy.
+Result<void> Loader::load_mitm_proxy(const json& m) {
+  const std::string sub = "network.mitmProxy";
+  if (!m.is_object()) return type_error(sub, m, "an object");
+  check_keys(m, sub, keys_at(sub));
+  MitmProxySettings out;
+  auto sock = m.find("socketPath");
+  if (sock == m.end() || !sock->is_string() || sock->get_ref<const std::string&>().empty())
+    return fail(json_path_key(sub, "socketPath"),
+                "expected the path of your MITM proxy's Unix socket (an HTTP proxy that "
+                "answers CONNECT)");
+  auto expanded = expand_settings_path(sock->get<std::string>(), ctx_.cwd, ctx_.home);
+  if (!expanded) return fail(json_path_key(sub, "socketPath"), expanded.error().message);
+  out.socket_path = std::move(expanded).value();
+  VIGIL_TRY_VOID(read_strings(m, sub, "domains", &out.domains));
+  if (!m.contains("domains") || out.domains.empty())
+    return fail(json_path_key(sub, "domains"),
+                "expected at least one domain pattern to route through the MITM proxy "
+                "(as in allowedDomains: \"api.example.com\", \"*.example.com\")");
+  p_->net.mitm_proxy = std::move(out);
   return {};
 }
 
@@ -298,15 +330,11 @@ Result<void> Loader::load_credential_file(const json& e, const std::string& ep) 
                              false, &p_->fs.deny_read, &p_->fs.deny_read_globs));
     f.path = has_glob_chars(f.written) ? f.written : p_->fs.deny_read.back().literal;
   } else {
-    // A masked file is hidden whole until file masking lands (as srt does on macOS):
-    // the command reads nothing of it rather than the secret, and is told so.
-    VIGIL_TRY_VOID(load_path(json(f.written), json_path_key(ep, "path"), "credentials.files",
-                             false, &p_->fs.deny_read, &p_->fs.deny_read_globs));
-    f.path = p_->fs.deny_read.back().literal;
-    p_->warnings.push_back(std::string(source_) + ": " + ep +
-                           ": a masked file is hidden from the command (as srt does on "
-                           "macOS): vigil does not mask file contents yet; pass the secret in "
-                           "a masked environment variable to have it injected");
+    // Read, masked and bound over at each command's launch (supervisor/command/
+    // credential_files.h): the command reads the sentinels, never the real bytes.
+    auto expanded = expand_settings_path(f.written, ctx_.cwd, ctx_.home);
+    if (!expanded) return fail(json_path_key(ep, "path"), expanded.error().message);
+    f.path = std::move(expanded).value();
   }
   p_->credentials.files.push_back(std::move(f));
   return {};
@@ -393,6 +421,10 @@ Result<void> Loader::load_request_rules(const json& v) {
   return fail(sub, "not supported on macOS yet (the Seatbelt backend has no TLS helper); "
                    "remove it, and filter by host with allowedDomains");
 #endif
+  if (p_->net.mitm_proxy && !v.empty()) {
+    return fail(sub, "request rules need vigil's own TLS termination, which network.mitmProxy "
+                     "excludes (a host routed to your MITM proxy is its to judge): remove one");
+  }
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string ep = json_path_index(sub, i);

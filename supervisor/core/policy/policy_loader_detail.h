@@ -199,6 +199,7 @@ class Loader {
   // credentials.*, network.tlsTerminate/mitmProxy/requireHostMatch/refuseOpaqueTunnels
   // and vigil.network.requestRules (policy_loader_credentials.cc).
   Result<void> load_tls_keys(const json& net);
+  Result<void> load_mitm_proxy(const json& m);
   Result<void> load_credentials(const json& c);
   Result<void> load_credential_env(const json& e, const std::string& ep);
   Result<void> load_credential_file(const json& e, const std::string& ep);

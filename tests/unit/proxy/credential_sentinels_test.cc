@@ -148,3 +148,89 @@ TEST(CredentialSentinelsTest, AJwtGetsAJwtShapedFakeOrItsClaimsMasked) {
 
 }  // namespace
 }  // namespace vigil::proxy
+
+namespace vigil::proxy {
+namespace {
+
+CredentialFile file(std::string extract = "", bool dups = false) {
+  CredentialFile f;
+  f.path = "/home/u/.netrc";
+  f.rule.mode = CredentialMode::kMask;
+  f.rule.extract = std::move(extract);
+  f.rule.inject_hosts = std::vector<std::string>{"api.example.com"};
+  f.rule.origin = "credentials.files[0]";
+  f.mask_duplicates = dups;
+  return f;
+}
+
+TEST(CredentialFilesTest, AWholeFileIsOneSentinelThatTheInjectHostGetsBack) {
+  SentinelTable t;
+  const std::string real = "tok_whole_file_secret\n";
+  auto m = mask_file_content(file(), {}, real, &t);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->fake);
+  EXPECT_EQ(m->fake->rfind("fake_value_", 0), 0u);
+  EXPECT_EQ(m->fake->find("secret"), std::string::npos);
+  // The final line break stays in the copy, out of the secret (`$(cat token)`).
+  ASSERT_EQ(m->fake->back(), '\n');
+  std::string head = "Authorization: Bearer " + m->fake->substr(0, m->fake->size() - 1);
+  std::string other = head;
+  EXPECT_EQ(t.substitute(head, "api.example.com", 443), 1u);
+  EXPECT_EQ(head, "Authorization: Bearer tok_whole_file_secret");
+  EXPECT_EQ(t.substitute(other, "evil.example.net", 443), 0u);
+}
+
+TEST(CredentialFilesTest, ExtractReplacesOnlyTheSpansAndMaskDuplicatesTheirCopies) {
+  const std::string real =
+      "machine api.example.com login me password hunter2-secret\n# backup: hunter2-secret\n";
+  for (const bool dups : {false, true}) {
+    SentinelTable t;
+    auto m = mask_file_content(file("password\\s+(\\S+)", dups), {}, real, &t);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    ASSERT_TRUE(m->fake);
+    EXPECT_NE(m->fake->find("machine api.example.com login me password fake_value_"),
+              std::string::npos)
+        << *m->fake;
+    // The copy outside the match is masked only with maskDuplicates.
+    EXPECT_EQ(m->fake->find("hunter2-secret") != std::string::npos, !dups) << *m->fake;
+    ASSERT_EQ(t.entries().size(), 1u);
+    EXPECT_EQ(t.entries()[0].real, "hunter2-secret");
+  }
+}
+
+TEST(CredentialFilesTest, AFileWithoutAMatchGetsNoFakeAndOnExtractNoMatchDecides) {
+  SentinelTable t;
+  CredentialFile f = file("password\\s+(\\S+)");
+  auto warn = mask_file_content(f, {}, "nothing here\n", &t);
+  ASSERT_TRUE(warn.ok());
+  EXPECT_FALSE(warn->fake);
+  ASSERT_EQ(warn->warnings.size(), 1u);
+  EXPECT_NE(warn->warnings[0].find("hidden"), std::string::npos) << warn->warnings[0];
+  EXPECT_EQ(warn->warnings[0].find("nothing here"), std::string::npos) << "no content shown";
+  f.rule.on_no_match = OnExtractNoMatch::kError;
+  auto err = mask_file_content(f, {}, "nothing here\n", &t);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("onExtractNoMatch"), std::string::npos);
+  EXPECT_TRUE(t.empty());
+}
+
+TEST(CredentialFilesTest, DecodeJwtMasksOnlyTheTokensInsideAFile) {
+  const std::string header = b64url("{\"alg\":\"HS256\",\"typ\":\"JWT\"}");
+  const std::string payload = b64url("{\"sub\":\"alice\",\"scope\":\"repo\"}");
+  const std::string token = header + "." + payload + ".c2lnbmF0dXJl";
+  const std::string real = "{\"token\": \"" + token + "\", \"not\": \"eyJnope.x.y\"}";
+  SentinelTable t;
+  CredentialFile f = file();
+  f.rule.decode_jwt = true;
+  auto m = mask_file_content(f, {}, real, &t);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->fake);
+  EXPECT_EQ(m->fake->find(token), std::string::npos);
+  EXPECT_NE(m->fake->find("eyJnope.x.y"), std::string::npos) << "not a JWT: left as it is";
+  std::string sent = *m->fake;
+  EXPECT_EQ(t.substitute(sent, "api.example.com", 443), 1u);
+  EXPECT_EQ(sent, real);
+}
+
+}  // namespace
+}  // namespace vigil::proxy

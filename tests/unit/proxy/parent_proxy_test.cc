@@ -2,6 +2,8 @@
 // through the parent, the CONNECT request and the reading of the parent's answer.
 #include "proxy/parent_proxy.h"
 
+#include "proxy/host_canon.h"
+
 #include <gtest/gtest.h>
 
 namespace vigil::proxy {
@@ -92,6 +94,34 @@ TEST(ParentProxyTest, ConnectRequestAndReply) {
   EXPECT_FALSE(parse_connect_reply("SSH-2.0-x\r\n\r\n").ok());
   EXPECT_FALSE(parse_connect_reply("HTTP/1.1 2000 x\r\n\r\n").ok());
   EXPECT_FALSE(parse_connect_reply("HTTP/1.1 20x ok\r\n\r\n").ok());
+}
+
+// network.mitmProxy: its domains, as allowedDomains spells them, pick the hosts that go
+// to the user's proxy; none set, no route; a pattern that does not parse names its entry.
+TEST(MitmRouteTest, ItsDomainsPickTheHostsAndABadPatternNamesItsEntry) {
+  auto none = build_mitm_route(std::nullopt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
+  MitmProxySettings s{"/run/mitm.sock", {"api.example.com", "*.internal.org", "x.example.net:8443"}};
+  auto r = build_mitm_route(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(*r);
+  EXPECT_EQ((*r)->socket_path, "/run/mitm.sock");
+  auto covers = [&](const char* host, std::uint16_t port) {
+    auto h = canonicalize_host(host);
+    return h.ok() && (*r)->covers(*h, port);
+  };
+  EXPECT_TRUE(covers("api.example.com", 443));
+  EXPECT_TRUE(covers("API.Example.com.", 443));  // canonical spelling, as the allow list
+  EXPECT_TRUE(covers("a.b.internal.org", 80));
+  EXPECT_FALSE(covers("internal.org", 80));  // "*." is not the apex
+  EXPECT_TRUE(covers("x.example.net", 8443));
+  EXPECT_FALSE(covers("x.example.net", 443));
+  EXPECT_FALSE(covers("example.com", 443));
+  auto bad = build_mitm_route(MitmProxySettings{"/m.sock", {"ok.example.com", "bad..name"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("network.mitmProxy.domains[1]"), std::string::npos)
+      << bad.error().message;
 }
 
 }  // namespace

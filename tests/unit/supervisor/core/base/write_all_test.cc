@@ -3,6 +3,9 @@
 #include "supervisor/core/base/write_all.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -80,6 +83,66 @@ TEST(WriteAll, AGoneReaderIsFalseNotSigpipe) {
   const bool ok = write_all_to(w.get(), "nobody reads this");
   ::sigaction(SIGPIPE, &old, nullptr);
   EXPECT_FALSE(ok);
+}
+
+// The twin is the same pipe with flags of its own: the caller's description stays
+// blocking, whole buffers go through, and bytes come out in order.
+TEST(WriteAll, ANonBlockingTwinWritesWholeBuffersToTheSamePipe) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  UniqueFd twin = nonblocking_twin(w.get());
+  ASSERT_TRUE(twin) << "a pipe's write end can be reopened through /proc/self/fd";
+  EXPECT_EQ(::fcntl(w.get(), F_GETFL) & O_NONBLOCK, 0) << "the original keeps its flags";
+  EXPECT_NE(::fcntl(twin.get(), F_GETFL) & O_NONBLOCK, 0);
+  std::string sent(1 << 20, '\0');
+  for (std::size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>('a' + i % 26);
+  std::string got;
+  std::thread reader([&] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(r.get(), buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  });
+  UniqueFd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  EXPECT_TRUE(write_all_to(twin.get(), sent, stop.get()));
+  twin.reset();
+  w.reset();
+  reader.join();
+  EXPECT_EQ(got, sent);
+}
+
+// A full destination and a stop: the write gives up (false) instead of spinning on a
+// poll the stop keeps waking.
+TEST(WriteAll, AFullTwinGivesUpAtTheStop) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  UniqueFd twin = nonblocking_twin(w.get());
+  ASSERT_TRUE(twin);
+  UniqueFd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  const std::uint64_t one = 1;
+  ASSERT_EQ(::write(stop.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  const std::string big(4 << 20, 'x');  // more than any pipe holds
+  EXPECT_FALSE(write_all_to(twin.get(), big, stop.get()));
+}
+
+// Nothing to gain, or nothing to be had: a regular file, a socket, an fd already
+// non-blocking get no twin (write_all_to writes to them as before).
+TEST(WriteAll, NoTwinForFilesSocketsOrNonBlockingFds) {
+  char path[] = "/tmp/vigil-twin-XXXXXX";
+  UniqueFd file(::mkstemp(path));
+  ASSERT_TRUE(file);
+  ::unlink(path);
+  EXPECT_FALSE(nonblocking_twin(file.get()));
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  EXPECT_FALSE(nonblocking_twin(a.get()));
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  EXPECT_FALSE(nonblocking_twin(w.get()));
+  EXPECT_FALSE(nonblocking_twin(r.get())) << "a read end is not a destination";
 }
 
 }  // namespace

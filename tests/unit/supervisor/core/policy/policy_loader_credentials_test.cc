@@ -129,8 +129,16 @@ TEST(PolicyLoaderCredentialsTest, EveryMistakeIsRefusedWithItsPathAndAFix) {
        "network.tlsTerminate.caKeyPath", "per-session CA in memory"},
       {R"({"network": {"tlsTerminate": {"maxTunnels": 0}}})", "network.tlsTerminate.maxTunnels",
        "from 1 to 65536"},
-      {R"({"network": {"mitmProxy": {"socketPath": "/m.sock", "domains": ["a.example.com"]}}})",
-       "network.mitmProxy", "not built yet"},
+      {R"({"network": {"mitmProxy": {"socketPath": "/m.sock", "domains": []}}})",
+       "network.mitmProxy.domains", "at least one domain pattern"},
+      {R"({"network": {"mitmProxy": {"domains": ["a.example.com"]}}})",
+       "network.mitmProxy.socketPath", "Unix socket"},
+      {R"({"network": {"mitmProxy": {"socketPath": "/m.sock", "domains": ["a.example.com"], "port": 1}}})",
+       "network.mitmProxy.port", "unknown key"},
+      {R"({"network": {"tlsTerminate": {}, "mitmProxy": {"socketPath": "/m.sock", "domains": ["a.example.com"]}}})",
+       "network.mitmProxy", "mutually exclusive"},
+      {R"({"network": {"allowedDomains": ["a.example.com"], "mitmProxy": {"socketPath": "/m.sock", "domains": ["a.example.com"]}}, "vigil": {"network": {"requestRules": [{"host": "a.example.com", "methods": ["GET"]}]}}})",
+       "vigil.network.requestRules", "network.mitmProxy"},
       {R"({"network": {"requireHostMatch": "yes"}})", "network.requireHostMatch", "a boolean"},
       {R"({"vigil": {"network": {"requestRules": [{"host": "x.example.com", "paths": ["/a"]}]}}})",
        "vigil.network.requestRules[0].host", "not in network.allowedDomains"},
@@ -193,6 +201,41 @@ TEST(PolicyLoaderCredentialsTest, SrtReadmeTlsTerminateExampleLoads) {
             std::vector<std::string>{"/etc/internal-mtls-roots.pem"});
   EXPECT_EQ(p->net.allowed_domains,
             (std::vector<std::string>{"*.example.com", "internal-mtls.example.net"}));
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+TEST(PolicyLoaderCredentialsTest, MitmProxyIsReadWithItsSocketExpanded) {
+  auto p = parse_policy(R"({"network": {"allowedDomains": ["*.example.com"],
+      "mitmProxy": {"socketPath": "~/mitm.sock", "domains": ["api.example.com", "*.internal.org"]}}})",
+                        "s.json", kCtx);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_TRUE(p->net.mitm_proxy);
+  EXPECT_EQ(p->net.mitm_proxy->socket_path, "/nonexistent-vigil/home/mitm.sock");
+  EXPECT_EQ(p->net.mitm_proxy->domains,
+            (std::vector<std::string>{"api.example.com", "*.internal.org"}));
+}
+
+// A masked file is read and bound over at each launch (supervisor/command/
+// credential_files.h), not hidden: it is no denyRead entry.
+TEST(PolicyLoaderCredentialsTest, AMaskedFileIsKeptForTheLaunchNotHidden) {
+  auto p = parse_policy(R"J({"network": {"allowedDomains": ["api.example.com"], "tlsTerminate": {}},
+      "credentials": {"files": [{"path": "~/.netrc", "mode": "mask", "extract": "password\\s+(\\S+)",
+                                 "maskDuplicates": true, "injectHosts": ["api.example.com"]}]}})J",
+                        "s.json", kCtx);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->credentials.files.size(), 1u);
+  const auto& f = p->credentials.files[0];
+  EXPECT_EQ(f.path, "/nonexistent-vigil/home/.netrc");
+  EXPECT_EQ(f.rule.mode, CredentialMode::kMask);
+  EXPECT_TRUE(f.mask_duplicates);
+  EXPECT_EQ(f.rule.extract, "password\\s+(\\S+)");
+  EXPECT_TRUE(p->fs.deny_read.empty());
+  EXPECT_TRUE(p->warnings.empty());
 }
 
 }  // namespace

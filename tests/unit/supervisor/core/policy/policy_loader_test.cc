@@ -292,11 +292,6 @@ TEST(PolicyLoaderTest, ParseErrorsInline) {
        "s.json: line 1, column 34: allowNestedUserNamespaces: not supported by vigil (nested user "
        "namespaces would let the command undo the write denies); instead, run a tool that needs "
        "its own namespaces (a browser sandbox, podman) outside vigil (false is accepted)"},
-      {"{\"network\": {\"mitmProxy\": {}}}",
-       "s.json: line 1, column 27: network.mitmProxy: not supported by vigil (routing hosts to a "
-       "MITM proxy's Unix socket is not built yet); instead, let vigil terminate TLS itself "
-       "(\"tlsTerminate\": {}), with masked credentials and vigil.network.requestRules; or run "
-       "your MITM proxy as network.parentProxy"},
       {"{\"vigil\": 1}", "s.json: line 1, column 11: vigil: expected an object, got an integer"},
       {"{\"vigil\": {\"observer\": {\"overflow\": 1}}}",
        "s.json: line 1, column 37: vigil.observer.overflow: expected \"block\" or \"drop\", got an "
