@@ -127,16 +127,4 @@ Classified classify_write(const std::vector<Mount>& mounts, std::string_view raw
   return {WriteVerdict::kAllowed, "on a writable mount", hit->mount_point};
 }
 
-const char* to_string(WriteVerdict v) {
-  switch (v) {
-    case WriteVerdict::kAllowed:
-      return "allowed";
-    case WriteVerdict::kDenied:
-      return "denied";
-    case WriteVerdict::kEphemeral:
-      return "ephemeral";
-  }
-  return "?";
-}
-
 }  // namespace vigil::init

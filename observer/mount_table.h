@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "supervisor/core/base/result.h"
+#include "supervisor/core/fs/path_verdict.h"  // Verdict
 
 namespace vigil::init {
 
@@ -30,7 +31,10 @@ struct Mount {
 Result<std::vector<Mount>> parse_mountinfo(std::string_view text);
 Result<std::vector<Mount>> load_mount_table();
 
-enum class WriteVerdict { kAllowed, kDenied, kEphemeral };
+// The verdict of a write is one concept on both sides of the sandbox: the supervisor's
+// plan (core/fs/path_verdict.h) and vigil-init's mount table give the same three, and
+// fs.write carries it by one name (to_string(Verdict)).
+using WriteVerdict = vigil::Verdict;
 
 struct Classified {
   WriteVerdict verdict;
@@ -43,6 +47,5 @@ struct Classified {
 // tmpfs that is not bwrap's /dev makes the write ephemeral (a denyRead directory).
 Classified classify_write(const std::vector<Mount>& mounts, std::string_view path);
 
-const char* to_string(WriteVerdict v);
 
 }  // namespace vigil::init

@@ -47,6 +47,9 @@ struct UnixRequest {
 };
 
 struct UnixDecision {
+  // Not a record's verdict (net.unix carries NetVerdict, core/events/net.h): what
+  // vigil-init does with the call, which has a third way, kKernel, a call that is not the
+  // sandbox's to judge and gets the kernel's own answer and no record at all.
   enum class Verdict {
     kAllow,   // socket(): continue; connect(): vigil-init connects the caller's socket
     kDeny,    // refused by the sandbox: `error` and a line for the model

@@ -21,7 +21,10 @@ is the architecture (see ARCHITECTURE.md):
                                (each sub-folder only what is right of it; replay and the
                                running side never include each other, nor launch, log and
                                report one another)
-    tests tools                may include anything
+    tests                      may include anything
+    tools                      anything but tests/: a benchmark or a tool stands on the
+                               product, never on a test's harness (what a test and a
+                               benchmark share lives in tools/bench/, as proxy_load.h)
 
 It also fails on:
 - a raw close(2) outside supervisor/core/base/unique_fd.cc: every descriptor lives in a
@@ -33,6 +36,9 @@ It also fails on:
 - a stale path in a comment: a comment that names a file of this repository
   (`supervisor/command/session_dir.h`, `core/cap_plan.h`, `emulate.cc`) which does not
   exist, because it moved or never did. A reader follows these names;
+- a unit test outside the mirror of the source folders: tests/unit/<folder>/ must be a
+  source folder (tests/unit/common/ holds what the unit tests share);
+- a folder of product code that is neither a part nor a room (ROOMS) of one;
 - a function of the product code (not tests/ nor tools/) whose body is over
   MAX_FUNCTION_LINES lines, from its opening brace to its closing one (lambdas count in
   the function that holds them). A long function is several jobs under one name: cut it
@@ -53,6 +59,14 @@ PARTS = ["supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
          "supervisor/command", "supervisor/backstop", "supervisor/export", "supervisor/replay",
          "supervisor/launch", "supervisor/log", "supervisor/report", "supervisor", "tests",
          "tools"]
+
+# Rooms: the sub-folders of a part, each one job of it (proxy/tls, observer/gate, ...). A
+# room takes its part's row of ALLOWED: the rooms of a part may use one another (the loop
+# check keeps their units apart) and are used as the part is. A folder of product code
+# that is neither a part nor a room is refused, so that this table and ARCHITECTURE.md's
+# name every folder and say what it holds.
+ROOMS = {
+}
 
 CORE = {"supervisor/core/base", "supervisor/core/policy", "supervisor/core/fs",
         "supervisor/core/events", "supervisor/core/wire", "supervisor/core"}
@@ -108,7 +122,8 @@ ALLOWED = {
     # A file directly in supervisor/ (none today) would be the top too.
     "supervisor": SUPERVISOR_ALL | BELOW_SUPERVISOR,
     "tests": set(PARTS),
-    "tools": set(PARTS),
+    # The benchmarks measure the product as a user runs it: nothing of tests/.
+    "tools": set(PARTS) - {"tests"},
 }
 
 # The only file allowed to call close(2).
@@ -464,6 +479,47 @@ def function_lengths(root, rels):
     return problems
 
 
+UNIT_TESTS = "tests/unit/"
+# Helpers the unit tests share (scratch directories, kernel probes): no source folder.
+UNIT_SHARED = "tests/unit/common/"
+
+
+def unit_test_mirror(root, rels):
+    """A unit test lives at tests/unit/<folder>/<file>_test.cc, where <folder> is the
+    source folder of what it tests: a test in a folder that mirrors none is lost."""
+    folders = {os.path.dirname(r) for r in rels
+               if r.endswith(SOURCE_EXT) and not r.startswith(("tests/", "tools/"))}
+    problems = []
+    for rel in rels:
+        if not rel.startswith(UNIT_TESTS) or rel.startswith(UNIT_SHARED) or \
+                not rel.endswith(SOURCE_EXT):
+            continue
+        folder = os.path.dirname(rel)[len(UNIT_TESTS):]
+        if folder not in folders and not os.path.isdir(os.path.join(root, folder or "/nowhere")):
+            problems.append(
+                f"{rel}:1: tests/unit/{folder}/ mirrors no source folder: a unit test lives "
+                f"at tests/unit/<folder>/<file>_test.cc, <folder> the source folder of what "
+                f"it tests.")
+    return problems
+
+
+def unlisted_folders(rels):
+    """A folder of product code must be a part or a room of one."""
+    problems, seen = [], set()
+    for rel in rels:
+        if rel.startswith(("tests/", "tools/")) or not rel.endswith(SOURCE_EXT):
+            continue
+        folder = os.path.dirname(rel)
+        if not folder or folder in seen or folder in PARTS or folder in ROOMS:
+            continue
+        seen.add(folder)
+        problems.append(
+            f"{rel}:1: {folder}/ is neither a part nor a room of one: add it to ROOMS in "
+            f"tools/check_layering.py (and ARCHITECTURE.md's layout) with what it holds, or "
+            f"move its files into the folder whose job they do.")
+    return problems
+
+
 def all_files(root):
     """Every file of the tree (not only sources): what a comment may name."""
     out = set()
@@ -494,6 +550,8 @@ def main(argv):
     problems.extend(include_loops(root, rels))
     problems.extend(stale_comment_paths(root, rels, all_files(root)))
     problems.extend(function_lengths(root, rels))
+    problems.extend(unit_test_mirror(root, rels))
+    problems.extend(unlisted_folders(rels))
     for p in problems:
         print(p)
     if problems:

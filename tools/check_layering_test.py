@@ -50,6 +50,13 @@ PLANTS = [
     ("proxy/planted.cc", "void f(int fd) {\n  close(fd);\n}", True),
     ("observer/planted.cc", "long f(int fd) { return syscall(SYS_close, fd); }", True),
     ("tests/unit/planted_test.cc", "void f(int fd) { close (fd); }", True),
+    # Every folder of product code is a part or a room of one.
+    ("proxy/unlisted/planted.cc", "int x;", True),
+    # Unit tests mirror the source folders.
+    ("tests/unit/supervisor/session/planted_test.cc", "int x;", True),
+    ("tests/unit/nowhere/planted_test.cc", "int x;", True),
+    # A benchmark stands on the product, never on a test's harness.
+    ("tools/bench/planted.cc", '#include "tests/support/bounded_wait.h"', True),
     # Allowed: downward includes, members named close, other closing functions, comments.
     ("filters/planted.cc", '#include "supervisor/core/base/result.h"', False),
     ("observer/planted.cc", '#include "filters/sandbox_program.h"', False),
@@ -58,6 +65,9 @@ PLANTS = [
     ("supervisor/core/wire/planted.cc", '#include "supervisor/core/base/result.h"', False),
     ("observer/planted.cc", '#include "supervisor/core/wire/init_args.h"', False),
     ("supervisor/planted.cc", '#include "supervisor/core/wire/init_args.h"', False),
+    ("tools/bench/planted.cc", '#include "tools/bench/proxy_load.h"', False),
+    ("tests/unit/common/planted.h", "int x;", False),
+    ("tests/integration/planted_test.cc", '#include "tools/bench/proxy_load.h"', False),
     ("supervisor/cli/planted.cc", '#include "supervisor/orchestrator/session_runner.h"', False),
     ("supervisor/cli/planted.cc", '#include "supervisor/replay/replay_feed.h"', False),
     ("supervisor/agent/planted.cc", '#include "supervisor/launch/sandbox_plan.h"', False),
@@ -128,7 +138,10 @@ TREES += [
     ({"proxy/a.cc": "namespace x {\nstruct S {\n" + body("exactly", 100) + "};\n}"}, False, None),
     ({"proxy/a.cc": LONG, "tools/long_functions_allowlist.txt": "# owned by x\nproxy/a.cc:too_long"},
      False, None),
-    ({"tests/unit/a_test.cc": LONG, "tools/a.cc": LONG}, False, None),
+    ({"tests/unit/proxy/a_test.cc": LONG, "proxy/a.cc": "", "tools/a.cc": LONG}, False, None),
+    # A unit test mirrors a source folder that exists.
+    ({"tests/unit/proxy/a_test.cc": "int x;", "proxy/a.cc": ""}, False, None),
+    ({"tests/unit/a_test.cc": "int x;"}, True, "tests/unit/a_test.cc"),
     ({"filters/a.cc": "constexpr int kTable[] = {\n" + "  f(1),\n" * 120 + "};"}, False, None),
 ]
 

@@ -17,24 +17,20 @@
 #include "supervisor/core/policy/path_expand.h"
 #include "supervisor/core/base/unique_fd.h"
 #include "supervisor/backstop/backstop_fs.h"
+#include "supervisor/backstop/backstop_repo.h"
 
 namespace vigil {
 namespace {
 
 using namespace backstop_fs;
+using backstop_repo::joined;
+using backstop_repo::kMaxConfig;
+using backstop_repo::open_commondir;
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-// A config bigger than this is not judged but refused: git's own are a few hundred bytes.
-constexpr std::size_t kMaxConfig = 1 << 20;
 constexpr std::size_t kMaxGitFile = 4096;
 
 bool is_git_rule(const MandatoryDeny& d) { return d.relpath.starts_with(".git/"); }
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 class Walk {
  public:
@@ -218,22 +214,14 @@ class Walk {
     return head && (common || (objects && refs));
   }
 
-  // The command renamed something to `path` or to a directory above it that is no
-  // shorter than `floor` bytes: what it holds, whatever its age, has the meaning its new
-  // name gives it. `floor` is where the protected name begins (".claude" of
-  // ".claude/commands"): a rename above it (proj -> proj2) gives nothing a new meaning.
   bool marked(const std::string& path, std::size_t floor) const {
-    if (in_.renamed_into.empty()) return false;
-    std::string_view p = path;
-    while (p.size() >= floor && !p.empty()) {
-      if (in_.renamed_into.count(std::string(p)) != 0) return true;
-      const auto at = p.rfind('/');
-      if (at == std::string_view::npos || at == 0) return false;
-      p = p.substr(0, at);
-    }
-    return false;
+    return backstop_repo::marked(in_, path, floor);
   }
   bool marked(const std::string& path) const { return marked(path, path.size()); }
+  void repo_state(int fd, const std::string& path, std::vector<Offender>& out,
+                  bool all = true) const {
+    backstop_repo::repo_state(in_, snap_, fd, path, out, all);
+  }
 
   // Where in `path` the protected name `relpath` begins (its last whole-component
   // occurrence); path.size() when it is not there.
@@ -348,43 +336,6 @@ class Walk {
     return repo_danger(common.fd.get(), common.path, follow_commondir - 1);
   }
 
-  // The directory a gitdir's commondir names, opened as git reads it (relative to the
-  // gitdir); no fd when there is none.
-  struct CommonDir {
-    UniqueFd fd;
-    std::string named;  // as the file spells it
-    std::string path;   // absolute, normalised
-  };
-  static CommonDir open_commondir(int fd, const std::string& path) {
-    CommonDir c;
-    auto text = read_small(fd, "commondir", kMaxGitFile);
-    if (!text) return c;
-    c.named = *text;
-    while (!c.named.empty() && (c.named.back() == '\n' || c.named.back() == '\r')) c.named.pop_back();
-    c.fd.reset(::openat(fd, c.named.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    c.path = lexically_normal(c.named.starts_with('/') ? c.named : path + "/" + c.named);
-    return c;
-  }
-
-  // core.worktree (on the allowlist: submodules need it) must name a directory inside a
-  // writable root, or git on the host would check files out anywhere ($HOME/.bashrc).
-  // Returns the offending value, "" when there is none.
-  std::string worktree_outside(std::string_view config, const std::string& git_dir) const {
-    auto entries = git::parse_config(config);
-    if (!entries) return {};
-    for (const auto& e : *entries) {
-      if (e.section != "core" || e.has_subsection || e.name != "worktree") continue;
-      // As git will: from the gitdir, through whatever symlinks the session left.
-      const std::string where = resolve_symlinks(
-          lexically_normal(e.value.starts_with('/') ? e.value : git_dir + "/" + e.value));
-      const bool inside = std::any_of(in_.roots.begin(), in_.roots.end(), [&](const auto& r) {
-        return path_is_under(where, r);
-      });
-      if (!inside) return e.value;
-    }
-    return {};
-  }
-
   // A repository's own state: hooks and config added during the session.
   void git_dir(int fd, const std::string& path) {
     std::vector<Offender> found;
@@ -424,66 +375,6 @@ class Walk {
       if (i && is_new(*i, snap_.start.at)) return true;
     }
     return false;
-  }
-
-  // `all`: the directory became a repository during the session; everything in it is
-  // judged, whatever its age (but the unsafe keys a config had at launch).
-  void repo_state(int fd, const std::string& path, std::vector<Offender>& out,
-                  bool all = true) const {
-    const auto offend = [&out](std::string p, std::string rule, std::string reason) {
-      out.push_back(Offender{std::move(p), std::move(rule), std::move(reason)});
-    };
-    for (const char* cfg : {"config", "config.worktree"}) {
-      auto i = info_at(fd, cfg);
-      if (!i || !(all || is_new(*i, snap_.start.at))) continue;
-      const std::string at = join(path, cfg);
-      if (S_ISLNK(i->mode)) {
-        offend(at, "git-config", "a symlink git follows for the repository's config");
-        continue;
-      }
-      if (!S_ISREG(i->mode)) continue;
-      auto text = read_small(fd, cfg, kMaxConfig);
-      auto v = text ? git::judge_config(*text) : git::ConfigVerdict{false, {text.error().message}};
-      const auto before = snap_.unsafe_at_launch.find(at);
-      std::vector<std::string> added;
-      for (auto& k : v.unsafe) {
-        const bool had = before != snap_.unsafe_at_launch.end() &&
-                         std::find(before->second.begin(), before->second.end(), k) !=
-                             before->second.end();
-        if (!had) added.push_back(std::move(k));
-      }
-      if (!added.empty()) {
-        offend(at, "git-config",
-               "git runs a program named by " + joined(added) + " (keys off vigil's allowlist)");
-        if (text) out.back().keys = added;  // unparsable text has no keys to take out
-      } else if (text) {
-        if (auto w = worktree_outside(*text, path); !w.empty()) {
-          offend(at, "git-config",
-                 "core.worktree " + w + " lies outside the writable roots: a checkout on the "
-                 "host would write there");
-        }
-      }
-    }
-    const std::string hooks_path = join(path, "hooks");
-    auto h = info_at(fd, "hooks");
-    if (!h) return;
-    if (S_ISLNK(h->mode) || !S_ISDIR(h->mode)) {
-      if (all || is_new(*h, snap_.start.at))
-        offend(hooks_path, "git-hook", "hooks is not a directory");
-      return;
-    }
-    UniqueFd hooks(::openat(fd, "hooks", kDirFlags));
-    if (!hooks) return;
-    // A directory renamed into hooks: every entry it brought is new there.
-    all = all || marked(hooks_path);
-    for (const auto& e : list_dir(hooks.get())) {
-      auto i = info_at(hooks.get(), e.name.c_str());
-      if (!i || git::is_inert_hook(e.name, S_ISREG(i->mode)) ||
-          !(all || is_new(*i, snap_.start.at)))
-        continue;
-      offend(join(hooks_path, e.name), "git-hook",
-             "git runs hooks/" + e.name + " on its own (commit, checkout, ...)");
-    }
   }
 
   const BackstopInputs& in_;

@@ -40,17 +40,10 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/backstop/backstop_types.h"
 #include "supervisor/backstop/change_clock.h"
 
 namespace vigil {
-
-struct BackstopSnapshot {
-  // Taken before the command can run: CLOCK_REALTIME, or a floor stamp (change_clock.h),
-  // after which every change is stamped at or after it already.
-  ChangeStart start;
-  // Config files that existed at launch -> the unsafe keys they held then.
-  std::map<std::string, std::vector<std::string>> unsafe_at_launch;
-};
 
 // Takes the start time, then judges each config in `configs` (absolute paths; a missing
 // one is skipped). Call before the sandbox is spawned.
@@ -68,26 +61,6 @@ void wait_for_coarse_clock(const BackstopSnapshot& snap);
 struct BackstopLimits {
   std::size_t max_entries = 500'000;
   std::chrono::milliseconds budget{5000};
-};
-
-struct Offender {
-  std::string path;    // absolute
-  std::string rule;    // a protected name (".vscode"), "git-hook", "git-config", ".git"
-  std::string reason;  // one line: why it matters
-  // git-config: the keys it gained off the allowlist (canonical). The quarantine takes
-  // out only their lines and keeps the rest of the file (quarantine.h).
-  std::vector<std::string> keys = {};
-};
-
-struct BackstopInputs {
-  std::vector<std::string> roots;  // writable roots, absolute, symlink-resolved
-  // Resolved paths the session's allowed fs.write records name (targets and rename
-  // sources' destinations alike).
-  std::vector<std::string> written;
-  // Resolved destinations of the session's renames.
-  std::set<std::string> renamed_into;
-  // Paths never to report: vigil's own placeholders.
-  std::set<std::string> skip;
 };
 
 struct BackstopFindings {

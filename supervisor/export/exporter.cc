@@ -171,6 +171,173 @@ Result<UniqueFd> open_journald(const std::string& path) {
   return fd;
 }
 
+// One exporter: its sink (a spool and its drain for syslog, else a descriptor), the
+// follower over the logs, the cursor and status files. Each pass reads what the logs
+// gained (emit), hands it on (deliver) and records how far it got (checkpoint).
+class Exporter {
+ public:
+  Exporter(const ExporterOptions& o, const ExportCursor& cursor)
+      : o_(o),
+        cursor_path_(o.state_dir + "/cursor.json"),
+        status_path_(o.state_dir + "/status.json"),
+        follower_(o.follow, cursor) {
+    status_.pid = ::getpid();
+    status_.target = sink_name(o);
+    status_.spool_cap = o.spool_max;
+  }
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // The sink: syslog's spool (from where the collector last acknowledged), the file, or
+  // journald's socket.
+  Result<void> open_sink(std::uint64_t spool_acked) {
+    if (o_.sink == ExporterOptions::Sink::kSyslog) {
+      auto s = Spool::open(o_.state_dir + "/spool", o_.spool_max, spool_acked);
+      VIGIL_TRY(s);
+      spool_.emplace(std::move(*s));
+      drain_.emplace(o_, &*spool_);
+    } else if (o_.sink == ExporterOptions::Sink::kFile) {
+      out_ = UniqueFd(::open(o_.file.c_str(),
+                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!out_) return system_error("cannot open the export file " + o_.file);
+    } else if (o_.sink == ExporterOptions::Sink::kJournald) {
+      auto j = open_journald(o_.journald_socket);
+      VIGIL_TRY(j);
+      out_ = std::move(*j);
+    }
+    out_fd_ = o_.sink == ExporterOptions::Sink::kStdout ? 1 : out_.get();
+    return {};
+  }
+
+  // One pass; false when --until-idle and nothing is left to do.
+  Result<bool> pass() {
+    bool more = false;
+    batch_.clear();
+    failed_.clear();
+    const auto before = follower_.cursor();
+    VIGIL_TRY_VOID(follower_.poll([this](std::vector<ExportItem>& items) { return emit(items); },
+                                  &more));
+    if (!failed_.empty()) print_warning("export: " + failed_);
+    auto acked = deliver();
+    VIGIL_TRY(acked);
+    auto now_cursor = follower_.cursor();
+    now_cursor.spool_acked = spool_ ? spool_->acked() : 0;
+    if (now_cursor.logs != before.logs || *acked) VIGIL_TRY_VOID(save_cursor(cursor_path_, now_cursor));
+    write_status();
+    const bool idle = !more && batch_.empty() && (!spool_ || spool_->pending() == 0);
+    if (o_.until_idle && idle && now_cursor.logs == before.logs) return false;
+    if (!more && !(spool_ && spool_->pending() > 0 && drain_->connected()))
+      std::this_thread::sleep_for(o_.poll);
+    else if (spool_ && spool_->pending() > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return true;
+  }
+
+  Result<void> save_final() {
+    auto final_cursor = follower_.cursor();
+    final_cursor.spool_acked = spool_ ? spool_->acked() : 0;
+    return save_cursor(cursor_path_, final_cursor);
+  }
+
+ private:
+  // The follower's callback: one line's items into this pass's batch (journald's are sent
+  // at once); false to stop the pass here (the spool has no room).
+  bool emit(std::vector<ExportItem>& items) {
+    std::string piece;
+    for (const auto& it : items) {
+      if (it.mark == ExportItem::Mark::kBroken) ++status_.broken_sessions;
+      if (it.mark == ExportItem::Mark::kLost) ++status_.lost_marks;
+      if (it.mark != ExportItem::Mark::kNone)
+        print_warning("export: session " + it.session + " " + std::string(to_string(it.mark)) +
+                      " at seq " + std::to_string(it.seq) + ": " + it.why);
+      switch (o_.sink) {
+        case ExporterOptions::Sink::kSyslog: piece += octet_frame(syslog_message(it)); break;
+        case ExporterOptions::Sink::kJournald: {
+          const std::string d = journald_datagram(it);
+          if (::send(out_fd_, d.data(), d.size(), 0) < 0) {
+            failed_ = std::string("journald refused a record: ") + std::strerror(errno);
+            return false;
+          }
+          break;
+        }
+        default:
+          if (auto line = export_json_line(it); !line.empty()) piece += line + "\n";
+      }
+    }
+    if (!room_for(piece.size())) return false;
+    batch_ += piece;
+    return true;
+  }
+
+  // Whether `more` bytes fit in the spool beside this pass's batch (always without one).
+  bool room_for(std::size_t more) {
+    const bool lone = batch_.empty() && spool_ && spool_->pending() == 0;
+    if (!spool_ || lone || spool_->has_room(batch_.size() + more)) return true;
+    // This pass filled the room under the cap: it stops here, and its batch goes to the
+    // file. FULL only when what the file already holds is not being taken (the
+    // collector is away), not when one pass read a lot from logs written in a burst.
+    const bool backlogged = spool_->pending() * 2 > spool_->cap();
+    if (!backlogged) return false;
+    if (!spool_->full() || Clock::now() - last_full_warning_ > std::chrono::seconds(60)) {
+      print_error("export: the spool is FULL (" + std::to_string(spool_->pending()) + " of " +
+                  std::to_string(spool_->cap()) + " bytes): " + sink_name(o_) +
+                  " is not taking records; reading session logs is paused until it does");
+      last_full_warning_ = Clock::now();
+      if (!spool_->full()) status_.full_since = now_s();
+    }
+    spool_->set_full(true);
+    return false;
+  }
+
+  // The batch into the spool (then a drain step) or the output; true when the collector
+  // acknowledged more.
+  Result<bool> deliver() {
+    if (spool_) {
+      if (!batch_.empty()) VIGIL_TRY_VOID(spool_->append(batch_));
+    } else if (!batch_.empty()) {
+      VIGIL_TRY_VOID(write_all(out_fd_, batch_, "the export output"));
+      if (o_.sink == ExporterOptions::Sink::kFile) ::fdatasync(out_fd_);
+    }
+    if (!drain_) return false;
+    auto stepped = drain_->step();
+    VIGIL_TRY(stepped);
+    if (spool_->full() && spool_->pending() * 2 < spool_->cap()) {
+      print_notice("export: the spool drained below half its cap: reading session logs again");
+      spool_->set_full(false);
+    }
+    return *stepped;
+  }
+
+  // status.json, every 2 s and whenever the spool fills or drains (`vigil export --status`).
+  void write_status() {
+    const bool full = spool_ && spool_->full();
+    if (full == last_full_ && now_s() - last_status_ < 2) return;
+    status_.updated = now_s();
+    status_.connected = drain_ && drain_->connected();
+    status_.spool_bytes = spool_ ? spool_->pending() : 0;
+    status_.spool_full = full;
+    if (!full) status_.full_since = 0;
+    (void)save_status(status_path_, status_);
+    last_status_ = status_.updated;
+    last_full_ = full;
+  }
+
+  const ExporterOptions& o_;
+  const std::string cursor_path_;
+  const std::string status_path_;
+  std::optional<Spool> spool_;
+  std::optional<SyslogDrain> drain_;  // over spool_
+  UniqueFd out_;
+  int out_fd_ = -1;
+  LogFollower follower_;
+  ExportStatus status_;
+  std::string batch_;   // JSON lines or frames of this pass
+  std::string failed_;  // why this pass stopped early, if it did
+  Clock::time_point last_full_warning_{};
+  std::int64_t last_status_ = 0;
+  bool last_full_ = false;
+};
+
 }  // namespace
 
 std::string sink_name(const ExporterOptions& o) {
@@ -188,9 +355,7 @@ std::string sink_name(const ExporterOptions& o) {
 int run_exporter(const ExporterOptions& o) {
   auto dir = open_state_dir(o.state_dir);
   if (!dir) return report(dir.error());
-  const std::string cursor_path = o.state_dir + "/cursor.json";
-  const std::string status_path = o.state_dir + "/status.json";
-  auto cursor = load_cursor(cursor_path);
+  auto cursor = load_cursor(o.state_dir + "/cursor.json");
   if (!cursor) return report(cursor.error());
   struct sigaction sa {};
   sa.sa_handler = on_stop;
@@ -200,125 +365,14 @@ int run_exporter(const ExporterOptions& o) {
   // Below the sandboxed commands it ships the records of: on a busy machine the exporter
   // waits, never they (it catches up from the logs, which stay on disk).
   (void)::setpriority(PRIO_PROCESS, 0, 10);
-
-  std::optional<Spool> spool;
-  std::optional<SyslogDrain> drain;
-  UniqueFd out;
-  if (o.sink == ExporterOptions::Sink::kSyslog) {
-    auto s = Spool::open(o.state_dir + "/spool", o.spool_max, cursor->spool_acked);
-    if (!s) return report(s.error());
-    spool.emplace(std::move(*s));
-    drain.emplace(o, &*spool);
-  } else if (o.sink == ExporterOptions::Sink::kFile) {
-    out = UniqueFd(::open(o.file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!out) return report(system_error("cannot open the export file " + o.file));
-  } else if (o.sink == ExporterOptions::Sink::kJournald) {
-    auto j = open_journald(o.journald_socket);
-    if (!j) return report(j.error());
-    out = std::move(*j);
-  }
-  const int out_fd = o.sink == ExporterOptions::Sink::kStdout ? 1 : out.get();
-
-  LogFollower follower(o.follow, *cursor);
-  ExportStatus status;
-  status.pid = ::getpid();
-  status.target = sink_name(o);
-  status.spool_cap = o.spool_max;
-  std::string batch;  // JSON lines or frames of this pass
-  std::string failed;
-  Clock::time_point last_full_warning{};
-  auto emit = [&](std::vector<ExportItem>& items) -> bool {
-    std::string piece;
-    for (const auto& it : items) {
-      if (it.mark == ExportItem::Mark::kBroken) ++status.broken_sessions;
-      if (it.mark == ExportItem::Mark::kLost) ++status.lost_marks;
-      if (it.mark != ExportItem::Mark::kNone) print_warning("export: session " + it.session + " " + std::string(to_string(it.mark)) + " at seq " + std::to_string(it.seq) + ": " + it.why);
-      switch (o.sink) {
-        case ExporterOptions::Sink::kSyslog: piece += octet_frame(syslog_message(it)); break;
-        case ExporterOptions::Sink::kJournald: {
-          const std::string d = journald_datagram(it);
-          if (::send(out_fd, d.data(), d.size(), 0) < 0) {
-            failed = std::string("journald refused a record: ") + std::strerror(errno);
-            return false;
-          }
-          break;
-        }
-        default:
-          if (auto line = export_json_line(it); !line.empty()) piece += line + "\n";
-      }
-    }
-    const bool lone = batch.empty() && spool && spool->pending() == 0;
-    if (spool && !lone && !spool->has_room(batch.size() + piece.size())) {
-      // This pass filled the room under the cap: it stops here, and its batch goes to the
-      // file. FULL only when what the file already holds is not being taken (the
-      // collector is away), not when one pass read a lot from logs written in a burst.
-      const bool backlogged = spool->pending() * 2 > spool->cap();
-      if (!backlogged) return false;
-      if (!spool->full() || Clock::now() - last_full_warning > std::chrono::seconds(60)) {
-        print_error("export: the spool is FULL (" + std::to_string(spool->pending()) + " of " +
-                    std::to_string(spool->cap()) + " bytes): " + sink_name(o) +
-                    " is not taking records; reading session logs is paused until it does");
-        last_full_warning = Clock::now();
-        if (!spool->full()) status.full_since = now_s();
-      }
-      spool->set_full(true);
-      return false;
-    }
-    batch += piece;
-    return true;
-  };
-
-  std::int64_t last_status = 0;
-  bool last_full = false;
+  Exporter exporter(o, *cursor);
+  if (auto opened = exporter.open_sink(cursor->spool_acked); !opened) return report(opened.error());
   while (!g_stop.load()) {
-    bool more = false;
-    batch.clear();
-    failed.clear();
-    const auto before = follower.cursor();
-    if (auto polled = follower.poll(emit, &more); !polled) return report(polled.error());
-    if (!failed.empty()) print_warning("export: " + failed);
-    Result<void> wrote;
-    if (spool) {
-      if (!batch.empty()) wrote = spool->append(batch);
-    } else if (!batch.empty()) {
-      wrote = write_all(out_fd, batch, "the export output");
-      if (wrote && o.sink == ExporterOptions::Sink::kFile) ::fdatasync(out_fd);
-    }
-    if (!wrote) return report(wrote.error());
-    bool acked = false;
-    if (drain) {
-      auto stepped = drain->step();
-      if (!stepped) return report(stepped.error());
-      acked = *stepped;
-      if (spool->full() && spool->pending() * 2 < spool->cap()) {
-        print_notice("export: the spool drained below half its cap: reading session logs again");
-        spool->set_full(false);
-      }
-    }
-    auto now_cursor = follower.cursor();
-    now_cursor.spool_acked = spool ? spool->acked() : 0;
-    if (now_cursor.logs != before.logs || acked) {
-      if (auto saved = save_cursor(cursor_path, now_cursor); !saved) return report(saved.error());
-    }
-    const bool full = spool && spool->full();
-    if (full != last_full || now_s() - last_status >= 2) {
-      status.updated = now_s();
-      status.connected = drain && drain->connected();
-      status.spool_bytes = spool ? spool->pending() : 0;
-      status.spool_full = full;
-      if (!full) status.full_since = 0;
-      (void)save_status(status_path, status);
-      last_status = status.updated;
-      last_full = full;
-    }
-    const bool idle = !more && batch.empty() && (!spool || spool->pending() == 0);
-    if (o.until_idle && idle && now_cursor.logs == before.logs) break;
-    if (!more && !(spool && spool->pending() > 0 && drain->connected())) std::this_thread::sleep_for(o.poll);
-    else if (spool && spool->pending() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto going = exporter.pass();
+    if (!going) return report(going.error());
+    if (!*going) break;
   }
-  auto final_cursor = follower.cursor();
-  final_cursor.spool_acked = spool ? spool->acked() : 0;
-  if (auto saved = save_cursor(cursor_path, final_cursor); !saved) return report(saved.error());
+  if (auto saved = exporter.save_final(); !saved) return report(saved.error());
   return 0;
 }
 

@@ -82,19 +82,20 @@ struct Rec {
   std::string err;
 };
 
-}  // namespace
+// A log's lines as records, one at a time; once the chain broke, the rest is only counted
+// (a report's `records` is every complete line).
+class RecordStream {
+ public:
+  explicit RecordStream(LineReader& in) : in_(in) {}
 
-VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> key) {
-  VerifyReport rep;
-  std::size_t n = 0;  // complete lines read so far
-  bool tail = false;
-  std::string line;
-  auto pull = [&](Rec* r) -> bool {
-    switch (in.next(&line)) {
+  // The next complete line as a record; false at the end (or at a line with no newline:
+  // tail()).
+  bool pull(Rec* r) {
+    switch (in_.next(&line_)) {
       case LineReader::Got::kLine: {
-        ++n;
-        r->hash = sha256_hex(line);
-        auto e = events::parse_log_record(line);
+        ++n_;
+        r->hash = sha256_hex(line_);
+        auto e = events::parse_log_record(line_);
         r->ev.reset();
         r->err.clear();
         if (e) {
@@ -105,140 +106,115 @@ VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> ke
         return true;
       }
       case LineReader::Got::kTooLong:
-        ++n;
+        ++n_;
         r->hash.clear();
         r->ev.reset();
         r->err = "longer than any record vigil writes";
         return true;
       case LineReader::Got::kTail:
-        tail = true;
+        tail_ = true;
         return false;
       case LineReader::Got::kEnd:
       case LineReader::Got::kError:
         return false;
     }
     return false;
-  };
-  // After a break the rest is only counted: `records` is every complete line.
-  auto broken = [&](std::size_t at, std::string why) {
+  }
+
+  // Counts the lines left; returns every complete line's count.
+  std::size_t drain() {
     while (true) {
-      const auto got = in.next(&line);
+      const auto got = in_.next(&line_);
       if (got != LineReader::Got::kLine && got != LineReader::Got::kTooLong) break;
-      ++n;
+      ++n_;
     }
-    rep.records = n;
-    rep.ok = false;
-    rep.broken_at = at;
-    rep.why = std::move(why);
-    return rep;
-  };
-  const std::string rec = "record ";
-  Rec prev, cur, next;
-  if (!pull(&cur)) {
-    return broken(0, tail ? "record 0 is incomplete (no newline): the log was truncated"
-                          : "empty log: no session.start record");
+    return n_;
   }
-  bool have_next = pull(&next);
-  std::string session;
-  std::uint64_t prev_t = 0;
-  std::optional<std::size_t> end_at;
-  std::optional<events::Event> end_event;  // the session.end, for its seal
-  std::size_t i = 0;
-  for (;; ++i) {
-    const std::string r = rec + std::to_string(i);
-    if (!cur.ev) {
-      if (i == 0) {
-        return broken(0, "not a session log vigil wrote: its first line is not a vigil record (" +
-                             cur.err + ")");
-      }
-      return broken(i, r + " is not a valid record (" + cur.err + "): it was edited");
+
+  std::size_t lines() const { return n_; }
+  bool tail() const { return tail_; }
+
+ private:
+  LineReader& in_;
+  std::string line_;
+  std::size_t n_ = 0;  // complete lines read so far
+  bool tail_ = false;
+};
+
+// Where the chain broke, and why, in words for the reader.
+struct Break {
+  std::size_t at;
+  std::string why;
+};
+
+std::string record(std::size_t i) { return "record " + std::to_string(i); }
+
+// Record 0 opens the session and the chain.
+std::optional<Break> check_first(const events::Event& e) {
+  if (e.kind() != events::Kind::kSessionStart) return Break{0, "record 0 is not session.start"};
+  if (e.seq != 0)
+    return Break{0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing"};
+  if (e.prev != events::kGenesisPrev)
+    return Break{0, "record 0's prev is not the genesis value (64 zeros)"};
+  return std::nullopt;
+}
+
+// Record i's seq is not i: reordered (seq i comes later: read on to see) or deleted.
+Break seq_break(std::size_t i, const events::Event& e, const Rec* next, RecordStream& s) {
+  const std::string r = record(i);
+  if (e.seq < i) {
+    return {i, r + " has seq " + std::to_string(e.seq) +
+                   ", which came before: duplicated or out of order"};
+  }
+  std::optional<std::size_t> later;
+  if (next != nullptr && next->ev && next->ev->seq == i) later = i + 1;
+  for (Rec probe; !later && next != nullptr && s.pull(&probe);) {
+    if (probe.ev && probe.ev->seq == i) later = s.lines() - 1;
+  }
+  if (later) {
+    return {i, r + " is out of order: it has seq " + std::to_string(e.seq) + ", and seq " +
+                   std::to_string(i) + " comes later, at record " + std::to_string(*later)};
+  }
+  return {i, "the record with seq " + std::to_string(i) + " is missing (deleted): " + r +
+                 " has seq " + std::to_string(e.seq)};
+}
+
+// Record i (i > 0) against the one before it, and, to tell which of two changed, the
+// one after (`next`, none at the end).
+std::optional<Break> check_link(std::size_t i, const Rec& prev, const Rec& cur, const Rec* next,
+                                RecordStream& s, const std::string& session,
+                                std::uint64_t prev_t) {
+  const events::Event& e = *cur.ev;
+  const std::string r = record(i);
+  if (e.session != session) return Break{i, r + " belongs to another session (" + e.session + ")"};
+  if (e.kind() == events::Kind::kSessionStart) return Break{i, r + " is a second session.start"};
+  if (e.seq != i) return seq_break(i, e, next, s);
+  if (e.prev != prev.hash) {
+    // Which record changed? An edit inside record i-1 breaks only the link
+    // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
+    if (next != nullptr && next->ev && next->ev->prev != cur.hash) {
+      return Break{i, r + " was altered: its prev does not match " + record(i - 1) + ", and " +
+                          record(i + 1) + "'s prev does not match it"};
     }
-    const events::Event& e = *cur.ev;
-    if (end_at)
-      return broken(i, r + " comes after session.end: records were appended to a finished log");
-    if (i == 0) {
-      if (e.kind() != events::Kind::kSessionStart)
-        return broken(0, "record 0 is not session.start");
-      if (e.seq != 0)
-        return broken(
-            0, "record 0 has seq " + std::to_string(e.seq) + ": earlier records are missing");
-      if (e.prev != events::kGenesisPrev)
-        return broken(0, "record 0's prev is not the genesis value (64 zeros)");
-      session = e.session;
-      rep.key_id = std::get<events::SessionStart>(e.body).key_id;
-    } else {
-      if (e.session != session)
-        return broken(i, r + " belongs to another session (" + e.session + ")");
-      if (e.kind() == events::Kind::kSessionStart)
-        return broken(i, r + " is a second session.start");
-      if (e.seq != i) {
-        if (e.seq > i) {
-          // Is seq i further on (reordered) or nowhere (deleted)? Read on to see.
-          std::optional<std::size_t> later;
-          if (have_next && next.ev && next.ev->seq == i) later = i + 1;
-          for (Rec probe; !later && have_next && pull(&probe);) {
-            if (probe.ev && probe.ev->seq == i) later = n - 1;
-          }
-          if (later) {
-            return broken(i, r + " is out of order: it has seq " + std::to_string(e.seq) +
-                                 ", and seq " + std::to_string(i) + " comes later, at record " +
-                                 std::to_string(*later));
-          }
-          return broken(i, "the record with seq " + std::to_string(i) +
-                               " is missing (deleted): " + r + " has seq " + std::to_string(e.seq));
-        }
-        return broken(i, r + " has seq " + std::to_string(e.seq) +
-                             ", which came before: duplicated or out of order");
-      }
-      if (e.prev != prev.hash) {
-        // Which record changed? An edit inside record i-1 breaks only the link
-        // (i-1 -> i); an edit of record i's own prev also breaks (i -> i+1).
-        const bool next_breaks = have_next && next.ev && next.ev->prev != cur.hash;
-        if (next_breaks) {
-          return broken(i, r + " was altered: its prev does not match record " +
-                               std::to_string(i - 1) + ", and record " + std::to_string(i + 1) +
-                               "'s prev does not match it");
-        }
-        const std::string p = rec + std::to_string(i - 1);
-        return broken(
-            i - 1,
-            p + " was altered: its hash does not match the prev of " + r +
-                (!have_next ? " (or the prev of the last record, " + r + ", was edited)" : ""));
-      }
-      if (e.t < prev_t)
-        return broken(i, r + "'s time goes backwards: records were reordered or edited");
-    }
-    if (e.kind() == events::Kind::kSessionEnd) {
-      end_at = i;
-      end_event = e;
-    }
-    prev_t = e.t;
-    prev = std::move(cur);
-    if (!have_next) break;
-    cur = std::move(next);
-    have_next = pull(&next);
+    return Break{i - 1, record(i - 1) + " was altered: its hash does not match the prev of " + r +
+                            (next == nullptr
+                                 ? " (or the prev of the last record, " + r + ", was edited)"
+                                 : "")};
   }
-  rep.records = n;
-  if (tail) {
-    return broken(n,
-                  rec + std::to_string(n) + " is incomplete (no newline): the log was truncated");
-  }
-  rep.ok = true;
-  rep.head = prev.hash;
-  rep.complete = end_at.has_value();
-  if (!rep.complete) {
-    rep.why = "intact, but ends without session.end after record " + std::to_string(n - 1) +
-              ": the session crashed, is still running, or its last records were removed" +
-              (rep.key_id.empty() ? "" : " (a keyed log: its sealed session.end is missing)");
-    return rep;
-  }
-  // The seal (supervisor/log/log_key.h): the chain alone does not prove the log is the one
-  // vigil wrote; a keyed log's session.end carries an HMAC only the user's key can make.
-  const auto& end_body = std::get<events::SessionEnd>(end_event->body);
-  const std::string r = rec + std::to_string(*end_at);
+  if (e.t < prev_t) return Break{i, r + "'s time goes backwards: records were reordered or edited"};
+  return std::nullopt;
+}
+
+// The seal (supervisor/log/log_key.h) of an intact, complete log: the chain alone does
+// not prove the log is the one vigil wrote; a keyed log's session.end carries an HMAC only
+// the user's key can make.
+VerifyReport check_seal(VerifyReport rep, std::size_t end_at, const events::Event& end_event,
+                        std::optional<std::string_view> key) {
+  const auto& end_body = std::get<events::SessionEnd>(end_event.body);
+  const std::string r = record(end_at);
   auto refuse = [&](std::string why) {
     rep.ok = false;
-    rep.broken_at = *end_at;
+    rep.broken_at = end_at;
     rep.why = std::move(why);
     return rep;
   };
@@ -260,7 +236,7 @@ VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> ke
               log_key_id(*key) + "): the seal cannot be checked here";
     return rep;
   }
-  events::Event unsealed = *end_event;
+  events::Event unsealed = end_event;
   std::get<events::SessionEnd>(unsealed.body).mac.clear();
   if (log_seal(*key, events::serialize(unsealed)) != end_body.mac) {
     return refuse(r + " (session.end) does not match its seal: the log was replaced, or "
@@ -268,6 +244,74 @@ VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> ke
   }
   rep.sealed = true;
   return rep;
+}
+
+}  // namespace
+
+VerifyReport verify_log_lines(LineReader& in, std::optional<std::string_view> key) {
+  VerifyReport rep;
+  RecordStream s(in);
+  auto broken = [&](Break b) {
+    rep.records = s.drain();
+    rep.ok = false;
+    rep.broken_at = b.at;
+    rep.why = std::move(b.why);
+    return rep;
+  };
+  Rec prev, cur, next;
+  if (!s.pull(&cur)) {
+    return broken({0, s.tail() ? "record 0 is incomplete (no newline): the log was truncated"
+                               : "empty log: no session.start record"});
+  }
+  bool have_next = s.pull(&next);
+  std::string session;
+  std::uint64_t prev_t = 0;
+  std::optional<std::size_t> end_at;
+  std::optional<events::Event> end_event;  // the session.end, for its seal
+  for (std::size_t i = 0;; ++i) {
+    if (!cur.ev) {
+      return broken({i, i == 0 ? "not a session log vigil wrote: its first line is not a vigil "
+                                 "record (" + cur.err + ")"
+                               : record(i) + " is not a valid record (" + cur.err +
+                                     "): it was edited"});
+    }
+    const events::Event& e = *cur.ev;
+    if (end_at)
+      return broken({i, record(i) + " comes after session.end: records were appended to a "
+                                    "finished log"});
+    auto bad = i == 0 ? check_first(e)
+                      : check_link(i, prev, cur, have_next ? &next : nullptr, s, session, prev_t);
+    if (bad) return broken(std::move(*bad));
+    if (i == 0) {
+      session = e.session;
+      rep.key_id = std::get<events::SessionStart>(e.body).key_id;
+    }
+    if (e.kind() == events::Kind::kSessionEnd) {
+      end_at = i;
+      end_event = e;
+    }
+    prev_t = e.t;
+    prev = std::move(cur);
+    if (!have_next) break;
+    cur = std::move(next);
+    have_next = s.pull(&next);
+  }
+  rep.records = s.lines();
+  if (s.tail()) {
+    return broken({rep.records, record(rep.records) +
+                                    " is incomplete (no newline): the log was truncated"});
+  }
+  rep.ok = true;
+  rep.head = prev.hash;
+  rep.complete = end_at.has_value();
+  if (!rep.complete) {
+    rep.why = "intact, but ends without session.end after record " +
+              std::to_string(rep.records - 1) +
+              ": the session crashed, is still running, or its last records were removed" +
+              (rep.key_id.empty() ? "" : " (a keyed log: its sealed session.end is missing)");
+    return rep;
+  }
+  return check_seal(std::move(rep), *end_at, *end_event, key);
 }
 
 Result<UniqueFd> open_session_log(const std::string& path) {

@@ -24,6 +24,7 @@
 
 #include "supervisor/core/fs/path_verdict.h"
 #include "supervisor/core/events/event_schema.h"
+#include "supervisor/report/violation.h"
 
 namespace vigil {
 
@@ -42,29 +43,6 @@ inline constexpr std::size_t kAnnotationGroupNames = 3;
 // attempts beyond either are still counted.
 inline constexpr std::size_t kMaxTrackedTargets = 100000;
 inline constexpr std::size_t kMaxTrackedBytes = 32U << 20;
-
-struct Violation {
-  enum class Kind { kFs, kNet, kUnix };
-  Kind kind = Kind::kFs;
-  std::string op;      // the first attempt's syscall ("openat"), "network-outbound" or
-                       // "socket AF_UNIX"
-  std::uint16_t actions = 0;  // fs: bit (1 << WriteAction) of every attempt's action
-  std::string target;  // fs: the resolved path (the path as passed if unresolved);
-                       // net: host:port ([v6]:port); unix: the socket's path, or its
-                       // type when socket() itself was refused. Raw bytes: escape to show.
-  std::string reason;  // of the first attempt
-  std::uint64_t count = 0;
-  std::uint64_t first_seq = 0;
-  // Detail for the JSON form.
-  std::string path;  // fs: the path as the command passed it (first attempt); "" = target
-  std::string host;  // net
-  std::uint16_t port = 0;
-  std::string rule;  // net: the settings entry that decided ("" = default deny)
-  // net: the program whose connect() vigil-init captured (vigil.network.capture): it
-  // ignored the proxy settings. "" = a client of the proxy.
-  std::string program;
-  const std::string& spelling() const { return path.empty() ? target : path; }
-};
 
 // "create, change times": the plain words of a Violation's actions, in WriteAction order.
 std::string plain_actions(std::uint16_t actions);

@@ -4,7 +4,7 @@
 // exactly the idle count, and its RSS stops moving after the first round: what stays
 // resident after round 1 is reused, not memory that grows with use. Loopback only (an IP literal on
 // the allow list: no DNS, no test option needed).
-#include "tests/support/proxy_load.h"
+#include "tools/bench/proxy_load.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -18,6 +18,8 @@
 
 namespace vigil::test {
 namespace {
+
+using namespace vigil::load;  // the load, shared with tools/bench/proxy_bench.cc
 
 // Descriptors this test needs: 1,500 client sockets and the echo server's 500 in this
 // process, ~2,000 in the proxy (which raises its own soft limit to the hard one).

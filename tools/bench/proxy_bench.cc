@@ -55,12 +55,12 @@
 
 #include "supervisor/core/base/base64.h"
 #include "tools/bench/bench_process.h"
-#include "tests/support/proxy_load.h"
+#include "tools/bench/proxy_load.h"
 
 namespace vigil::bench {
 namespace {
 
-using namespace vigil::test;  // the load shared with the proxy load test (tests/support/)
+using namespace vigil::load;  // the load shared with the proxy load test (proxy_load.h)
 
 using Clock = std::chrono::steady_clock;
 

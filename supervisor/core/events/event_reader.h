@@ -1,5 +1,6 @@
 // The field reader of the event schema's parser (event_read.cc): reads the fields of one
-// JSON object with their types and bounds. Not part of the schema's interface.
+// JSON object with their types and bounds (Reader), a kind's fields by their row of the
+// field table (FieldReader). Not part of the schema's interface.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "supervisor/core/events/event_fields.h"
 #include "supervisor/core/events/event_schema.h"
 
 namespace vigil::events::detail {
@@ -206,5 +208,74 @@ class Reader {
   std::set<std::string> seen_;
   std::optional<Error> err_;
 };
+
+// Reads one kind's fields by name, each with the type, presence and bound its row of the
+// field table (event_fields.h) gives: a kind's reader says only which member a field
+// fills. A name that is not in the kind's row, or read as another type, fails (kInternal):
+// the table is the one list of a kind's fields.
+class FieldReader {
+ public:
+  FieldReader(Reader& r, Kind kind, const Limits& lim) : r_(r), kind_(kind), lim_(lim) {}
+
+  Reader& raw() { return r_; }
+  bool failed() const { return r_.failed(); }
+  void fail(Errc code, std::string why) { r_.fail(code, std::move(why)); }
+
+  std::string bytes(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kBytes, FieldType::kData);
+    if (f == nullptr) return {};
+    return r_.bytes(f->name.data(), bound_size(f->bound, lim_), required(*f),
+                    f->type == FieldType::kData);
+  }
+  std::vector<std::string> bytes_array(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kBytesArray, FieldType::kBytesArray);
+    if (f == nullptr) return {};
+    if (!required(*f) && !r_.has(f->name.data())) {
+      r_.mark(f->name.data());
+      return {};
+    }
+    return r_.bytes_array(f->name.data(), lim_.max_argv, bound_size(f->bound, lim_));
+  }
+  std::string word(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kWord, FieldType::kWord);
+    return f == nullptr ? std::string() : r_.word(f->name.data(), required(*f));
+  }
+  std::int64_t integer(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kInteger, FieldType::kInteger);
+    return f == nullptr ? 0 : r_.integer(f->name.data(), f->lo, f->hi, required(*f));
+  }
+  std::uint64_t count(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kCount, FieldType::kCount);
+    return f == nullptr ? 0 : r_.count(f->name.data(), required(*f));
+  }
+  bool boolean(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kBoolean, FieldType::kBoolean);
+    return f != nullptr && r_.boolean(f->name.data());
+  }
+  const json* object(std::string_view name) {
+    const FieldSpec* f = spec(name, FieldType::kObject, FieldType::kObject);
+    return f == nullptr ? nullptr : r_.object(f->name.data(), required(*f));
+  }
+
+ private:
+  static bool required(const FieldSpec& f) { return f.presence == Presence::kRequired; }
+  const FieldSpec* spec(std::string_view name, FieldType a, FieldType b) {
+    const FieldSpec* f = field_of(kind_, name);
+    if (f == nullptr || (f->type != a && f->type != b)) {
+      r_.fail(Errc::kInternal, std::string(to_string(kind_)) + "." + std::string(name) +
+                                   ": not read as its field table row says");
+      return nullptr;
+    }
+    return f;
+  }
+
+  Reader& r_;
+  Kind kind_;
+  const Limits& lim_;
+};
+
+// The body of one record of `kind`, read by its row of the field table
+// (event_read_kinds.cc); the caller finishes the Reader (unknown fields) and validates.
+Body read_body(Kind kind, FieldReader& r, const Limits& lim);
 
 }  // namespace vigil::events::detail

@@ -15,6 +15,11 @@
 namespace vigil::events {
 
 enum class NetProto { kHttp, kConnect, kSocks5, kSocks4 };
+// A connection's verdict: allowed or denied. Not fs Verdict (core/fs/path_verdict.h),
+// whose third value, ephemeral (the write lands on a throwaway tmpfs), has no meaning for
+// a connection: a type that cannot hold it keeps every switch over a net verdict
+// exhaustive and net.* records refusing "ephemeral" when they are read. The words the two
+// share are the same ("allowed", "denied").
 enum class NetVerdict { kAllowed, kDenied };
 
 const char* to_string(NetProto p);    // "http" | "connect" | "socks5" | "socks4"

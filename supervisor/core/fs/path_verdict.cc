@@ -252,18 +252,6 @@ Decision decide(const Plan& plan, std::string_view raw_path, Access access) {
   return {Verdict::kDenied, "internal", "unknown op"};
 }
 
-const char* to_string(Verdict v) {
-  switch (v) {
-    case Verdict::kAllowed:
-      return "allowed";
-    case Verdict::kDenied:
-      return "denied";
-    case Verdict::kEphemeral:
-      return "ephemeral";
-  }
-  return "?";
-}
-
 const char* to_string(OpKind k) {
   switch (k) {
     case OpKind::kHide:

@@ -68,6 +68,9 @@ Plan build_plan(const Policy& policy, std::span<const ProtectedPath> protected_p
 // Seatbelt profile, matched last). Shared with seatbelt/ so both platforms layer alike.
 bool mount_order_less(std::string_view path_a, OpKind a, std::string_view path_b, OpKind b);
 
+// A write's verdict, the one type for it: the plan's (decide()), vigil-init's mount table's
+// (observer/mount_table.h: WriteVerdict is this type) and fs.write's. A connection's is
+// NetVerdict (core/events/net.h), which says why it is another type.
 enum class Verdict { kAllowed, kDenied, kEphemeral };
 enum class Access { kRead, kWrite };
 
@@ -81,7 +84,19 @@ struct Decision {
 // spelling should resolve symlinks first (resolve_symlinks) -- the mount table follows them.
 Decision decide(const Plan& plan, std::string_view path, Access access);
 
-const char* to_string(Verdict v);
+// "allowed" | "denied" | "ephemeral": fs.write's verdict. Inline: vigil-init names its
+// verdicts with it too (observer/mount_table.h) and links nothing else of this file.
+inline const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kAllowed:
+      return "allowed";
+    case Verdict::kDenied:
+      return "denied";
+    case Verdict::kEphemeral:
+      return "ephemeral";
+  }
+  return "?";
+}
 const char* to_string(OpKind k);
 
 }  // namespace vigil

@@ -3,7 +3,8 @@
 // a loopback echo/HTTP server that holds thousands of connections, blocking clients, and
 // one round of the load (500 CONNECT tunnels plus 1,000 slow-loris connections
 // held at once) with the proxy's descriptors and RSS read from /proc. Header-only, and
-// standing on nothing of either side's harness. Everything is on 127.0.0.1.
+// standing on nothing of either side's harness. Everything is on 127.0.0.1. It lives with
+// the benchmarks: a test may include anything, a benchmark nothing of tests/.
 #pragma once
 
 #include <arpa/inet.h>
@@ -30,7 +31,7 @@
 
 #include "supervisor/core/base/unique_fd.h"
 
-namespace vigil::test {
+namespace vigil::load {
 
 namespace load_detail {
 
@@ -308,4 +309,4 @@ inline Load hold_load(pid_t pid, std::uint16_t port, const std::string& connect,
   return l;
 }
 
-}  // namespace vigil::test
+}  // namespace vigil::load
