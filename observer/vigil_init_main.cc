@@ -255,6 +255,35 @@ bool load_mounts(std::optional<std::vector<vigil::init::Mount>>* mount_table) {
   return true;
 }
 
+// The observer: its listener comes back from the install and is handed over a socketpair
+// (without an events pipe, the program is installed as a plain filter).
+bool wire_observer(const vigil::wire::InitArgs& args,
+                   const vigil::init::ObserverOptions& options,
+                   const std::optional<std::vector<vigil::init::Mount>>& mount_table,
+                   const sock_fprog& fprog, vigil::init::WorkerSpec* spec,
+                   vigil::init::ObserverSetup* observer, vigil::UniqueFd* ours,
+                   vigil::UniqueFd* worker) {
+  if (args.events_fd < 0) {
+    spec->filters = std::span<const sock_fprog>(&fprog, 1);
+    return true;
+  }
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    std::perror("vigil-init: socketpair");
+    return false;
+  }
+  ours->reset(sv[0]);
+  worker->reset(sv[1]);
+  spec->notify = &fprog;
+  spec->notify_flags = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+  spec->listener_channel = worker->get();
+  observer->listener_channel = ours->get();
+  observer->events_fd = args.events_fd;
+  observer->options = options;
+  observer->mounts = mount_table ? &*mount_table : nullptr;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -333,27 +362,11 @@ int main(int argc, char** argv) {
       !take_handed_command(args.command_fd, &spec, &handed_strings, &handed_argv, &handed_env))
     return vigil::to_int(vigil::ExitCode::kSandboxSetup);
 
-  // The observer: its listener comes back from the install and is handed over a socketpair.
   vigil::UniqueFd channel_ours, channel_worker;
   vigil::init::ObserverSetup observer;
-  if (events_fd >= 0) {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-      std::perror("vigil-init: socketpair");
-      return vigil::to_int(vigil::ExitCode::kSandboxSetup);
-    }
-    channel_ours.reset(sv[0]);
-    channel_worker.reset(sv[1]);
-    spec.notify = &fprog;
-    spec.notify_flags = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-    spec.listener_channel = channel_worker.get();
-    observer.listener_channel = channel_ours.get();
-    observer.events_fd = events_fd;
-    observer.options = observer_options;
-    observer.mounts = mount_table ? &*mount_table : nullptr;
-  } else {
-    spec.filters = std::span<const sock_fprog>(&fprog, 1);
-  }
+  if (!wire_observer(args, observer_options, mount_table, fprog, &spec, &observer, &channel_ours,
+                     &channel_worker))
+    return vigil::to_int(vigil::ExitCode::kSandboxSetup);
   return vigil::init::run_as_pid1([&] { return vigil::init::run_worker(spec); },
                                   bridge ? &*bridge : nullptr,
                                   events_fd >= 0 ? &observer : nullptr, dns ? &*dns : nullptr);
