@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "observer/dns_stub.h"  // the DNS stub's port
 #include "supervisor/backstop/change_capture.h"
@@ -27,15 +28,18 @@ void SandboxedRun::set_release_check(LaunchIo& io) {
     release_->read.reset();
     // Into the command's cgroup v2 while bwrap builds the mounts and they are checked.
     caps_->begin_adopt(sandbox);
+    // The DNS stub's port (supervisor/launch/sandbox_netns.h), lowered while the mounts are
+    // checked, before vigil-init runs.
+    std::optional<Result<PortLowering>> lowering;
+    if (capture_) lowering = start_lowering(sandbox, init::kDnsPort);
     auto checked =
         check_sandbox_mounts(sandbox, planned_table_, identities_, std::chrono::seconds(10));
     auto adopted = caps_->end_adopt();
     if (checked && !adopted) checked = std::move(adopted);
-    // The DNS stub's port (supervisor/launch/sandbox_netns.h), before vigil-init runs.
     // Not lowered: vigil-init says names will not resolve, and connects are still captured.
-    if (checked && capture_) {
-      if (auto low = lower_unprivileged_ports(sandbox, init::kDnsPort); !low)
-        print_warning(low.error().message);
+    if (lowering) {
+      auto low = *lowering ? finish_lowering(**lowering) : Result<void>(lowering->error());
+      if (checked && !low) print_warning(low.error().message);
     }
     if (checked) {
       // The backstop's "during the session" starts before anything of the sandbox runs.

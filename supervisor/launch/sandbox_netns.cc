@@ -14,29 +14,36 @@
 
 namespace vigil {
 
-Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port) {
+Result<PortLowering> start_lowering(pid_t sandbox_pid, int port) {
   const std::string ns = "/proc/" + std::to_string(sandbox_pid) + "/ns/net";
-  UniqueFd net(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!net) return system_error("open " + ns);
+  PortLowering l;
+  l.net = UniqueFd(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!l.net) return system_error("open " + ns);
   // The user namespace that owns the network namespace (bwrap's outer one, unprivileged).
-  UniqueFd owner(::ioctl(net.get(), NS_GET_USERNS));
-  if (!owner) return system_error("the owner of the sandbox's network namespace (NS_GET_USERNS)");
-  const std::string value = std::to_string(port);
+  l.owner = UniqueFd(::ioctl(l.net.get(), NS_GET_USERNS));
+  if (!l.owner) return system_error("the owner of the sandbox's network namespace (NS_GET_USERNS)");
+  l.value = std::to_string(port);
   const char* const sysctl = "/proc/sys/net/ipv4/ip_unprivileged_port_start";
-  const pid_t child = ::fork();
-  if (child < 0) return system_error("fork");
-  if (child == 0) {
+  // A process of its own: joining a user namespace needs a single-threaded caller.
+  l.child = ::fork();
+  if (l.child < 0) return system_error("fork");
+  if (l.child == 0) {
     // Our own user namespace (root, or a namespace bwrap did not make) is EINVAL: fine.
-    if (::setns(owner.get(), CLONE_NEWUSER) != 0 && errno != EINVAL) ::_exit(10);
-    if (::setns(net.get(), CLONE_NEWNET) != 0) ::_exit(11);
+    if (::setns(l.owner.get(), CLONE_NEWUSER) != 0 && errno != EINVAL) ::_exit(10);
+    if (::setns(l.net.get(), CLONE_NEWNET) != 0) ::_exit(11);
     const int fd = ::open(sysctl, O_WRONLY | O_CLOEXEC);
     if (fd < 0) ::_exit(12);
-    const auto len = static_cast<ssize_t>(value.size());
-    ::_exit(::write(fd, value.data(), value.size()) == len ? 0 : 13);
+    const auto len = static_cast<ssize_t>(l.value.size());
+    ::_exit(::write(fd, l.value.data(), l.value.size()) == len ? 0 : 13);
   }
+  return l;
+}
+
+Result<void> finish_lowering(PortLowering& l) {
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(l.child, &status, 0) < 0 && errno == EINTR) {
   }
+  l.child = -1;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   const char* step = code == 10   ? "join the namespace's user namespace"
@@ -47,6 +54,12 @@ Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port) {
                     std::string("the sandbox's DNS stub cannot start: could not ") + step +
                         "; names will not resolve inside (connections are still captured; "
                         "set vigil.network.capture to false for the old behaviour)");
+}
+
+Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port) {
+  auto l = start_lowering(sandbox_pid, port);
+  VIGIL_TRY(l);
+  return finish_lowering(*l);
 }
 
 }  // namespace vigil
