@@ -46,6 +46,11 @@ It also fails on:
   rewriting at the moment (file:function per line); an entry that no longer names a long
   function is itself a violation, so the list only shrinks.
 
+- two classes or structs of one name in one namespace of the product (outside an
+  anonymous namespace), in two files: the linker takes them for one type (the one-
+  definition rule) and merges their inline members, so one's destructor may run the
+  other's (it did: two vigil::CommandRun);
+
 Exit 0 when clean; 1 with one line per violation ("file:line: what, and the fix").
 """
 import os
@@ -520,6 +525,47 @@ def unlisted_folders(rels):
     return problems
 
 
+# One name, one type: two classes of one name in one namespace are one type to the linker
+# (the one-definition rule), whichever header each reader included; their inline members
+# (constructors, destructors) are merged into one, and a run of either calls the other's.
+# Types declared at namespace scope (outside an anonymous one) in the product, by namespace.
+TYPE_DECL = re.compile(r"^(?:struct|class)\s+(?:\[\[[^\]]*\]\]\s+)?([A-Za-z_]\w*)\b(?!::)(?!\s*;)[^;]*$")
+NAMESPACE_OPEN = re.compile(r"^namespace\s+([\w:]*)\s*\{")
+
+
+def duplicate_type_names(root, rels):
+    """Classes and structs of one name in one namespace, in two files of the product."""
+    seen = {}  # (namespace, name) -> "file:line"
+    problems = []
+    for rel in sorted(rels):
+        if not rel.endswith((".h", ".cc")) or part_of(rel) in ("tests", "tools"):
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+        stack = []  # the namespaces open at this line (anonymous: "")
+        for n, line in enumerate(lines, 1):
+            m = NAMESPACE_OPEN.match(line)
+            if m:
+                stack.append(m.group(1))
+                continue
+            if line.startswith("}  // namespace") and stack:
+                stack.pop()
+                continue
+            if "" in stack:
+                continue  # a header's anonymous namespace is each reader's own
+            t = TYPE_DECL.match(line)
+            if not t or line.rstrip().endswith(";"):
+                continue
+            key = ("::".join(stack), t.group(1))
+            where = f"{rel}:{n}"
+            if key in seen and not seen[key].startswith(rel + ":"):
+                problems.append(f"{where}: {key[0]}::{key[1]} is also declared at {seen[key]}: "
+                                "two types of one name in one namespace are one to the linker "
+                                "(their inline members are merged); rename one")
+            seen.setdefault(key, where)
+    return problems
+
+
 def all_files(root):
     """Every file of the tree (not only sources): what a comment may name."""
     out = set()
@@ -552,6 +598,7 @@ def main(argv):
     problems.extend(function_lengths(root, rels))
     problems.extend(unit_test_mirror(root, rels))
     problems.extend(unlisted_folders(rels))
+    problems.extend(duplicate_type_names(root, rels))
     for p in problems:
         print(p)
     if problems:

@@ -143,6 +143,19 @@ TREES += [
     ({"tests/unit/proxy/a_test.cc": "int x;", "proxy/a.cc": ""}, False, None),
     ({"tests/unit/a_test.cc": "int x;"}, True, "tests/unit/a_test.cc"),
     ({"filters/a.cc": "constexpr int kTable[] = {\n" + "  f(1),\n" * 120 + "};"}, False, None),
+    # One type name in one namespace, twice: in two headers, and a header and a .cc.
+    ({"supervisor/agent/a.h": "namespace vigil {\nstruct Run {\n  int a;\n};\n}  // namespace vigil",
+      "supervisor/command/b.h": "namespace vigil {\nclass Run {\n  int b;\n};\n}  // namespace vigil"},
+     True, "supervisor/command/b.h"),
+    ({"proxy/a.h": "namespace vigil::proxy {\nstruct Hop {\n};\n}  // namespace vigil::proxy",
+      "proxy/b.cc": "namespace vigil::proxy {\nstruct Hop {\n};\n}  // namespace vigil::proxy"},
+     True, "proxy/b.cc"),
+    # Allowed: other namespaces, anonymous namespaces, declarations, nested names.
+    ({"proxy/a.h": "namespace vigil::proxy {\nstruct Hop {\n};\n}  // namespace vigil::proxy",
+      "observer/b.h": "namespace vigil::init {\nstruct Hop {\n};\n}  // namespace vigil::init",
+      "observer/c.cc": "namespace vigil::init {\nnamespace {\nstruct Hop {\n};\n}  // namespace\n}  // namespace vigil::init",
+      "observer/d.h": "namespace vigil::init {\nstruct Hop;\nclass Hop::Impl {\n};\n}  // namespace vigil::init"},
+     False, None),
 ]
 
 
