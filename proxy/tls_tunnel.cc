@@ -1,5 +1,7 @@
 #include "proxy/tls_tunnel.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <boost/asio/steady_timer.hpp>
@@ -75,6 +77,12 @@ asio::awaitable<void> TunnelContext::serve_tunnel(UniqueFd client_fd, UniqueFd u
   auto ex = co_await asio::this_coro::executor;
   auto sctx = server_context(t.host);
   if (!sctx) co_return;
+  // TCP_NODELAY both ways (a unix socket refuses it, harmlessly): a TLS record is written
+  // whole, and one held back for the peer's delayed ACK cost every request milliseconds.
+  for (const int fd : {client_fd.get(), upstream_fd.get()}) {
+    const int one = 1;
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
   Stream client(adopt(ex, std::move(client_fd)), **sctx);
   Stream up(adopt(ex, std::move(upstream_fd)), *client_ctx_);
   // A handshake that does not finish in time closes the tunnel.

@@ -31,7 +31,8 @@ void SandboxedRun::set_release_check(LaunchIo& io) {
     // The DNS stub's port (supervisor/launch/sandbox_netns.h), lowered while the mounts are
     // checked, before vigil-init runs.
     std::optional<Result<PortLowering>> lowering;
-    if (capture_) lowering = start_lowering(sandbox, init::kDnsPort);
+    // (An agent session's namespace had it lowered when it was made: session_netns.h.)
+    if (capture_ && !cmd_.netns) lowering.emplace(start_lowering(sandbox, init::kDnsPort));
     auto checked =
         check_sandbox_mounts(sandbox, planned_table_, identities_, std::chrono::seconds(10));
     auto adopted = caps_->end_adopt();

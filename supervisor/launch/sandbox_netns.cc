@@ -24,6 +24,28 @@ Result<PortLowering> start_lowering(pid_t sandbox_pid, int port) {
   if (!l.owner) return system_error("the owner of the sandbox's network namespace (NS_GET_USERNS)");
   l.value = std::to_string(port);
   const char* const sysctl = "/proc/sys/net/ipv4/ip_unprivileged_port_start";
+  // The step that failed (10-13, as the child's exit codes), 0 when the value is written.
+  auto write_in = [sysctl](int net, const std::string& value) {
+    if (::setns(net, CLONE_NEWNET) != 0) return 11;
+    const int fd = ::open(sysctl, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return 12;
+    UniqueFd file(fd);
+    const auto len = static_cast<ssize_t>(value.size());
+    return ::write(file.get(), value.data(), value.size()) == len ? 0 : 13;
+  };
+  if (::geteuid() == 0) {
+    // The namespace's owner is the initial user namespace (bwrap run as root makes none)
+    // when it has no parent to show: nothing to join but the network namespace, which a
+    // thread may. (The thread holds copies; the fd lives in `l` until the join.)
+    const UniqueFd parent(::ioctl(l.owner.get(), NS_GET_PARENT));
+    if (!parent && errno == EPERM) {
+      l.thread_code = std::make_shared<int>(-1);
+      l.thread = std::thread([code = l.thread_code, net = l.net.get(), value = l.value, write_in] {
+        *code = write_in(net, value);
+      });
+      return l;
+    }
+  }
   // A process of its own: joining a user namespace needs a single-threaded caller.
   l.child = ::fork();
   if (l.child < 0) return system_error("fork");
@@ -40,12 +62,18 @@ Result<PortLowering> start_lowering(pid_t sandbox_pid, int port) {
 }
 
 Result<void> finish_lowering(PortLowering& l) {
-  int status = 0;
-  while (::waitpid(l.child, &status, 0) < 0 && errno == EINTR) {
+  int code = -1;
+  if (l.thread.joinable()) {
+    l.thread.join();
+    code = *l.thread_code;
+  } else {
+    int status = 0;
+    while (::waitpid(l.child, &status, 0) < 0 && errno == EINTR) {
+    }
+    l.child = -1;
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  l.child = -1;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 0) return {};
   const char* step = code == 10   ? "join the namespace's user namespace"
                      : code == 11 ? "join the network namespace"
                      : code == 12 ? "open its ip_unprivileged_port_start"

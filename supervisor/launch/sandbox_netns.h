@@ -15,7 +15,9 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "supervisor/core/base/result.h"
 #include "supervisor/core/base/unique_fd.h"
@@ -34,6 +36,16 @@ struct PortLowering {
   pid_t child = -1;
   UniqueFd net, owner;  // the namespaces the child joins
   std::string value;    // what it writes
+  // Root joins no user namespace: a thread of ours does it (setns of a network namespace
+  // is per thread), without a fork's copy of the supervisor. Its step code, 0 when done.
+  std::thread thread;
+  std::shared_ptr<int> thread_code;
+  PortLowering() = default;
+  PortLowering(PortLowering&&) = default;
+  PortLowering& operator=(PortLowering&&) = delete;
+  ~PortLowering() {
+    if (thread.joinable()) thread.join();
+  }
 };
 Result<PortLowering> start_lowering(pid_t sandbox_pid, int port);
 Result<void> finish_lowering(PortLowering& l);

@@ -24,8 +24,13 @@ enum Step : int {
   kUidMap,
   kGidMap,
   kLoopbackUp,
+  kPortStart,
   kReadyWrite,
 };
+
+// net.ipv4.ip_unprivileged_port_start in the session's namespace: the DNS stub's port
+// (observer/dns_stub.h's kDnsPort).
+constexpr char kSessionPortStart[] = "53";
 
 const char* step_text(int code) {
   switch (code) {
@@ -39,6 +44,8 @@ const char* step_text(int code) {
       return "write its gid_map";
     case kLoopbackUp:
       return "bring its loopback interface up";
+    case kPortStart:
+      return "write its ip_unprivileged_port_start";
     default:
       return "say it was ready";
   }
@@ -75,6 +82,12 @@ bool loopback_up() {
     if (!write_file("/proc/self/gid_map", gid_map)) ::_exit(kGidMap);
   }
   if (!loopback_up()) ::_exit(kLoopbackUp);
+  // Capture's DNS stub binds each command's address at port 53 (observer/dns_stub.h):
+  // lowered once here, for the whole session, where this child holds the capability,
+  // instead of a child joining the namespace at every command (supervisor/launch/
+  // sandbox_netns.h). With only `lo`, a low port reaches nothing new.
+  if (!write_file("/proc/sys/net/ipv4/ip_unprivileged_port_start", kSessionPortStart))
+    ::_exit(kPortStart);
   if (::write(ready, "1", 1) != 1) ::_exit(kReadyWrite);
   char c = 0;
   while (::read(go, &c, 1) < 0 && errno == EINTR) {
