@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -156,6 +157,11 @@ void Bridge::accept_from(int epoll_fd, std::size_t index) {
     UniqueFd client(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client) return;                                    // EAGAIN: accepted everything pending
     if (pairs_.size() >= kMaxRelayedConnections) continue;  // refused: closed at once
+    // TCP_NODELAY: what the proxy hands over goes out as it comes. A TLS helper writes a
+    // response's head and body as two records; without it the second waited for the
+    // client's ACK of the first, milliseconds per request.
+    const int one = 1;
+    (void)::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::string first;
     if (!captured_listener(index, client.get(), &first)) continue;
     UniqueFd up(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));

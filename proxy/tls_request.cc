@@ -179,15 +179,17 @@ asio::awaitable<bool> relay_response(TunnelContext& ctx, Stream& client, Stream&
     }
     const std::string raw = upin.substr(0, r.size);
     upin.erase(0, r.size);
-    if (!(co_await write(client, raw))) co_return false;
     rec.status = r.head.status;
-    if (r.head.status >= 100 && r.head.status < 200 && r.head.status != 101) continue;
+    const bool interim = r.head.status >= 100 && r.head.status < 200 && r.head.status != 101;
     const http::FramingResult rf = http::response_framing(r.head, head.method);
-    if (!rf.ok || r.head.status == 101) {
+    if (interim || !rf.ok || r.head.status == 101) {
+      if (!(co_await write(client, raw))) co_return false;
+      if (interim) continue;
       ctx.emit(rec);
       co_return false;
     }
-    const std::int64_t n = co_await relay_body(up, upin, client, rf.framing);
+    // The head goes with the body's first bytes (relay_body).
+    const std::int64_t n = co_await relay_body(up, upin, client, rf.framing, raw);
     if (n < 0) co_return false;
     rec.bytes_down = static_cast<std::uint64_t>(n);
     ctx.emit(rec);
@@ -273,12 +275,12 @@ asio::awaitable<bool> serve_one(TunnelContext& ctx, Stream& client, Stream& up, 
   swapped += swap_authorization(ctx, head, auth_before, t);
   if (swapped > 0) rec.secret_injected = true;
   const std::string out = head_text(head);
-  if (!(co_await write(up, out))) co_return false;
   if (whole_body) {
-    if (!(co_await write(up, body))) co_return false;
+    // One write, one record: the head and the body it was read with.
+    if (!(co_await write(up, out + body))) co_return false;
     rec.bytes_up = body.size();
   } else {
-    const std::int64_t n = co_await relay_body(client, in, up, framing.framing);
+    const std::int64_t n = co_await relay_body(client, in, up, framing.framing, out);
     if (n < 0) co_return false;
     rec.bytes_up = static_cast<std::uint64_t>(n);
   }

@@ -25,15 +25,18 @@ asio::awaitable<bool> write(Stream& s, std::string_view data) {
 }
 
 asio::awaitable<std::int64_t> relay_body(Stream& from, std::string& buf, Stream& to,
-                                         http::BodyFraming f) {
-  if (f.kind == http::BodyFraming::Kind::kNone) co_return 0;
-  if (f.kind == http::BodyFraming::Kind::kLength && f.length == 0) co_return 0;
+                                         http::BodyFraming f, std::string_view head) {
+  const bool none = f.kind == http::BodyFraming::Kind::kNone ||
+                    (f.kind == http::BodyFraming::Kind::kLength && f.length == 0);
+  if (none) co_return head.empty() || (co_await write(to, head)) ? 0 : -1;
+  std::string first(head);  // the head, until the first body bytes go with it
   std::uint64_t total = 0;
   std::uint64_t remaining = f.length;
   http::ChunkedScanner chunks;
   while (true) {
     if (buf.empty() && !(co_await read_more(from, buf))) {
       const bool ok = f.kind == http::BodyFraming::Kind::kUntilClose;
+      if (!first.empty() && !(co_await write(to, first))) co_return -1;
       co_return ok ? static_cast<std::int64_t>(total) : -1;
     }
     std::size_t take = buf.size();
@@ -48,7 +51,14 @@ asio::awaitable<std::int64_t> relay_body(Stream& from, std::string& buf, Stream&
       take = step.consumed;
       done = step.done;
     }
-    if (!(co_await write(to, std::string_view(buf).substr(0, take)))) co_return -1;
+    if (!first.empty()) {
+      first.append(buf, 0, take);
+      if (!(co_await write(to, first))) co_return -1;
+      first.clear();
+      first.shrink_to_fit();
+    } else if (!(co_await write(to, std::string_view(buf).substr(0, take)))) {
+      co_return -1;
+    }
     total += take;
     buf.erase(0, take);
     if (done) co_return static_cast<std::int64_t>(total);

@@ -27,9 +27,12 @@ inline constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 asio::awaitable<bool> read_more(Stream& s, std::string& buf);
 asio::awaitable<bool> write(Stream& s, std::string_view data);
 // Copies one body framed as `f` from `from` (its first bytes already in `buf`, which
-// keeps what follows it) to `to`. The body bytes copied, or -1 on a failure.
+// keeps what follows it) to `to`, after `head` (written with the body's first bytes, in
+// one record: a head and a body written apart are two records and two segments, and a
+// client that reads them as they come pays a round trip between them). The body bytes
+// copied, or -1 on a failure.
 asio::awaitable<std::int64_t> relay_body(Stream& from, std::string& buf, Stream& to,
-                                         http::BodyFraming f);
+                                         http::BodyFraming f, std::string_view head = {});
 
 class TunnelContext;
 // One request and its response on a terminated tunnel (proxy/tls_request.cc); whether
