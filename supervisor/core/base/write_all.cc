@@ -6,9 +6,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
-#if !defined(__APPLE__)
-#include <sys/sysmacros.h>  // major, minor (sys/types.h has them on macOS)
-#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,7 +128,9 @@ UniqueFd nonblocking_twin(int fd) {
   if (::fstat(fd, &st) != 0) return {};
   // Pipes, terminals and /dev/null only: opening some other device again can act on it
   // (a tape rewinds at close, a serial line drops its modem lines).
-  const bool null_device = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+  struct stat null {};
+  const bool null_device = S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 &&
+                           S_ISCHR(null.st_mode) && null.st_rdev == st.st_rdev;
   if (!S_ISFIFO(st.st_mode) && !(S_ISCHR(st.st_mode) && (::isatty(fd) == 1 || null_device)))
     return {};
   const int flags = ::fcntl(fd, F_GETFL);

@@ -124,26 +124,26 @@ class Cursor {
 };
 
 enum Field : unsigned {
-  kKind = 1u << 0,
-  kPid = 1u << 1,
-  kSyscall = 1u << 2,
-  kPath = 1u << 3,
-  kFlags = 1u << 4,
-  kFrom = 1u << 5,
-  kFromResolved = 1u << 6,
-  kResolved = 1u << 7,
-  kVerdict = 1u << 8,
-  kReason = 1u << 9,
-  kResult = 1u << 10,
+  kSeenKind = 1u << 0,
+  kSeenPid = 1u << 1,
+  kSeenSyscall = 1u << 2,
+  kSeenPath = 1u << 3,
+  kSeenFlags = 1u << 4,
+  kSeenFrom = 1u << 5,
+  kSeenFromResolved = 1u << 6,
+  kSeenResolved = 1u << 7,
+  kSeenVerdict = 1u << 8,
+  kSeenReason = 1u << 9,
+  kSeenResult = 1u << 10,
 };
-constexpr unsigned kRequired = kKind | kPid | kSyscall | kPath | kFlags | kResolved | kVerdict | kReason;
+constexpr unsigned kSeenRequired = kSeenKind | kSeenPid | kSeenSyscall | kSeenPath | kSeenFlags | kSeenResolved | kSeenVerdict | kSeenReason;
 
 unsigned field_of(std::string_view key) {
   static constexpr std::pair<std::string_view, Field> kFields[] = {
-      {"kind", kKind},         {"pid", kPid},         {"syscall", kSyscall},
-      {"path", kPath},         {"flags", kFlags},     {"from", kFrom},
-      {"from_resolved", kFromResolved}, {"resolved", kResolved}, {"verdict", kVerdict},
-      {"reason", kReason},     {"result", kResult}};
+      {"kind", kSeenKind},         {"pid", kSeenPid},         {"syscall", kSeenSyscall},
+      {"path", kSeenPath},         {"flags", kSeenFlags},     {"from", kSeenFrom},
+      {"from_resolved", kSeenFromResolved}, {"resolved", kSeenResolved}, {"verdict", kSeenVerdict},
+      {"reason", kSeenReason},     {"result", kSeenResult}};
   for (const auto& [name, f] : kFields)
     if (name == key) return f;
   return 0;
@@ -175,32 +175,32 @@ std::optional<FsWrite> read_fs_write_line(std::string_view line, const Limits& l
     seen |= f;
     bool ok = true;
     switch (f) {
-      case kKind:
+      case kSeenKind:
         ok = c.string(&text) && text == "fs.write";  // any other kind: the general way
         break;
-      case kPid:
+      case kSeenPid:
         ok = c.digits(&number) && number >= 1 && number <= static_cast<std::uint64_t>(detail::kMaxPid);
         w.pid = static_cast<std::int64_t>(number);
         break;
-      case kSyscall:
+      case kSeenSyscall:
         ok = c.string(&w.syscall) && word_ok(w.syscall);
         break;
-      case kPath:
+      case kSeenPath:
         ok = c.bytes(&w.path, &scratch) && bytes_ok(w.path, lim.max_path);
         break;
-      case kFlags:
+      case kSeenFlags:
         ok = c.digits(&w.flags);
         break;
-      case kFrom:
+      case kSeenFrom:
         ok = c.bytes(&w.from, &scratch) && bytes_ok(w.from, lim.max_path);
         break;
-      case kFromResolved:
+      case kSeenFromResolved:
         ok = c.bytes(&w.from_resolved, &scratch) && bytes_ok(w.from_resolved, lim.max_path);
         break;
-      case kResolved:
+      case kSeenResolved:
         ok = c.bytes(&w.resolved, &scratch) && bytes_ok(w.resolved, lim.max_path);
         break;
-      case kVerdict:
+      case kSeenVerdict:
         ok = c.string(&text);
         if (text == "allowed") {
           w.verdict = Verdict::kAllowed;
@@ -212,10 +212,10 @@ std::optional<FsWrite> read_fs_write_line(std::string_view line, const Limits& l
           ok = false;
         }
         break;
-      case kReason:
+      case kSeenReason:
         ok = c.bytes(&w.reason, &scratch) && bytes_ok(w.reason, lim.max_text);
         break;
-      case kResult:
+      case kSeenResult:
         ok = c.string(&w.result) && word_ok(w.result);
         break;
       default:
@@ -223,7 +223,7 @@ std::optional<FsWrite> read_fs_write_line(std::string_view line, const Limits& l
     }
     if (!ok) return std::nullopt;
   }
-  if (!c.at_end() || (seen & kRequired) != kRequired) return std::nullopt;
+  if (!c.at_end() || (seen & kSeenRequired) != kSeenRequired) return std::nullopt;
   Body body{std::move(w)};
   if (!validate(body, lim)) return std::nullopt;
   return std::get<FsWrite>(std::move(body));
