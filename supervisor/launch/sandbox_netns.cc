@@ -52,11 +52,7 @@ Result<PortLowering> start_lowering(pid_t sandbox_pid, int port) {
   if (l.child == 0) {
     // Our own user namespace (root, or a namespace bwrap did not make) is EINVAL: fine.
     if (::setns(l.owner.get(), CLONE_NEWUSER) != 0 && errno != EINVAL) ::_exit(10);
-    if (::setns(l.net.get(), CLONE_NEWNET) != 0) ::_exit(11);
-    const int fd = ::open(sysctl, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) ::_exit(12);
-    const auto len = static_cast<ssize_t>(l.value.size());
-    ::_exit(::write(fd, l.value.data(), l.value.size()) == len ? 0 : 13);
+    ::_exit(write_in(l.net.get(), l.value));
   }
   return l;
 }
@@ -82,12 +78,6 @@ Result<void> finish_lowering(PortLowering& l) {
                     std::string("the sandbox's DNS stub cannot start: could not ") + step +
                         "; names will not resolve inside (connections are still captured; "
                         "set vigil.network.capture to false for the old behaviour)");
-}
-
-Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port) {
-  auto l = start_lowering(sandbox_pid, port);
-  VIGIL_TRY(l);
-  return finish_lowering(*l);
 }
 
 }  // namespace vigil

@@ -25,12 +25,10 @@
 namespace vigil {
 
 // Sets net.ipv4.ip_unprivileged_port_start to `port` in the network namespace of
-// `sandbox_pid`. Async-signal-safe in the child (it only joins, opens and writes).
-Result<void> lower_unprivileged_ports(pid_t sandbox_pid, int port);
-
-// The same in two halves, so that the child's work overlaps the launch check (about a
-// millisecond off every captured launch): start_lowering() forks the child,
-// finish_lowering() reaps it and says what failed. Every started lowering must be
+// `sandbox_pid`, in two halves so that the work overlaps the launch check (about a
+// millisecond off every captured launch): start_lowering() starts it (a forked child,
+// async-signal-safe: it only joins, opens and writes; as root, a thread),
+// finish_lowering() waits for it and says what failed. Every started lowering must be
 // finished (its child is reaped there).
 struct PortLowering {
   pid_t child = -1;
